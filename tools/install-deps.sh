@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages rocefw builds, tests and fuzzes with.
+# Idempotent: packages already present are skipped without touching the network.
+# Usage: tools/install-deps.sh            (as root, or with sudo available)
+set -euo pipefail
+
+pkgs=(
+  build-essential meson ninja-build pkg-config
+  clang llvm libclang-rt-14-dev         # libFuzzer and sanitizer runtimes for fuzz targets
+  libdpdk-dev dpdk                      # ports, mempools, rings, telemetry
+  libpcap-dev libisal-dev libcmocka-dev libjansson-dev zlib1g-dev
+  tshark                                # the independent decoder the tests compare against
+  clang-format
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#pkgs[@]} packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer once, non-interactively.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
