@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Ethernet / VLAN / IPv4 / IPv6 / UDP codec for RoCEv2 frames, and the ICRC. */
+#include "dataplane/frame.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <isa-l/crc.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "transport/ib_hdr.h"
+
+static const char *const frame_err_names[] = {
+#define RFW_FRAME_ERR_STR(name, str) [RFW_FRAME_ERR_##name] = str,
+    RFW_FOREACH_FRAME_ERR(RFW_FRAME_ERR_STR)
+#undef RFW_FRAME_ERR_STR
+};
+
+const char *rfw_frame_err_name(enum rfw_frame_err err)
+{
+	return (unsigned)err < RFW_FRAME_ERR__COUNT ? frame_err_names[err] : "unknown";
+}
+
+/* RFC 1071 ones'-complement sum, folded, not inverted. */
+static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)(p[0] << 8 | p[1]);
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+void rfw_ip4_to_mapped(uint8_t out[16], uint32_t ip)
+{
+	memset(out, 0, 10);
+	out[10] = out[11] = 0xff;
+	rfw_put_be32(out + 12, ip);
+}
+
+bool rfw_ip_is_mapped4(const uint8_t ip[16])
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return memcmp(ip, prefix, sizeof(prefix)) == 0;
+}
+
+const char *rfw_ip_to_str(const uint8_t ip[16], char *out, size_t outlen)
+{
+	if (rfw_ip_is_mapped4(ip))
+		inet_ntop(AF_INET, ip + 12, out, (socklen_t)outlen);
+	else
+		inet_ntop(AF_INET6, ip, out, (socklen_t)outlen);
+	return out;
+}
+
+static enum rfw_frame_err parse_udp(const uint8_t *buf, size_t end, struct rfw_frame_view *v)
+{
+	const uint8_t *u = buf + v->l4_off;
+
+	if (v->ip_proto != RFW_IPPROTO_UDP) {
+		v->kind = RFW_FRAME_NOT_UDP;
+		return RFW_FRAME_ERR_OK;
+	}
+	if (end < v->l4_off + (size_t)RFW_UDP_HLEN)
+		return RFW_FRAME_ERR_TRUNC_UDP;
+	v->udp_sport = rfw_get_be16(u);
+	v->udp_dport = rfw_get_be16(u + 2);
+	v->udp_len = rfw_get_be16(u + 4);
+	v->udp_csum = rfw_get_be16(u + 6);
+	/* UDP may be shorter than the IP payload (trailing bytes ignored), never longer. */
+	if (v->udp_len < RFW_UDP_HLEN || v->l4_off + (size_t)v->udp_len > end)
+		return RFW_FRAME_ERR_UDP_BAD_LENGTH;
+	if (v->udp_dport != RFW_ROCEV2_UDP_PORT) {
+		v->kind = RFW_FRAME_NOT_ROCEV2;
+		return RFW_FRAME_ERR_OK;
+	}
+	v->kind = RFW_FRAME_ROCEV2;
+	if (v->udp_len < RFW_UDP_HLEN + RFW_ICRC_LEN)
+		return RFW_FRAME_ERR_TRUNC_ICRC;
+	v->ib_off = v->l4_off + RFW_UDP_HLEN;
+	v->ib_len = v->udp_len - RFW_UDP_HLEN - RFW_ICRC_LEN;
+	u = buf + v->ib_off + v->ib_len;
+	/* Stored least-significant byte first, like the Ethernet FCS. */
+	v->icrc =
+	    (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+	return RFW_FRAME_ERR_OK;
+}
+
+static enum rfw_frame_err parse_ipv4(const uint8_t *buf, size_t len, struct rfw_frame_view *v)
+{
+	const uint8_t *ip = buf + v->l3_off;
+	size_t ihl, tot;
+	uint16_t frag;
+
+	if (len < v->l3_off + (size_t)RFW_IPV4_HLEN)
+		return RFW_FRAME_ERR_TRUNC_IPV4;
+	if ((ip[0] >> 4) != 4)
+		return RFW_FRAME_ERR_IP_BAD_VERSION;
+	ihl = (size_t)(ip[0] & 0xf) * 4;
+	if (ihl < RFW_IPV4_HLEN)
+		return RFW_FRAME_ERR_IPV4_BAD_IHL;
+	if (len < v->l3_off + ihl)
+		return RFW_FRAME_ERR_TRUNC_IPV4;
+	tot = rfw_get_be16(ip + 2);
+	if (tot < ihl)
+		return RFW_FRAME_ERR_IPV4_BAD_TOTAL_LENGTH;
+	if (len < v->l3_off + tot)
+		return RFW_FRAME_ERR_TRUNC_IPV4;
+	if (csum_fold(csum_add(0, ip, ihl)) != 0xffff)
+		return RFW_FRAME_ERR_IPV4_BAD_CHECKSUM;
+	v->ip_ver = 4;
+	v->tos = ip[1];
+	v->ip_id = rfw_get_be16(ip + 4);
+	frag = rfw_get_be16(ip + 6);
+	v->df = frag & 0x4000;
+	v->ttl = ip[8];
+	v->ip_proto = ip[9];
+	rfw_ip4_to_mapped(v->src_ip, rfw_get_be32(ip + 12));
+	rfw_ip4_to_mapped(v->dst_ip, rfw_get_be32(ip + 16));
+	v->l4_off = (uint16_t)(v->l3_off + ihl);
+	if ((frag & 0x3fff) && v->ip_proto == RFW_IPPROTO_UDP)
+		return RFW_FRAME_ERR_IPV4_FRAGMENT; /* RoCEv2 never fragments (DF is set) */
+	return parse_udp(buf, v->l3_off + tot, v);
+}
+
+static enum rfw_frame_err parse_ipv6(const uint8_t *buf, size_t len, struct rfw_frame_view *v)
+{
+	const uint8_t *ip = buf + v->l3_off;
+	size_t plen;
+	uint32_t w0;
+
+	if (len < v->l3_off + (size_t)RFW_IPV6_HLEN)
+		return RFW_FRAME_ERR_TRUNC_IPV6;
+	w0 = rfw_get_be32(ip);
+	if ((w0 >> 28) != 6)
+		return RFW_FRAME_ERR_IP_BAD_VERSION;
+	plen = rfw_get_be16(ip + 4);
+	if (len < v->l3_off + RFW_IPV6_HLEN + plen)
+		return RFW_FRAME_ERR_IPV6_BAD_PAYLOAD_LENGTH;
+	v->ip_ver = 6;
+	v->tos = (uint8_t)(w0 >> 20);
+	v->flow_label = w0 & 0xfffff;
+	v->ip_proto = ip[6]; /* extension headers are not followed: RoCEv2 does not use them */
+	v->ttl = ip[7];
+	memcpy(v->src_ip, ip + 8, 16);
+	memcpy(v->dst_ip, ip + 24, 16);
+	v->l4_off = (uint16_t)(v->l3_off + RFW_IPV6_HLEN);
+	return parse_udp(buf, v->l3_off + RFW_IPV6_HLEN + plen, v);
+}
+
+static enum rfw_frame_err parse_l3(const uint8_t *buf, size_t len, size_t l3_off,
+                                   uint16_t ethertype, struct rfw_frame_view *v)
+{
+	v->ethertype = ethertype;
+	if (l3_off > UINT16_MAX) {
+		v->kind = RFW_FRAME_NOT_IP;
+		return RFW_FRAME_ERR_OK;
+	}
+	v->l3_off = (uint16_t)l3_off;
+	switch (ethertype) {
+	case RFW_ETHERTYPE_IPV4:
+		return parse_ipv4(buf, len, v);
+	case RFW_ETHERTYPE_IPV6:
+		return parse_ipv6(buf, len, v);
+	default:
+		v->kind = RFW_FRAME_NOT_IP;
+		return RFW_FRAME_ERR_OK;
+	}
+}
+
+enum rfw_frame_err rfw_frame_parse_l3(const uint8_t *buf, size_t len, size_t l3_off,
+                                      uint16_t ethertype, struct rfw_frame_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	return parse_l3(buf, len, l3_off, ethertype, v);
+}
+
+enum rfw_frame_err rfw_frame_parse_eth(const uint8_t *buf, size_t len, struct rfw_frame_view *v)
+{
+	size_t off = 12;
+	uint16_t et;
+
+	memset(v, 0, sizeof(*v));
+	if (len < RFW_ETH_HLEN)
+		return RFW_FRAME_ERR_TRUNC_ETH;
+	et = rfw_get_be16(buf + off);
+	while (et == RFW_ETHERTYPE_VLAN || et == RFW_ETHERTYPE_QINQ) {
+		if (v->nvlan == RFW_MAX_VLANS)
+			return RFW_FRAME_ERR_TOO_MANY_VLANS;
+		if (len < off + 2 + RFW_VLAN_HLEN)
+			return RFW_FRAME_ERR_TRUNC_VLAN;
+		v->vlan_tci[v->nvlan++] = rfw_get_be16(buf + off + 2);
+		off += RFW_VLAN_HLEN;
+		et = rfw_get_be16(buf + off);
+	}
+	return parse_l3(buf, len, off + 2, et, v);
+}
+
+/* ---- ICRC ---- */
+
+uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
+{
+	/* 8 bytes standing in for the LRH, then IP (<= 60) + UDP + BTH, masked in a copy. */
+	uint8_t hdr[8 + 60 + RFW_UDP_HLEN + RFW_BTH_LEN];
+	size_t iphl, n;
+	uint32_t crc;
+
+	if (len < RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN)
+		return 0;
+	if (ip_ver == 4)
+		iphl = (size_t)(l3[0] & 0xf) * 4;
+	else
+		iphl = RFW_IPV6_HLEN;
+	if (iphl < RFW_IPV4_HLEN || iphl > 60 || len < iphl + RFW_UDP_HLEN + RFW_BTH_LEN)
+		return 0;
+	n = iphl + RFW_UDP_HLEN + RFW_BTH_LEN;
+	memset(hdr, 0xff, 8);
+	memcpy(hdr + 8, l3, n);
+	if (ip_ver == 4) {
+		hdr[8 + 1] = 0xff;                /* TOS */
+		hdr[8 + 8] = 0xff;                /* TTL */
+		hdr[8 + 10] = hdr[8 + 11] = 0xff; /* header checksum */
+	} else {
+		hdr[8 + 0] |= 0x0f; /* traffic class (low nibble of byte 0) */
+		hdr[8 + 1] = hdr[8 + 2] = hdr[8 + 3] = 0xff; /* traffic class, flow label */
+		hdr[8 + 7] = 0xff;                           /* hop limit */
+	}
+	hdr[8 + iphl + 6] = hdr[8 + iphl + 7] = 0xff; /* UDP checksum */
+	hdr[8 + iphl + RFW_UDP_HLEN + 4] = 0xff;      /* BTH FECN, BECN, Resv6 */
+	crc = crc32_gzip_refl(0, hdr, 8 + n);
+	return crc32_gzip_refl(crc, l3 + n, len - n);
+}
+
+bool rfw_frame_icrc_ok(const uint8_t *buf, const struct rfw_frame_view *v)
+{
+	if (v->kind != RFW_FRAME_ROCEV2)
+		return false;
+	return rfw_icrc_compute(buf + v->l3_off, rfw_frame_icrc_span(v), v->ip_ver) == v->icrc;
+}
+
+/* ---- building ---- */
+
+int rfw_frame_build_hdrs(uint8_t *buf, size_t cap, const struct rfw_frame_spec *s, size_t ib_len)
+{
+	size_t off = 12, iphl = s->ip_ver == 6 ? RFW_IPV6_HLEN : RFW_IPV4_HLEN;
+	size_t udp_len = RFW_UDP_HLEN + ib_len + RFW_ICRC_LEN;
+	uint8_t *ip, *u;
+
+	if ((s->ip_ver != 4 && s->ip_ver != 6) || s->nvlan > RFW_MAX_VLANS)
+		return -EINVAL;
+	if (udp_len + (s->ip_ver == 4 ? iphl : 0) > UINT16_MAX)
+		return -EMSGSIZE;
+	if (cap < RFW_ETH_HLEN + s->nvlan * RFW_VLAN_HLEN + iphl + udp_len)
+		return -ENOSPC;
+	memcpy(buf, s->dst_mac, 6);
+	memcpy(buf + 6, s->src_mac, 6);
+	for (unsigned i = 0; i < s->nvlan; i++) {
+		/* The outer tag of a double-tagged frame is 802.1ad, the inner one 802.1Q. */
+		rfw_put_be16(buf + off,
+		             (s->nvlan == 2 && i == 0) ? RFW_ETHERTYPE_QINQ : RFW_ETHERTYPE_VLAN);
+		rfw_put_be16(buf + off + 2, s->vlan_tci[i]);
+		off += RFW_VLAN_HLEN;
+	}
+	rfw_put_be16(buf + off, s->ip_ver == 4 ? RFW_ETHERTYPE_IPV4 : RFW_ETHERTYPE_IPV6);
+	off += 2;
+	ip = buf + off;
+	if (s->ip_ver == 4) {
+		ip[0] = 0x45;
+		ip[1] = s->tos;
+		rfw_put_be16(ip + 2, (uint16_t)(iphl + udp_len));
+		rfw_put_be16(ip + 4, s->ip_id);
+		rfw_put_be16(ip + 6, s->df ? 0x4000 : 0);
+		ip[8] = s->ttl;
+		ip[9] = RFW_IPPROTO_UDP;
+		ip[10] = ip[11] = 0;
+		memcpy(ip + 12, s->src_ip + 12, 4);
+		memcpy(ip + 16, s->dst_ip + 12, 4);
+		rfw_put_be16(ip + 10, (uint16_t)~csum_fold(csum_add(0, ip, iphl)));
+	} else {
+		rfw_put_be32(ip, 6u << 28 | (uint32_t)s->tos << 20 | (s->flow_label & 0xfffff));
+		rfw_put_be16(ip + 4, (uint16_t)udp_len);
+		ip[6] = RFW_IPPROTO_UDP;
+		ip[7] = s->ttl;
+		memcpy(ip + 8, s->src_ip, 16);
+		memcpy(ip + 24, s->dst_ip, 16);
+	}
+	u = ip + iphl;
+	rfw_put_be16(u, s->udp_sport);
+	rfw_put_be16(u + 2, s->udp_dport ? s->udp_dport : RFW_ROCEV2_UDP_PORT);
+	rfw_put_be16(u + 4, (uint16_t)udp_len);
+	rfw_put_be16(u + 6, 0);
+	return (int)(off + iphl + RFW_UDP_HLEN);
+}
+
+size_t rfw_frame_finalize(uint8_t *buf, const struct rfw_frame_spec *s, size_t ib_len)
+{
+	size_t l3 = RFW_ETH_HLEN + s->nvlan * RFW_VLAN_HLEN;
+	size_t iphl = s->ip_ver == 6 ? RFW_IPV6_HLEN : RFW_IPV4_HLEN;
+	size_t udp_len = RFW_UDP_HLEN + ib_len + RFW_ICRC_LEN;
+	uint8_t *ip = buf + l3, *u = ip + iphl, *icrc = u + RFW_UDP_HLEN + ib_len;
+	uint32_t crc;
+
+	/* The ICRC is computed with the UDP checksum masked, so its order does not matter; the
+	 * UDP checksum covers the ICRC, so the ICRC goes first. */
+	crc = rfw_icrc_compute(ip, iphl + RFW_UDP_HLEN + ib_len, s->ip_ver);
+	icrc[0] = (uint8_t)crc;
+	icrc[1] = (uint8_t)(crc >> 8);
+	icrc[2] = (uint8_t)(crc >> 16);
+	icrc[3] = (uint8_t)(crc >> 24);
+	if (s->udp_csum) {
+		uint32_t sum;
+		uint16_t c;
+		uint8_t ph[4];
+
+		/* Pseudo-header (RFC 768 / RFC 8200 8.1): addresses, length, protocol. */
+		if (s->ip_ver == 4)
+			sum = csum_add(0, ip + 12, 8);
+		else
+			sum = csum_add(0, ip + 8, 32);
+		rfw_put_be16(ph, (uint16_t)udp_len);
+		ph[2] = 0;
+		ph[3] = RFW_IPPROTO_UDP;
+		sum = csum_add(sum, ph, 4);
+		sum = csum_add(sum, u, udp_len);
+		c = (uint16_t)~csum_fold(sum);
+		rfw_put_be16(u + 6, c ? c : 0xffff); /* zero means "no checksum" */
+	}
+	return l3 + iphl + udp_len;
+}
