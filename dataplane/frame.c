@@ -183,14 +183,15 @@ enum rfw_frame_err rfw_frame_parse_l3(const uint8_t *buf, size_t len, size_t l3_
 	return parse_l3(buf, len, l3_off, ethertype, v);
 }
 
-enum rfw_frame_err rfw_frame_parse_eth(const uint8_t *buf, size_t len, struct rfw_frame_view *v)
+enum rfw_frame_err rfw_frame_parse_at(const uint8_t *buf, size_t len, size_t et_off,
+				      struct rfw_frame_view *v)
 {
-	size_t off = 12;
+	size_t off = et_off;
 	uint16_t et;
 
 	memset(v, 0, sizeof(*v));
-	if (len < RFW_ETH_HLEN)
-		return RFW_FRAME_ERR_TRUNC_ETH;
+	if (len < off + 2)
+		return off == 12 ? RFW_FRAME_ERR_TRUNC_ETH : RFW_FRAME_ERR_TRUNC_LINK;
 	et = rfw_get_be16(buf + off);
 	while (et == RFW_ETHERTYPE_VLAN || et == RFW_ETHERTYPE_QINQ) {
 		if (v->nvlan == RFW_MAX_VLANS)
@@ -202,6 +203,15 @@ enum rfw_frame_err rfw_frame_parse_eth(const uint8_t *buf, size_t len, struct rf
 		et = rfw_get_be16(buf + off);
 	}
 	return parse_l3(buf, len, off + 2, et, v);
+}
+
+enum rfw_frame_err rfw_frame_parse_eth(const uint8_t *buf, size_t len, struct rfw_frame_view *v)
+{
+	if (len < RFW_ETH_HLEN) {
+		memset(v, 0, sizeof(*v));
+		return RFW_FRAME_ERR_TRUNC_ETH;
+	}
+	return rfw_frame_parse_at(buf, len, 12, v);
 }
 
 /* ---- ICRC ---- */

@@ -41,6 +41,7 @@ enum rfw_frame_kind {
 /* Why a frame is rejected before the IB headers. Names are stable (tools print them). */
 #define RFW_FOREACH_FRAME_ERR(X)                                                                   \
 	X(OK, "ok")                                                                                \
+	X(TRUNC_LINK, "truncated_link_header")                                                     \
 	X(TRUNC_ETH, "truncated_ethernet")                                                         \
 	X(TRUNC_VLAN, "truncated_vlan")                                                            \
 	X(TOO_MANY_VLANS, "too_many_vlan_tags")                                                    \
@@ -115,6 +116,13 @@ static inline uint32_t rfw_frame_icrc_span(const struct rfw_frame_view *v)
  * reads outside [buf, buf + len). On RFW_FRAME_ERR_OK, v->kind says what the frame is.
  */
 enum rfw_frame_err rfw_frame_parse_eth(const uint8_t *buf, size_t len, struct rfw_frame_view *v);
+
+/*
+ * Parse a frame whose 16-bit ethertype field sits at @et_off, followed by optional tags and
+ * the L3 header (Ethernet: 12; Linux cooked capture v1: 14). Same contract as above.
+ */
+enum rfw_frame_err rfw_frame_parse_at(const uint8_t *buf, size_t len, size_t et_off,
+				      struct rfw_frame_view *v);
 
 /*
  * Parse from an L3 header at @l3_off whose ethertype is known from elsewhere (Linux cooked
