@@ -60,6 +60,9 @@ struct rfw_check {
 	uint32_t nflows, cap_flows;
 	uint32_t *slots; /* open addressing: flow index + 1, 0 = empty */
 	uint32_t nslots;
+	/* A frame cut by the snap length is parsed from a zero-filled copy of its wire length,
+	 * so the lengths in its headers hold; only bytes below caplen are ever used. */
+	uint8_t snapbuf[RFW_CHECK_MAX_FRAME];
 };
 
 struct rfw_check *rfw_check_new(const struct rfw_check_opts *opts)
@@ -94,6 +97,8 @@ int rfw_check_linktype_supported(int linktype)
 	switch (linktype) {
 	case RFW_LINKTYPE_ETHERNET:
 	case RFW_LINKTYPE_RAW:
+	case RFW_DLT_RAW:
+	case RFW_DLT_RAW_BSD:
 	case RFW_LINKTYPE_LINUX_SLL:
 	case RFW_LINKTYPE_IPV4:
 	case RFW_LINKTYPE_IPV6:
@@ -247,8 +252,9 @@ static void track_psn(struct rfw_check *c, struct flow *f, const struct rfw_ib_p
 }
 
 static void account_roce(struct rfw_check *c, const uint8_t *buf, const struct rfw_frame_view *v,
-                         bool snapped, uint64_t ts)
+                         uint32_t caplen, bool snapped, uint64_t ts)
 {
+	const struct rfw_ib_opcode_info *oi;
 	struct rfw_ib_pkt p;
 	enum rfw_ib_err ie;
 	bool icrc_good = false;
@@ -256,6 +262,20 @@ static void account_roce(struct rfw_check *c, const uint8_t *buf, const struct r
 
 	c->roce++;
 	c->ecn[rfw_frame_ecn(v)]++;
+	if (snapped) {
+		c->snap_truncated++;
+		/* Without the whole BTH and extended headers, only what was captured counts. */
+		if (v->ib_len < RFW_BTH_LEN || v->ib_off + RFW_BTH_LEN > caplen) {
+			c->icrc_unchecked++;
+			return;
+		}
+		oi = rfw_ib_opcode_info(rfw_bth_opcode(buf + v->ib_off));
+		if (oi == NULL || v->ib_off + oi->hdr_len > caplen) {
+			c->by_opcode[rfw_bth_opcode(buf + v->ib_off)]++;
+			c->icrc_unchecked++;
+			return;
+		}
+	}
 	if (v->ib_len >= RFW_BTH_LEN)
 		c->by_opcode[rfw_bth_opcode(buf + v->ib_off)]++;
 	/* The ICRC needs the whole datagram and at least IP + UDP + BTH. */
@@ -325,6 +345,14 @@ int rfw_check_frame(struct rfw_check *c, int linktype, const uint8_t *data, uint
 	struct rfw_frame_view v;
 	enum rfw_frame_err fe;
 	bool snapped = caplen < wirelen;
+	uint32_t caplen_used = caplen;
+
+	if (snapped && wirelen <= sizeof(c->snapbuf)) {
+		memcpy(c->snapbuf, data, caplen);
+		memset(c->snapbuf + caplen, 0, wirelen - caplen);
+		data = c->snapbuf;
+		caplen = wirelen;
+	}
 
 	c->frames++;
 	c->bytes += wirelen;
@@ -344,12 +372,14 @@ int rfw_check_frame(struct rfw_check *c, int linktype, const uint8_t *data, uint
 		                 : rfw_frame_parse_l3(data, caplen, 20, rfw_get_be16(data), &v);
 		break;
 	case RFW_LINKTYPE_RAW:
+	case RFW_DLT_RAW:
+	case RFW_DLT_RAW_BSD:
 	case RFW_LINKTYPE_IPV4:
 	case RFW_LINKTYPE_IPV6: {
 		uint16_t et = RFW_ETHERTYPE_IPV4;
 
 		if (linktype == RFW_LINKTYPE_IPV6 ||
-		    (linktype == RFW_LINKTYPE_RAW && caplen && (data[0] >> 4) == 6))
+		    (linktype != RFW_LINKTYPE_IPV4 && caplen && (data[0] >> 4) == 6))
 			et = RFW_ETHERTYPE_IPV6;
 		fe = rfw_frame_parse_l3(data, caplen, 0, et, &v);
 		break;
@@ -366,6 +396,12 @@ int rfw_check_frame(struct rfw_check *c, int linktype, const uint8_t *data, uint
 			note(c, rfw_frame_err_name(fe), 0);
 		return 0;
 	}
+	if (snapped && v.kind != RFW_FRAME_NOT_IP &&
+	    v.l4_off + (uint32_t)RFW_UDP_HLEN > caplen_used) {
+		/* What the frame is was decided from zero fill, not from captured bytes. */
+		c->snap_truncated++;
+		return 0;
+	}
 	switch (v.kind) {
 	case RFW_FRAME_NOT_IP:
 		c->not_ip++;
@@ -377,9 +413,7 @@ int rfw_check_frame(struct rfw_check *c, int linktype, const uint8_t *data, uint
 		c->not_rocev2++;
 		break;
 	case RFW_FRAME_ROCEV2:
-		if (snapped)
-			c->snap_truncated++;
-		account_roce(c, data, &v, snapped, ts_ns);
+		account_roce(c, data, &v, caplen_used, snapped, ts_ns);
 		break;
 	}
 	return 0;

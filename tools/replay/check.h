@@ -22,7 +22,12 @@
 #define RFW_LINKTYPE_IPV4       228
 #define RFW_LINKTYPE_IPV6       229
 #define RFW_LINKTYPE_LINUX_SLL2 276
+/* libpcap hands raw-IP captures over as DLT_RAW, whose value differs by platform. */
+#define RFW_DLT_RAW     12
+#define RFW_DLT_RAW_BSD 14
 
+/* Largest frame a capture record can describe that the checker decodes (jumbo + margin). */
+#define RFW_CHECK_MAX_FRAME 65536
 struct rfw_check;
 
 struct rfw_check_opts {
