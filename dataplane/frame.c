@@ -11,7 +11,7 @@
 #include "transport/ib_hdr.h"
 
 static const char *const frame_err_names[] = {
-#define RFW_FRAME_ERR_STR(name, str) [RFW_FRAME_ERR_##name] = str,
+#define RFW_FRAME_ERR_STR(name, str) [RFW_FRAME_ERR_##name] = (str),
     RFW_FOREACH_FRAME_ERR(RFW_FRAME_ERR_STR)
 #undef RFW_FRAME_ERR_STR
 };

@@ -110,7 +110,7 @@ const char *rfw_aeth_syndrome_name(uint8_t syndrome)
 }
 
 static const char *const ib_err_names[] = {
-#define RFW_IB_ERR_STR(name, str) [RFW_IB_ERR_##name] = str,
+#define RFW_IB_ERR_STR(name, str) [RFW_IB_ERR_##name] = (str),
     RFW_FOREACH_IB_ERR(RFW_IB_ERR_STR)
 #undef RFW_IB_ERR_STR
 };

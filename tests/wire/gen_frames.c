@@ -176,9 +176,9 @@ int main(int argc, char **argv)
 				printf("\t-\t-");
 			/* tshark stops at the BTH of opcode 0x81 (unknown to it): no ICRC field. */
 			if (p.bth.opcode == RFW_OP_CNP)
-				printf("\t-\t%u\n", s.tos & 3);
+				printf("\t-\t%u\n", (unsigned)(s.tos & 3));
 			else
-				printf("\t%u\t%u\n", crc, s.tos & 3);
+				printf("\t%u\t%u\n", crc, (unsigned)(s.tos & 3));
 #undef HDR
 		}
 	}

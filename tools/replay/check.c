@@ -189,7 +189,7 @@ static void note(struct rfw_check *c, const char *reason, uint32_t warnings)
 		unsigned i;
 
 		c->malformed++;
-		for (i = 0; i < c->nreasons && strcmp(c->reasons[i].name, reason); i++)
+		for (i = 0; i < c->nreasons && strcmp(c->reasons[i].name, reason) != 0; i++)
 			;
 		if (i == c->nreasons && i < MAX_REASONS) {
 			c->reasons[i].name = reason;
@@ -554,8 +554,6 @@ void rfw_check_print(const struct rfw_check *c, const char *file, FILE *out)
 {
 	char buf[64], s1[64], s2[64];
 	json_t *aeth = aeth_json(c);
-	const char *k;
-	json_t *val;
 
 	fprintf(out, "rocefw-replay check: %s\n", file);
 	fprintf(out, "  frames        %" PRIu64 "  (RoCEv2 %" PRIu64 ", other %" PRIu64 ")\n",
@@ -573,8 +571,9 @@ void rfw_check_print(const struct rfw_check *c, const char *file, FILE *out)
 	fprintf(out, "  AETH         ");
 	if (json_object_size(aeth) == 0)
 		fprintf(out, " none");
-	json_object_foreach(aeth, k, val)
-	    fprintf(out, " %s %" JSON_INTEGER_FORMAT, k, json_integer_value(val));
+	for (void *it = json_object_iter(aeth); it; it = json_object_iter_next(aeth, it))
+		fprintf(out, " %s %" JSON_INTEGER_FORMAT, json_object_iter_key(it),
+		        json_integer_value(json_object_iter_value(it)));
 	fprintf(out, "\n");
 	json_decref(aeth);
 	if (c->pmtu)
