@@ -72,7 +72,7 @@ enum dcqcn_scope {
 	X(rp_hai_rate, "Mb/s", 0, 1000000, 200, 200, 50, 200, 50,                                  \
 	  "hyper increase step of RT [R_HAI]")                                                     \
 	X(rp_hai_scale, "bool", 0, 1, 0, 1, 0, 0, 0,                                               \
-	  "1: hyper step is i*R_HAI, i = hyper events so far (paper); 0: fixed R_HAI")             \
+	  "1: hyper step is i*R_HAI, i = min(T, BC) - F (paper); 0: fixed R_HAI")                  \
 	X(rp_min_rate, "Mb/s", 1, 4000000, 10, 10, 1, 1000, 1, "rate floor of RC")                 \
 	X(rp_max_rate, "Mb/s", 0, 4000000, 0, 0, 0, 0, 0, "rate ceiling (0 = line rate)")          \
 	X(rp_min_dec_fac, "%", 1, 100, 50, 50, 50, 50, 50,                                         \
