@@ -19,9 +19,10 @@ extern "C" {
 #endif
 
 struct cc_pacer {
-	uint64_t tat_ns; /**< theoretical arrival time: when the bucket would be empty again */
-	uint64_t frac;   /**< carried remainder of bits*1e6 / rate (sub-ns), exact long-run rate */
-	uint64_t burst_ns; /**< burst tolerance: bucket depth in ns of transmission time */
+	uint64_t tat_ns;    /**< theoretical arrival time: when the bucket would be empty again */
+	uint64_t frac;      /**< carried remainder, in 1/frac_rate ns: exact long-run rate */
+	uint64_t frac_rate; /**< rate (kb/s) the remainder is expressed in */
+	uint64_t burst_ns;  /**< burst tolerance: bucket depth in ns of transmission time */
 };
 
 /** Initialise with a bucket of @p burst_ns (0 = strict spacing, no burst). */
@@ -29,6 +30,7 @@ static inline void cc_pacer_init(struct cc_pacer *p, uint64_t burst_ns)
 {
 	p->tat_ns = 0;
 	p->frac = 0;
+	p->frac_rate = 0;
 	p->burst_ns = burst_ns;
 }
 
@@ -47,7 +49,7 @@ static inline uint64_t cc_pacer_tx_ns(uint64_t bytes, uint64_t rate_kbps, uint64
  * Departure time of a packet of @p bytes that is ready at @p now_ns, for a flow paced at
  * @p rate_kbps (> 0). The packet may leave early by at most burst_ns (a burst of at most
  * burst_ns worth of data at the current rate after an idle period), never earlier than now.
- * Charges the packet to the flow: call once per packet, in order.
+ * Charges the packet to the flow: call once per packet, in order. 0 < rate_kbps < 2^32 (4 Tb/s).
  */
 static inline uint64_t cc_pacer_depart(struct cc_pacer *p, uint64_t now_ns, uint32_t bytes,
                                        uint64_t rate_kbps)
@@ -59,6 +61,12 @@ static inline uint64_t cc_pacer_depart(struct cc_pacer *p, uint64_t now_ns, uint
 	if (p->tat_ns < depart) {
 		p->tat_ns = depart;
 		p->frac = 0;
+	}
+	/* The remainder is a fraction of a ns in units of the old rate: rescale it (both < 2^32, so
+	 * the product fits) so a rate change neither loses nor invents time. */
+	if (p->frac_rate != rate_kbps) {
+		p->frac = p->frac_rate != 0 ? p->frac * rate_kbps / p->frac_rate : 0;
+		p->frac_rate = rate_kbps;
 	}
 	p->tat_ns += cc_pacer_tx_ns(bytes, rate_kbps, &p->frac);
 	return depart;
