@@ -105,6 +105,8 @@ int main(int argc, char **argv)
 	printf("dcqcn_rp_on_cnp_ns            %.2f\n", ns_cnp);
 	printf("dcqcn_rp_on_tx_ns             %.2f\n", ns_tx);
 	printf("cc_pacer_depart_ns            %.2f\n", ns_pace);
+	printf("sizeof_dcqcn_rp_bytes         %zu\n", sizeof(struct dcqcn_rp));
+	printf("sizeof_dcqcn_np_bytes         %zu\n", sizeof(struct dcqcn_np));
 	printf("# checksum %" PRIu64 "\n", acc);
 	return 0;
 }

@@ -248,12 +248,13 @@ static void print_row(struct machine *m, uint64_t t, const char *event)
 	}
 }
 
-/* Fire and print every timer due before @p t, one row per distinct deadline. */
-static void run_timers_before(struct machine *m, uint64_t t)
+/* Fire and print every timer due at or before @p t, one row per distinct deadline, so the
+ * event row that follows shows only what the event itself did. */
+static void run_timers_upto(struct machine *m, uint64_t t)
 {
 	uint64_t d;
 
-	while ((d = cc_next_deadline(&m->flow)) < t) {
+	while ((d = cc_next_deadline(&m->flow)) <= t) {
 		cc_on_timer(&m->flow, d);
 		print_row(m, d, "timer");
 	}
@@ -320,7 +321,7 @@ static int run_script(struct machine *m, FILE *in, const char *name)
 			return -1;
 		}
 
-		run_timers_before(m, t);
+		run_timers_upto(m, t);
 		if (strcmp(f[1], "cnp") == 0)
 			cc_on_cnp(&m->flow, t);
 		else if (strcmp(f[1], "tx") == 0)
