@@ -54,6 +54,8 @@ static void usage(FILE *f)
 	    "                        (default %u)\n"
 	    "  --algo dcqcn|timely   rate machine to run (default dcqcn)\n"
 	    "  --counters            print the counters as '# counter NAME VALUE' at the end\n"
+	    "  --dump-profile        print the effective parameters (after --profile, files and\n"
+	    "                        --set) as an INI file for --profile-file, and exit\n"
 	    "  --list-params         print the parameter table (units, ranges, profile values)\n"
 	    "  --list-profiles       print the built-in profiles\n"
 	    "  --help                this text\n\n"
@@ -93,6 +95,27 @@ static void list_params(void)
 
 		snprintf(range, sizeof(range), "%u..%u", pi->min, pi->max);
 		printf("%-30s %-11s %-14s %11u  %s\n", pi->name, pi->unit, range, pi->def,
+		       pi->meaning);
+	}
+}
+
+/* The effective parameter set as an INI file that --profile-file reads back. */
+static void dump_profile(const struct opts *o)
+{
+	printf("; rocefw-cc profile: base '%s' plus the files and --set options given\n",
+	       o->profile);
+	printf("[dcqcn]\n");
+	for (unsigned int i = 0; i < DCQCN_PARAM__COUNT; i++) {
+		const struct dcqcn_param_info *pi = dcqcn_param_info(i);
+
+		printf("%-30s = %-10u ; %s, %s\n", pi->name, dcqcn_param_get(&o->dp, i), pi->unit,
+		       pi->meaning);
+	}
+	printf("\n[timely]\n");
+	for (unsigned int i = 0; i < TIMELY_PARAM__COUNT; i++) {
+		const struct timely_param_info *pi = timely_param_info(i);
+
+		printf("%-30s = %-10u ; %s, %s\n", pi->name, timely_param_get(&o->tp, i), pi->unit,
 		       pi->meaning);
 	}
 }
@@ -360,6 +383,7 @@ enum {
 	OPT_ALGO,
 	OPT_COUNTERS,
 	OPT_LIST_PARAMS,
+	OPT_DUMP_PROFILE,
 	OPT_LIST_PROFILES,
 	OPT_HELP,
 };
@@ -374,6 +398,7 @@ int main(int argc, char **argv)
 	    {"algo", required_argument, NULL, OPT_ALGO},
 	    {"counters", no_argument, NULL, OPT_COUNTERS},
 	    {"list-params", no_argument, NULL, OPT_LIST_PARAMS},
+	    {"dump-profile", no_argument, NULL, OPT_DUMP_PROFILE},
 	    {"list-profiles", no_argument, NULL, OPT_LIST_PROFILES},
 	    {"help", no_argument, NULL, OPT_HELP},
 	    {NULL, 0, NULL, 0},
@@ -387,6 +412,7 @@ int main(int argc, char **argv)
 	char msg[256];
 	FILE *in;
 	int c, rc, prof_id;
+	bool dump = false;
 
 	o.algo = CC_ALGO_DCQCN;
 	o.profile = "unified";
@@ -437,6 +463,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_COUNTERS:
 			o.counters = true;
+			break;
+		case OPT_DUMP_PROFILE:
+			dump = true;
 			break;
 		case OPT_LIST_PARAMS:
 			list_params();
@@ -490,6 +519,16 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (dump) {
+		char vmsg[256];
+
+		if (dcqcn_params_validate(&o.dp, vmsg, sizeof(vmsg)) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, vmsg);
+			return 2;
+		}
+		dump_profile(&o);
+		return 0;
+	}
 	if (o.algo == CC_ALGO_DCQCN) {
 		rc = dcqcn_prof_config(&m.dprof, &o.dp, o.line_rate_mbps, msg, sizeof(msg));
 		if (rc == 0)
