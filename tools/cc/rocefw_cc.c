@@ -302,10 +302,18 @@ static int run_script(struct machine *m, FILE *in, const char *name)
 		s = trim(line);
 		if (*s == '\0' || *s == '#')
 			continue;
-		for (char *tok = strtok_r(s, ",", &save); tok != NULL && nf < 4;
-		     tok = strtok_r(NULL, ",", &save))
-			f[nf++] = trim(tok);
-		if (nf < 2 || nf > 3) {
+		/* Split on every comma (strtok would merge ",," and hide an empty field). */
+		for (char *tok = s;; tok = save + 1) {
+			save = strchr(tok, ',');
+			if (save != NULL)
+				*save = '\0';
+			if (nf < 4)
+				f[nf] = trim(tok);
+			nf++;
+			if (save == NULL)
+				break;
+		}
+		if (nf < 2 || nf > 3 || *f[1] == '\0') {
 			fprintf(stderr, "%s: %s:%u: expected 't_ns,event[,arg]'\n", prog, name,
 			        lineno);
 			return -1;
