@@ -134,10 +134,15 @@ static uint64_t decrease(uint64_t rate, uint64_t f_q10)
 void timely_on_rtt(struct timely *t, uint64_t rtt_ns, uint64_t now_ns)
 {
 	const struct timely_prof *pf = t->prof;
-	int64_t new_diff = t->have_prev ? (int64_t)rtt_ns - (int64_t)t->prev_rtt_ns : 0;
+	int64_t new_diff;
 	uint64_t rate = t->rate_kbps;
 
 	(void)now_ns;
+	if (rtt_ns > TIMELY_MAX_RTT_NS) {
+		rtt_ns = TIMELY_MAX_RTT_NS;
+		t->cnt[TIMELY_CNT_timely_rtt_clamped]++;
+	}
+	new_diff = t->have_prev ? (int64_t)rtt_ns - (int64_t)t->prev_rtt_ns : 0;
 	t->prev_rtt_ns = rtt_ns;
 	t->have_prev = 1;
 	t->cnt[TIMELY_CNT_timely_rtt_samples]++;

@@ -83,8 +83,15 @@ int timely_prof_config(struct timely_prof *prof, const struct timely_params *p,
                        uint32_t line_rate_mbps, char *msg, size_t msglen);
 
 /* X(name, meaning) */
+/*
+ * RTT samples are clamped to this (10 s): no datacenter path has such an RTT, and bounding the
+ * input keeps the fixed-point gradient maths far from 64-bit overflow whatever a host feeds in.
+ */
+#define TIMELY_MAX_RTT_NS 10000000000ull
+
 #define TIMELY_COUNTERS(X)                                                                         \
 	X(timely_rtt_samples, "RTT samples processed")                                             \
+	X(timely_rtt_clamped, "RTT samples above TIMELY_MAX_RTT_NS, clamped to it")                \
 	X(timely_low_rtt_inc, "additive increases because RTT < T_low")                            \
 	X(timely_high_rtt_dec, "decreases because RTT > T_high")                                   \
 	X(timely_gradient_inc, "increases on a negative or zero gradient")                         \

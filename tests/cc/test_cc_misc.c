@@ -149,6 +149,32 @@ static void test_timely_high_and_low_rtt(void **state)
 	assert_int_equal(t.cnt[TIMELY_CNT_timely_low_rtt_inc], 1);
 }
 
+/* Absurd RTT samples (a broken timestamp) are clamped to 10 s, not allowed to overflow the
+ * gradient maths: found by the cc_script fuzz target. */
+static void test_timely_absurd_rtt_clamped(void **state)
+{
+	struct timely_prof prof;
+	struct timely t, u;
+
+	(void)state;
+	make_timely(&prof, 100000, NULL);
+	timely_init(&t, &prof);
+	timely_init(&u, &prof);
+	timely_on_rtt(&t, 20 * US, 0);
+	timely_on_rtt(&u, 20 * US, 0);
+	timely_on_rtt(&t, 9001111111110211100ull, 1);
+	timely_on_rtt(&u, 10000000000ull, 1);
+	assert_int_equal(t.cnt[TIMELY_CNT_timely_rtt_clamped], 1);
+	assert_int_equal(u.cnt[TIMELY_CNT_timely_rtt_clamped], 0);
+	/* Same state as a sample of exactly the clamp value. */
+	assert_int_equal(timely_rate_kbps(&t), timely_rate_kbps(&u));
+	assert_true(t.rtt_diff_ns == u.rtt_diff_ns);
+	timely_on_rtt(&t, 20 * US, 2);
+	timely_on_rtt(&u, 20 * US, 2);
+	assert_int_equal(timely_rate_kbps(&t), timely_rate_kbps(&u));
+	assert_true(timely_rate_kbps(&t) >= 40000);
+}
+
 static void test_timely_gradient(void **state)
 {
 	struct timely_prof prof;
@@ -258,6 +284,7 @@ int main(void)
 	    cmocka_unit_test(test_timely_defaults_are_erpc),
 	    cmocka_unit_test(test_timely_high_and_low_rtt),
 	    cmocka_unit_test(test_timely_gradient),
+	    cmocka_unit_test(test_timely_absurd_rtt_clamped),
 	    cmocka_unit_test(test_timely_params_rejected_by_name),
 	    cmocka_unit_test(test_cc_dispatch),
 	};

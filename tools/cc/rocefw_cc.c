@@ -146,18 +146,13 @@ static char *trim(char *s)
  * A tiny INI reader: [section] lines, "name = value" lines, ';' or '#' comments. The [dcqcn]
  * section sets DCQCN parameters, [timely] TIMELY ones; anything else is an error with its line.
  */
-static int load_profile_file(struct opts *o, const char *path)
+static int load_profile_stream(struct opts *o, FILE *f, const char *path)
 {
-	FILE *f = fopen(path, "r");
 	char line[1024], msg[256];
 	enum { SEC_NONE, SEC_DCQCN, SEC_TIMELY } sec = SEC_NONE;
 	unsigned int lineno = 0;
 	int rc = 0;
 
-	if (f == NULL) {
-		fprintf(stderr, "%s: --profile-file %s: %s\n", prog, path, strerror(errno));
-		return -1;
-	}
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		char *s, *eq, *c;
 
@@ -201,6 +196,19 @@ static int load_profile_file(struct opts *o, const char *path)
 			rc = -1;
 		}
 	}
+	return rc;
+}
+
+static int load_profile_file(struct opts *o, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (f == NULL) {
+		fprintf(stderr, "%s: --profile-file %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	rc = load_profile_stream(o, f, path);
 	fclose(f);
 	return rc;
 }
