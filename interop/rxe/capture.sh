@@ -1,0 +1,253 @@
+#!/bin/bash
+# Capture real Linux rdma_rxe traffic between two QEMU guests.
+#
+#   interop/rxe/capture.sh OUTDIR [TEST...]
+#
+# Builds the guest if needed (build-guest.sh), creates a private network namespace with a
+# bridge and two taps, boots two guests (g0 = 192.0.2.1 = perftest server / responder,
+# g1 = 192.0.2.2 = client / requester), and for each test captures on a tap device while
+# running perftest / rping / rstream between the guests. Writes OUTDIR/<name>.pcap[ng] and
+# OUTDIR/<name>.cmds (the exact guest commands). Logs go to interop/.cache/rxe/run/.
+# Everything it starts (namespace, QEMU, tcpdump) is removed on exit.
+#
+# Tests (default: all): send write read atomic write-imm rping v6-write mixed write-loss
+#                       read-loss write-ecn
+# Run as root. Needs about 2-3 minutes on 2 cores without KVM.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+CACHE=${RXE_CACHE:-$TOP/interop/.cache/rxe}
+OUT=${1:?usage: capture.sh OUTDIR [TEST...]}
+shift
+TESTS=("$@")
+[ ${#TESTS[@]} -gt 0 ] || TESTS=(send write read atomic write-imm rping v6-write mixed
+                                  write-loss read-loss write-ecn)
+[ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 1; }
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+if [ ! -f "$CACHE/initramfs.gz" ] || [ ! -f "$CACHE/vmlinuz" ] ||
+   [ "$HERE/guest-init.sh" -nt "$CACHE/initramfs.gz" ]; then
+    "$HERE/build-guest.sh"
+fi
+
+NS=rxecap$$
+RUN=$CACHE/run
+rm -rf "$RUN"; mkdir -p "$RUN"
+GCTL=("/usr/bin/python3" "$HERE/guestctl.py")
+CAP_PID=
+START=$(date +%s)
+
+log() { echo "capture: [$(( $(date +%s) - START ))s] $*" >&2; }
+
+cleanup() {
+    set +e
+    [ -n "$CAP_PID" ] && kill -TERM "$CAP_PID" 2>/dev/null && wait "$CAP_PID" 2>/dev/null
+    for g in g0 g1; do
+        [ -f "$RUN/$g.pid" ] && kill "$(cat "$RUN/$g.pid")" 2>/dev/null
+    done
+    sleep 0.5
+    for g in g0 g1; do
+        [ -f "$RUN/$g.pid" ] && kill -9 "$(cat "$RUN/$g.pid")" 2>/dev/null
+    done
+    ip netns del "$NS" 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- network: namespace, bridge, two taps -----------------------------------------------
+ip netns add "$NS"
+nsx() { ip netns exec "$NS" "$@"; }
+# no IPv6 on the host side: nothing but the guests' frames on the wire
+nsx sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+ip -n "$NS" link set lo up
+ip -n "$NS" link add br0 type bridge mcast_snooping 0 stp_state 0 forward_delay 0
+ip -n "$NS" link set br0 up
+for i in 0 1; do
+    ip -n "$NS" tuntap add dev tap$i mode tap
+    ip -n "$NS" link set tap$i master br0 up
+done
+
+# ---- guests ------------------------------------------------------------------------------
+boot() {  # boot g$1 with address $2
+    local g=g$1
+    nsx qemu-system-x86_64 -machine pc -accel tcg,thread=multi -cpu max -smp 1 -m 512 \
+        -kernel "$CACHE/vmlinuz" -initrd "$CACHE/initramfs.gz" \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 rxe.ip=$2/24 rxe.name=$g" \
+        -netdev tap,id=n0,ifname=tap$1,script=no,downscript=no \
+        -device virtio-net-pci,netdev=n0,mac=52:54:00:00:02:0$(( $1 + 1 )) \
+        -chardev socket,id=s0,path="$RUN/$g.sock",server=on,wait=off,logfile="$RUN/$g.log" \
+        -serial chardev:s0 -display none -monitor none -no-reboot -nodefaults \
+        -pidfile "$RUN/$g.pid" -daemonize
+}
+log "booting guests"
+boot 0 192.0.2.1
+boot 1 192.0.2.2
+"${GCTL[@]}" wait "$RUN/g0.sock" "$RUN/g0.log" 120
+"${GCTL[@]}" wait "$RUN/g1.sock" "$RUN/g1.log" 120
+log "guests ready"
+
+# g TIMEOUT GUEST SCRIPT: run SCRIPT in guest, output appended to the run log
+g() {
+    local t=$1 who=$2; shift 2
+    echo "### $who: $*" >> "$RUN/commands.log"
+    "${GCTL[@]}" run "$RUN/$who.sock" "$t" -- "$*" >> "$RUN/commands.log"
+}
+# record the guest-side command lines of the current capture
+note() { echo "$*" >> "$CMDS"; }
+
+# server CMD: start CMD in the background on g0 and wait until it listens (perftest: TCP
+# 18515; rdma_cm programs: a fixed short wait)
+server() {
+    note "g0\$ $*"
+    g 30 g0 "setsid sh -c '$* </dev/null >/tmp/server.log 2>&1' </dev/null >/dev/null 2>&1 &
+case '$*' in ib_*) i=0; while [ \$i -lt 100 ] && ! netstat -ltn | grep -q ':18515 '; do sleep 0.1; i=\$((i+1)); done ;;
+*) sleep 2 ;; esac"
+}
+# client CMD: run CMD on g1 in the foreground (bounded), then wait for the server to end
+client() {
+    note "g1\$ $*"
+    g 150 g1 "timeout 120 $*"
+    g 60 g0 "i=0; while [ \$i -lt 300 ] && pidof ${SERVER_PROG:-$1} >/dev/null; do sleep 0.1; i=\$((i+1)); done
+pidof ${SERVER_PROG:-$1} >/dev/null && { echo 'server still running: killing'; killall ${SERVER_PROG:-$1}; }
+cat /tmp/server.log"
+}
+pair() {  # pair "SERVER CMD" "CLIENT CMD"
+    SERVER_PROG=${1%% *}
+    server "$1"
+    client "$2"
+}
+
+# cap_start NAME IFACE [pcapng]
+cap_start() {
+    CAP_NAME=$1
+    CAP_FILE=$OUT/$1.${3:-pcap}
+    CMDS=$OUT/$1.cmds
+    : > "$CMDS"
+    rm -f "$CAP_FILE"
+    log "capture $CAP_NAME on $2"
+    if [ "${3:-pcap}" = pcapng ]; then
+        # (not via a shell function: a background subshell would ignore signals)
+        ip netns exec "$NS" dumpcap -q -i "$2" -s 0 -F pcapng -w "$CAP_FILE" 2>"$RUN/$1.cap.err" &
+    else
+        ip netns exec "$NS" tcpdump -Z root -i "$2" -U -s 0 -w "$CAP_FILE" 2>"$RUN/$1.cap.err" &
+    fi
+    CAP_PID=$!
+    local i=0
+    while [ $i -lt 50 ] && [ ! -s "$CAP_FILE" ]; do sleep 0.1; i=$((i+1)); done
+    sleep 0.3
+}
+cap_stop() {
+    sleep 0.5   # trailing ACKs
+    kill -TERM "$CAP_PID"; wait "$CAP_PID" || true
+    CAP_PID=
+    # comments in the .cmds file: where and what
+    sed -i "1i # $(basename "$CAP_FILE"): captured on $CAP_IFACE_DESC" "$CMDS"
+}
+nft_load() { echo "$1" | nsx nft -f -; note "host nft: $(echo "$1" | tr -s ' \n' ' ')"; }
+nft_clear() { nsx nft flush ruleset; }
+
+P="-F"         # perftest: no cpufreq warning
+V4="-x 1"      # GID 1 = ::ffff:192.0.2.x (RoCEv2 over IPv4)
+V6="-x 0"      # GID 0 = fe80::... (RoCEv2 over IPv6 link-local)
+SRV=192.0.2.1
+CAP_IFACE_DESC="tap1 (the client/requester guest g1, 192.0.2.2)"
+
+t_send() {
+    cap_start rxe-v4-send tap1
+    for s in 1 1024 1025 3000; do
+        pair "ib_send_bw $P $V4 -n 5 -s $s" "ib_send_bw $P $V4 -n 5 -s $s $SRV"
+    done
+    cap_stop
+}
+t_write() {
+    cap_start rxe-v4-write tap1
+    for s in 1 1024 1025 3000; do
+        pair "ib_write_bw $P $V4 -n 5 -s $s" "ib_write_bw $P $V4 -n 5 -s $s $SRV"
+    done
+    cap_stop
+}
+t_read() {
+    cap_start rxe-v4-read tap1
+    for s in 1 1024 1025 3000; do
+        pair "ib_read_bw $P $V4 -n 5 -s $s" "ib_read_bw $P $V4 -n 5 -s $s $SRV"
+    done
+    cap_stop
+}
+t_atomic() {
+    cap_start rxe-v4-atomic tap1
+    pair "ib_atomic_bw $P $V4 -n 5" "ib_atomic_bw $P $V4 -n 5 $SRV"
+    pair "ib_atomic_bw $P $V4 -n 5 -A CMP_AND_SWAP" "ib_atomic_bw $P $V4 -n 5 -A CMP_AND_SWAP $SRV"
+    cap_stop
+}
+t_write-imm() {
+    # perftest 4.5-0.17 has no WRITE with immediate; rsockets (rstream) moves its data with
+    # RDMA WRITE with immediate, and connects with rdma_cm (CM MADs on QP1).
+    cap_start rxe-v4-write-imm tap1
+    pair "rstream -b $SRV -S 3000 -C 3" "rstream -s $SRV -S 3000 -C 3"
+    cap_stop
+}
+t_rping() {
+    cap_start rxe-v4-rping tap1
+    pair "rping -s -a $SRV -C 3 -S 3000" "rping -c -a $SRV -C 3 -S 3000 -v"
+    cap_stop
+}
+t_v6-write() {
+    cap_start rxe-v6-write tap1
+    pair "ib_write_bw $P $V6 -n 5 -s 3000" "ib_write_bw $P $V6 -n 5 -s 3000 $SRV"
+    pair "ib_send_bw $P $V6 -n 5 -s 1025" "ib_send_bw $P $V6 -n 5 -s 1025 $SRV"
+    cap_stop
+}
+t_mixed() {
+    cap_start rxe-v4-mixed tap1 pcapng
+    pair "ib_send_bw $P $V4 -n 5 -s 3000" "ib_send_bw $P $V4 -n 5 -s 3000 $SRV"
+    pair "ib_write_bw $P $V4 -n 5 -s 3000" "ib_write_bw $P $V4 -n 5 -s 3000 $SRV"
+    pair "ib_read_bw $P $V4 -n 5 -s 3000" "ib_read_bw $P $V4 -n 5 -s 3000 $SRV"
+    pair "ib_atomic_bw $P $V4 -n 5" "ib_atomic_bw $P $V4 -n 5 $SRV"
+    pair "rping -s -a $SRV -C 2 -S 100" "rping -c -a $SRV -C 2 -S 100"
+    cap_stop
+}
+t_write-loss() {
+    # Drop every 30th RoCE packet the requester sends, starting with its 11th (a WRITE
+    # MIDDLE with -s 3000): deterministic loss, so the run is reproducible.
+    nft_load "table bridge rxe { chain forward { type filter hook forward priority 0; policy accept;
+        ip saddr 192.0.2.2 udp dport 4791 numgen inc mod 30 == 10 counter drop; }; }"
+    cap_start rxe-v4-write-loss tap1
+    pair "ib_write_bw $P $V4 -n 20 -s 3000" "ib_write_bw $P $V4 -n 20 -s 3000 $SRV"
+    cap_stop
+    g 10 g0 "true"; nsx nft list ruleset >> "$RUN/commands.log"
+    nft_clear
+}
+t_read-loss() {
+    # Drop every 30th RoCE packet the responder sends, starting with its 11th (READ
+    # response packets and ACKs).
+    nft_load "table bridge rxe { chain forward { type filter hook forward priority 0; policy accept;
+        ip saddr 192.0.2.1 udp dport 4791 numgen inc mod 30 == 10 counter drop; }; }"
+    cap_start rxe-v4-read-loss tap1
+    pair "ib_read_bw $P $V4 -n 20 -s 3000" "ib_read_bw $P $V4 -n 20 -s 3000 $SRV"
+    cap_stop
+    nsx nft list ruleset >> "$RUN/commands.log"
+    nft_clear
+}
+t_write-ecn() {
+    # perftest --tclass sets the GRH traffic class, which rxe copies into the IP TOS byte:
+    # 2 = DSCP 0 + ECT(0). The bridge marks every 4th ECT(0) RoCE packet from the requester
+    # CE. Captured at the responder's tap (tap0), after the marking.
+    nft_load "table bridge rxe { chain forward { type filter hook forward priority 0; policy accept;
+        ip saddr 192.0.2.2 udp dport 4791 ip ecn ect0 numgen inc mod 4 == 0 ip ecn set ce counter; }; }"
+    CAP_IFACE_DESC="tap0 (the server/responder guest g0, 192.0.2.1), after CE marking"
+    cap_start rxe-v4-write-ecn tap0
+    pair "ib_write_bw $P $V4 -n 10 -s 3000 --tclass=2" "ib_write_bw $P $V4 -n 10 -s 3000 --tclass=2 $SRV"
+    cap_stop
+    CAP_IFACE_DESC="tap1 (the client/requester guest g1, 192.0.2.2)"
+    nsx nft list ruleset >> "$RUN/commands.log"
+    nft_clear
+}
+
+for t in "${TESTS[@]}"; do
+    "t_$t"
+done
+g 10 g0 "cat /etc/rxe-versions.txt; uname -r"
+log "done; guest command log: $RUN/commands.log"
+ls -l "$OUT" >&2
