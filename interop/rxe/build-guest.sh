@@ -93,6 +93,12 @@ MODS=(configfs crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs iw_cm i
       rdma_ucm rdma_rxe failover net_failover virtio_ring virtio virtio_pci_legacy_dev
       virtio_pci_modern_dev virtio_pci virtio_net)
 
+if [ -f "$CACHE/initramfs.gz" ] && [ -f "$CACHE/vmlinuz" ] && [ "${RXE_REBUILD:-0}" = 0 ] &&
+   [ "$CACHE/initramfs.gz" -nt "$stamp" ] && [ "$CACHE/initramfs.gz" -nt "$HERE/guest-init.sh" ] &&
+   [ "$CACHE/initramfs.gz" -nt "$0" ]; then
+    log "up to date: $CACHE/initramfs.gz (RXE_REBUILD=1 forces a rebuild)"
+    exit 0
+fi
 log "staging initramfs for kernel $KVER"
 rm -rf "$STAGE"
 mkdir -p "$STAGE"/{bin,sbin,etc,proc,sys,dev,tmp,run,lib/modules,lib/x86_64-linux-gnu,lib64}

@@ -41,15 +41,14 @@ START=$(date +%s)
 
 log() { echo "capture: [$(( $(date +%s) - START ))s] $*" >&2; }
 
+QEMU_PIDS=()
 cleanup() {
     set +e
     [ -n "$CAP_PID" ] && kill -TERM "$CAP_PID" 2>/dev/null && wait "$CAP_PID" 2>/dev/null
-    for g in g0 g1; do
-        [ -f "$RUN/$g.pid" ] && kill "$(cat "$RUN/$g.pid")" 2>/dev/null
-    done
-    for g in g0 g1; do
-        [ -f "$RUN/$g.pid" ] || continue
-        pid=$(cat "$RUN/$g.pid"); i=0
+    local pid i
+    for pid in "${QEMU_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${QEMU_PIDS[@]}"; do
+        i=0
         while [ $i -lt 50 ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; i=$((i+1)); done
         kill -9 "$pid" 2>/dev/null
     done
@@ -82,6 +81,7 @@ boot() {  # boot g$1 with address $2
         -chardev socket,id=s0,path="$RUN/$g.sock",server=on,wait=off,logfile="$RUN/$g.log" \
         -serial chardev:s0 -display none -monitor none -no-reboot -nodefaults \
         -pidfile "$RUN/$g.pid" -daemonize
+    QEMU_PIDS+=("$(cat "$RUN/$g.pid")")
 }
 log "booting guests"
 boot 0 192.0.2.1
@@ -131,9 +131,9 @@ cap_start() {
     log "capture $CAP_NAME on $2"
     if [ "${3:-pcap}" = pcapng ]; then
         # (not via a shell function: a background subshell would ignore signals)
-        ip netns exec "$NS" dumpcap -q -n -i "$2" -s 0 -w "$CAP_FILE" 2>"$RUN/$1.cap.err" &
+        ip netns exec "$NS" dumpcap -q -n -i "$2" -s 2048 -B 16 -w "$CAP_FILE" 2>"$RUN/$1.cap.err" &
     else
-        ip netns exec "$NS" tcpdump -Z root --immediate-mode -i "$2" -U -s 0 -w "$CAP_FILE" 2>"$RUN/$1.cap.err" &
+        ip netns exec "$NS" tcpdump -Z root --immediate-mode -B 16384 -i "$2" -U -s 2048 -w "$CAP_FILE" 2>"$RUN/$1.cap.err" &
     fi
     CAP_PID=$!
     local i=0
@@ -268,12 +268,20 @@ malformed() {
     tshark -r "$1" -d udp.port==4791,infiniband --disable-protocol rpcordma \
         -Y _ws.malformed 2>/dev/null | wc -l
 }
+# frames the capture itself lost (tcpdump: "N packets dropped by kernel"; dumpcap:
+# "received/dropped on interface ...: R/D")
+cap_drops() {
+    local e=$RUN/$1.cap.err
+    { sed -n 's/^\([0-9]*\) packets dropped by kernel/\1/p' "$e"
+      sed -n 's/.*received\/dropped on interface.*: [0-9]*\/\([0-9]*\).*/\1/p' "$e"; } |
+        awk '{s += $1} END {print s + 0}'
+}
 for t in "${TESTS[@]}"; do
     for attempt in 1 2 3 4; do
         "t_$t"
-        n=$(malformed "$CAP_FILE")
-        [ "$n" = 0 ] && break
-        log "$(basename "$CAP_FILE"): $n frame(s) flagged malformed by tshark; capturing again"
+        n=$(malformed "$CAP_FILE"); d=$(cap_drops "$CAP_NAME")
+        [ "$n" = 0 ] && [ "$d" = 0 ] && break
+        log "$(basename "$CAP_FILE"): $n frame(s) flagged malformed by tshark, $d lost by the capture; capturing again"
         sleep 1   # new time() seed for perftest's payload
     done
 done
