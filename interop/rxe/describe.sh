@@ -1,7 +1,7 @@
 #!/bin/bash
 # Describe and verify rxe captures: size, frame count, frames decoded as InfiniBand (BTH),
 # BTH opcode counts, ECN code points and IP versions of the RoCE frames; fails if tshark
-# flags any frame as malformed.
+# flags any frame as malformed or any ICRC is wrong (icrc-check.py).
 #   interop/rxe/describe.sh FILE...
 set -uo pipefail
 TS=(tshark -d udp.port==4791,infiniband --disable-protocol rpcordma)
@@ -19,6 +19,7 @@ for f in "$@"; do
         -e ip.dsfield.ecn -e ipv6.tclass.ecn 2>/dev/null |
         awk -F, '{print "IPv" $1, "ecn=" $2 $3}' | sort | uniq -c |
         awk '{print "  " $2, $3, $1}'
+    /usr/bin/python3 "$(dirname "$0")/icrc-check.py" "$f" || rc=1
     [ "$bad" = 0 ] || rc=1
 done
 exit $rc
