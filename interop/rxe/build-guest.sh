@@ -21,7 +21,7 @@ ROOT=$CACHE/root          # dpkg -x of every downloaded package
 STAGE=$CACHE/initramfs    # what goes into the initramfs
 export DEBIAN_FRONTEND=noninteractive
 
-log() { echo "build-guest: $*" >&2; }
+log() { echo "build-guest: [${SECONDS}s] $*" >&2; }
 
 [ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 1; }
 
@@ -45,7 +45,10 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+log "host tools ok"
 # ---- guest packages ---------------------------------------------------------------------
+# no package lists at all (fresh container): fetch them
+apt-cache show linux-image-amd64 >/dev/null 2>&1 || apt-get update -qq
 KPKG=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 [ -n "$KPKG" ] || { echo "cannot resolve linux-image-amd64" >&2; exit 1; }
 KVER=${KPKG#linux-image-}
@@ -61,27 +64,57 @@ mapfile -t LIBPKGS < <(apt-cache depends --recurse --no-recommends --no-suggests
 PKGS=("$KPKG" "${TOPPKGS[@]}" "${LIBPKGS[@]}" libgcc-s1 libc6)
 mapfile -t PKGS < <(printf '%s\n' "${PKGS[@]}" | sort -u)
 
+# Candidate versions, in one apt-cache call (apt-cache policy costs a second or two per call).
+declare -A VER=()
+get_versions() {
+    while read -r pkg ver; do VER[$pkg]=$ver; done < <(
+        apt-cache show --no-all-versions "${PKGS[@]}" | awk '/^Package:/{p=$2} /^Version:/{print p, $2}')
+}
+get_versions
+debfile() {  # the downloaded .deb of package $1 (apt-get download writes an epoch ':' as %3a)
+    local v=${VER[$1]:-none}
+    ls "$DEBS/${1}_${v//:/%3a}_"*.deb 2>/dev/null | head -1
+}
+
 mkdir -p "$DEBS" "$ROOT"
-missing=()
-for p in "${PKGS[@]}"; do
-    v=$(apt-cache policy "$p" | awk '/Candidate:/{print $2}')
-    v=${v//:/%3a}   # apt-get download writes the epoch colon as %3a
-    ls "$DEBS/${p}_${v}_"*.deb >/dev/null 2>&1 || missing+=("$p")
-done
+find_missing() {
+    missing=()
+    for p in "${PKGS[@]}"; do
+        [ -n "$(debfile "$p")" ] || missing+=("$p")
+    done
+}
+find_missing
+if [ ${#missing[@]} -gt 0 ]; then
+    # something new to fetch: refresh the lists first (security updates move versions)
+    apt-get update -qq
+    get_versions
+    find_missing
+fi
 if [ ${#missing[@]} -gt 0 ]; then
     log "downloading ${#missing[@]} packages: ${missing[*]}"
-    apt-get update -qq || true
     (cd "$DEBS" && apt-get download -qq -o APT::Sandbox::User=root "${missing[@]}")
 fi
+
+# Modules for the guest, in insmod order (there is no modules.dep to let modprobe work it out).
+MODS=(configfs crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs iw_cm ib_cm rdma_cm
+      rdma_ucm rdma_rxe failover net_failover virtio_ring virtio virtio_pci_legacy_dev
+      virtio_pci_modern_dev virtio_pci virtio_net)
 
 stamp=$CACHE/.extracted
 if [ ! -f "$stamp" ] || [ -n "$(find "$DEBS" -name '*.deb' -newer "$stamp")" ]; then
     log "extracting packages"
     rm -rf "$ROOT"; mkdir -p "$ROOT"
     for p in "${PKGS[@]}"; do
-        v=$(apt-cache policy "$p" | awk '/Candidate:/{print $2}'); v=${v//:/%3a}
-        deb=$(ls "$DEBS/${p}_${v}_"*.deb | head -1)
-        dpkg -x "$deb" "$ROOT"
+        deb=$(debfile "$p")
+        if [ "$p" = "$KPKG" ]; then
+            # the kernel package unpacks to about 400 MB: take only vmlinuz and our modules
+            pats=('./boot/vmlinuz-*')
+            for m in "${MODS[@]}"; do pats+=("*/$m.ko" "*/$m.ko.xz" "*/$m.ko.zst"); done
+            dpkg-deb --fsys-tarfile "$deb" |
+                tar -x -C "$ROOT" --wildcards --no-anchored "${pats[@]}" 2>/dev/null || true
+        else
+            dpkg -x "$deb" "$ROOT"
+        fi
     done
     touch "$stamp"
 fi
@@ -89,9 +122,6 @@ fi
 # ---- initramfs -----------------------------------------------------------------------------
 MODDIR=$ROOT/lib/modules/$KVER
 [ -d "$MODDIR" ] || MODDIR=$ROOT/usr/lib/modules/$KVER
-MODS=(configfs crc32_generic udp_tunnel ip6_udp_tunnel ib_core ib_uverbs iw_cm ib_cm rdma_cm
-      rdma_ucm rdma_rxe failover net_failover virtio_ring virtio virtio_pci_legacy_dev
-      virtio_pci_modern_dev virtio_pci virtio_net)
 
 if [ -f "$CACHE/initramfs.gz" ] && [ -f "$CACHE/vmlinuz" ] && [ "${RXE_REBUILD:-0}" = 0 ] &&
    [ "$CACHE/initramfs.gz" -nt "$stamp" ] && [ "$CACHE/initramfs.gz" -nt "$HERE/guest-init.sh" ] &&
@@ -120,6 +150,7 @@ for m in "${MODS[@]}"; do
     echo "$m" >> "$STAGE/lib/modules/order"
 done
 
+log "modules staged; collecting programs"
 # Programs from the extracted tree (everything rdma-core, perftest, rdmacm-utils and
 # ibverbs-utils ship, plus ip/rdma/tc/bridge from iproute2).
 BINS=()
@@ -145,6 +176,7 @@ cp -a "$ROOT/etc/libibverbs.d/rxe.driver" "$STAGE/etc/libibverbs.d/"
 [ -d "$ROOT/etc/rdma" ] && cp -a "$ROOT/etc/rdma" "$STAGE/etc/" || true
 [ -d "$ROOT/etc/iproute2" ] && cp -a "$ROOT/etc/iproute2" "$STAGE/etc/" || true
 
+log "programs staged; collecting libraries"
 # Shared libraries: ldd against the extracted tree, extracted copies preferred.
 declare -A seen=()
 copy_lib() {
@@ -158,14 +190,12 @@ LDSO=$(find "$ROOT" -name 'ld-linux-x86-64.so.2' -type f | head -1)
 copy_lib "$LDSO"
 ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$STAGE/lib64/ld-linux-x86-64.so.2"
 unresolved=0
-for f in "${BINS[@]}" "$STAGE"/usr/lib/x86_64-linux-gnu/libibverbs/*.so; do
-    while read -r line; do
-        case $line in
-            *"not found"*) echo "unresolved: $f: $line" >&2; unresolved=1 ;;
-            *"=> /"*) lib=$(echo "$line" | awk '{print $3}'); copy_lib "$lib" ;;
-        esac
-    done < <(LD_LIBRARY_PATH=$LIBDIRS ldd "$f" 2>/dev/null || true)
-done
+while read -r line; do   # one ldd call for all files: "file:" headers, then "lib => path"
+    case $line in
+        *"not found"*) echo "unresolved: $line" >&2; unresolved=1 ;;
+        *"=> /"*) set -- $line; copy_lib "$3" ;;
+    esac
+done < <(LD_LIBRARY_PATH=$LIBDIRS ldd "${BINS[@]}" "$STAGE"/usr/lib/x86_64-linux-gnu/libibverbs/*.so 2>/dev/null || true)
 [ $unresolved = 0 ] || { echo "unresolved libraries" >&2; exit 1; }
 # rping/ucmatose use pthread_cancel/pthread_exit, which dlopen libgcc_s.so.1.
 copy_lib "$(find "$ROOT" -name 'libgcc_s.so.1' | head -1)"
@@ -182,16 +212,17 @@ install -m 0755 "$HERE/guest-init.sh" "$STAGE/init"
 
 # versions
 {
-    echo "kernel: $KPKG $(apt-cache policy "$KPKG" | awk '/Candidate:/{print $2}') ($KVER)"
+    echo "kernel: $KPKG ${VER[$KPKG]} ($KVER)"
     for p in rdma-core ibverbs-providers libibverbs1 librdmacm1 ibverbs-utils perftest \
              rdmacm-utils iproute2; do
-        echo "$p: $(apt-cache policy "$p" | awk '/Candidate:/{print $2}')"
+        echo "$p: ${VER[$p]}"
     done
     echo "busybox-static: $(dpkg-query -W -f='${Version}' busybox-static)"
 } > "$CACHE/versions.txt"
 cp "$CACHE/versions.txt" "$STAGE/etc/rxe-versions.txt"
 
 log "writing initramfs"
+find "$STAGE" -exec touch -h -d @0 {} +   # reproducible archive: fixed mtimes
 (cd "$STAGE" && find . -print0 | LC_ALL=C sort -z |
     cpio --null -o -H newc --quiet --reproducible) | gzip -6 -n > "$CACHE/initramfs.gz.tmp"
 mv "$CACHE/initramfs.gz.tmp" "$CACHE/initramfs.gz"
