@@ -12,7 +12,9 @@
 #
 # Tests (default: all): send write read atomic write-imm rping v6-write mixed write-loss
 #                       write-timeout read-loss write-ecn
-# Run as root. Needs about 2-3 minutes on 2 cores without KVM.
+# Each test writes OUTDIR/rxe-<v4|v6>-<test>.pcap (mixed: .pcapng). A capture that tshark
+# flags as malformed, or from which the capture tool lost frames, is taken again.
+# Run as root. Needs about 2-3 minutes on 2 cores without KVM. See docs/interop-rxe.md.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,10 +29,8 @@ TESTS=("$@")
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
-if [ ! -f "$CACHE/initramfs.gz" ] || [ ! -f "$CACHE/vmlinuz" ] ||
-   [ "$HERE/guest-init.sh" -nt "$CACHE/initramfs.gz" ]; then
-    "$HERE/build-guest.sh"
-fi
+# host tools + guest kernel/initramfs (quick when everything is up to date)
+RXE_CACHE=$CACHE "$HERE/build-guest.sh"
 
 NS=rxecap$$
 RUN=$CACHE/run
