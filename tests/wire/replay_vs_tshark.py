@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """`rocefw-replay check --json` against tshark on the same capture.
 
-usage: replay_vs_tshark.py REPLAY_EXE [--clean] [--expect N:REASON[:WARNING],...] CAPTURE...
+usage: replay_vs_tshark.py REPLAY_EXE [--clean] [--expect N:REASON[:WARNING],...]
+                           [--dir DIR --min N] CAPTURE...
 
 For every capture: the JSON has the documented schema and fields; frame count and RoCEv2 frame
 count equal tshark's; per-opcode counts equal tshark's. --clean also requires zero ICRC
 failures, zero malformed frames and every ICRC checked. --expect lists, by frame number, the
 reason (and optional warning) each malformed or flagged frame must be reported with, and no
-others. Missing tshark is a failure, not a skip.
+others. --dir adds every *.pcap and *.pcapng in DIR and fails if fewer than --min are there.
+Missing tshark is a failure, not a skip.
 """
 import collections
+import glob
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -45,9 +49,15 @@ def main():
     clean = False
     expect = None
     files = []
+    dirs = []
+    min_files = 1
     while args:
         a = args.pop(0)
-        if a == "--clean":
+        if a == "--dir":
+            dirs.append(args.pop(0))
+        elif a == "--min":
+            min_files = int(args.pop(0))
+        elif a == "--clean":
             clean = True
         elif a == "--expect":
             expect = {}
@@ -57,6 +67,13 @@ def main():
                                          parts[2] if len(parts) > 2 else "")
         else:
             files.append(a)
+    for d in dirs:
+        found = sorted(glob.glob(os.path.join(d, "*.pcap")) +
+                       glob.glob(os.path.join(d, "*.pcapng")))
+        if len(found) < min_files:
+            print(f"FAIL: {d} holds {len(found)} captures, expected at least {min_files}")
+            return 1
+        files += found
     tshark = shutil.which("tshark")
     if tshark is None:
         print("FAIL: tshark is not installed; this check needs it", file=sys.stderr)
