@@ -117,7 +117,15 @@ static struct cp_port *cps;
 static unsigned nports;
 static struct rte_red_config red_cfg;
 static unsigned red_shift; /* log2 of the RED queue unit in bytes */
-static uint64_t rate_Bps, hz, depth_credit, dt_max, cap_bytes, drop_thresh, t0;
+/*
+ * The bottleneck is a link, not a policer: credit accrues at rate_fp bytes per TSC cycle
+ * (fixed point, CREDIT_SHIFT fractional bits) and is spent per frame (length + --overhead).
+ * While the queue is empty the credit is capped at the bucket depth (--burst-kb): an idle link
+ * cannot save up more than one burst. While frames wait the link keeps serving at the rate,
+ * however long one poll iteration takes (the cap is then the depth plus what the queue needs).
+ */
+#define CREDIT_SHIFT 32
+static uint64_t rate_Bps, rate_fp, hz, depth_credit, dt_max, cap_bytes, drop_thresh, t0;
 static volatile int quit;
 
 static void on_signal(int sig)
@@ -432,16 +440,17 @@ static inline void enqueue(struct cp_port *o, struct rte_mbuf *m, uint64_t now)
 /* Move as many frames as the token bucket allows into the TX staging area, then send. */
 static inline void service(struct cp_port *o, uint64_t now)
 {
-	uint64_t dt = now - o->last_tsc;
+	uint64_t dt = now - o->last_tsc, cap;
 	uint16_t sent;
 
 	o->last_tsc = now;
-	o->credit += RTE_MIN(dt, dt_max) * rate_Bps;
-	if (o->credit > depth_credit)
-		o->credit = depth_credit;
+	o->credit += RTE_MIN(dt, dt_max) * rate_fp;
+	cap = depth_credit + ((o->qbytes + (uint64_t)q_pkts(o) * conf.overhead) << CREDIT_SHIFT);
+	if (o->credit > cap)
+		o->credit = cap;
 	while (o->head != o->tail && o->ntx < RFW_MAX_BURST) {
 		struct rte_mbuf *m = o->fifo[o->head & o->mask];
-		uint64_t need = (uint64_t)(m->pkt_len + conf.overhead) * hz;
+		uint64_t need = (uint64_t)(m->pkt_len + conf.overhead) << CREDIT_SHIFT;
 
 		if (o->credit < need)
 			break;
@@ -769,9 +778,16 @@ int main(int argc, char **argv)
 		return 2;
 	hz = rte_get_tsc_hz();
 	rate_Bps = (uint64_t)(conf.rate_gbps * 1e9 / 8);
+	rate_fp = (uint64_t)((double)rate_Bps * (double)(1ull << CREDIT_SHIFT) / (double)hz);
+	if (rate_fp == 0)
+		rate_fp = 1;
 	/* The bucket always holds at least one maximal frame, or it would never leave. */
-	depth_credit = RTE_MAX((uint64_t)conf.burst_kb * 1024, (uint64_t)RFW_FRAME_MAX + 64) * hz;
-	dt_max = depth_credit / rate_Bps + 1;
+	depth_credit = RTE_MAX((uint64_t)conf.burst_kb * 1024, (uint64_t)RFW_FRAME_MAX + 64)
+	               << CREDIT_SHIFT;
+	/* Longest gap worth crediting: a full queue of minimum frames plus a burst; keeps
+	 * dt x rate_fp far from overflow (2^26 B of queue << 32 < 2^64). */
+	dt_max = (((uint64_t)conf.queue_kb * 1024 * 2) << CREDIT_SHIFT) / rate_fp +
+	         depth_credit / rate_fp + 1;
 	cap_bytes = (uint64_t)conf.queue_kb * 1024;
 	drop_thresh = conf.drop >= 1 ? UINT64_MAX : (uint64_t)(conf.drop * 18446744073709551616.0);
 	/* Slots for a full queue of minimum-size frames (60 bytes), as a power of two. */
@@ -803,6 +819,7 @@ int main(int argc, char **argv)
 		o->mask = (uint32_t)slots - 1;
 		o->fifo = rte_zmalloc("cp_fifo", sizeof(*o->fifo) * slots, RTE_CACHE_LINE_SIZE);
 		o->last_tsc = t0;
+		o->credit = depth_credit; /* an idle link starts with a full bucket */
 		rte_red_rt_data_init(&o->red);
 		if (o->fifo == NULL || rfw_port_setup(pid, &pc, NULL) == NULL) {
 			fprintf(stderr, "rocefw-cp: port %u: %s\n", pid, rte_strerror(rte_errno));
