@@ -128,11 +128,13 @@ static int tel_neigh(const char *cmd __rte_unused, const char *params, struct rt
 
 	if (p == NULL)
 		return -EINVAL;
-	rte_tel_data_start_array(d, RTE_TEL_CONTAINER);
+	/* DPDK 22.11 accepts only arrays inside arrays, so entries are a dict keyed by the
+	 * table slot, each a dict. */
+	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < p->neigh->capacity && listed < 256; i++) {
 		const struct rfw_neigh_entry *e = &p->neigh->e[i];
 		struct rte_tel_data *x;
-		char buf[64];
+		char buf[64], key[16];
 
 		if (e->state == RFW_NEIGH_FREE)
 			continue;
@@ -147,7 +149,8 @@ static int tel_neigh(const char *cmd __rte_unused, const char *params, struct rt
 		rte_tel_data_add_dict_int(x, "probes", e->probes);
 		rte_tel_data_add_dict_u64(
 		    x, "age_ms", e->confirmed_tsc ? (now - e->confirmed_tsc) * 1000 / hz : 0);
-		rte_tel_data_add_array_container(d, x, 0);
+		snprintf(key, sizeof(key), "%u", i);
+		rte_tel_data_add_dict_container(d, key, x, 0);
 		listed++;
 	}
 	return 0;

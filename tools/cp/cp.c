@@ -115,6 +115,9 @@ static struct cp_conf conf = {
 };
 static struct cp_port *cps;
 static unsigned nports;
+/* Ports telemetry may look at: set once cps[] is fully built (the telemetry thread runs from
+ * EAL init on). */
+static volatile unsigned tel_nports;
 static struct rte_red_config red_cfg;
 static unsigned red_shift; /* log2 of the RED queue unit in bytes */
 /*
@@ -554,7 +557,7 @@ static int tel_cp_stats(const char *cmd __rte_unused, const char *params, struct
 	id = strtoul(params, &end, 10);
 	if (*end != '\0')
 		return -EINVAL;
-	for (unsigned i = 0; i < nports; i++) {
+	for (unsigned i = 0; i < tel_nports; i++) {
 		const struct cp_port *o = &cps[i];
 
 		if (o->port_id != id)
@@ -576,7 +579,7 @@ static int tel_cp_ports(const char *cmd __rte_unused, const char *params __rte_u
                         struct rte_tel_data *d)
 {
 	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
-	for (unsigned i = 0; i < nports; i++)
+	for (unsigned i = 0; i < tel_nports; i++)
 		rte_tel_data_add_array_int(d, cps[i].port_id);
 	return 0;
 }
@@ -827,6 +830,8 @@ int main(int argc, char **argv)
 		}
 		i++;
 	}
+	rte_smp_wmb();
+	tel_nports = nports;
 	if (conf.csv != NULL && csv_open() != 0)
 		return 1;
 	signal(SIGINT, on_signal);
@@ -847,6 +852,7 @@ int main(int argc, char **argv)
 		fclose(csvf);
 	}
 	report(secs);
+	tel_nports = 0;
 	for (i = 0; i < nports; i++) {
 		/* Frames still queued are freed; the PMD's TX (a pcap file) is flushed at close. */
 		struct cp_port *o = &cps[i];
