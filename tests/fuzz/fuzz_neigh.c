@@ -25,13 +25,16 @@ static void rebuild(const struct rfw_neigh_msg *m)
 	switch (m->kind) {
 	case RFW_NEIGH_ARP_REQUEST:
 	case RFW_NEIGH_ARP_REPLY:
-		len = rfw_arp_build(buf, sizeof(buf), &m->l2, m->kind == RFW_NEIGH_ARP_REQUEST ? 1 : 2,
-		                    m->lla, rfw_get_be32(m->src_ip + 12), (const uint8_t[6]){0},
+		len = rfw_arp_build(buf, sizeof(buf), &m->l2,
+		                    m->kind == RFW_NEIGH_ARP_REQUEST ? 1 : 2, m->lla,
+		                    rfw_get_be32(m->src_ip + 12), (const uint8_t[6]){0},
 		                    rfw_get_be32(m->dst_ip + 12));
 		break;
 	case RFW_NEIGH_NS:
-		if (!m->has_lla || rfw_ip6_is_unspecified(m->src_ip))
-			return; /* the builder always adds an SLLA */
+		/* The builder always adds an SLLA, equal to the frame's source address. */
+		if (!m->has_lla || rfw_ip6_is_unspecified(m->src_ip) ||
+		    memcmp(m->lla, m->l2.src, 6) != 0)
+			return;
 		len = rfw_nd_build_ns(buf, sizeof(buf), &m->l2, m->src_ip, m->dst_ip, m->target);
 		break;
 	case RFW_NEIGH_NA:
@@ -47,9 +50,10 @@ static void rebuild(const struct rfw_neigh_msg *m)
 	}
 	if (len == 0 || rfw_neigh_parse(buf, len, &r) != RFW_NEIGH_ERR_OK)
 		__builtin_trap();
-	if (r.kind != m->kind || memcmp(r.src_ip, m->src_ip, 16) || memcmp(r.dst_ip, m->dst_ip, 16) ||
-	    memcmp(r.target, m->target, 16) || r.l2.nvlan != m->l2.nvlan ||
-	    memcmp(r.l2.dst, m->l2.dst, 6) || memcmp(r.l2.src, m->l2.src, 6))
+	if (r.kind != m->kind || memcmp(r.src_ip, m->src_ip, 16) ||
+	    memcmp(r.dst_ip, m->dst_ip, 16) || memcmp(r.target, m->target, 16) ||
+	    r.l2.nvlan != m->l2.nvlan || memcmp(r.l2.dst, m->l2.dst, 6) ||
+	    memcmp(r.l2.src, m->l2.src, 6))
 		__builtin_trap();
 	for (unsigned i = 0; i < r.l2.nvlan; i++)
 		if (r.l2.vlan_tci[i] != m->l2.vlan_tci[i])
@@ -75,8 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (memcmp(buf, data, size) != 0)
 		__builtin_trap(); /* the parser is read-only */
 	{
-		bool sum_ok = rfw_frame_parse_eth(buf, size, &v) == RFW_FRAME_ERR_OK &&
-		              v.ip_ver == 4;
+		bool sum_ok =
+		    rfw_frame_parse_eth(buf, size, &v) == RFW_FRAME_ERR_OK && v.ip_ver == 4;
 		int before = rfw_ecn_mark_ce(buf, size);
 
 		if (before == RFW_ECN_ECT0 || before == RFW_ECN_ECT1) {

@@ -359,13 +359,12 @@ static int red_setup(void)
 	return 0;
 }
 
-/* rte_red's clock: one RTE_RED_S per queue unit the bottleneck could have sent. */
+/* rte_red's clock: one RTE_RED_S per queue unit the bottleneck could have sent (so that
+ * rte_red_enqueue_empty() ages the average by the frames an idle link could have carried). */
+static double red_scale; /* RTE_RED_S x units per TSC cycle */
 static inline uint64_t red_time(uint64_t now)
 {
-	double units =
-	    (double)(now - t0) / (double)hz * (double)rate_Bps / (double)(1u << red_shift);
-
-	return (uint64_t)(units * RTE_RED_S);
+	return (uint64_t)((double)(now - t0) * red_scale);
 }
 
 /* ---- the queue ---- */
@@ -791,6 +790,7 @@ int main(int argc, char **argv)
 	 * dt x rate_fp far from overflow (2^26 B of queue << 32 < 2^64). */
 	dt_max = (((uint64_t)conf.queue_kb * 1024 * 2) << CREDIT_SHIFT) / rate_fp +
 	         depth_credit / rate_fp + 1;
+	red_scale = (double)rate_Bps / (double)hz / (double)(1u << red_shift) * RTE_RED_S;
 	cap_bytes = (uint64_t)conf.queue_kb * 1024;
 	drop_thresh = conf.drop >= 1 ? UINT64_MAX : (uint64_t)(conf.drop * 18446744073709551616.0);
 	/* Slots for a full queue of minimum-size frames (60 bytes), as a power of two. */
