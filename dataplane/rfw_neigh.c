@@ -73,9 +73,28 @@ void rfw_neigh_free(struct rfw_neigh *n)
 	rte_free(n);
 }
 
+/*
+ * rte_jhash reads the key as 32-bit words; on x86 it does so even when the key is not 4-byte
+ * aligned (UBSan reports it). Keys come from packet views at any offset, so hash an aligned
+ * copy.
+ */
+union neigh_key {
+	uint32_t w[4];
+	uint8_t b[16];
+};
+
+static inline void key_of(union neigh_key *k, const uint8_t ip[16])
+{
+	memcpy(k->b, ip, 16);
+}
+
 struct rfw_neigh_entry *rfw_neigh_find(struct rfw_neigh *n, const uint8_t ip[16])
 {
-	int32_t pos = rte_hash_lookup(n->h, ip);
+	union neigh_key k;
+	int32_t pos;
+
+	key_of(&k, ip);
+	pos = rte_hash_lookup(n->h, k.w);
 
 	return pos >= 0 ? &n->e[pos] : NULL;
 }
@@ -83,11 +102,14 @@ struct rfw_neigh_entry *rfw_neigh_find(struct rfw_neigh *n, const uint8_t ip[16]
 struct rfw_neigh_entry *rfw_neigh_get(struct rfw_neigh *n, const uint8_t ip[16])
 {
 	struct rfw_neigh_entry *e;
-	int32_t pos = rte_hash_lookup(n->h, ip);
+	union neigh_key k;
+	int32_t pos;
 
+	key_of(&k, ip);
+	pos = rte_hash_lookup(n->h, k.w);
 	if (pos >= 0)
 		return &n->e[pos];
-	pos = rte_hash_add_key(n->h, ip);
+	pos = rte_hash_add_key(n->h, k.w);
 	if (pos < 0)
 		return NULL;
 	e = &n->e[pos];
@@ -99,7 +121,11 @@ struct rfw_neigh_entry *rfw_neigh_get(struct rfw_neigh *n, const uint8_t ip[16])
 
 void rfw_neigh_delete(struct rfw_neigh *n, const uint8_t ip[16])
 {
-	int32_t pos = rte_hash_del_key(n->h, ip);
+	union neigh_key k;
+	int32_t pos;
+
+	key_of(&k, ip);
+	pos = rte_hash_del_key(n->h, k.w);
 
 	if (pos >= 0)
 		n->e[pos].state = RFW_NEIGH_FREE;

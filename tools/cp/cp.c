@@ -367,6 +367,41 @@ static inline uint64_t red_time(uint64_t now)
 	return (uint64_t)((double)(now - t0) * red_scale);
 }
 
+/*
+ * rte_red_enqueue() for an empty queue, without the undefined shift in DPDK 22.11's
+ * __rte_red_calc_qempty_factor(): when the idle time is shorter than 2^10 / log2 table units
+ * its `1 << (n - 1)` runs with n = 0 (x86 happens to mask the count; UBSan aborts). Same
+ * arithmetic as rte_red.h otherwise: avg *= (1 - wq)^m, m = frames the idle link could have
+ * carried.
+ */
+static inline void red_enqueue_empty(struct rte_red *red, uint64_t time)
+{
+	uint64_t m = (time - red->q_time) / RTE_RED_S;
+	uint32_t n, f, factor;
+
+	red->count++;
+	if (m >= RTE_RED_2POW16) {
+		red->avg = 0;
+		return;
+	}
+	n = (uint32_t)m * rte_red_log2_1_minus_Wq[red_cfg.wq_log2 - RTE_RED_WQ_LOG2_MIN];
+	f = (n >> 6) & 0xf;
+	n >>= 10;
+	if (n >= RTE_RED_SCALING)
+		factor = 0;
+	else
+		factor = (rte_red_pow2_frac_inv[f] + (n ? 1u << (n - 1) : 0)) >> n;
+	red->avg = (red->avg >> RTE_RED_SCALING) * (uint16_t)factor;
+}
+
+static inline int red_enqueue(struct rte_red *red, unsigned q, uint64_t now)
+{
+	if (q != 0)
+		return rte_red_enqueue_nonempty(&red_cfg, red, q);
+	red_enqueue_empty(red, red_time(now));
+	return 0;
+}
+
 /* ---- the queue ---- */
 
 static inline uint32_t q_pkts(const struct cp_port *o)
@@ -410,7 +445,7 @@ static inline void enqueue(struct cp_port *o, struct rte_mbuf *m, uint64_t now)
 		return;
 	}
 	qu = (unsigned)RTE_MIN(o->qbytes >> red_shift, (uint64_t)RTE_RED_MAX_TH_MAX);
-	red = rte_red_enqueue(&red_cfg, &o->red, qu, qu ? 0 : red_time(now));
+	red = red_enqueue(&o->red, qu, now);
 	if (o->qbytes + len > cap_bytes || q_pkts(o) > o->mask) {
 		o->ctr[CP_CTR_dropped_tail]++;
 		rte_pktmbuf_free(m);
@@ -755,19 +790,13 @@ static void loop(void)
 	}
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct rte_mempool *mp;
 	uint64_t slots;
 	uint16_t pid;
 	double secs;
-	int ret;
 
-	ret = rfw_eal_init(argc, argv);
-	if (ret < 0)
-		return 1;
-	argc -= ret;
-	argv += ret;
 	if (parse_args(argc, argv) != 0)
 		return 2;
 	nports = rte_eth_dev_count_avail();
@@ -863,6 +892,17 @@ int main(int argc, char **argv)
 			rte_pktmbuf_free_bulk(o->tx, o->ntx);
 		rfw_port_close(rfw_port_get(o->port_id));
 	}
-	rte_eal_cleanup();
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ret = rfw_eal_init(argc, argv);
+
+	if (ret < 0)
+		return 1;
+	/* Every exit after EAL start-up goes through rte_eal_cleanup() (ASan's leak check). */
+	ret = run(argc - ret, argv + ret);
+	rte_eal_cleanup();
+	return ret;
 }
