@@ -26,8 +26,8 @@ echo "rocefw-cp on net_ring, one lcore, ${secs} s per line, Mpps summed over bot
 for len in 64 1024 4200; do
 	run "io-fwd bound, ${len} B" --io-fwd --inject-len "$len"
 	run "rocefw-cp, no bottleneck (1000 Gbit/s), ${len} B" --rate-gbps 1000 --inject-len "$len"
-	run "rocefw-cp, RED marking (Kmin 1 KiB), ${len} B" --rate-gbps 1000 --kmin-kb 0 \
-		--kmax-kb 1 --queue-kb 2048 --inject-len "$len"
+	run "rocefw-cp, RED active (Kmin 0, Kmax 2 KiB), ${len} B" --rate-gbps 1000 --kmin-kb 0 \
+		--kmax-kb 2 --queue-kb 512 --inject-len "$len"
 done
 # A bottleneck below the loop's speed: the output rate must be the bottleneck's.
 "$cp" "${eal[@]}" -- --inject 256 --inject-len 1024 --duration-s "$secs" --rate-gbps 10 \

@@ -166,7 +166,8 @@ static void usage(FILE *f)
 	    "                    (prime a loop, like testpmd --tx-first)   [0]  0..65536\n"
 	    "  --inject-len B    length of injected frames, bytes       [1024]  64..4200\n"
 	    "  --io-fwd          plain rx->tx forwarding, no queue/RED/rate (a bound)\n"
-	    "  --mbufs N         mbufs in the pool           [sized from queue-kb] 1024..1048576\n"
+	    "  --mbufs N         mbufs in the pool (4.5 KiB each)                 1024..1048576\n"
+	    "                    [ports x (queue-kb x 4 + 768 + inject), at most 131072]\n"
 	    "  --json            print the exit statistics as JSON (schema " CP_SCHEMA ")\n"
 	    "  --help\n");
 }
@@ -824,9 +825,14 @@ static int run(int argc, char **argv)
 	drop_thresh = conf.drop >= 1 ? UINT64_MAX : (uint64_t)(conf.drop * 18446744073709551616.0);
 	/* Slots for a full queue of minimum-size frames (60 bytes), as a power of two. */
 	slots = rte_align64pow2(cap_bytes / 60 + 1);
-	if (conf.nb_mbufs == 0)
-		conf.nb_mbufs = (uint32_t)RTE_MIN(
-		    (uint64_t)nports * (slots + 1024 + 256 + conf.inject), (uint64_t)262144);
+	/* Each mbuf holds a whole 4 KiB-MTU frame (4.5 KiB), so the default pool is sized for
+	 * a full queue of 256-byte frames (queue-kb x 4), plus RX rings, bursts and injected
+	 * frames, per port; smaller frames may run the pool dry first (counted as rx_nombuf). */
+	if (conf.nb_mbufs == 0) {
+		uint64_t per_port = RTE_MIN(slots, (uint64_t)conf.queue_kb * 4) + 768 + conf.inject;
+
+		conf.nb_mbufs = (uint32_t)RTE_MIN(nports * per_port, (uint64_t)131072);
+	}
 	mp = rfw_pktmbuf_pool_create("cp_pool", conf.nb_mbufs, -1);
 	if (mp == NULL)
 		return 1;
