@@ -95,7 +95,8 @@ static void test_arp_reply(void)
 
 	memcpy(l2.dst, bcast, 6);
 	memcpy(l2.src, mac_b, 6);
-	b_send(buf, rfw_arp_build(buf, sizeof(buf), &l2, 1, mac_b, ip4_b, zero, ip4_a));
+	len = rfw_arp_build(buf, sizeof(buf), &l2, 1, mac_b, ip4_b, zero, ip4_a);
+	b_send(buf, len);
 	a_poll(rte_rdtsc());
 	len = b_recv(buf, sizeof(buf));
 	CHECK(len == RFW_ETH_MIN_FRAME, "ARP reply length %zu", len);
@@ -108,7 +109,8 @@ static void test_arp_reply(void)
 	      "protocol addresses");
 	CHECK(rfw_port_ctr(pa, RFW_PORT_CTR_arp_reply_sent) == 1, "arp_reply_sent");
 	/* A request for another address is not answered. */
-	b_send(buf, rfw_arp_build(buf, sizeof(buf), &l2, 1, mac_b, ip4_b, zero, 0x0a000063));
+	len = rfw_arp_build(buf, sizeof(buf), &l2, 1, mac_b, ip4_b, zero, 0x0a000063);
+	b_send(buf, len);
 	a_poll(rte_rdtsc());
 	CHECK(b_recv(buf, sizeof(buf)) == 0, "no reply for someone else's address");
 }
@@ -142,8 +144,9 @@ static void test_arp_resolve(void)
 	/* The peer answers; A learns. */
 	memcpy(l2.dst, pa->id.mac.addr_bytes, 6);
 	memcpy(l2.src, mac_b, 6);
-	b_send(buf, rfw_arp_build(buf, sizeof(buf), &l2, 2, mac_b, 0x0a000003,
-	                          pa->id.mac.addr_bytes, ip4_a));
+	len = rfw_arp_build(buf, sizeof(buf), &l2, 2, mac_b, 0x0a000003, pa->id.mac.addr_bytes,
+	                    ip4_a);
+	b_send(buf, len);
 	a_poll(now);
 	ret = rfw_port_resolve(pa->q[0], ip, now + 2, &mac);
 	CHECK(ret == 0, "resolved after the reply: %d", ret);
@@ -161,7 +164,8 @@ static void test_nd_na(void)
 	rfw_ip6_solicited_node(snm, ip6_a);
 	rfw_ip6_mcast_mac(l2.dst, snm);
 	memcpy(l2.src, mac_b, 6);
-	b_send(buf, rfw_nd_build_ns(buf, sizeof(buf), &l2, ip6_b, snm, ip6_a));
+	len = rfw_nd_build_ns(buf, sizeof(buf), &l2, ip6_b, snm, ip6_a);
+	b_send(buf, len);
 	a_poll(rte_rdtsc());
 	len = b_recv(buf, sizeof(buf));
 	CHECK(rfw_neigh_parse(buf, len, &m) == RFW_NEIGH_ERR_OK, "NA parses (checksum, hop limit)");
@@ -219,10 +223,12 @@ static void test_nd_resolve(void)
 	/* An unsolicited NA for an unknown address is ignored (RFC 4861 7.2.5). */
 	memcpy(l2.dst, pa->id.mac.addr_bytes, 6);
 	memcpy(l2.src, mac_b, 6);
-	b_send(buf, rfw_nd_build_na(buf, sizeof(buf), &l2, ip6_b, ip6_a, RFW_ND_NA_OVERRIDE));
+	len = rfw_nd_build_na(buf, sizeof(buf), &l2, ip6_b, ip6_a, RFW_ND_NA_OVERRIDE);
+	b_send(buf, len);
 	/* The solicited NA from the target. */
-	b_send(buf, rfw_nd_build_na(buf, sizeof(buf), &l2, ip6_c, ip6_a,
-	                            RFW_ND_NA_SOLICIT | RFW_ND_NA_OVERRIDE));
+	len = rfw_nd_build_na(buf, sizeof(buf), &l2, ip6_c, ip6_a,
+	                      RFW_ND_NA_SOLICIT | RFW_ND_NA_OVERRIDE);
+	b_send(buf, len);
 	a_poll(now);
 	ret = rfw_port_resolve(pa->q[0], ip6_c, now + 1, &mac);
 	CHECK(ret == 0 && memcmp(mac.addr_bytes, mac_b, 6) == 0, "resolved: %d", ret);

@@ -35,7 +35,7 @@ RTE_LOG_REGISTER_SUFFIX(cp_logtype, cp, NOTICE);
 #define CP_LOG(level, fmt, ...)                                                                    \
 	rte_log(RTE_LOG_##level, cp_logtype, "rocefw-cp: " fmt "\n", ##__VA_ARGS__)
 
-#define CP_MAX_PORTS 8
+#define CP_MAX_PORTS 8u
 #define CP_SCHEMA    "rocefw.cp.stats/1"
 #define CSV_SCHEMA   "rocefw.cp.queue/1"
 
@@ -81,6 +81,7 @@ struct cp_conf {
 	uint32_t inject;
 	uint32_t inject_len;
 	bool io_fwd;
+	bool touch;
 	bool json;
 	uint32_t nb_mbufs;
 };
@@ -166,6 +167,7 @@ static void usage(FILE *f)
 	    "                    (prime a loop, like testpmd --tx-first)   [0]  0..65536\n"
 	    "  --inject-len B    length of injected frames, bytes       [1024]  64..4200\n"
 	    "  --io-fwd          plain rx->tx forwarding, no queue/RED/rate (a bound)\n"
+	    "  --touch           with --io-fwd: also read each frame's IP header\n"
 	    "  --mbufs N         mbufs in the pool (4.5 KiB each)                 1024..1048576\n"
 	    "                    [ports x (queue-kb x 4 + 768 + inject), at most 131072]\n"
 	    "  --json            print the exit statistics as JSON (schema " CP_SCHEMA ")\n"
@@ -221,6 +223,7 @@ static int parse_args(int argc, char **argv)
 	    {"inject", required_argument, NULL, 'n'},
 	    {"inject-len", required_argument, NULL, 'l'},
 	    {"io-fwd", no_argument, NULL, 'f'},
+	    {"touch", no_argument, NULL, 'T'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"mbufs", required_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
@@ -283,6 +286,9 @@ static int parse_args(int argc, char **argv)
 			break;
 		case 'f':
 			conf.io_fwd = true;
+			break;
+		case 'T':
+			conf.touch = true;
 			break;
 		case 'j':
 			conf.json = true;
@@ -759,7 +765,20 @@ static void loop(void)
 			last_rx = now;
 			in->ctr[CP_CTR_rx_pkts] += n;
 			if (conf.io_fwd) {
-				uint16_t s = rte_eth_tx_burst(o->port_id, 0, pk, n);
+				uint16_t s;
+
+				/* --touch: read each frame's IP header (counting CE), the least
+				 * any forwarder that looks at packets must do. */
+				if (conf.touch)
+					for (uint16_t k = 0; k < n; k++) {
+						if (k + RFW_PREFETCH_AHEAD < n)
+							rte_prefetch0(rte_pktmbuf_mtod(
+							    pk[k + RFW_PREFETCH_AHEAD], void *));
+						in->ctr[CP_CTR_ce_in] +=
+						    frame_ecn(rte_pktmbuf_mtod(pk[k], uint8_t *),
+						              pk[k]->data_len) == RFW_ECN_CE;
+					}
+				s = rte_eth_tx_burst(o->port_id, 0, pk, n);
 
 				o->ctr[CP_CTR_forwarded] += s;
 				if (s < n)
