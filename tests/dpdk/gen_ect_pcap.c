@@ -5,6 +5,11 @@
  * frame, which is sent not-ECT (0 = never).
  *
  * usage: gen_ect_pcap OUT.pcap COUNT PAYLOAD_BYTES [NOT_ECT_EVERY]
+ *        gen_ect_pcap --bad-ib OUT.pcap
+ *
+ * --bad-ib writes four IPv4 frames whose ICRC is right but whose IB headers are not: TVer 1,
+ * reserved opcode 0x1f, an RDMA WRITE ONLY cut inside its RETH, PadCnt 3 with one payload
+ * byte. A receiver must count them malformed by reason (after the ICRC check passes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +20,50 @@
 #include "dataplane/frame.h"
 #include "transport/ib_hdr.h"
 
+static int bad_ib(const char *path)
+{
+	/* IB parts (BTH .. before the ICRC), written raw. */
+	static const uint8_t ib[4][24] = {
+	    {0x04, 0x01, 0xff, 0xff, 0, 0, 0, 0x11, 0x80, 0, 0, 2, 'a', 'b', 'c', 'd'},
+	    {0x1f, 0x00, 0xff, 0xff, 0, 0, 0, 0x11, 0x80, 0, 0, 2, 'a', 'b', 'c', 'd'},
+	    {0x0a, 0x00, 0xff, 0xff, 0, 0, 0, 0x11, 0x80, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0},
+	    {0x04, 0x30, 0xff, 0xff, 0, 0, 0, 0x11, 0x80, 0, 0, 2, 'a', 0, 0, 0},
+	};
+	static const size_t ib_len[4] = {16, 16, 20, 13};
+	uint8_t frame[256];
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *d = pcap_dump_open(dead, path);
+
+	if (d == NULL) {
+		fprintf(stderr, "gen_ect_pcap: %s\n", pcap_geterr(dead));
+		return 1;
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		struct rfw_frame_spec s = {
+		    .dst_mac = {0x02, 0, 0, 0, 0, 2},
+		    .src_mac = {0x02, 0, 0, 0, 0, 1},
+		    .ip_ver = 4,
+		    .tos = RFW_ECN_ECT0,
+		    .ttl = 64,
+		    .udp_sport = 0xc001,
+		};
+		struct pcap_pkthdr h = {0};
+		int off;
+
+		rfw_ip4_to_mapped(s.src_ip, 0xc0000201);
+		rfw_ip4_to_mapped(s.dst_ip, 0xc0000202);
+		off = rfw_frame_build_hdrs(frame, sizeof(frame), &s, ib_len[i]);
+		if (off < 0)
+			return 1;
+		memcpy(frame + off, ib[i], ib_len[i]);
+		h.caplen = h.len = (bpf_u_int32)rfw_frame_finalize(frame, &s, ib_len[i]);
+		pcap_dump((u_char *)d, &h, frame);
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t frame[8192];
@@ -22,6 +71,8 @@ int main(int argc, char **argv)
 	pcap_dumper_t *d;
 	pcap_t *dead;
 
+	if (argc == 3 && strcmp(argv[1], "--bad-ib") == 0)
+		return bad_ib(argv[2]);
 	if (argc < 4 || argc > 5) {
 		fprintf(stderr,
 		        "usage: gen_ect_pcap OUT.pcap COUNT PAYLOAD_BYTES [NOT_ECT_EVERY]\n");

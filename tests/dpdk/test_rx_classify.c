@@ -2,7 +2,8 @@
 /*
  * RX classification through librocefw with net_pcap ports: port 0 replays
  * tests/data/icrc/malformed.pcap (every frame must be counted as bad ICRC or malformed, by
- * reason, and none delivered), port 1 replays vectors.pcap (all ten delivered). The identity is
+ * reason, and none delivered), port 1 replays vectors.pcap (all ten delivered), and an optional
+ * port 2 replays gen_ect_pcap --bad-ib (good ICRCs, four IB header errors). The identity is
  * the vectors' destination (02:00:00:00:00:02, 192.0.2.2, 2001:db8::2), so the destination
  * filter is exercised too.
  *
@@ -68,7 +69,7 @@ int main(int argc, char **argv)
 	    .ip6 = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2},
 	};
 	struct rfw_port_conf conf = {.nb_mbufs = 1024};
-	struct rfw_port *bad, *good;
+	struct rfw_port *bad, *good, *badib = NULL;
 	bool hold = false;
 	int ret;
 
@@ -77,13 +78,17 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = ret + 1; i < argc; i++)
 		hold |= strcmp(argv[i], "--hold") == 0;
-	if (rte_eth_dev_count_avail() != 2) {
-		fprintf(stderr, "test_rx_classify: needs two net_pcap ports (--vdev), got %u\n",
+	if (rte_eth_dev_count_avail() < 2 || rte_eth_dev_count_avail() > 3) {
+		fprintf(stderr,
+		        "test_rx_classify: needs two or three net_pcap ports (--vdev), "
+		        "got %u\n",
 		        rte_eth_dev_count_avail());
 		return 1;
 	}
 	bad = rfw_port_setup(0, &conf, &id);
 	good = rfw_port_setup(1, &conf, &id);
+	if (rte_eth_dev_count_avail() == 3 && (badib = rfw_port_setup(2, &conf, &id)) == NULL)
+		bad = NULL;
 	if (bad == NULL || good == NULL) {
 		fprintf(stderr, "rfw_port_setup: %s\n", rte_strerror(rte_errno));
 		return 1;
@@ -107,6 +112,19 @@ int main(int argc, char **argv)
 	CHECK(rfw_port_ctr(good, RFW_PORT_CTR_rx_icrc_bad) == 0, "no ICRC failures");
 	CHECK(rfw_port_ctr(good, RFW_PORT_CTR_rx_malformed) == 0, "nothing malformed");
 	CHECK(rfw_port_ctr(good, RFW_PORT_CTR_rx_not_for_us) == 0, "all addressed to us");
+
+	if (badib != NULL) {
+		CHECK(drain(badib->q[0]) == 0, "no frame with a bad IB header delivered");
+		CHECK(rfw_port_ctr(badib, RFW_PORT_CTR_rx_icrc_bad) == 0, "their ICRCs are right");
+		CHECK(rfw_port_ctr(badib, RFW_PORT_CTR_rx_malformed) == 4, "4 malformed: %lu",
+		      (unsigned long)rfw_port_ctr(badib, RFW_PORT_CTR_rx_malformed));
+		CHECK(badib->q[0]->malformed_ib[RFW_IB_ERR_BAD_TVER] == 1, "bad_tver");
+		CHECK(badib->q[0]->malformed_ib[RFW_IB_ERR_RESERVED_OPCODE] == 1,
+		      "reserved_opcode");
+		CHECK(badib->q[0]->malformed_ib[RFW_IB_ERR_TRUNC_RETH] == 1, "truncated_reth");
+		CHECK(badib->q[0]->malformed_ib[RFW_IB_ERR_PAD_EXCEEDS_PAYLOAD] == 1, "padcnt");
+		rfw_port_close(badib);
+	}
 
 	if (hold) {
 		uint8_t ip[16];
