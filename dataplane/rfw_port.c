@@ -132,12 +132,25 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 		ec.rx_adv_conf.rss_conf.rss_hf =
 		    (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & di.flow_type_rss_offloads;
 	}
-	/* Some PMDs (memif, af_packet) report max_mtu below 4200 or refuse set_mtu; then the
-	 * port keeps what it can do and we say so (a path MTU of 4096 needs 4196 bytes). */
-	if (mtu > di.max_mtu) {
-		RFW_LOG(WARNING, "port %u (%s): MTU %u above the PMD's max %u: using %u",
-		        p->port_id, di.driver_name, mtu, di.max_mtu, di.max_mtu);
-		mtu = di.max_mtu;
+	/*
+	 * Some PMDs report less than 4200: memif's max_rx_pktlen is 1518 in 22.11 although with
+	 * bsize=8192 it carries 4 KiB frames. rte_eth_dev_configure() rejects an MTU above
+	 * max_rx_pktlen minus the L2 overhead, so the port keeps what the PMD admits and we say
+	 * so (a path MTU of 4096 needs 4196 bytes; whether bigger frames still pass is the PMD's
+	 * business: memif and net_ring do not enforce the MTU on RX).
+	 */
+	{
+		uint32_t overhead = (di.max_mtu != UINT16_MAX && di.max_rx_pktlen > di.max_mtu)
+		                        ? di.max_rx_pktlen - di.max_mtu
+		                        : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+		uint32_t lim = RTE_MIN((uint32_t)di.max_mtu, di.max_rx_pktlen - overhead);
+
+		if (mtu > lim) {
+			RFW_LOG(WARNING,
+			        "port %u (%s): MTU %u above what the PMD admits (%u): using %u",
+			        p->port_id, di.driver_name, mtu, lim, lim);
+			mtu = (uint16_t)lim;
+		}
 	}
 	ec.rxmode.mtu = mtu;
 	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &ec);

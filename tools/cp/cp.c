@@ -665,7 +665,9 @@ RTE_INIT(cp_telemetry_init)
 static int inject(struct rte_mempool *mp)
 {
 	for (unsigned i = 0; i < nports; i++) {
-		for (uint32_t k = 0; k < conf.inject; k++) {
+		uint32_t k;
+
+		for (k = 0; k < conf.inject; k++) {
 			struct rfw_frame_spec s = {
 			    .dst_mac = {0x02, 0, 0, 0, 0, 2},
 			    .src_mac = {0x02, 0, 0, 0, 0, 1},
@@ -705,6 +707,7 @@ static int inject(struct rte_mempool *mp)
 				break;
 			}
 		}
+		CP_LOG(NOTICE, "port %u: injected %u of %u frames", cps[i].port_id, k, conf.inject);
 	}
 	return 0;
 }
@@ -890,6 +893,11 @@ static int run(int argc, char **argv)
 		return 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* memif, tap and real NICs come up some time after start: wait (up to 10 s) so that
+	 * injected frames are not refused by a link that is still down. */
+	for (i = 0; i < nports; i++)
+		if (rfw_port_link_wait(rfw_port_get(cps[i].port_id), 10000) != 0)
+			CP_LOG(WARNING, "port %u: link still down", cps[i].port_id);
 	if (conf.inject && inject(mp) != 0) {
 		fprintf(stderr, "rocefw-cp: --inject: cannot build or send frames\n");
 		return 1;
