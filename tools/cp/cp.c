@@ -546,7 +546,7 @@ static void csv_sample(uint64_t now)
 	uint64_t t_ns = (uint64_t)((double)(now - t0) * 1e9 / (double)hz);
 
 	/* Rows live in memory; the (rare) flush when the buffer is full is the only write
-	 * on the forwarding lcore. With --duration-s the buffer holds the whole run. */
+	 * on the forwarding lcore. */
 	if (nrows + nports > maxrows)
 		csv_flush();
 	for (unsigned i = 0; i < nports; i++) {
@@ -578,8 +578,11 @@ static int csv_open(void)
 	        conf.rate_gbps, conf.queue_kb, conf.kmin_kb, conf.kmax_kb, conf.pmax, conf.wq_log2,
 	        conf.sample_us);
 	fprintf(csvf, "t_ns,port,queue_bytes,queue_pkts,marked,dropped\n");
+	/* The whole run if --duration-s makes it known and it fits 2^20 rows (40 MB). */
 	samples = conf.duration_s > 0 ? conf.duration_s * 1e6 / conf.sample_us + 2 : 1 << 20;
-	maxrows = (size_t)RTE_MIN(samples, (double)(1 << 22)) * nports;
+	maxrows = (size_t)RTE_MIN(samples * nports, (double)(1 << 20));
+	if (maxrows < nports)
+		maxrows = nports;
 	rows = calloc(maxrows, sizeof(*rows));
 	if (rows == NULL)
 		return -ENOMEM;
