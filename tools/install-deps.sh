@@ -11,6 +11,7 @@ pkgs=(
   libpcap-dev libisal-dev libcmocka-dev libjansson-dev zlib1g-dev
   tshark                                # the independent decoder the tests compare against
   clang-format
+  iproute2                              # tests/dpdk/linux_peer.py: netns + veth Linux peer
 )
 
 missing=()
