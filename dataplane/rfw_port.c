@@ -128,9 +128,15 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 		return -EINVAL;
 	}
 	if (p->nb_rxq > 1) {
-		ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		/* Spread flows by IP addresses and UDP ports (RoCEv2 varies the UDP source port
+		 * per QP for this). A PMD without RSS gets none, and says so. */
 		ec.rx_adv_conf.rss_conf.rss_hf =
 		    (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & di.flow_type_rss_offloads;
+		if (ec.rx_adv_conf.rss_conf.rss_hf != 0)
+			ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		else
+			RFW_LOG(WARNING, "port %u (%s): no RSS: queues above 0 receive nothing",
+			        p->port_id, di.driver_name);
 	}
 	/*
 	 * Some PMDs report less than 4200: memif's max_rx_pktlen is 1518 in 22.11 although with
