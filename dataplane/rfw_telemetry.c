@@ -120,6 +120,15 @@ static int tel_port_stats(const char *cmd __rte_unused, const char *params, stru
 	return 0;
 }
 
+static int tel_counters(const char *cmd __rte_unused, const char *params __rte_unused,
+                        struct rte_tel_data *d)
+{
+	rte_tel_data_start_dict(d);
+	for (unsigned c = 0; c < RFW_PORT_CTR__COUNT; c++)
+		rte_tel_data_add_dict_string(d, rfw_port_ctr_name(c), rfw_port_ctr_doc(c));
+	return 0;
+}
+
 static int tel_neigh(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
 	const struct rfw_port *p = port_arg(params);
@@ -165,6 +174,8 @@ RTE_INIT(rfw_telemetry_init)
 	    "Returns name, MAC, IPv4/IPv6, GID, MTU, link. Parameter: port id");
 	rte_telemetry_register_cmd("/rocefw/port/stats", tel_port_stats,
 	                           "Returns the rocefw counters of a port. Parameter: port id");
+	rte_telemetry_register_cmd("/rocefw/port/counters", tel_counters,
+	                           "Returns what each /rocefw/port/stats counter means");
 	rte_telemetry_register_cmd(
 	    "/rocefw/neigh", tel_neigh,
 	    "Returns the ARP/ND neighbour table of a port. Parameter: port id");

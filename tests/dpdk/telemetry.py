@@ -81,8 +81,12 @@ def test_port_layer(tmp):
                                       "/rocefw/port/stats", "/rocefw/neigh")),
               "all /rocefw/ commands registered")
         check("port id" in t.query("/help,/rocefw/port/stats")["/rocefw/port/stats"], "help text")
+        docs = t.query("/rocefw/port/counters")
+        check(docs.get("rx_icrc_bad", "").startswith("RoCEv2 frames dropped for a wrong ICRC"),
+              "/rocefw/port/counters documents the counters")
         st = t.query("/rocefw/port/stats,0")
         print("  /rocefw/port/stats,0:", {k: v for k, v in st.items() if v})
+        check(set(docs) <= set(st), "every documented counter is in the stats")
         check(st["schema"] == "rocefw.port.stats/1", "stats schema")
         check(st["rx_pkts"] == 8 and st["rx_icrc_bad"] == 7 and st["rx_malformed"] == 1,
               "port 0 counters: 8 received, 7 bad ICRC, 1 malformed")
