@@ -169,7 +169,7 @@ static void usage(FILE *f)
 	    "  --io-fwd          plain rx->tx forwarding, no queue/RED/rate (a bound)\n"
 	    "  --touch           with --io-fwd: also read each frame's IP header\n"
 	    "  --mbufs N         mbufs in the pool (4.5 KiB each)                 1024..1048576\n"
-	    "                    [ports x (queue-kb x 4 + 768 + inject), at most 131072]\n"
+	    "                    [ports x (queue-kb x 4 + 768 + inject), at most 65536]\n"
 	    "  --json            print the exit statistics as JSON (schema " CP_SCHEMA ")\n"
 	    "  --help\n");
 }
@@ -856,7 +856,7 @@ static int run(int argc, char **argv)
 	if (conf.nb_mbufs == 0) {
 		uint64_t per_port = RTE_MIN(slots, (uint64_t)conf.queue_kb * 4) + 768 + conf.inject;
 
-		conf.nb_mbufs = (uint32_t)RTE_MIN(nports * per_port, (uint64_t)131072);
+		conf.nb_mbufs = (uint32_t)RTE_MIN(nports * per_port, (uint64_t)65536);
 	}
 	mp = rfw_pktmbuf_pool_create("cp_pool", conf.nb_mbufs, -1);
 	if (mp == NULL)
