@@ -96,12 +96,12 @@ struct rfw_identity {
 
 /* Port configuration. Zero fields take the default named beside them. */
 struct rfw_port_conf {
-	uint16_t nb_rxq;          /* RX queues, default 1, range 1..RFW_MAX_QUEUES */
-	uint16_t nb_txq;          /* TX queues, default 1, range 1..RFW_MAX_QUEUES */
-	uint16_t nb_rxd;          /* RX descriptors per queue, default 1024 (adjusted to the PMD) */
-	uint16_t nb_txd;          /* TX descriptors per queue, default 1024 (adjusted to the PMD) */
-	uint16_t mtu;             /* IP MTU in bytes, default 4200; lowered to the PMD's max_mtu */
-	uint32_t nb_mbufs;        /* mbufs in the pool it creates, default 8192 */
+	uint16_t nb_rxq;   /* RX queues, default 1, range 1..RFW_MAX_QUEUES */
+	uint16_t nb_txq;   /* TX queues, default 1, range 1..RFW_MAX_QUEUES */
+	uint16_t nb_rxd;   /* RX descriptors per queue, default 1024 (adjusted to the PMD) */
+	uint16_t nb_txd;   /* TX descriptors per queue, default 1024 (adjusted to the PMD) */
+	uint16_t mtu;      /* IP MTU in bytes, default 4200; lowered to what the PMD admits */
+	uint32_t nb_mbufs; /* mbufs in the pool it creates, default 8192 */
 	struct rte_mempool *pool; /* use this pool instead of creating one */
 	bool promisc;             /* promiscuous mode (af_packet on a shared veth, a bridge port) */
 	bool no_rx_filter;        /* deliver RoCEv2 frames whatever their destination MAC / IP */
