@@ -52,7 +52,7 @@ def main():
         time.sleep(0.3)
         b = subprocess.Popen([CP] + EAL + ["-l", "1", f"--vdev=net_memif0,role=client,{memif}",
                                            f"--vdev=net_pcap0,rx_pcap={empty},tx_pcap={out}",
-                                           "--", "--idle-exit-ms", "1500"] + OPTS,
+                                           "--", "--idle-exit-ms", "2500"] + OPTS,
                              stdout=subprocess.PIPE, text=True)
         try:
             ra = json.loads(a.communicate(timeout=60)[0])
