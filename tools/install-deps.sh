@@ -8,9 +8,11 @@ pkgs=(
   build-essential meson ninja-build pkg-config
   clang llvm libclang-rt-14-dev         # libFuzzer and sanitizer runtimes for fuzz targets
   libdpdk-dev dpdk                      # ports, mempools, rings, telemetry
+  dpdk-dev                              # dpdk-telemetry.py, dpdk-testpmd (docs, by hand)
   libpcap-dev libisal-dev libcmocka-dev libjansson-dev zlib1g-dev
   tshark                                # the independent decoder the tests compare against
   clang-format
+  iproute2                              # tests/dpdk/linux_peer.py: netns + veth Linux peer
 )
 
 missing=()

@@ -1,0 +1,677 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* librocefw port layer: EAL, ports, RX classification, TX buffering, ARP / ND (rfw_port.h). */
+#include "dataplane/rfw_port.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_prefetch.h>
+
+#include "dataplane/neigh_wire.h"
+#include "dataplane/rfw_log.h"
+#include "dataplane/rfw_neigh.h"
+
+RTE_LOG_REGISTER_DEFAULT(rfw_logtype, NOTICE);
+
+static const char *const ctr_names[] = {
+#define RFW_PORT_CTR_NAME(name, doc) [RFW_PORT_CTR_##name] = #name,
+    RFW_FOREACH_PORT_CTR(RFW_PORT_CTR_NAME)
+#undef RFW_PORT_CTR_NAME
+};
+static const char *const ctr_docs[] = {
+#define RFW_PORT_CTR_DOC(name, doc) [RFW_PORT_CTR_##name] = doc,
+    RFW_FOREACH_PORT_CTR(RFW_PORT_CTR_DOC)
+#undef RFW_PORT_CTR_DOC
+};
+_Static_assert(RTE_DIM(ctr_names) == RFW_PORT_CTR__COUNT, "counter name table");
+_Static_assert(RFW_NEIGH_ERR__COUNT <= 32, "rfw_queue.neigh_bad is too small");
+
+const char *rfw_port_ctr_name(enum rfw_port_ctr c)
+{
+	return (unsigned)c < RFW_PORT_CTR__COUNT ? ctr_names[c] : "unknown";
+}
+
+const char *rfw_port_ctr_doc(enum rfw_port_ctr c)
+{
+	return (unsigned)c < RFW_PORT_CTR__COUNT ? ctr_docs[c] : "unknown";
+}
+
+/* Ports set up in this process, for rfw_port_get() and telemetry. */
+static struct rfw_port *ports[RTE_MAX_ETHPORTS];
+
+struct rfw_port *rfw_port_get(uint16_t port_id)
+{
+	return port_id < RTE_MAX_ETHPORTS ? ports[port_id] : NULL;
+}
+
+int rfw_eal_init(int argc, char **argv)
+{
+	int ret = rte_eal_init(argc, argv);
+
+	if (ret < 0) {
+		int err = rte_errno ? rte_errno : EINVAL;
+
+		fprintf(stderr,
+		        "rocefw: EAL init failed: %s\n"
+		        "  without hugepages use: --no-huge -m 512 --no-pci --no-shconf -l <core>\n"
+		        "  (--file-prefix=<name> instead of --no-shconf for telemetry; --in-memory "
+		        "is rejected with --no-huge)\n",
+		        rte_strerror(err));
+		return -err;
+	}
+	return ret;
+}
+
+struct rte_mempool *rfw_pktmbuf_pool_create(const char *name, unsigned n, int socket)
+{
+	/* A per-lcore cache as l2fwd's (256), kept below n / 1.5 as rte_mempool requires. */
+	unsigned cache = RTE_MIN(256u, n / 2);
+	struct rte_mempool *mp;
+
+	mp = rte_pktmbuf_pool_create(name, n, cache, 0, RFW_MBUF_DATA_ROOM,
+	                             socket < 0 ? (int)rte_socket_id() : socket);
+	if (mp == NULL)
+		RFW_LOG(ERR, "mempool %s (%u x %u B) failed: %s (more memory: EAL -m)", name, n,
+		        (unsigned)RFW_MBUF_DATA_ROOM, rte_strerror(rte_errno));
+	return mp;
+}
+
+static void port_free(struct rfw_port *p)
+{
+	for (unsigned i = 0; i < RFW_MAX_QUEUES; i++) {
+		if (p->q[i] != NULL)
+			rte_free(p->q[i]->txb);
+		rte_free(p->q[i]);
+	}
+	rfw_neigh_free(p->neigh);
+	if (p->own_pool)
+		rte_mempool_free(p->pool);
+	rte_free(p);
+}
+
+static int conf_check(const struct rfw_port_conf *c)
+{
+	if (c->nb_rxq > RFW_MAX_QUEUES || c->nb_txq > RFW_MAX_QUEUES)
+		return -EINVAL;
+	if (c->tx_drain_us > 100000)
+		return -EINVAL;
+	if (c->neigh_capacity != 0 && c->neigh_capacity < 8)
+		return -EINVAL;
+	return 0;
+}
+
+#define DEF(v, d) ((v) ? (v) : (d))
+
+static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
+{
+	struct rte_eth_conf ec = {0};
+	struct rte_eth_dev_info di;
+	uint16_t nb_rxd = DEF(c->nb_rxd, RFW_NB_DESC_DEFAULT);
+	uint16_t nb_txd = DEF(c->nb_txd, RFW_NB_DESC_DEFAULT);
+	uint16_t mtu = DEF(c->mtu, RFW_IP_MTU_DEFAULT);
+	int socket = rte_eth_dev_socket_id(p->port_id);
+	int ret;
+
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	ret = rte_eth_dev_info_get(p->port_id, &di);
+	if (ret != 0)
+		return ret;
+	if (p->nb_rxq > di.max_rx_queues || p->nb_txq > di.max_tx_queues) {
+		RFW_LOG(ERR, "port %u (%s): %u/%u queues asked, PMD allows %u/%u", p->port_id,
+		        di.driver_name, p->nb_rxq, p->nb_txq, di.max_rx_queues, di.max_tx_queues);
+		return -EINVAL;
+	}
+	if (p->nb_rxq > 1) {
+		/* Spread flows by IP addresses and UDP ports (RoCEv2 varies the UDP source port
+		 * per QP for this). A PMD without RSS gets none, and says so. */
+		ec.rx_adv_conf.rss_conf.rss_hf =
+		    (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & di.flow_type_rss_offloads;
+		if (ec.rx_adv_conf.rss_conf.rss_hf != 0)
+			ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		else
+			RFW_LOG(WARNING, "port %u (%s): no RSS: queues above 0 receive nothing",
+			        p->port_id, di.driver_name);
+	}
+	/*
+	 * Some PMDs report less than 4200: memif's max_rx_pktlen is 1518 in 22.11 although with
+	 * bsize=8192 it carries 4 KiB frames. rte_eth_dev_configure() rejects an MTU above
+	 * max_rx_pktlen minus the L2 overhead, so the port keeps what the PMD admits and we say
+	 * so (a path MTU of 4096 needs 4196 bytes; whether bigger frames still pass is the PMD's
+	 * business: memif and net_ring do not enforce the MTU on RX).
+	 */
+	{
+		uint32_t overhead = (di.max_mtu != UINT16_MAX && di.max_rx_pktlen > di.max_mtu)
+		                        ? di.max_rx_pktlen - di.max_mtu
+		                        : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+		uint32_t lim = RTE_MIN((uint32_t)di.max_mtu, di.max_rx_pktlen - overhead);
+
+		if (mtu > lim) {
+			RFW_LOG(WARNING,
+			        "port %u (%s): MTU %u above what the PMD admits (%u): using %u",
+			        p->port_id, di.driver_name, mtu, lim, lim);
+			mtu = (uint16_t)lim;
+		}
+	}
+	ec.rxmode.mtu = mtu;
+	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &ec);
+	if (ret != 0)
+		return ret;
+	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &nb_rxd, &nb_txd);
+	if (ret != 0)
+		return ret;
+	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		ret =
+		    rte_eth_rx_queue_setup(p->port_id, q, nb_rxd, (unsigned)socket, NULL, p->pool);
+		if (ret != 0)
+			return ret;
+	}
+	for (uint16_t q = 0; q < p->nb_txq; q++) {
+		ret = rte_eth_tx_queue_setup(p->port_id, q, nb_txd, (unsigned)socket, NULL);
+		if (ret != 0)
+			return ret;
+	}
+	ret = rte_eth_dev_set_mtu(p->port_id, mtu);
+	if (ret != 0 && ret != -ENOTSUP)
+		RFW_LOG(WARNING, "port %u: set MTU %u: %s", p->port_id, mtu, rte_strerror(-ret));
+	if (rte_eth_dev_get_mtu(p->port_id, &p->mtu) != 0)
+		p->mtu = mtu;
+	ret = rte_eth_dev_start(p->port_id);
+	if (ret != 0)
+		return ret;
+	if (c->promisc) {
+		ret = rte_eth_promiscuous_enable(p->port_id);
+		if (ret != 0)
+			RFW_LOG(WARNING, "port %u: promiscuous: %s", p->port_id,
+			        rte_strerror(-ret));
+	}
+	/* NS for our address go to its solicited-node multicast group (RFC 4861 7.2.2). */
+	ret = rte_eth_allmulticast_enable(p->port_id);
+	if (ret != 0 && ret != -ENOTSUP)
+		RFW_LOG(WARNING, "port %u: all-multicast: %s", p->port_id, rte_strerror(-ret));
+	return 0;
+}
+
+struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *conf,
+                                const struct rfw_identity *id)
+{
+	static const struct rfw_port_conf defaults;
+	const struct rfw_port_conf *c = conf ? conf : &defaults;
+	uint64_t hz = rte_get_tsc_hz();
+	struct rte_eth_link link;
+	struct rfw_port *p;
+	char name[RTE_MEMZONE_NAMESIZE];
+	int socket, ret;
+
+	if (!rte_eth_dev_is_valid_port(port_id)) {
+		rte_errno = ENODEV;
+		return NULL;
+	}
+	if (conf_check(c) != 0 || ports[port_id] != NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	socket = rte_eth_dev_socket_id(port_id);
+	if (socket < 0)
+		socket = (int)rte_socket_id();
+	p = rte_zmalloc_socket("rfw_port", sizeof(*p), RTE_CACHE_LINE_SIZE, socket);
+	if (p == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	p->port_id = port_id;
+	p->nb_rxq = DEF(c->nb_rxq, 1);
+	p->nb_txq = DEF(c->nb_txq, 1);
+	p->no_rx_filter = c->no_rx_filter;
+	if (rte_eth_dev_get_name_by_port(port_id, p->name) != 0)
+		snprintf(p->name, sizeof(p->name), "port%u", port_id);
+	if (id != NULL)
+		p->id = *id;
+	if (rte_is_zero_ether_addr(&p->id.mac) && rte_eth_macaddr_get(port_id, &p->id.mac) != 0) {
+		rte_errno = ENODEV;
+		goto fail;
+	}
+	/* RoCEv2 GID: the IPv4-mapped form of the IPv4 address (what rxe lists at index 1),
+	 * else the IPv6 address. */
+	if (p->id.has_ip4)
+		rfw_ip4_to_mapped(p->gid, p->id.ip4);
+	else if (p->id.has_ip6)
+		memcpy(p->gid, p->id.ip6, 16);
+
+	if (c->pool != NULL) {
+		p->pool = c->pool;
+	} else {
+		snprintf(name, sizeof(name), "rfw_pool_%u", port_id);
+		p->pool =
+		    rfw_pktmbuf_pool_create(name, DEF(c->nb_mbufs, RFW_NB_MBUF_DEFAULT), socket);
+		if (p->pool == NULL)
+			goto fail;
+		p->own_pool = true;
+	}
+	snprintf(name, sizeof(name), "rfw_neigh_%u", port_id);
+	p->neigh =
+	    rfw_neigh_create(name, DEF(c->neigh_capacity, 1024), socket,
+	                     hz / 1000 * DEF(c->neigh_reachable_ms, 30000),
+	                     hz / 1000 * DEF(c->neigh_retrans_ms, 1000),
+	                     hz / 1000 * DEF(c->neigh_gc_ms, 120000), DEF(c->neigh_max_probes, 3));
+	if (p->neigh == NULL)
+		goto fail;
+	for (uint16_t i = 0; i < RTE_MAX(p->nb_rxq, p->nb_txq); i++) {
+		struct rfw_queue *q =
+		    rte_zmalloc_socket("rfw_queue", sizeof(*q), RTE_CACHE_LINE_SIZE, socket);
+
+		if (q == NULL) {
+			rte_errno = ENOMEM;
+			goto fail;
+		}
+		p->q[i] = q;
+		q->port = p;
+		q->port_id = port_id;
+		q->qid = i;
+		q->drain_tsc = (hz + 1000000 - 1) / 1000000 * DEF(c->tx_drain_us, RFW_TX_DRAIN_US);
+		q->txb =
+		    rte_zmalloc_socket("rfw_txb", RTE_ETH_TX_BUFFER_SIZE(RFW_MAX_BURST), 0, socket);
+		if (q->txb == NULL) {
+			rte_errno = ENOMEM;
+			goto fail;
+		}
+		rte_eth_tx_buffer_init(q->txb, RFW_MAX_BURST);
+		rte_eth_tx_buffer_set_err_callback(q->txb, rte_eth_tx_buffer_count_callback,
+		                                   &q->ctr[RFW_PORT_CTR_tx_dropped]);
+	}
+	ret = port_configure(p, c);
+	if (ret != 0) {
+		RFW_LOG(ERR, "port %u (%s): setup failed: %s", port_id, p->name,
+		        rte_strerror(-ret));
+		rte_errno = -ret;
+		goto fail;
+	}
+	ports[port_id] = p;
+	if (rte_eth_link_get_nowait(port_id, &link) == 0)
+		RFW_LOG(INFO, "port %u (%s): link %s, %u Mb/s, MTU %u", port_id, p->name,
+		        link.link_status ? "up" : "down", link.link_speed, p->mtu);
+	return p;
+fail:
+	port_free(p);
+	return NULL;
+}
+
+void rfw_port_close(struct rfw_port *p)
+{
+	if (p == NULL)
+		return;
+	for (unsigned i = 0; i < p->nb_txq; i++)
+		if (p->q[i] != NULL)
+			rfw_tx_flush(p->q[i], rte_rdtsc());
+	rte_eth_dev_stop(p->port_id);
+	rte_eth_dev_close(p->port_id);
+	ports[p->port_id] = NULL;
+	port_free(p);
+}
+
+int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms)
+{
+	struct rte_eth_link link;
+
+	for (unsigned t = 0;; t += 10) {
+		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 && link.link_status)
+			return 0;
+		if (t >= timeout_ms)
+			return -ETIMEDOUT;
+		rte_delay_ms(10);
+	}
+}
+
+uint64_t rfw_port_ctr(const struct rfw_port *p, enum rfw_port_ctr c)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < RFW_MAX_QUEUES; i++)
+		if (p->q[i] != NULL)
+			sum += p->q[i]->ctr[c];
+	return sum;
+}
+
+/* ---- ARP / ND ---- */
+
+/* A control frame from the port's pool, copied from @buf, into the TX buffer. */
+static void send_ctl(struct rfw_queue *q, const uint8_t *buf, size_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(q->port->pool);
+	char *d;
+
+	if (unlikely(m == NULL)) {
+		q->ctr[RFW_PORT_CTR_tx_alloc_failed]++;
+		return;
+	}
+	d = rte_pktmbuf_append(m, (uint16_t)len);
+	if (unlikely(d == NULL)) {
+		rte_pktmbuf_free(m);
+		q->ctr[RFW_PORT_CTR_tx_alloc_failed]++;
+		return;
+	}
+	memcpy(d, buf, len);
+	rfw_tx_one(q, m);
+}
+
+static void l2_reply(struct rfw_l2 *out, const struct rfw_l2 *in, const struct rfw_port *p)
+{
+	*out = *in; /* same VLAN tags as the request */
+	memcpy(out->dst, in->src, 6);
+	memcpy(out->src, p->id.mac.addr_bytes, 6);
+}
+
+static void l2_new(struct rfw_l2 *out, const struct rfw_port *p, const uint8_t dst[6])
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->dst, dst, 6);
+	memcpy(out->src, p->id.mac.addr_bytes, 6);
+}
+
+static bool is_our_ip(const struct rfw_port *p, const uint8_t ip[16])
+{
+	if (rfw_ip_is_mapped4(ip))
+		return p->id.has_ip4 && rfw_get_be32(ip + 12) == p->id.ip4;
+	return p->id.has_ip6 && memcmp(ip, p->id.ip6, 16) == 0;
+}
+
+/* Send one probe for @e: broadcast ARP / solicited-node NS, or unicast when @unicast. */
+static void send_probe(struct rfw_queue *q, struct rfw_neigh_entry *e, bool unicast,
+                       uint64_t now_tsc)
+{
+	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	static const uint8_t zero[6];
+	const struct rfw_port *p = q->port;
+	uint8_t buf[RFW_NEIGH_FRAME_MAX];
+	struct rfw_l2 l2;
+	size_t len;
+
+	if (rfw_ip_is_mapped4(e->ip)) {
+		l2_new(&l2, p, unicast ? e->mac.addr_bytes : bcast);
+		len = rfw_arp_build(buf, sizeof(buf), &l2, 1, p->id.mac.addr_bytes, p->id.ip4, zero,
+		                    rfw_get_be32(e->ip + 12));
+		q->ctr[RFW_PORT_CTR_arp_request_sent]++;
+	} else {
+		uint8_t dst[16], mac[6];
+
+		if (unicast) {
+			memcpy(dst, e->ip, 16);
+			memcpy(mac, e->mac.addr_bytes, 6);
+		} else {
+			rfw_ip6_solicited_node(dst, e->ip);
+			rfw_ip6_mcast_mac(mac, dst);
+		}
+		l2_new(&l2, p, mac);
+		len = rfw_nd_build_ns(buf, sizeof(buf), &l2, p->id.ip6, dst, e->ip);
+		q->ctr[RFW_PORT_CTR_nd_ns_sent]++;
+	}
+	send_ctl(q, buf, len);
+	e->probes++;
+	e->probe_tsc = now_tsc;
+}
+
+int rfw_port_resolve(struct rfw_queue *q, const uint8_t ip[16], uint64_t now_tsc,
+                     struct rte_ether_addr *mac)
+{
+	struct rfw_neigh *n = q->port->neigh;
+	struct rfw_neigh_entry *e;
+
+	if (rfw_ip_is_mapped4(ip) ? !q->port->id.has_ip4 : !q->port->id.has_ip6)
+		return -EAFNOSUPPORT;
+	e = rfw_neigh_find(n, ip);
+	if (likely(e != NULL && e->state == RFW_NEIGH_REACHABLE)) {
+		if (likely(now_tsc - e->confirmed_tsc < n->reachable_tsc)) {
+			*mac = e->mac;
+			return 0;
+		}
+		e->state = RFW_NEIGH_STALE;
+		e->probes = 0;
+		e->probe_tsc = 0;
+	}
+	if (e == NULL) {
+		e = rfw_neigh_get(n, ip);
+		if (e == NULL) {
+			q->ctr[RFW_PORT_CTR_neigh_table_full]++;
+			return -ENOSPC;
+		}
+		send_probe(q, e, false, now_tsc);
+		return -EAGAIN;
+	}
+	if (e->state == RFW_NEIGH_STALE) {
+		/* Still usable; confirm it with unicast probes (RFC 4861 7.3.3 PROBE), then
+		 * fall back to broadcast resolution once they are exhausted. */
+		if (now_tsc - e->probe_tsc >= n->retrans_tsc) {
+			if (e->probes >= n->max_probes) {
+				e->state = RFW_NEIGH_INCOMPLETE;
+				e->probes = 0;
+				send_probe(q, e, false, now_tsc);
+				return -EAGAIN;
+			}
+			send_probe(q, e, true, now_tsc);
+		}
+		*mac = e->mac;
+		return 0;
+	}
+	/* INCOMPLETE */
+	if (now_tsc - e->probe_tsc < n->retrans_tsc)
+		return -EAGAIN;
+	if (e->probes >= n->max_probes) {
+		rfw_neigh_delete(n, ip);
+		q->ctr[RFW_PORT_CTR_neigh_resolve_failed]++;
+		return -EHOSTUNREACH;
+	}
+	send_probe(q, e, false, now_tsc);
+	return -EAGAIN;
+}
+
+void rfw_port_neigh_age(struct rfw_port *p, uint64_t now_tsc)
+{
+	struct rfw_neigh *n = p->neigh;
+
+	for (uint32_t i = 0; i < n->capacity; i++) {
+		struct rfw_neigh_entry *e = &n->e[i];
+
+		if (e->state == RFW_NEIGH_REACHABLE || e->state == RFW_NEIGH_STALE) {
+			if (now_tsc - e->confirmed_tsc >= n->gc_tsc) {
+				uint8_t ip[16];
+
+				memcpy(ip, e->ip, 16);
+				rfw_neigh_delete(n, ip);
+			}
+		}
+	}
+}
+
+/*
+ * Learn from a message about its sender. RFC 826's merge rule: update an existing entry;
+ * create one only when the message is addressed to us. A reply / solicited NA confirms
+ * reachability (REACHABLE); otherwise the address is only learnt (STALE, RFC 4861 7.2.3).
+ */
+static void neigh_learn(struct rfw_queue *q, const uint8_t ip[16], const uint8_t mac[6],
+                        bool for_us, bool confirm, uint64_t now_tsc)
+{
+	struct rfw_neigh *n = q->port->neigh;
+	struct rfw_neigh_entry *e = rfw_neigh_find(n, ip);
+
+	if (e == NULL) {
+		if (!for_us)
+			return;
+		e = rfw_neigh_get(n, ip);
+		if (e == NULL) {
+			q->ctr[RFW_PORT_CTR_neigh_table_full]++;
+			return;
+		}
+	}
+	/* An unconfirmed learn never downgrades a REACHABLE entry with the same address. */
+	if (!confirm && e->state == RFW_NEIGH_REACHABLE && memcmp(e->mac.addr_bytes, mac, 6) == 0)
+		return;
+	rfw_neigh_set(e, mac, confirm, now_tsc);
+	q->ctr[RFW_PORT_CTR_neigh_learned]++;
+}
+
+static void neigh_input(struct rfw_queue *q, const uint8_t *buf, size_t len, bool is_arp,
+                        uint64_t now_tsc)
+{
+	const struct rfw_port *p = q->port;
+	struct rfw_neigh_msg m;
+	enum rfw_neigh_err err;
+	uint8_t out[RFW_NEIGH_FRAME_MAX];
+	struct rfw_l2 l2;
+	bool for_us;
+
+	q->ctr[is_arp ? RFW_PORT_CTR_rx_arp : RFW_PORT_CTR_rx_nd]++;
+	err = rfw_neigh_parse(buf, len, &m);
+	if (err != RFW_NEIGH_ERR_OK) {
+		q->ctr[RFW_PORT_CTR_rx_neigh_bad]++;
+		q->neigh_bad[err]++;
+		return;
+	}
+	for_us = is_our_ip(p, m.target);
+	switch (m.kind) {
+	case RFW_NEIGH_ARP_REQUEST:
+	case RFW_NEIGH_ARP_REPLY:
+		if (!p->id.has_ip4)
+			return;
+		/* A sender claiming our own address (or 0.0.0.0, an ARP probe) is not learnt. */
+		if (!is_our_ip(p, m.src_ip) && rfw_get_be32(m.src_ip + 12) != 0)
+			neigh_learn(q, m.src_ip, m.lla, for_us,
+			            m.kind == RFW_NEIGH_ARP_REPLY && for_us, now_tsc);
+		if (m.kind == RFW_NEIGH_ARP_REQUEST && for_us) {
+			l2_reply(&l2, &m.l2, p);
+			len = rfw_arp_build(out, sizeof(out), &l2, 2, p->id.mac.addr_bytes,
+			                    p->id.ip4, m.lla, rfw_get_be32(m.src_ip + 12));
+			send_ctl(q, out, len);
+			q->ctr[RFW_PORT_CTR_arp_reply_sent]++;
+		}
+		return;
+	case RFW_NEIGH_NS:
+		if (!p->id.has_ip6 || !for_us)
+			return;
+		l2_reply(&l2, &m.l2, p);
+		if (rfw_ip6_is_unspecified(m.src_ip)) {
+			/* DAD probe for our address: answer to all-nodes (RFC 4861 7.2.4). */
+			static const uint8_t all_nodes[16] = {0xff, 2, 0, 0, 0, 0, 0, 0,
+			                                      0,    0, 0, 0, 0, 0, 0, 1};
+
+			rfw_ip6_mcast_mac(l2.dst, all_nodes);
+			len = rfw_nd_build_na(out, sizeof(out), &l2, p->id.ip6, all_nodes,
+			                      RFW_ND_NA_OVERRIDE);
+		} else {
+			if (m.has_lla) {
+				neigh_learn(q, m.src_ip, m.lla, true, false, now_tsc);
+				memcpy(l2.dst, m.lla, 6);
+			}
+			len = rfw_nd_build_na(out, sizeof(out), &l2, p->id.ip6, m.src_ip,
+			                      RFW_ND_NA_SOLICIT | RFW_ND_NA_OVERRIDE);
+		}
+		send_ctl(q, out, len);
+		q->ctr[RFW_PORT_CTR_nd_na_sent]++;
+		return;
+	case RFW_NEIGH_NA:
+		/* RFC 4861 7.2.5: an NA for an address with no entry is ignored. */
+		if (p->id.has_ip6 && m.has_lla && rfw_neigh_find(p->neigh, m.target) != NULL)
+			neigh_learn(q, m.target, m.lla, false, m.na_flags & RFW_ND_NA_SOLICIT,
+			            now_tsc);
+		return;
+	}
+}
+
+/* ---- RX ---- */
+
+static inline bool mac_for_us(const struct rfw_port *p, const uint8_t *dst)
+{
+	/* Unicast to us, or any group address (multicast RoCEv2 is UD's business). */
+	return (dst[0] & 1) || memcmp(dst, p->id.mac.addr_bytes, 6) == 0;
+}
+
+/* Classify one frame. Returns true if it is a RoCEv2 frame for the caller. */
+static inline bool classify(struct rfw_queue *q, struct rte_mbuf *m, struct rfw_rx_view *rv,
+                            uint64_t now_tsc)
+{
+	const struct rfw_port *p = q->port;
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	struct rfw_frame_view *v = &rv->f;
+	enum rfw_frame_err err;
+	enum rfw_ib_err ierr;
+
+	q->ctr[RFW_PORT_CTR_rx_bytes] += m->pkt_len;
+	if (unlikely(m->nb_segs != 1)) {
+		q->ctr[RFW_PORT_CTR_rx_multiseg]++;
+		return false;
+	}
+	err = rfw_frame_parse_eth(d, m->data_len, v);
+	if (unlikely(err != RFW_FRAME_ERR_OK)) {
+		/* Frame-layer errors on frames that are not RoCEv2 (a truncated TCP segment)
+		 * are malformed all the same: nobody else on this port will take them. */
+		q->ctr[RFW_PORT_CTR_rx_malformed]++;
+		q->malformed_frame[err]++;
+		return false;
+	}
+	if (unlikely(v->kind != RFW_FRAME_ROCEV2)) {
+		if (v->kind == RFW_FRAME_NOT_IP) {
+			if (v->ethertype == RFW_ETHERTYPE_ARP)
+				neigh_input(q, d, m->data_len, true, now_tsc);
+			else
+				q->ctr[RFW_PORT_CTR_rx_other]++;
+		} else if (v->ip_ver == 6 && v->ip_proto == RFW_IPPROTO_ICMPV6 &&
+		           v->l4_off + 1u <= m->data_len &&
+		           (d[v->l4_off] == RFW_ICMP6_NS || d[v->l4_off] == RFW_ICMP6_NA)) {
+			neigh_input(q, d, m->data_len, false, now_tsc);
+		} else {
+			q->ctr[RFW_PORT_CTR_rx_not_rocev2]++;
+		}
+		return false;
+	}
+	if (!p->no_rx_filter && (!mac_for_us(p, d) || !is_our_ip(p, v->dst_ip))) {
+		q->ctr[RFW_PORT_CTR_rx_not_for_us]++;
+		return false;
+	}
+	/* The ICRC needs IP + UDP + BTH; shorter is malformed, not a CRC mismatch. */
+	if (unlikely(v->ib_len < RFW_BTH_LEN)) {
+		q->ctr[RFW_PORT_CTR_rx_malformed]++;
+		q->malformed_ib[RFW_IB_ERR_TRUNC_BTH]++;
+		return false;
+	}
+	if (unlikely(!rfw_frame_icrc_ok(d, v))) {
+		q->ctr[RFW_PORT_CTR_rx_icrc_bad]++;
+		return false;
+	}
+	ierr = rfw_ib_parse(d + v->ib_off, v->ib_len, &rv->ib);
+	if (unlikely(ierr != RFW_IB_ERR_OK)) {
+		q->ctr[RFW_PORT_CTR_rx_malformed]++;
+		q->malformed_ib[ierr]++;
+		return false;
+	}
+	return true;
+}
+
+uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **pkts,
+                      struct rfw_rx_view *views, uint16_t max)
+{
+	struct rte_mbuf *in[RFW_MAX_BURST];
+	uint16_t n, i, out = 0;
+
+	n = rte_eth_rx_burst(q->port_id, q->qid, in, RTE_MIN(max, (uint16_t)RFW_MAX_BURST));
+	if (n == 0)
+		return 0;
+	q->ctr[RFW_PORT_CTR_rx_pkts] += n;
+	/* As l3fwd: prefetch the first few, then one ahead while working on each. */
+	for (i = 0; i < RFW_PREFETCH_AHEAD && i < n; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(in[i], void *));
+	for (i = 0; i < n; i++) {
+		if (i + RFW_PREFETCH_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(in[i + RFW_PREFETCH_AHEAD], void *));
+		if (classify(q, in[i], &views[out], now_tsc)) {
+			pkts[out++] = in[i];
+		} else {
+			rte_pktmbuf_free(in[i]);
+		}
+	}
+	q->ctr[RFW_PORT_CTR_rx_rocev2] += out;
+	return out;
+}

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * librocefw port layer: EAL start-up, one DPDK port of any PMD set up for RoCEv2 with 4096-byte
+ * path MTU frames, per-queue RX/TX burst helpers (l2fwd style: TX buffered and flushed on a TSC
+ * deadline), RX classification with dataplane/frame.h (parse, ICRC, BTH), the local identity
+ * (MAC, IPv4, IPv6, GID) and ARP / IPv6 neighbour discovery so a Linux peer on the same L2
+ * segment can reach us. See docs/dataplane.md.
+ *
+ * Threading: a struct rfw_queue belongs to one lcore (its RX and TX queue and its counters).
+ * ARP/ND is answered by whichever queue receives it, and the neighbour table has a single
+ * writer: poll queue 0 of a port for ARP/ND (the default when a port has one queue, and where
+ * RSS puts non-IP frames). Telemetry reads counters from its own thread; they are 64-bit words
+ * written by one lcore, so a read is never torn, only slightly stale.
+ */
+#ifndef RFW_DATAPLANE_RFW_PORT_H
+#define RFW_DATAPLANE_RFW_PORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/frame.h"
+#include "transport/ib_hdr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RFW_MAX_BURST      32  /* packets per rx_burst / tx flush, as l2fwd's MAX_PKT_BURST */
+#define RFW_PREFETCH_AHEAD 3   /* prefetch this many packets ahead while classifying */
+#define RFW_MAX_QUEUES     8   /* queue pairs per port */
+#define RFW_TX_DRAIN_US    100 /* default TX buffer flush deadline (l2fwd BURST_TX_DRAIN_US) */
+#define RFW_PATH_MTU_MAX   4096
+/*
+ * Largest frame: 4096-byte payload, BTH + RETH or AtomicETH (12 + 28), ICRC, UDP, IPv6, two
+ * VLAN tags, Ethernet: 4096 + 40 + 4 + 8 + 40 + 8 + 14 = 4210, rounded up with spare room.
+ */
+#define RFW_FRAME_MAX      4352
+#define RFW_MBUF_DATA_ROOM (RTE_PKTMBUF_HEADROOM + RFW_FRAME_MAX)
+/* IP MTU that carries the largest RoCEv2 packet of a 4096-byte path MTU (IPv6: 4196). */
+#define RFW_IP_MTU_DEFAULT  4200
+#define RFW_NB_MBUF_DEFAULT 8192
+#define RFW_NB_DESC_DEFAULT 1024
+
+/*
+ * Per-queue counters: name (telemetry key), meaning. Per port they are the sum over queues.
+ * Extend here only: the enum, the names and the telemetry output follow.
+ */
+#define RFW_FOREACH_PORT_CTR(X)                                                                    \
+	X(rx_pkts, "frames received from the PMD")                                                 \
+	X(rx_bytes, "bytes received (frame length without FCS)")                                   \
+	X(rx_rocev2, "RoCEv2 frames for us with a good ICRC and BTH, handed to the caller")        \
+	X(rx_icrc_bad, "RoCEv2 frames dropped for a wrong ICRC")                                   \
+	X(rx_malformed, "frames dropped as malformed (see malformed_by_reason)")                   \
+	X(rx_multiseg, "frames dropped because they span several mbufs (larger than the pool)")    \
+	X(rx_not_for_us, "RoCEv2 frames dropped: destination MAC or IP not ours")                  \
+	X(rx_not_rocev2, "IP frames that are not RoCEv2 and not neighbour discovery: dropped")     \
+	X(rx_other, "non-IP frames other than ARP: dropped")                                       \
+	X(rx_arp, "ARP frames received")                                                           \
+	X(rx_nd, "IPv6 neighbour solicitations and advertisements received")                       \
+	X(rx_neigh_bad, "ARP / ND frames dropped as invalid (RFC 826, RFC 4861 7.1)")              \
+	X(arp_reply_sent, "ARP replies sent for our IPv4 address")                                 \
+	X(arp_request_sent, "ARP requests sent to resolve a peer")                                 \
+	X(nd_na_sent, "neighbour advertisements sent for our IPv6 address")                        \
+	X(nd_ns_sent, "neighbour solicitations sent to resolve a peer")                            \
+	X(neigh_learned, "neighbour entries created or updated from received ARP/ND")              \
+	X(neigh_resolve_failed, "resolutions abandoned after the last unanswered probe")           \
+	X(neigh_table_full, "neighbours not recorded because the table was full")                  \
+	X(tx_pkts, "frames handed to the PMD and accepted")                                        \
+	X(tx_dropped, "frames the PMD did not accept at flush (freed)")                            \
+	X(tx_alloc_failed, "control frames (ARP/ND) not sent: mempool empty")
+
+enum rfw_port_ctr {
+#define RFW_PORT_CTR_ENUM(name, doc) RFW_PORT_CTR_##name,
+	RFW_FOREACH_PORT_CTR(RFW_PORT_CTR_ENUM)
+#undef RFW_PORT_CTR_ENUM
+	    RFW_PORT_CTR__COUNT
+};
+
+const char *rfw_port_ctr_name(enum rfw_port_ctr c);
+const char *rfw_port_ctr_doc(enum rfw_port_ctr c);
+
+/* Local identity. IPv4 addresses in host byte order. */
+struct rfw_identity {
+	struct rte_ether_addr mac; /* all zero: use the port's own MAC */
+	bool has_ip4;
+	uint32_t ip4;
+	bool has_ip6;
+	uint8_t ip6[16];
+};
+
+/* Port configuration. Zero fields take the default named beside them. */
+struct rfw_port_conf {
+	uint16_t nb_rxq;   /* RX queues, default 1, range 1..RFW_MAX_QUEUES */
+	uint16_t nb_txq;   /* TX queues, default 1, range 1..RFW_MAX_QUEUES */
+	uint16_t nb_rxd;   /* RX descriptors per queue, default 1024 (adjusted to the PMD) */
+	uint16_t nb_txd;   /* TX descriptors per queue, default 1024 (adjusted to the PMD) */
+	uint16_t mtu;      /* IP MTU in bytes, default 4200; lowered to what the PMD admits */
+	uint32_t nb_mbufs; /* mbufs in the pool it creates, default 8192 */
+	struct rte_mempool *pool; /* use this pool instead of creating one */
+	bool promisc;             /* promiscuous mode (af_packet on a shared veth, a bridge port) */
+	bool no_rx_filter;        /* deliver RoCEv2 frames whatever their destination MAC / IP */
+	uint32_t tx_drain_us;     /* TX buffer flush deadline, default 100 us, range 1..100000 */
+	/* Neighbour table: capacity (default 1024), REACHABLE lifetime in ms (default 30000,
+	 * RFC 4861 REACHABLE_TIME), probe interval in ms (default 1000, RFC 4861 RETRANS_TIMER),
+	 * probes before giving up (default 3, RFC 4861 MAX_MULTICAST_SOLICIT), lifetime of an
+	 * entry not confirmed, in ms (default 120000). */
+	uint32_t neigh_capacity;
+	uint32_t neigh_reachable_ms;
+	uint32_t neigh_retrans_ms;
+	uint32_t neigh_max_probes;
+	uint32_t neigh_gc_ms;
+};
+
+struct rfw_port;
+struct rfw_neigh;
+
+/* One RX/TX queue pair and its counters, owned by one lcore. */
+struct rfw_queue {
+	struct rfw_port *port;
+	uint16_t port_id;
+	uint16_t qid;
+	uint64_t drain_tsc; /* TX flush deadline, in TSC cycles */
+	uint64_t last_flush_tsc;
+	struct rte_eth_dev_tx_buffer *txb;
+	uint64_t ctr[RFW_PORT_CTR__COUNT];
+	uint64_t malformed_frame[RFW_FRAME_ERR__COUNT];
+	uint64_t malformed_ib[RFW_IB_ERR__COUNT];
+	uint64_t neigh_bad[32]; /* by enum rfw_neigh_err */
+} __rte_cache_aligned;
+
+struct rfw_port {
+	uint16_t port_id;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	struct rfw_identity id;
+	uint8_t gid[16]; /* RoCEv2 GID: IPv4-mapped (::ffff:a.b.c.d) if IPv4, else the IPv6 */
+	struct rte_mempool *pool;
+	bool own_pool;
+	bool no_rx_filter;
+	uint16_t nb_rxq, nb_txq;
+	uint16_t mtu;
+	struct rfw_neigh *neigh;
+	struct rfw_queue *q[RFW_MAX_QUEUES];
+};
+
+/* RoCEv2 frames handed out by rfw_rx_burst(): the parsed frame and IB headers (pointing into
+ * the mbuf's data). */
+struct rfw_rx_view {
+	struct rfw_frame_view f;
+	struct rfw_ib_pkt ib;
+};
+
+/*
+ * rte_eal_init() with a message that names the flags this machine needs when it fails
+ * (`--no-huge -m 512 --no-pci --no-shconf -l N`, `--file-prefix=P` instead of --no-shconf when
+ * telemetry is wanted). Returns the number of arguments EAL consumed, or -errno.
+ */
+int rfw_eal_init(int argc, char **argv);
+
+/* A packet mbuf pool whose mbufs hold a whole RFW_FRAME_MAX frame in one segment. NULL and
+ * rte_errno on failure (ENOMEM: give EAL more memory with -m). */
+struct rte_mempool *rfw_pktmbuf_pool_create(const char *name, unsigned n, int socket);
+
+/*
+ * Configure and start @port_id: queues, pool, MTU, promiscuous / all-multicast (so that
+ * solicited-node multicast NS reach us), link status logged. Registers the port for telemetry.
+ * Returns the port or NULL with rte_errno set (EINVAL bad conf, ENODEV no such port,
+ * ENOMEM, or the PMD's error).
+ */
+struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *conf,
+                                const struct rfw_identity *id);
+/* Stop, close and free a port set up by rfw_port_setup (flushes TX buffers first). */
+void rfw_port_close(struct rfw_port *p);
+/* The port registered for @port_id, or NULL. */
+struct rfw_port *rfw_port_get(uint16_t port_id);
+/* Wait up to @timeout_ms for link up; 0 when up, -ETIMEDOUT otherwise. */
+int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms);
+/* Sum of a counter over a port's queues. */
+uint64_t rfw_port_ctr(const struct rfw_port *p, enum rfw_port_ctr c);
+
+/*
+ * Receive up to @max (<= RFW_MAX_BURST) frames from queue @q, classify them and return the
+ * RoCEv2 ones for us with a good ICRC and a parseable BTH in @pkts / @views. ARP and ND are
+ * answered and learnt from here (replies go to this queue's TX buffer); every other frame is
+ * counted and freed. Never allocates except replies from the port's pool.
+ */
+uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **pkts,
+                      struct rfw_rx_view *views, uint16_t max);
+
+/* Buffer one frame for transmission on @q; sent when the buffer fills or at the deadline. */
+static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
+{
+	q->ctr[RFW_PORT_CTR_tx_pkts] += rte_eth_tx_buffer(q->port_id, q->qid, q->txb, m);
+}
+
+/* Send whatever is buffered now. */
+static inline void rfw_tx_flush(struct rfw_queue *q, uint64_t now_tsc)
+{
+	q->ctr[RFW_PORT_CTR_tx_pkts] += rte_eth_tx_buffer_flush(q->port_id, q->qid, q->txb);
+	q->last_flush_tsc = now_tsc;
+}
+
+/* Flush if the drain deadline has passed (call once per poll iteration). */
+static inline void rfw_tx_flush_if_due(struct rfw_queue *q, uint64_t now_tsc)
+{
+	if (now_tsc - q->last_flush_tsc >= q->drain_tsc)
+		rfw_tx_flush(q, now_tsc);
+}
+
+/*
+ * Resolve @ip (16 bytes; IPv4 in mapped form) to a MAC for transmission on @q's port (RFC 826
+ * and RFC 4861 7.2, simplified: INCOMPLETE -> REACHABLE -> STALE). Returns 0 and fills @mac
+ * when known (a STALE entry also triggers a unicast re-probe per probe interval); -EAGAIN
+ * while a request/solicitation is outstanding (sent from here, one per probe interval);
+ * -EHOSTUNREACH once the probes are exhausted (the entry is removed: a later call starts
+ * again); -ENOSPC if the table is full; -EAFNOSUPPORT if the port has no address of @ip's
+ * family. Call from the lcore that owns queue 0.
+ */
+int rfw_port_resolve(struct rfw_queue *q, const uint8_t ip[16], uint64_t now_tsc,
+                     struct rte_ether_addr *mac);
+
+/* Remove neighbour entries not confirmed for neigh_gc_ms. Call now and then (every ~100 ms). */
+void rfw_port_neigh_age(struct rfw_port *p, uint64_t now_tsc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
