@@ -22,6 +22,7 @@ struct flow {
 	uint64_t psn_gaps, psn_missing, retransmissions, resp_retransmissions;
 	uint64_t first_ts, last_ts;
 	uint32_t first_psn, last_psn;
+	bool have_psn;
 	/* Requests: the PSN range the next new request may start at (a READ of unknown path MTU
 	 * spans a range). A request below it was sent before; one above it means PSNs missing. */
 	bool have_req;
@@ -221,13 +222,17 @@ static void track_psn(struct rfw_check *c, struct flow *f, const struct rfw_ib_p
 	uint32_t q = p->bth.psn, lo = 1, hi = 1;
 	unsigned fl = p->op->flags;
 
+	/* first_psn / last_psn: the first PSN seen and the highest new one, in either role. */
+	if (!f->have_psn) {
+		f->have_psn = true;
+		f->first_psn = f->last_psn = q;
+	}
 	if (fl & RFW_OPF_REQUEST) {
 		f->requests++;
 		if (fl & RFW_OPF_READ)
 			read_span(c, p->reth.dma_len, &lo, &hi);
 		if (!f->have_req) {
 			f->have_req = true;
-			f->first_psn = q;
 		} else if (rfw_psn_cmp(q, f->front_lo) < 0) {
 			f->retransmissions++;
 			return;
@@ -240,6 +245,8 @@ static void track_psn(struct rfw_check *c, struct flow *f, const struct rfw_ib_p
 		f->last_psn = q;
 	} else if (fl & RFW_OPF_RESPONSE) {
 		f->responses++;
+		if (rfw_psn_cmp(q, f->last_psn) > 0)
+			f->last_psn = q;
 		if (!(fl & RFW_OPF_READ))
 			return;
 		if (f->have_rresp && rfw_psn_cmp(q, f->rresp_next) < 0) {
