@@ -57,9 +57,11 @@ static void print_human(const struct rfw_sim_cfg *c, const struct rfw_sim_result
 	       r->completed ? "OK: every message completed intact" : "FAILED");
 	if (r->first_error[0])
 		printf("  first error       %s\n", r->first_error);
-	printf("  messages          %llu posted, %llu completed, %llu error completions\n",
+	printf("  messages          %llu posted, %llu completed, %llu error + %llu flushed "
+	       "completions\n",
 	       (unsigned long long)r->messages_posted, (unsigned long long)r->messages_completed,
-	       (unsigned long long)r->error_completions);
+	       (unsigned long long)r->error_completions,
+	       (unsigned long long)r->flushed_completions);
 	printf("  verified          %llu bytes, corrupt %llu, duplicates delivered %llu\n",
 	       (unsigned long long)r->bytes_verified, (unsigned long long)r->corrupt,
 	       (unsigned long long)r->duplicates_delivered);

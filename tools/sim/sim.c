@@ -573,8 +573,12 @@ static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
 	bool ok = true;
 
 	if (wc->status != RFW_WC_SUCCESS) {
-		s->res->error_completions++;
-		note_error(s, "error completion", w->i, wc->status);
+		if (wc->status == RFW_WC_WR_FLUSH_ERR) {
+			s->res->flushed_completions++;
+		} else {
+			s->res->error_completions++;
+			note_error(s, "error completion", w->i, wc->status);
+		}
 		w->dead = true;
 		return;
 	}
@@ -1148,7 +1152,8 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 	}
 	res->sim_time_ns = s.last_completion_ns ? s.last_completion_ns : s.now;
 	res->completed = res->messages_completed == cfg->messages && res->corrupt == 0 &&
-	                 res->duplicates_delivered == 0 && res->error_completions == 0;
+	                 res->duplicates_delivered == 0 && res->error_completions == 0 &&
+	                 res->flushed_completions == 0;
 	for (int i = 0; i < 2; i++) {
 		uint64_t cnt[RFW_CNT__COUNT];
 
@@ -1192,6 +1197,7 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	I(o, "corrupt", r->corrupt);
 	I(o, "duplicates_delivered", r->duplicates_delivered);
 	I(o, "error_completions", r->error_completions);
+	I(o, "flushed_completions", r->flushed_completions);
 	R(o, "goodput_gbps", r->goodput_gbps);
 	I(o, "retransmitted_packets", r->retransmitted_packets);
 	I(o, "timeouts", r->timeouts);

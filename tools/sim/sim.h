@@ -49,7 +49,9 @@ struct rfw_sim_cfg {
 
 struct rfw_sim_result {
 	uint64_t messages_posted, messages_completed, bytes_verified;
-	uint64_t corrupt, duplicates_delivered, error_completions;
+	uint64_t corrupt, duplicates_delivered;
+	uint64_t error_completions;   /* completions with an error other than a flush */
+	uint64_t flushed_completions; /* RFW_WC_WR_FLUSH_ERR */
 	uint64_t retransmitted_packets, timeouts, nak_seq_err;
 	uint64_t sim_time_ns;
 	double goodput_gbps;
