@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
 
 #include "loop.h"
 
@@ -62,91 +63,148 @@ static int post_recv(struct lb_ep *e, uint64_t id, void *buf, uint32_t len, stru
 	return rfw_post_recv(e->qp, &wr, &bad, e->lb->now);
 }
 
-/* ---- every operation, sizes around the MTU ---- */
+/* ---- every operation, both directions, sizes around the MTU and 64 KiB, 1 MiB ---- */
 
-static const uint32_t sizes[] = {0, 1, 1023, 1024, 1025, 4095, 4096, 4097, 65535, 65536};
+#define SZ_CAP ((1u << 20) + 64)
 
-static void run_sizes(enum rfw_wr_opcode op, enum rfw_mtu mtu)
+static void run_sizes(enum rfw_wr_opcode op, enum rfw_mtu mtu, int dir)
 {
 	struct lb_cfg c = lb_default_cfg();
 	struct loop *lb;
-	size_t cap = 70000;
-	uint8_t *src = malloc(cap), *dst = malloc(cap);
+	uint8_t *src = malloc(SZ_CAP), *dst = malloc(SZ_CAP);
+	struct lb_ep *req, *rsp;
 	struct rfw_mr *smr, *dmr;
 	struct rfw_wc wc;
+	uint32_t m = rfw_mtu_to_bytes(mtu);
+	const uint32_t sizes[] = {0, 1, m - 1, m, m + 1, 65535, 65536, 65537, 1u << 20};
+	bool recv_side =
+	    op == RFW_WR_SEND || op == RFW_WR_SEND_WITH_IMM || op == RFW_WR_RDMA_WRITE_WITH_IMM;
 
 	c.mtu = mtu;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	smr = lb_mr(&lb->ep[0], src, cap);
-	dmr = lb_mr(&lb->ep[1], dst, cap);
+	req = &lb->ep[dir];
+	rsp = &lb->ep[!dir];
+	smr = lb_mr(req, src, SZ_CAP);
+	dmr = lb_mr(rsp, dst, SZ_CAP);
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		uint32_t n = sizes[k];
 		uint8_t *from = src, *to = dst;
 
-		fill(src, cap, (uint32_t)k + 1);
-		memset(dst, 0xee, cap);
+		fill(src, SZ_CAP, (uint32_t)k + 1);
+		memset(dst, 0xee, SZ_CAP);
 		if (op == RFW_WR_RDMA_READ) {
 			/* READ pulls the peer's dst into our src. */
-			fill(dst, cap, (uint32_t)k + 7);
-			memset(src, 0xee, cap);
+			fill(dst, SZ_CAP, (uint32_t)k + 7);
+			memset(src, 0xee, SZ_CAP);
 			from = dst;
 			to = src;
 		}
-		if (op == RFW_WR_SEND || op == RFW_WR_SEND_WITH_IMM)
-			assert_int_equal(post_recv(&lb->ep[1], 900 + k, dst, (uint32_t)cap, dmr),
-			                 0);
-		assert_int_equal(post_op(&lb->ep[0], op, k, src, n, smr, (uint64_t)(uintptr_t)dst,
-		                         rfw_mr_rkey(dmr)),
-		                 0);
+		if (recv_side)
+			assert_int_equal(post_recv(rsp, 900 + k, dst, SZ_CAP, dmr), 0);
+		assert_int_equal(
+		    post_op(req, op, k, src, n, smr, (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+		    0);
 		lb_run(lb, 1000000000ull);
-		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(poll_one(req->scq, &wc), 1);
 		assert_int_equal(wc.status, RFW_WC_SUCCESS);
 		assert_int_equal(wc.wr_id, k);
+		assert_int_equal(wc.qp_num, rfw_qp_num(req->qp));
+		if (op == RFW_WR_RDMA_READ)
+			assert_int_equal(wc.byte_len, n);
 		if (n)
 			assert_memory_equal(from, to, n);
 		assert_int_equal(to[n], 0xee); /* nothing past the message */
-		if (op == RFW_WR_SEND || op == RFW_WR_SEND_WITH_IMM) {
-			assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+		if (recv_side) {
+			assert_int_equal(poll_one(rsp->rcq, &wc), 1);
 			assert_int_equal(wc.status, RFW_WC_SUCCESS);
+			assert_int_equal(wc.wr_id, 900 + k);
 			assert_int_equal(wc.byte_len, n);
+			assert_int_equal(wc.opcode, op == RFW_WR_RDMA_WRITE_WITH_IMM
+			                                ? RFW_WC_RECV_RDMA_WITH_IMM
+			                                : RFW_WC_RECV);
 			if (op != RFW_WR_SEND) {
 				assert_true(wc.wc_flags & RFW_WC_WITH_IMM);
 				assert_int_equal(wc.imm_data, 0xabcd0000u + k);
 			}
 		}
-		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
+		assert_int_equal(poll_one(req->scq, &wc), 0);
+		assert_int_equal(poll_one(rsp->rcq, &wc), 0);
 	}
 	uint64_t cnt[RFW_CNT__COUNT];
-	rfw_dev_counters(lb->ep[0].dev, cnt);
+	rfw_dev_counters(req->dev, cnt);
 	assert_int_equal(cnt[RFW_CNT_retransmitted_packets], 0);
 	lb_destroy(lb);
 	free(src);
 	free(dst);
 }
 
+static void sizes_all_mtus(enum rfw_wr_opcode op)
+{
+	for (enum rfw_mtu m = RFW_MTU_256; m <= RFW_MTU_4096; m++)
+		for (int dir = 0; dir < 2; dir++)
+			run_sizes(op, m, dir);
+}
+
 static void test_send_sizes(void **s)
 {
 	(void)s;
-	for (enum rfw_mtu m = RFW_MTU_256; m <= RFW_MTU_4096; m++)
-		run_sizes(RFW_WR_SEND, m);
+	sizes_all_mtus(RFW_WR_SEND);
 }
 static void test_send_imm_sizes(void **s)
 {
 	(void)s;
-	run_sizes(RFW_WR_SEND_WITH_IMM, RFW_MTU_1024);
+	sizes_all_mtus(RFW_WR_SEND_WITH_IMM);
 }
 static void test_write_sizes(void **s)
 {
 	(void)s;
-	for (enum rfw_mtu m = RFW_MTU_256; m <= RFW_MTU_4096; m++)
-		run_sizes(RFW_WR_RDMA_WRITE, m);
+	sizes_all_mtus(RFW_WR_RDMA_WRITE);
+}
+static void test_write_imm_sizes(void **s)
+{
+	(void)s;
+	sizes_all_mtus(RFW_WR_RDMA_WRITE_WITH_IMM);
 }
 static void test_read_sizes(void **s)
 {
 	(void)s;
-	for (enum rfw_mtu m = RFW_MTU_256; m <= RFW_MTU_4096; m++)
-		run_sizes(RFW_WR_RDMA_READ, m);
+	sizes_all_mtus(RFW_WR_RDMA_READ);
+}
+
+/* Atomics in both directions. */
+static void test_atomics_both_directions(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint64_t target[2], res[2];
+
+	(void)s;
+	for (int dir = 0; dir < 2; dir++) {
+		struct lb_ep *req = &lb->ep[dir], *rsp = &lb->ep[!dir];
+		struct rfw_mr *tmr = lb_mr(rsp, &target[dir], 8);
+		struct rfw_mr *rmr = lb_mr(req, &res[dir], 8);
+		struct rfw_sge sge = {(uint64_t)(uintptr_t)&res[dir], 8, rfw_mr_lkey(rmr)};
+		struct rfw_send_wr wr = {.wr_id = 1,
+		                         .sg_list = &sge,
+		                         .num_sge = 1,
+		                         .opcode = RFW_WR_ATOMIC_FETCH_AND_ADD,
+		                         .send_flags = RFW_SEND_SIGNALED};
+		struct rfw_send_wr *bad;
+		struct rfw_wc wc;
+
+		target[dir] = 100 * (uint64_t)(dir + 1);
+		wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)&target[dir];
+		wr.wr.atomic.rkey = rfw_mr_rkey(tmr);
+		wr.wr.atomic.compare_add = 3;
+		assert_int_equal(rfw_post_send(req->qp, &wr, &bad, lb->now), 0);
+		lb_run(lb, 100000000);
+		assert_int_equal(poll_one(req->scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+		assert_int_equal(res[dir], 100 * (uint64_t)(dir + 1));
+		assert_int_equal(target[dir], 100 * (uint64_t)(dir + 1) + 3);
+	}
+	lb_destroy(lb);
 }
 
 /* WRITE with immediate: post the receive first so the RQ is ready. */
@@ -839,6 +897,96 @@ static void test_psn_wrap(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 2 GiB messages ---- */
+
+struct big_probe {
+	int pass; /* requester packets let through, then everything from it is lost */
+	int seen;
+	uint8_t first_opcode;
+	uint32_t first_dma_len;
+};
+
+static enum lb_verdict big_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct big_probe *b = arg;
+	struct rfw_ib_pkt p;
+
+	(void)lb;
+	if (from != 0)
+		return LB_PASS;
+	if (b->seen++ == 0 && rfw_ib_parse(ib, len, &p) == RFW_IB_ERR_OK) {
+		b->first_opcode = p.bth.opcode;
+		b->first_dma_len = p.reth.dma_len;
+	}
+	return b->seen <= b->pass ? LB_PASS : LB_DROP;
+}
+
+/*
+ * The largest message, 2 GiB, without 2 GiB of memory: both MRs are 2 GiB MAP_NORESERVE
+ * mappings (untouched pages cost nothing), the first 3000 packets (12 MiB) are delivered and
+ * checked, then the link dies and the WRITE ends with RETRY_EXC_ERR. One byte more than
+ * 2 GiB is refused at post time.
+ */
+static void test_two_gib_message(void **s)
+{
+	const size_t two_g = (size_t)1 << 31, pass = 3000, mtu = 4096;
+	struct lb_cfg c = lb_default_cfg();
+	struct big_probe b = {.pass = (int)pass};
+	struct loop *lb;
+	uint8_t *src, *dst;
+	struct rfw_mr *smr, *dmr;
+	struct rfw_wc wc;
+	uint64_t q1[RFW_CNT__COUNT];
+
+	(void)s;
+	src = mmap(NULL, two_g, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	           -1, 0);
+	dst = mmap(NULL, two_g, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	           -1, 0);
+	assert_true(src != MAP_FAILED && dst != MAP_FAILED);
+	c.mtu = RFW_MTU_4096;
+	c.retry_cnt = 1;
+	c.timeout = 5;
+	lb = lb_create(&c);
+	smr = lb_mr(&lb->ep[0], src, two_g);
+	dmr = lb_mr(&lb->ep[1], dst, two_g);
+	assert_non_null(smr);
+	assert_non_null(dmr);
+	fill(src, pass * mtu, 99);
+	lb->filter = big_filter;
+	lb->farg = &b;
+
+	/* 2 GiB + 1 in two SGEs: refused. */
+	struct rfw_sge sg[2] = {{(uint64_t)(uintptr_t)src, (uint32_t)two_g, rfw_mr_lkey(smr)},
+	                        {(uint64_t)(uintptr_t)src, 1, rfw_mr_lkey(smr)}};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = sg,
+	                         .num_sge = 2,
+	                         .opcode = RFW_WR_RDMA_WRITE,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr *bad = NULL;
+
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
+	wr.wr.rdma.rkey = rfw_mr_rkey(dmr);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	wr.num_sge = 1;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 10000000000ull);
+
+	assert_int_equal(b.first_opcode, RFW_OP_RC_RDMA_WRITE_FIRST);
+	assert_int_equal(b.first_dma_len, 0x80000000u);
+	assert_memory_equal(dst, src, pass * mtu);
+	assert_int_equal(dst[pass * mtu], 0); /* the rest never arrived */
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rx_write_requests], 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_RETRY_EXC_ERR);
+	lb_destroy(lb);
+	munmap(src, two_g);
+	munmap(dst, two_g);
+}
+
 /* ---- QP state machine ---- */
 
 static void test_qp_state_machine(void **s)
@@ -1065,7 +1213,9 @@ int main(void)
 	    cmocka_unit_test(test_send_sizes),
 	    cmocka_unit_test(test_send_imm_sizes),
 	    cmocka_unit_test(test_write_sizes),
+	    cmocka_unit_test(test_write_imm_sizes),
 	    cmocka_unit_test(test_read_sizes),
+	    cmocka_unit_test(test_atomics_both_directions),
 	    cmocka_unit_test(test_write_imm),
 	    cmocka_unit_test(test_atomics),
 	    cmocka_unit_test(test_invalidate),
@@ -1082,6 +1232,7 @@ int main(void)
 	    cmocka_unit_test(test_duplicate_atomic_not_reexecuted),
 	    cmocka_unit_test(test_duplicate_read_replayed),
 	    cmocka_unit_test(test_psn_wrap),
+	    cmocka_unit_test(test_two_gib_message),
 	    cmocka_unit_test(test_qp_state_machine),
 	    cmocka_unit_test(test_ack_coalescing),
 	    cmocka_unit_test(test_cnp_hooks),
