@@ -58,7 +58,8 @@ static void progress(struct rfw_qp *qp)
 	qp->comp.timer = 0;
 	if (rfw_psn_cmp(qp->req.psn, qp->comp.psn) < 0)
 		rfw_req_rewind(qp, qp->comp.psn); /* a late ACK overtook a go-back-N restart */
-	if (rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) > 0)
+	/* While an RNR wait is on, its timer is the only one (IBA 9.7.5.2.8). */
+	if (rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) > 0 && !qp->req.rnr_wait)
 		rfw_req_arm_timer(qp);
 }
 
@@ -351,7 +352,7 @@ void rfw_comp_timer(struct rfw_qp *qp)
 	struct comp_ctx c = {.qp = qp};
 
 	qp->comp.timer = 0;
-	if (rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0)
+	if (rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0 || qp->req.rnr_wait)
 		return;
 	rfw_cnt(qp, RFW_CNT_local_ack_timeout_err);
 	rfw_comp_drain(qp);

@@ -503,6 +503,11 @@ static enum resp_state err_rnr(struct resp_ctx *c)
 	struct rfw_qp *qp = c->qp;
 
 	rfw_cnt(qp, RFW_CNT_rnr_nak_sent);
+	/*
+	 * Like a sequence NAK, the RNR NAK tells the requester where to resume: the packets
+	 * behind it, already in flight, are dropped silently instead of drawing a NAK each.
+	 */
+	qp->resp.nak_sent = true;
 	queue_ack(qp, RFW_AETH_SYNDROME(RFW_AETH_RNR_NAK, qp->attr.min_rnr_timer), c->pkt->bth.psn);
 	return RESPST_EXIT;
 }

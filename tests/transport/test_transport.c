@@ -607,6 +607,54 @@ static void test_rnr_then_success(void **s)
 	lb_destroy(lb);
 }
 
+/* RNR in the middle of a pipeline: packets behind the NAKed one are dropped quietly. */
+static void test_rnr_pipeline(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[4][5000], b[4][5000];
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.min_rnr_timer = 10; /* 320 us */
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	for (int i = 0; i < 4; i++) {
+		fill(a[i], 5000, 40 + (uint32_t)i);
+		assert_int_equal(
+		    post_op(&lb->ep[0], RFW_WR_SEND, (uint64_t)i, a[i], 5000, amr, 0, 0), 0);
+	}
+	assert_int_equal(post_recv(&lb->ep[1], 0, b[0], 5000, bmr), 0);
+	lb_run(lb, 200000); /* 200 us: message 0 done, message 1 RNR-NAKed */
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 0);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(post_recv(&lb->ep[1], (uint64_t)i, b[i], 5000, bmr), 0);
+	lb_run(lb, 100000000);
+	for (int i = 1; i < 4; i++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+		assert_memory_equal(a[i], b[i], 5000);
+	}
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rnr_nak_sent], 1);
+	assert_int_equal(q0[RFW_CNT_rnr_nak_retry_err], 1);
+	/* The in-flight packets behind the RNR NAK drew no sequence NAK. */
+	assert_int_equal(q1[RFW_CNT_nak_seq_err_sent], 0);
+	assert_int_equal(q0[RFW_CNT_packet_seq_err], 0);
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
+	lb_destroy(lb);
+}
+
 static void test_rnr_exhaustion(void **s)
 {
 	struct lb_cfg c = lb_default_cfg();
@@ -1225,6 +1273,7 @@ int main(void)
 	    cmocka_unit_test(test_lost_ack),
 	    cmocka_unit_test(test_retry_exhaustion),
 	    cmocka_unit_test(test_rnr_then_success),
+	    cmocka_unit_test(test_rnr_pipeline),
 	    cmocka_unit_test(test_rnr_exhaustion),
 	    cmocka_unit_test(test_access_errors),
 	    cmocka_unit_test(test_atomic_access_error),
