@@ -63,6 +63,7 @@ struct link {
 	struct sim *sim;
 	int idx, to;
 	double ns_per_byte;
+	uint64_t free_ps; /* when the wire is free, in picoseconds: no rounding drift */
 	uint64_t delay_ns;
 	struct frame **q;
 	uint32_t qcap, qhead, qlen;
@@ -220,7 +221,7 @@ static void link_start(struct link *l)
 {
 	struct sim *s = l->sim;
 	struct frame *f;
-	uint64_t tx_ns;
+	uint64_t start_ps, end_ns;
 
 	if (l->busy || l->qlen == 0)
 		return;
@@ -238,10 +239,14 @@ static void link_start(struct link *l)
 		h.caplen = h.len = f->len;
 		pcap_dump((u_char *)s->dumper, &h, f->data);
 	}
-	tx_ns = (uint64_t)llround((f->len + WIRE_EXTRA) * l->ns_per_byte);
-	if (tx_ns == 0)
-		tx_ns = 1;
-	ev_push(s, s->now + tx_ns, EV_TX_DONE, (uint8_t)l->idx, 0, f);
+	/* Serialisation in picoseconds, carried from frame to frame so back-to-back frames
+	 * take exactly their share of the line rate; the event fires at the next whole ns. */
+	start_ps = s->now * 1000 > l->free_ps ? s->now * 1000 : l->free_ps;
+	l->free_ps = start_ps + (uint64_t)llround((f->len + WIRE_EXTRA) * l->ns_per_byte * 1000.0);
+	end_ns = (l->free_ps + 999) / 1000;
+	if (end_ns <= s->now)
+		end_ns = s->now + 1;
+	ev_push(s, end_ns, EV_TX_DONE, (uint8_t)l->idx, 0, f);
 }
 
 static void link_enqueue(struct link *l, struct frame *f)
