@@ -49,7 +49,7 @@ struct comp_ctx {
 	bool implied; /* RETRY because of an implied NAK (not a NAK packet) */
 };
 
-/* Forward progress (IBA 9.7.5.2.? / C9-...): retry counters start over, timer restarts. */
+/* Forward progress (IBA 9.7.5.2.?): retry counters start over, timer restarts. */
 static void progress(struct rfw_qp *qp)
 {
 	qp->comp.retry_left = qp->attr.retry_cnt;
@@ -117,7 +117,7 @@ static enum comp_state check_psn(struct comp_ctx *c)
 	}
 	if (rfw_psn_cmp(p->bth.psn, w->last_psn) > 0) {
 		/*
-		 * IBA 9.7.5.1.? (C9-...): an acknowledgement beyond an unanswered READ or atomic
+		 * IBA 9.7.5.1.?: an acknowledgement beyond an unanswered READ or atomic
 		 * means its response was lost: an implied NAK, retry from that WQE.
 		 */
 		if (rfw_wqe_is_rd_atomic(w)) {
@@ -273,7 +273,7 @@ static enum comp_state retry(struct comp_ctx *c)
 	/* One go-back-N per PSN: a second NAK (or a later implied one) for it is ignored. */
 	if (qp->comp.retrying && qp->comp.retry_psn == qp->comp.psn)
 		return COMPST_EXIT;
-	/* IBA 9.7.5.2.2 / C9-...: a NAK sequence error retry uses up retry_cnt like a timeout. */
+	/* IBA 9.7.5.2.2: a NAK sequence error retry uses up retry_cnt like a timeout. */
 	if (qp->comp.retry_left == 0) {
 		rfw_cnt(qp, RFW_CNT_retry_exceeded);
 		c->status = RFW_WC_RETRY_EXC_ERR;
@@ -301,7 +301,7 @@ static enum comp_state rnr_retry(struct comp_ctx *c)
 	}
 	if (qp->req.rnr_wait)
 		return COMPST_EXIT; /* already waiting */
-	/* IBA 9.7.5.2.8 / C9-...: rnr_retry 7 means retry forever. */
+	/* IBA 9.7.5.2.8: rnr_retry 7 means retry forever. */
 	if (qp->comp.rnr_left == 0) {
 		rfw_cnt(qp, RFW_CNT_rnr_retry_exceeded);
 		c->status = RFW_WC_RNR_RETRY_EXC_ERR;

@@ -42,7 +42,7 @@ struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned
 		errno = EINVAL;
 		return NULL;
 	}
-	/* IBA 10.6.3.1 (C10-...): remote write or atomic access requires local write. */
+	/* IBA 10.6.3.1: remote write or atomic access requires local write. */
 	if ((access & (RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & RFW_ACCESS_LOCAL_WRITE)) {
 		errno = EINVAL;
@@ -115,7 +115,7 @@ static bool mr_contains(const struct rfw_mr *mr, uint64_t va, uint64_t len)
 	return va - base <= mr->length - len;
 }
 
-/* IBA 9.7.5.1.4 / C9-88: R_Key, PD, bounds and access rights of a remote request. */
+/* IBA 9.7.5.1.4: R_Key, PD, bounds and access rights of a remote request. */
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access)
 {

@@ -247,7 +247,7 @@ void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_
 }
 
 /*
- * To ERR (IBA 10.3.1, C10-...): every outstanding WQE of both queues completes with
+ * To ERR (IBA 10.3.1): every outstanding WQE of both queues completes with
  * RFW_WC_WR_FLUSH_ERR, in order. Responses already queued (the NAK that reports the error)
  * are still sent.
  */

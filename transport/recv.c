@@ -61,7 +61,7 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 			qp->cc_ops->rp_on_cnp(qp->cc, now_ns);
 		return 0;
 	}
-	/* Only the RC service: UC/UD on an RC QP is an invalid packet (C9-...): silently dropped.
+	/* Only the RC service: UC/UD on an RC QP is an invalid packet, silently dropped (IBA 9.6).
 	 */
 	if (p->op->transport != RFW_IB_RC) {
 		rfw_cnt(qp, RFW_CNT_rx_bad_opcode);

@@ -42,7 +42,7 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations. */
 		if ((w->wr.send_flags & RFW_SEND_FENCE) && rd_atomic_in_flight(qp))
 			return NULL;
-		/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5 / C9-...). */
+		/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5). */
 		if (rfw_wqe_is_rd_atomic(w) && rd_atomic_in_flight(qp) >= qp->attr.max_rd_atomic)
 			return NULL;
 	}

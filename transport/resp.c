@@ -186,7 +186,7 @@ static enum resp_state chk_psn(struct resp_ctx *c)
 	return RESPST_CHK_OP_SEQ;
 }
 
-/* IBA 9.7.5.1.1 (C9-...): FIRST, MIDDLE, LAST of one message, nothing interleaved. */
+/* IBA 9.7.5.1.1: FIRST, MIDDLE, LAST of one message, nothing interleaved. */
 static enum resp_state chk_op_seq(struct resp_ctx *c)
 {
 	uint8_t cls = c->qp->resp.cls;
@@ -202,7 +202,7 @@ static enum resp_state chk_op_seq(struct resp_ctx *c)
 	return RESPST_CHK_OP_VALID;
 }
 
-/* IBA 9.7.5.1.? / C9-...: the QP must have enabled the remote operation. */
+/* IBA 9.7.5.1.?: the QP must have enabled the remote operation. */
 static enum resp_state chk_op_valid(struct resp_ctx *c)
 {
 	unsigned acc = c->qp->attr.qp_access_flags;
@@ -244,7 +244,7 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	return RESPST_CHK_LENGTH;
 }
 
-/* IBA 9.7.5.1.? (C9-...): FIRST and MIDDLE carry exactly one PMTU, LAST and ONLY at most. */
+/* IBA 9.7.5.1.?: FIRST and MIDDLE carry exactly one PMTU, LAST and ONLY at most. */
 static enum resp_state chk_length(struct resp_ctx *c)
 {
 	uint32_t f = c->flags;
@@ -269,7 +269,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 
 	if (f & RFW_OPF_WRITE) {
 		if (f & (RFW_OPF_FIRST | RFW_OPF_ONLY)) {
-			/* IBA 9.7.4.1.? (C9-...): a zero-length WRITE checks no R_Key. */
+			/* IBA 9.7.4.1.?: a zero-length WRITE checks no R_Key. */
 			if (p->reth.dma_len) {
 				c->mr =
 				    rfw_mr_check_remote(qp, p->reth.rkey, p->reth.va,
@@ -284,7 +284,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 			if ((f & RFW_OPF_FIRST) && p->reth.dma_len <= qp->mtu)
 				return RESPST_ERR_INVALID_REQUEST;
 		} else {
-			/* C9-...: the packets of a WRITE add up to its DMA length exactly. */
+			/* the packets of a WRITE add up to its DMA length exactly. */
 			if (p->payload_len > r->wleft ||
 			    ((f & RFW_OPF_LAST) && p->payload_len != r->wleft) ||
 			    ((f & RFW_OPF_MIDDLE) && p->payload_len == r->wleft))
@@ -300,7 +300,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		return RESPST_EXECUTE;
 	}
 	if (f & RFW_OPF_ATOMIC) {
-		/* IBA 9.4.5 (C9-...): atomics are 8 bytes on an 8-byte boundary. */
+		/* IBA 9.4.5: atomics are 8 bytes on an 8-byte boundary. */
 		if (p->atomiceth.va & 7)
 			return RESPST_ERR_INVALID_REQUEST;
 		c->mr = rfw_mr_check_remote(qp, p->atomiceth.rkey, p->atomiceth.va, 8,
@@ -309,7 +309,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 			return RESPST_ERR_RKEY_VIOLATION;
 		return RESPST_EXECUTE;
 	}
-	/* SEND: the message must fit the receive WQE (IBA 9.7.5.1.? -> local length error). */
+	/* SEND: the message must fit the receive WQE (IBA 9.7.5.1 -> local length error). */
 	if ((uint64_t)r->send_off + p->payload_len > qp->rq[qp->rq_cons % qp->rq_size].length)
 		return RESPST_ERR_LENGTH;
 	if (f & RFW_OPF_INV) {
@@ -389,7 +389,7 @@ static enum resp_state atomic_reply(struct resp_ctx *c)
 	struct rfw_res *res = new_res(qp);
 	uint64_t orig, v;
 
-	/* Executed exactly once; the result is cached for duplicates (IBA 9.7.5.1.3, C9-...). */
+	/* Executed exactly once; the result is cached for duplicates (IBA 9.7.5.1.3). */
 	memcpy(&orig, mem, 8);
 	if (p->bth.opcode == RFW_OP_RC_COMPARE_SWAP)
 		v = orig == p->atomiceth.compare ? p->atomiceth.swap_add : orig;
@@ -450,7 +450,7 @@ static enum resp_state acknowledge(struct resp_ctx *c)
 }
 
 /*
- * IBA 9.7.5.1.3 (C9-...): duplicates are not executed again. SEND/WRITE: re-acknowledge up to
+ * IBA 9.7.5.1.3: duplicates are not executed again. SEND/WRITE: re-acknowledge up to
  * the last PSN received in order. READ: answered again from the responder resource. Atomic:
  * the cached original value is returned again.
  */
@@ -470,7 +470,7 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 		uint32_t off;
 
 		if (res == NULL || res->type != RES_READ)
-			return RESPST_EXIT; /* too old to replay: dropped (C9-...) */
+			return RESPST_EXIT; /* too old to replay: dropped */
 		off = (uint32_t)rfw_psn_diff(p->bth.psn, res->first_psn) * qp->mtu;
 		if (off > res->len)
 			return RESPST_EXIT;
@@ -485,7 +485,7 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 	return RESPST_EXIT;
 }
 
-/* IBA 9.7.5.1.2 (C9-...): NAK the first out-of-sequence packet only, until ePSN arrives. */
+/* IBA 9.7.5.1.2: NAK the first out-of-sequence packet only, until ePSN arrives. */
 static enum resp_state err_psn_out_of_seq(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;

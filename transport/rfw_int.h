@@ -261,5 +261,4 @@ uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, u
                       uint32_t payload_len);
 void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len);
 
-
 #endif

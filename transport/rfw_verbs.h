@@ -333,7 +333,7 @@ struct rfw_recv_wr {
 /* Largest max_rd_atomic / max_dest_rd_atomic (responder resources per QP). */
 #define RFW_MAX_RD_ATOMIC 16
 
-/* Largest message (IBA 9.4.1: DMA length is 31 bits... 2^31 bytes). */
+/* Largest message (IBA: an RC message carries at most 2^31 bytes). */
 #define RFW_MAX_MSG_SIZE (1ull << 31)
 
 /*
