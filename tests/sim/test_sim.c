@@ -264,6 +264,27 @@ static void test_goodput_bound(void **s)
 	assert_true(r.goodput_gbps > 0.8 * bound);
 }
 
+/* CE marks on the link reach the notification point; its CNPs reach the reaction point. */
+static void test_ce_cnp(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	(void)s;
+	c.ce = 0.05;
+	c.messages = 40;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	assert_true(r.frames_ce_marked > 0);
+	assert_true(r.cnt[RFW_CNT_np_ecn_marked_roce_packets] > 0);
+	assert_true(r.cnt[RFW_CNT_np_ecn_marked_roce_packets] <= r.frames_ce_marked);
+	assert_true(r.cnt[RFW_CNT_np_cnp_sent] > 0);
+	/* At most one CNP per 4 us per QP (the built-in NP's min_time_between_cnps). */
+	assert_true(r.cnt[RFW_CNT_np_cnp_sent] <= r.sim_time_ns / 4000 + 1);
+	/* No loss: every CNP sent is handled. */
+	assert_int_equal(r.cnt[RFW_CNT_rp_cnp_handled], r.cnt[RFW_CNT_np_cnp_sent]);
+}
+
 static void test_config(void **s)
 {
 	struct rfw_sim_cfg c;
@@ -294,7 +315,7 @@ int main(void)
 	    cmocka_unit_test(test_many_qps),      cmocka_unit_test(test_psn_wrap),
 	    cmocka_unit_test(test_loss_levels),   cmocka_unit_test(test_impairment_mix),
 	    cmocka_unit_test(test_dead_link),     cmocka_unit_test(test_determinism),
-	    cmocka_unit_test(test_goodput_bound),
+	    cmocka_unit_test(test_goodput_bound), cmocka_unit_test(test_ce_cnp),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@ static void usage(FILE *o)
 	        "             --depth N (outstanding per QP)  --mtu 256|512|1024|2048|4096\n"
 	        "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
 	        "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
-	        "             --queue-bytes N\n"
+	        "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
 	        "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
 	        "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
 	        "             --max-unacked-psns N\n"
@@ -33,12 +33,34 @@ static void usage(FILE *o)
 }
 
 static const char *const value_opts[] = {
-    "op",          "size",          "messages",      "qps",       "depth",
-    "mtu",         "rate-gbps",     "rtt-us",        "loss",      "reorder",
-    "dup",         "corrupt",       "start-psn",     "seed",      "transport",
-    "pcap",        "burst-loss",    "burst-len",     "timeout",   "retry-cnt",
-    "rnr-retry",   "min-rnr-timer", "max-rd-atomic", "ack-every", "max-unacked-psns",
-    "queue-bytes", "time-limit-ms",
+    "op",
+    "size",
+    "messages",
+    "qps",
+    "depth",
+    "mtu",
+    "rate-gbps",
+    "rtt-us",
+    "loss",
+    "reorder",
+    "dup",
+    "corrupt",
+    "start-psn",
+    "seed",
+    "transport",
+    "pcap",
+    "burst-loss",
+    "burst-len",
+    "timeout",
+    "retry-cnt",
+    "rnr-retry",
+    "min-rnr-timer",
+    "max-rd-atomic",
+    "ack-every",
+    "max-unacked-psns",
+    "queue-bytes",
+    "time-limit-ms",
+    "ce",
 };
 #define N_VALUE_OPTS (sizeof(value_opts) / sizeof(value_opts[0]))
 

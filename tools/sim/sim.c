@@ -264,6 +264,27 @@ static void link_enqueue(struct link *l, struct frame *f)
 
 static void host_service(struct host *h);
 
+/*
+ * A congested switch's ECN mark, as nftables "ip ecn set ce" does: ECT frames become CE; the
+ * IPv4 header checksum is updated (the ICRC does not cover TOS).
+ */
+static void mark_ce(struct sim *s, struct frame *f)
+{
+	uint8_t *ip = f->data + RFW_ETH_HLEN;
+	uint32_t sum = 0;
+
+	if ((ip[1] & 3) == RFW_ECN_NOT_ECT || (ip[1] & 3) == RFW_ECN_CE)
+		return;
+	ip[1] |= RFW_ECN_CE;
+	ip[10] = ip[11] = 0;
+	for (int i = 0; i < RFW_IPV4_HLEN; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	rfw_put_be16(ip + 10, (uint16_t)~sum);
+	s->res->frames_ce_marked++;
+}
+
 /* The last bit left the sender: impairments, then propagation to the other end. */
 static void link_tx_done(struct link *l, struct frame *f)
 {
@@ -286,6 +307,8 @@ static void link_tx_done(struct link *l, struct frame *f)
 		s->res->frames_lost++;
 		frame_put(s, f);
 	} else {
+		if (c->ce > 0 && rng_unit(&s->rng) < c->ce)
+			mark_ce(s, f);
 		if (c->corrupt > 0 && rng_unit(&s->rng) < c->corrupt) {
 			/* Flip one bit somewhere after the Ethernet header. */
 			uint32_t span = f->len - RFW_ETH_HLEN;
@@ -794,6 +817,8 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 		return parse_frac(v, &c->dup);
 	if (strcmp(name, "corrupt") == 0)
 		return parse_frac(v, &c->corrupt);
+	if (strcmp(name, "ce") == 0)
+		return parse_frac(v, &c->ce);
 	if (strcmp(name, "burst-loss") == 0)
 		return parse_frac(v, &c->burst_loss);
 	if (strcmp(name, "rate-gbps") == 0)
@@ -1218,6 +1243,7 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	I(net, "frames_duplicated", r->frames_duplicated);
 	I(net, "frames_reordered", r->frames_reordered);
 	I(net, "frames_corrupted", r->frames_corrupted);
+	I(net, "frames_ce_marked", r->frames_ce_marked);
 	I(net, "queue_drops", r->queue_drops);
 	I(net, "icrc_drops", r->icrc_drops);
 	I(net, "parse_drops", r->parse_drops);
@@ -1240,6 +1266,7 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	R(cfg, "reorder", c->reorder);
 	R(cfg, "dup", c->dup);
 	R(cfg, "corrupt", c->corrupt);
+	R(cfg, "ce", c->ce);
 	I(cfg, "start_psn", c->start_psn);
 	I(cfg, "seed", c->seed);
 	json_object_set_new(cfg, "transport", json_string(c->sr ? "sr" : "gbn"));

@@ -33,7 +33,8 @@ struct rfw_sim_cfg {
 	double rate_gbps;
 	double rtt_us; /* round trip propagation: each link gets rtt/2 */
 	double loss, reorder, dup, corrupt;
-	double burst_loss;  /* probability a loss burst starts at a frame */
+	double ce;         /* probability an ECT frame is CE-marked on the link (exercises NP/RP) */
+	double burst_loss; /* probability a loss burst starts at a frame */
 	uint32_t burst_len; /* frames lost in a burst */
 	uint32_t start_psn;
 	uint64_t seed;
@@ -57,7 +58,7 @@ struct rfw_sim_result {
 	double goodput_gbps;
 	/* the network */
 	uint64_t frames_sent, frames_delivered, frames_lost, frames_duplicated, frames_reordered,
-	    frames_corrupted, queue_drops, icrc_drops, parse_drops, events;
+	    frames_corrupted, frames_ce_marked, queue_drops, icrc_drops, parse_drops, events;
 	double wall_s;
 	uint64_t cnt[RFW_CNT__COUNT]; /* transport counters, both hosts */
 	char first_error[128];
