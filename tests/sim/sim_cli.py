@@ -42,7 +42,7 @@ def sim_json(*args, expect_rc=0):
 
 # 1. Done-when: 1% loss, reorder and duplication, every op: all complete, nothing corrupt or
 #    delivered twice; the impairments were really applied.
-for op in ["write", "read", "send", "atomic"]:
+for op in ["write", "read", "send", "atomic", "mix"]:
     o = sim_json("--op", op, "--size", "65536", "--messages", "100", "--depth", "8",
                  "--loss", "0.01", "--reorder", "0.01", "--dup", "0.01", "--seed", "3",
                  "--timeout", "10")
@@ -55,8 +55,14 @@ for op in ["write", "read", "send", "atomic"]:
     net = o.get("network", {})
     check(net.get("frames_lost", 0) > 0 and net.get("frames_duplicated", 0) > 0 and
           net.get("frames_reordered", 0) > 0, f"{op}: impairments not applied: {net}")
-    want_bytes = 100 * (8 if op == "atomic" else 65536)
-    check(o.get("bytes_verified") == want_bytes, f"{op}: bytes_verified {o.get('bytes_verified')}")
+    if op != "mix":
+        want_bytes = 100 * (8 if op == "atomic" else 65536)
+        check(o.get("bytes_verified") == want_bytes,
+              f"{op}: bytes_verified {o.get('bytes_verified')}")
+    else:
+        ops = {k: v for k, v in o.get("counters", {}).items()
+               if k in ("rx_read_requests", "rx_write_requests", "rx_atomic_requests")}
+        check(all(v > 0 for v in ops.values()) and len(ops) == 3, f"mix: not mixed: {ops}")
 
 # 2. PSN wrap: start at 0xFFFFF0, thousands of packets across the wrap.
 o = sim_json("--start-psn", "0xFFFFF0", "--mtu", "256", "--size", "4096", "--messages", "1000",

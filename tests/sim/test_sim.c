@@ -171,6 +171,7 @@ static void test_loss_levels(void **s)
 		run_mix(RFW_SIM_READ, &m, 65536, 60);
 		run_mix(RFW_SIM_SEND, &m, 10000, 200);
 		run_mix(RFW_SIM_ATOMIC, &m, 8, 500);
+		run_mix(RFW_SIM_MIX, &m, 20000, 200);
 	}
 }
 
@@ -190,6 +191,7 @@ static void test_impairment_mix(void **s)
 		run_mix(RFW_SIM_READ, &mixes[i], 32768, 60);
 		run_mix(RFW_SIM_SEND, &mixes[i], 3000, 200);
 		run_mix(RFW_SIM_ATOMIC, &mixes[i], 8, 300);
+		run_mix(RFW_SIM_MIX, &mixes[i], 6000, 300);
 	}
 }
 

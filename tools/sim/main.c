@@ -18,18 +18,18 @@
 
 static void usage(FILE *o)
 {
-	fprintf(o,
-	        "usage: rocefw-sim [options]\n"
-	        "  workload:  --op write|read|send|atomic  --size BYTES  --messages N  --qps N\n"
-	        "             --depth N (outstanding per QP)  --mtu 256|512|1024|2048|4096\n"
-	        "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
-	        "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
-	        "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
-	        "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
-	        "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
-	        "             --max-unacked-psns N\n"
-	        "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
-	        "             --pcap FILE  --json  --bench  --version  --help\n");
+	fprintf(
+	    o, "usage: rocefw-sim [options]\n"
+	       "  workload:  --op write|read|send|atomic|mix  --size BYTES  --messages N  --qps N\n"
+	       "             --depth N (outstanding per QP)  --mtu 256|512|1024|2048|4096\n"
+	       "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
+	       "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
+	       "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
+	       "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
+	       "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
+	       "             --max-unacked-psns N\n"
+	       "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
+	       "             --pcap FILE  --json  --bench  --version  --help\n");
 }
 
 static const char *const value_opts[] = {
@@ -68,7 +68,7 @@ enum { OPT_JSON = 1000, OPT_BENCH, OPT_CONFIG, OPT_VERSION, OPT_HELP };
 
 static void print_human(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
 {
-	static const char *const ops[] = {"write", "read", "send", "atomic"};
+	static const char *const ops[] = {"write", "read", "send", "atomic", "mix"};
 
 	printf("rocefw-sim %s: %s %llu B x %llu msgs, %u QP(s), depth %u, MTU %u, %.1f Gb/s, "
 	       "RTT %.1f us, loss %g, reorder %g, dup %g, corrupt %g, seed %llu\n",

@@ -95,6 +95,12 @@ struct wl_qp {
 	struct rfw_mr *amr, *bmr;
 	uint64_t *counter; /* atomic target at B */
 	struct rfw_mr *cmr;
+	uint8_t *rbuf; /* receive buffers at B (SEND) */
+	struct rfw_mr *rmr;
+	uint8_t *op_of;     /* per slot: the operation of the message in it */
+	uint64_t *aidx_of;  /* per slot: which atomic of this QP it is */
+	uint64_t *send_seq; /* ring: message number of the k-th SEND */
+	uint64_t sends_posted, atomics_posted, atomics_completed;
 	uint64_t quota, posted, completed, recv_seq;
 	bool dead;
 };
@@ -515,14 +521,31 @@ static bool pattern_ok(const struct sim *s, uint32_t qp, uint64_t seq, const uin
 	return true;
 }
 
+/* Each slot holds one message; atomics need 8 bytes whatever --size says. */
 static uint64_t slot_size(const struct sim *s)
 {
-	return s->cfg->op == RFW_SIM_ATOMIC ? 8 : (s->cfg->size ? s->cfg->size : 1);
+	return s->cfg->size < 8 ? 8 : s->cfg->size;
 }
 
 static uint8_t *slot(const struct sim *s, uint8_t *base, uint64_t seq)
 {
 	return base + (seq % s->cfg->depth) * slot_size(s);
+}
+
+static uint64_t msg_bytes(const struct sim *s, enum rfw_sim_op op)
+{
+	return op == RFW_SIM_ATOMIC ? 8 : s->cfg->size;
+}
+
+/* The operation of message @seq: fixed, or (--op mix) drawn from the seed. */
+static enum rfw_sim_op op_for(const struct sim *s, const struct wl_qp *w, uint64_t seq)
+{
+	uint64_t st;
+
+	if (s->cfg->op != RFW_SIM_MIX)
+		return s->cfg->op;
+	st = s->cfg->seed ^ ((uint64_t)w->i << 40) ^ (seq * 0xd1b54a32d192ed03ull);
+	return (enum rfw_sim_op)(rng_next(&st) % 4);
 }
 
 static void note_error(struct sim *s, const char *what, uint32_t qp, int st)
@@ -532,12 +555,13 @@ static void note_error(struct sim *s, const char *what, uint32_t qp, int st)
 		         what, st >= 0 ? rfw_wc_status_str((enum rfw_wc_status)st) : "-");
 }
 
-static int wl_post_recv(struct sim *s, struct wl_qp *w, uint64_t seq)
+/* Receive k lands in rbuf slot k % depth; the k-th SEND posted fills it. */
+static int wl_post_recv(struct sim *s, struct wl_qp *w, uint64_t k)
 {
-	struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)slot(s, w->bbuf, seq),
+	struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)slot(s, w->rbuf, k),
 	                      .length = (uint32_t)s->cfg->size,
-	                      .lkey = rfw_mr_lkey(w->bmr)};
-	struct rfw_recv_wr wr = {.wr_id = seq, .sg_list = &sge, .num_sge = 1};
+	                      .lkey = rfw_mr_lkey(w->rmr)};
+	struct rfw_recv_wr wr = {.wr_id = k, .sg_list = &sge, .num_sge = 1};
 	struct rfw_recv_wr *bad;
 
 	return rfw_post_recv(s->host[1].qp[w->i], &wr, &bad, s->now);
@@ -549,6 +573,7 @@ static void wl_post(struct sim *s, struct wl_qp *w)
 
 	while (!w->dead && w->posted < w->quota && w->posted - w->completed < c->depth) {
 		uint64_t seq = w->posted;
+		enum rfw_sim_op op = op_for(s, w, seq);
 		struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)slot(s, w->abuf, seq),
 		                      .length = (uint32_t)c->size,
 		                      .lkey = rfw_mr_lkey(w->amr)};
@@ -556,7 +581,8 @@ static void wl_post(struct sim *s, struct wl_qp *w)
 		    .wr_id = seq, .sg_list = &sge, .num_sge = 1, .send_flags = RFW_SEND_SIGNALED};
 		struct rfw_send_wr *bad;
 
-		switch (c->op) {
+		w->op_of[seq % c->depth] = (uint8_t)op;
+		switch (op) {
 		case RFW_SIM_WRITE:
 			pattern(s, w->i, seq, slot(s, w->abuf, seq), c->size);
 			wr.opcode = RFW_WR_RDMA_WRITE;
@@ -573,13 +599,16 @@ static void wl_post(struct sim *s, struct wl_qp *w)
 		case RFW_SIM_SEND:
 			pattern(s, w->i, seq, slot(s, w->abuf, seq), c->size);
 			wr.opcode = RFW_WR_SEND;
+			w->send_seq[w->sends_posted % c->depth] = seq;
+			w->sends_posted++;
 			break;
-		case RFW_SIM_ATOMIC:
+		default:
 			sge.length = 8;
 			wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
 			wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)w->counter;
 			wr.wr.atomic.rkey = rfw_mr_rkey(w->cmr);
 			wr.wr.atomic.compare_add = 1;
+			w->aidx_of[seq % c->depth] = w->atomics_posted++;
 			break;
 		}
 		if (rfw_post_send(s->host[0].qp[w->i], &wr, &bad, s->now)) {
@@ -598,6 +627,7 @@ static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
 	struct wl_qp *w = &s->wl[wc->qp_num - rfw_qp_num(s->host[0].qp[0])];
 	const struct rfw_sim_cfg *c = s->cfg;
 	uint64_t seq = wc->wr_id;
+	enum rfw_sim_op op;
 	bool ok = true;
 
 	if (wc->status != RFW_WC_SUCCESS) {
@@ -619,7 +649,8 @@ static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
 		note_error(s, "completion out of order", w->i, -1);
 		w->completed = seq;
 	}
-	switch (c->op) {
+	op = (enum rfw_sim_op)w->op_of[seq % c->depth];
+	switch (op) {
 	case RFW_SIM_WRITE:
 		ok = pattern_ok(s, w->i, seq, slot(s, w->bbuf, seq), c->size);
 		break;
@@ -629,18 +660,19 @@ static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
 	case RFW_SIM_SEND:
 		ok = true; /* verified at the receiver */
 		break;
-	case RFW_SIM_ATOMIC: {
+	default: {
 		uint64_t orig;
 
+		/* FETCH_ADD 1, executed in order: the j-th atomic on this QP saw j. */
 		memcpy(&orig, slot(s, w->abuf, seq), 8);
-		ok = orig == seq; /* the k-th add on this QP saw k */
+		ok = orig == w->aidx_of[seq % c->depth];
+		w->atomics_completed++;
 		break;
 	}
 	}
 	if (ok) {
-		if (c->op != RFW_SIM_SEND)
-			s->res->bytes_verified +=
-			    slot_size(s) == 1 && c->size == 0 ? 0 : slot_size(s);
+		if (op != RFW_SIM_SEND)
+			s->res->bytes_verified += msg_bytes(s, op);
 	} else {
 		s->res->corrupt++;
 		note_error(s, "data mismatch", w->i, -1);
@@ -652,11 +684,13 @@ static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
 		s->active_qps--;
 }
 
-/* A receive completion at B (SEND): the next message, in order, intact. */
+/* A receive completion at B (SEND): the next SEND, in order, intact, once. */
 static void wl_recv_done(struct sim *s, const struct rfw_wc *wc)
 {
 	struct wl_qp *w = &s->wl[wc->qp_num - rfw_qp_num(s->host[1].qp[0])];
-	uint64_t seq = wc->wr_id;
+	uint64_t k = wc->wr_id, depth = s->cfg->depth;
+	uint64_t seq = w->send_seq[k % depth];
+	const uint8_t *buf = slot(s, w->rbuf, k);
 
 	if (wc->status != RFW_WC_SUCCESS) {
 		if (wc->status != RFW_WC_WR_FLUSH_ERR) {
@@ -665,10 +699,12 @@ static void wl_recv_done(struct sim *s, const struct rfw_wc *wc)
 		}
 		return;
 	}
-	if (seq != w->recv_seq || wc->byte_len != s->cfg->size ||
-	    !pattern_ok(s, w->i, seq, slot(s, w->bbuf, seq), s->cfg->size)) {
-		/* The same bytes as an earlier message: delivered twice. */
-		if (seq != w->recv_seq && seq < w->recv_seq)
+	if (k != w->recv_seq || k >= w->sends_posted || wc->byte_len != s->cfg->size ||
+	    !pattern_ok(s, w->i, seq, buf, s->cfg->size)) {
+		/* The bytes of the SEND before: that one was delivered twice. */
+		if (k > 0 && k < w->sends_posted + 1 &&
+		    pattern_ok(s, w->i, w->send_seq[(k - 1) % depth], buf, s->cfg->size) &&
+		    s->cfg->size > 0)
 			s->res->duplicates_delivered++;
 		else
 			s->res->corrupt++;
@@ -677,8 +713,7 @@ static void wl_recv_done(struct sim *s, const struct rfw_wc *wc)
 		s->res->bytes_verified += s->cfg->size;
 	}
 	w->recv_seq++;
-	if (seq + s->cfg->depth < w->quota)
-		wl_post_recv(s, w, seq + s->cfg->depth);
+	wl_post_recv(s, w, k + depth);
 }
 
 static void wl_poll(struct host *h)
@@ -792,6 +827,8 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 			c->op = RFW_SIM_SEND;
 		else if (v && strcmp(v, "atomic") == 0)
 			c->op = RFW_SIM_ATOMIC;
+		else if (v && strcmp(v, "mix") == 0)
+			c->op = RFW_SIM_MIX;
 		else
 			return -EINVAL;
 		return 0;
@@ -1032,9 +1069,15 @@ static void teardown(struct sim *s)
 				rfw_dereg_mr(w->bmr);
 			if (w->cmr)
 				rfw_dereg_mr(w->cmr);
+			if (w->rmr)
+				rfw_dereg_mr(w->rmr);
 			free(w->abuf);
 			free(w->bbuf);
+			free(w->rbuf);
 			free(w->counter);
+			free(w->op_of);
+			free(w->aidx_of);
+			free(w->send_seq);
 		}
 	free(s->wl);
 	for (int i = 0; i < 2; i++) {
@@ -1066,7 +1109,7 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 {
 	struct sim s;
 	struct timespec t0, t1;
-	const uint64_t ssz = cfg->op == RFW_SIM_ATOMIC ? 8 : (cfg->size ? cfg->size : 1);
+	const uint64_t ssz = cfg->size < 8 ? 8 : cfg->size;
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -1113,28 +1156,40 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 
 		w->i = q;
 		w->quota = cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
+		bool sends = cfg->op == RFW_SIM_SEND || cfg->op == RFW_SIM_MIX;
+		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_ATOMIC;
+
 		w->abuf = calloc(cfg->depth, ssz);
-		w->bbuf = calloc(cfg->depth, ssz);
+		w->bbuf = rdma ? calloc(cfg->depth, ssz) : NULL;
+		w->rbuf = sends ? calloc(cfg->depth, ssz) : NULL;
 		w->counter = calloc(1, 8);
-		if (!w->abuf || !w->bbuf || !w->counter) {
+		w->op_of = calloc(cfg->depth, 1);
+		w->aidx_of = calloc(cfg->depth, sizeof(*w->aidx_of));
+		w->send_seq = calloc(cfg->depth, sizeof(*w->send_seq));
+		if (!w->abuf || (rdma && !w->bbuf) || (sends && !w->rbuf) || !w->counter ||
+		    !w->op_of || !w->aidx_of || !w->send_seq) {
 			rc = -ENOMEM;
 			break;
 		}
 		w->amr =
 		    rfw_reg_mr(s.host[0].pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
-		w->bmr = rfw_reg_mr(s.host[1].pd, w->bbuf, cfg->depth * ssz,
-		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-		                        RFW_ACCESS_REMOTE_READ);
+		if (rdma)
+			w->bmr = rfw_reg_mr(s.host[1].pd, w->bbuf, cfg->depth * ssz,
+			                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+			                        RFW_ACCESS_REMOTE_READ);
+		if (sends)
+			w->rmr = rfw_reg_mr(s.host[1].pd, w->rbuf, cfg->depth * ssz,
+			                    RFW_ACCESS_LOCAL_WRITE);
 		w->cmr = rfw_reg_mr(s.host[1].pd, w->counter, 8,
 		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_ATOMIC);
-		if (!w->amr || !w->bmr || !w->cmr) {
+		if (!w->amr || (rdma && !w->bmr) || (sends && !w->rmr) || !w->cmr) {
 			rc = -ENOMEM;
 			break;
 		}
 		if (w->quota)
 			s.active_qps++;
-		if (cfg->op == RFW_SIM_SEND)
-			for (uint64_t k = 0; k < cfg->depth && k < w->quota; k++)
+		if (sends)
+			for (uint64_t k = 0; k < cfg->depth; k++)
 				wl_post_recv(&s, w, k);
 	}
 	if (rc) {
@@ -1177,8 +1232,8 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		struct wl_qp *w = &s.wl[q];
 
 		/* Atomics executed more often than completed: a duplicate was re-executed. */
-		if (cfg->op == RFW_SIM_ATOMIC && *w->counter > w->completed && !w->dead)
-			res->duplicates_delivered += *w->counter - w->completed;
+		if (*w->counter > w->atomics_completed && !w->dead)
+			res->duplicates_delivered += *w->counter - w->atomics_completed;
 	}
 	res->sim_time_ns = s.last_completion_ns ? s.last_completion_ns : s.now;
 	res->completed = res->messages_completed == cfg->messages && res->corrupt == 0 &&
@@ -1209,7 +1264,8 @@ static const char *op_name(enum rfw_sim_op op)
 	static const char *const n[] = {[RFW_SIM_WRITE] = "write",
 	                                [RFW_SIM_READ] = "read",
 	                                [RFW_SIM_SEND] = "send",
-	                                [RFW_SIM_ATOMIC] = "atomic"};
+	                                [RFW_SIM_ATOMIC] = "atomic",
+	                                [RFW_SIM_MIX] = "mix"};
 	return n[op];
 }
 

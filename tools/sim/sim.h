@@ -21,11 +21,12 @@
 /* Schema of the JSON result; bump when a field changes meaning or goes away. */
 #define RFW_SIM_SCHEMA "rocefw.sim/1"
 
-enum rfw_sim_op { RFW_SIM_WRITE, RFW_SIM_READ, RFW_SIM_SEND, RFW_SIM_ATOMIC };
+/* --op; MIX draws each message's operation from the seed (equal shares). */
+enum rfw_sim_op { RFW_SIM_WRITE, RFW_SIM_READ, RFW_SIM_SEND, RFW_SIM_ATOMIC, RFW_SIM_MIX };
 
 struct rfw_sim_cfg {
 	enum rfw_sim_op op;
-	uint64_t size;     /* message size in bytes (atomics: 8) */
+	uint64_t size;     /* message size in bytes (atomics: always 8) */
 	uint64_t messages; /* total, spread over the QPs */
 	uint32_t qps;
 	uint32_t depth; /* outstanding messages per QP */
