@@ -275,11 +275,15 @@ int rfw_req_tx(struct rfw_qp *qp)
 	/*
 	 * AckReq (IBA 9.7.6.1.1 allows any coalescing): on the last packet of every message and
 	 * on READ/atomic requests, plus every ack_every packets so long messages are acknowledged
-	 * (and the window opens) before they end, like hardware and rxe.
+	 * (and the window opens) before they end, like hardware and rxe, and on the packet that
+	 * fills the window.
 	 */
 	qp->req.since_ackreq++;
 	p.bth.ackreq =
-	    last || (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every);
+	    last || (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
+	    /* the window closes behind this packet: ask, or nothing would reopen it */
+	    rfw_psn_diff(rfw_psn_add(qp->req.psn, npsn), qp->comp.psn) >=
+	        (int32_t)qp->dev->attr.max_unacked_psns;
 	if (p.bth.ackreq)
 		qp->req.since_ackreq = 0;
 	p.bth.se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&

@@ -86,6 +86,7 @@ struct lb_cfg {
 	uint32_t psn[2];
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic;
 	uint32_t ack_every;
+	uint32_t max_unacked;
 	uint32_t max_send_wr, max_recv_wr;
 	unsigned access;
 };
@@ -149,6 +150,7 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 	for (int i = 0; i < 2; i++) {
 		struct lb_ep *e = &lb->ep[i];
 		struct rfw_dev_attr da = {.ack_every = c->ack_every,
+		                          .max_unacked_psns = c->max_unacked,
 		                          .np_min_time_between_cnps_ns = 4000,
 		                          .qpn_base = 17 + 100 * (uint32_t)i};
 		struct rfw_qp_init_attr qa = {0};

@@ -1140,6 +1140,38 @@ static void test_ack_coalescing(void **s)
 	lb_destroy(lb);
 }
 
+/* AckReq only at message ends and a window smaller than a message: the packet that fills the
+ * window must ask for an ACK, or the QP would stall until it times out. */
+static void test_window_ackreq(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[64 * 1024], b[64 * 1024];
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.ack_every = 0;
+	c.max_unacked = 8;
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	fill(a, sizeof(a), 8);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(a, b, sizeof(a));
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
+	/* 64 packets in windows of 8: one ACK per window. */
+	assert_int_equal(q1[RFW_CNT_tx_acks], 8);
+	lb_destroy(lb);
+}
+
 static void test_timer_tables(void **s)
 {
 	(void)s;
@@ -1284,6 +1316,7 @@ int main(void)
 	    cmocka_unit_test(test_two_gib_message),
 	    cmocka_unit_test(test_qp_state_machine),
 	    cmocka_unit_test(test_ack_coalescing),
+	    cmocka_unit_test(test_window_ackreq),
 	    cmocka_unit_test(test_cnp_hooks),
 	    cmocka_unit_test(test_unexpected_packets),
 	};

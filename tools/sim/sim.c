@@ -69,7 +69,7 @@ struct link {
 	uint32_t qcap, qhead, qlen;
 	uint64_t qbytes;
 	bool busy;
-	uint32_t burst_left;
+	uint64_t burst_until; /* a loss burst drops every frame leaving before this (ns) */
 };
 
 struct wl_qp; /* workload state of one QP pair */
@@ -300,11 +300,14 @@ static void link_tx_done(struct link *l, struct frame *f)
 	bool lose = false;
 
 	l->busy = false;
-	if (l->burst_left) {
-		l->burst_left--;
+	if (s->now < l->burst_until) {
 		lose = true;
 	} else if (c->burst_loss > 0 && rng_unit(&s->rng) < c->burst_loss) {
-		l->burst_left = c->burst_len ? c->burst_len - 1 : 0;
+		/* The link is out for burst_len MTU-frame times: a flap is bounded in time, so a
+		 * quiet link is not starved by one burst spread over many retries. */
+		l->burst_until =
+		    s->now +
+		    (uint64_t)llround(c->burst_len * (c->mtu + FRAME_HDR + 40) * l->ns_per_byte);
 		lose = true;
 	} else if (c->loss > 0 && rng_unit(&s->rng) < c->loss) {
 		lose = true;

@@ -36,7 +36,7 @@ struct rfw_sim_cfg {
 	double loss, reorder, dup, corrupt;
 	double ce;         /* probability an ECT frame is CE-marked on the link (exercises NP/RP) */
 	double burst_loss; /* probability a loss burst starts at a frame */
-	uint32_t burst_len; /* frames lost in a burst */
+	uint32_t burst_len; /* burst duration in MTU-frame times at the link rate */
 	uint32_t start_psn;
 	uint64_t seed;
 	bool sr; /* --transport sr: selective repeat (not implemented yet: rejected) */
