@@ -1111,6 +1111,147 @@ static void test_qp_state_machine(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- ordering: SQD, fence, initiator depth ---- */
+
+/* A log of opcodes in the order the loopback delivered them, per direction. */
+struct op_log {
+	uint8_t op[256];
+	int from[256];
+	int n;
+};
+
+static enum lb_verdict log_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct op_log *l = arg;
+
+	(void)lb;
+	(void)len;
+	if (l->n < 256) {
+		l->op[l->n] = ib[0];
+		l->from[l->n++] = from;
+	}
+	return LB_PASS;
+}
+
+static int log_find(const struct op_log *l, int from, uint8_t op, int nth)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->from[i] == from && l->op[i] == op && nth-- == 0)
+			return i;
+	return -1;
+}
+
+static void test_sqd(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[100], b[100];
+	struct rfw_qp_attr qa = {0};
+	struct rfw_wc wc;
+
+	(void)s;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	qa.qp_state = RFW_QPS_SQD;
+	assert_int_equal(rfw_modify_qp(lb->ep[0].qp, &qa, RFW_QP_STATE), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)i, a, 100, amr,
+		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		                 0);
+	lb_run(lb, 10000000);
+	/* Drained: nothing new starts. */
+	assert_int_equal(lb->pkts_from[0], 0);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
+	qa.qp_state = RFW_QPS_RTS;
+	assert_int_equal(rfw_modify_qp(lb->ep[0].qp, &qa, RFW_QP_STATE), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	lb_destroy(lb);
+}
+
+static void test_fence_and_rd_atomic_depth(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[3][3000], b[3000];
+	struct op_log log = {0};
+	struct rfw_wc wc;
+	int i_write, i_last;
+
+	(void)s;
+	/* Fence: a WRITE behind a READ waits for the READ's response. */
+	lb = lb_create(&c);
+	lb->filter = log_filter;
+	lb->farg = &log;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)a[1], 100, rfw_mr_lkey(amr)};
+	struct rfw_send_wr wr = {.wr_id = 2,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_RDMA_WRITE,
+	                         .send_flags = RFW_SEND_SIGNALED | RFW_SEND_FENCE};
+	struct rfw_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)b;
+	wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	i_last = log_find(&log, 1, RFW_OP_RC_RDMA_READ_RESPONSE_LAST, 0);
+	i_write = log_find(&log, 0, RFW_OP_RC_RDMA_WRITE_ONLY, 0);
+	assert_true(i_last >= 0 && i_write > i_last);
+	lb_destroy(lb);
+
+	/* Without the fence the WRITE goes right behind the READ request. */
+	memset(&log, 0, sizeof(log));
+	lb = lb_create(&c);
+	lb->filter = log_filter;
+	lb->farg = &log;
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	sge.lkey = rfw_mr_lkey(amr);
+	wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
+	wr.send_flags = RFW_SEND_SIGNALED;
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 10000000);
+	i_last = log_find(&log, 1, RFW_OP_RC_RDMA_READ_RESPONSE_LAST, 0);
+	i_write = log_find(&log, 0, RFW_OP_RC_RDMA_WRITE_ONLY, 0);
+	assert_true(i_write >= 0 && i_write < i_last);
+	lb_destroy(lb);
+
+	/* max_rd_atomic 1: the second READ request waits for the first READ's last response. */
+	memset(&log, 0, sizeof(log));
+	c.max_rd_atomic = 1;
+	lb = lb_create(&c);
+	lb->filter = log_filter;
+	lb->farg = &log;
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, (uint64_t)i, a[i], 3000, amr,
+		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		                 0);
+	lb_run(lb, 10000000);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_true(log_find(&log, 0, RFW_OP_RC_RDMA_READ_REQUEST, i + 1) >
+		            log_find(&log, 1, RFW_OP_RC_RDMA_READ_RESPONSE_LAST, i));
+	lb_destroy(lb);
+}
+
 /* ---- ACK coalescing and timer tables ---- */
 
 static void test_ack_coalescing(void **s)
@@ -1315,6 +1456,8 @@ int main(void)
 	    cmocka_unit_test(test_psn_wrap),
 	    cmocka_unit_test(test_two_gib_message),
 	    cmocka_unit_test(test_qp_state_machine),
+	    cmocka_unit_test(test_sqd),
+	    cmocka_unit_test(test_fence_and_rd_atomic_depth),
 	    cmocka_unit_test(test_ack_coalescing),
 	    cmocka_unit_test(test_window_ackreq),
 	    cmocka_unit_test(test_cnp_hooks),
