@@ -80,7 +80,7 @@ void rfw_resp_reset(struct rfw_qp *qp)
 	r->cls = MSG_NONE;
 	r->send_off = 0;
 	r->have_rwqe = false;
-	r->wmr = NULL;
+	r->wrkey = 0;
 	r->wleft = r->wtotal = 0;
 	r->res_next = 0;
 	memset(r->res, 0, r->nres * sizeof(*r->res));
@@ -278,6 +278,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 					return RESPST_ERR_RKEY_VIOLATION;
 			}
 			r->wva = p->reth.va;
+			r->wrkey = p->reth.rkey;
 			r->wleft = r->wtotal = p->reth.dma_len;
 			if ((f & RFW_OPF_ONLY) && p->payload_len != p->reth.dma_len)
 				return RESPST_ERR_INVALID_REQUEST;
@@ -289,6 +290,11 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 			    ((f & RFW_OPF_LAST) && p->payload_len != r->wleft) ||
 			    ((f & RFW_OPF_MIDDLE) && p->payload_len == r->wleft))
 				return RESPST_ERR_INVALID_REQUEST;
+			/* The MR may have been deregistered or invalidated since the FIRST. */
+			if (p->payload_len &&
+			    rfw_mr_check_remote(qp, r->wrkey, r->wva, p->payload_len,
+			                        RFW_ACCESS_REMOTE_WRITE) == NULL)
+				return RESPST_ERR_RKEY_VIOLATION;
 		}
 		return RESPST_EXECUTE;
 	}

@@ -120,8 +120,6 @@ struct rfw_comp {
 	uint64_t timer;     /* local ACK timeout deadline; 0 = not armed */
 	bool retrying;      /* a go-back-N retry from psn is under way: ignore repeats */
 	uint32_t retry_psn;
-	uint32_t read_off; /* bytes of the current READ received */
-	bool read_mid;     /* a READ response FIRST seen, expect MIDDLE/LAST */
 };
 
 struct rfw_resp {
@@ -133,7 +131,7 @@ struct rfw_resp {
 	uint32_t send_off;
 	bool have_rwqe;
 	/* WRITE in progress */
-	struct rfw_mr *wmr;
+	uint32_t wrkey; /* its R_Key: checked again on every packet (the MR may go away) */
 	uint64_t wva;
 	uint32_t wleft, wtotal;
 	/* READ/atomic resources (max_dest_rd_atomic) and the response queue */

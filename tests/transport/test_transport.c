@@ -737,6 +737,55 @@ static void test_access_errors(void **s)
 	access_case(all, 0, 100, true, RFW_WR_RDMA_READ);     /* read, bad rkey */
 }
 
+/* The target MR goes away in the middle of a WRITE: the rest is refused, nothing lands. */
+struct dereg_probe {
+	struct rfw_mr *mr;
+	int seen;
+};
+
+static enum lb_verdict dereg_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct dereg_probe *d = arg;
+
+	(void)lb;
+	(void)ib;
+	(void)len;
+	if (from == 0 && ++d->seen == 4 && d->mr) {
+		rfw_dereg_mr(d->mr);
+		d->mr = NULL;
+	}
+	return LB_PASS;
+}
+
+static void test_mr_gone_mid_write(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[8192], b[8192];
+	struct dereg_probe d = {0};
+	struct rfw_wc wc;
+
+	(void)s;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	d.mr = rfw_reg_mr(lb->ep[1].pd, b, sizeof(b),
+	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
+	fill(a, sizeof(a), 5);
+	memset(b, 0, sizeof(b));
+	lb->filter = dereg_filter;
+	lb->farg = &d;
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(d.mr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_ACCESS_ERR);
+	/* Packets 1-3 landed (3 KiB), packet 4 onwards did not. */
+	assert_memory_equal(a, b, 3 * 1024);
+	for (size_t i = 3 * 1024; i < sizeof(b); i++)
+		assert_int_equal(b[i], 0);
+	lb_destroy(lb);
+}
+
 static void test_atomic_access_error(void **s)
 {
 	struct lb_cfg c = lb_default_cfg();
@@ -1449,6 +1498,7 @@ int main(void)
 	    cmocka_unit_test(test_rnr_pipeline),
 	    cmocka_unit_test(test_rnr_exhaustion),
 	    cmocka_unit_test(test_access_errors),
+	    cmocka_unit_test(test_mr_gone_mid_write),
 	    cmocka_unit_test(test_atomic_access_error),
 	    cmocka_unit_test(test_recv_too_small),
 	    cmocka_unit_test(test_duplicate_atomic_not_reexecuted),
