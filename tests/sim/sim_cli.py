@@ -3,7 +3,7 @@
 scenario, determinism, --config INI files, usage errors, and --pcap checked by an independent
 decoder path (rocefw-replay check --json: every ICRC good, nothing malformed, every frame there).
 
-usage: sim_cli.py SIM_EXE REPLAY_EXE
+usage: sim_cli.py SIM_EXE REPLAY_EXE [SCENARIO_DIR]
 """
 import json
 import os
@@ -12,6 +12,7 @@ import sys
 import tempfile
 
 SIM, REPLAY = sys.argv[1], sys.argv[2]
+SCEN = sys.argv[3] if len(sys.argv) > 3 else None
 fails = 0
 REQUIRED = ["schema", "messages_posted", "messages_completed", "bytes_verified", "corrupt",
             "duplicates_delivered", "goodput_gbps", "retransmitted_packets", "timeouts",
@@ -130,7 +131,15 @@ o = sim_json("--loss", "1", "--messages", "3", "--retry-cnt", "1", "--timeout", 
 check(o.get("completed") is False and o.get("error_completions") == 1 and
       "retry counter exceeded" in (o.get("first_error") or ""), f"dead link: {o}")
 
-# 7. Human output names the verdict.
+# 7. The shipped scenario files run as documented.
+if SCEN:
+    for name, rc_want, done in (("lossy-mix.ini", 0, True), ("psn-wrap.ini", 0, True),
+                                ("dead-link.ini", 1, False)):
+        o = sim_json("--config", os.path.join(SCEN, name), expect_rc=rc_want)
+        check(o.get("completed") is done and o.get("corrupt") == 0 and
+              o.get("duplicates_delivered") == 0, f"{name}: {o.get('first_error')}")
+
+# 8. Human output names the verdict.
 rc, out, err = sim("--messages", "5")
 check(rc == 0 and "OK: every message completed intact" in out, f"human: {out}")
 
