@@ -91,12 +91,13 @@ static void run_sizes(enum rfw_wr_opcode op, enum rfw_mtu mtu, int dir)
 		uint32_t n = sizes[k];
 		uint8_t *from = src, *to = dst;
 
-		fill(src, SZ_CAP, (uint32_t)k + 1);
-		memset(dst, 0xee, SZ_CAP);
+		/* Only the message and a margin after it are prepared (and checked). */
+		fill(src, n + 64, (uint32_t)k + 1);
+		memset(dst, 0xee, n + 64);
 		if (op == RFW_WR_RDMA_READ) {
 			/* READ pulls the peer's dst into our src. */
-			fill(dst, SZ_CAP, (uint32_t)k + 7);
-			memset(src, 0xee, SZ_CAP);
+			fill(dst, n + 64, (uint32_t)k + 7);
+			memset(src, 0xee, n + 64);
 			from = dst;
 			to = src;
 		}
@@ -405,6 +406,63 @@ static void test_inline_and_sgl(void **s)
 	wr.num_sge = 1;
 	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), EINVAL);
 	assert_ptr_equal(bad, &wr);
+	lb_destroy(lb);
+}
+
+/* Unsignalled WRs produce no CQE when they succeed; signalled ones around them do. */
+static void test_unsignalled(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[64], b[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)a, 16, rfw_mr_lkey(amr)};
+	struct rfw_send_wr wr[3];
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc[4];
+
+	(void)s;
+	for (int i = 0; i < 3; i++) {
+		wr[i] = (struct rfw_send_wr){.wr_id = (uint64_t)i,
+		                             .sg_list = &sge,
+		                             .num_sge = 1,
+		                             .opcode = RFW_WR_RDMA_WRITE,
+		                             .send_flags = i == 1 ? 0 : RFW_SEND_SIGNALED,
+		                             .next = i < 2 ? &wr[i + 1] : NULL};
+		wr[i].wr.rdma.remote_addr = (uint64_t)(uintptr_t)b;
+		wr[i].wr.rdma.rkey = rfw_mr_rkey(bmr);
+	}
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, wr, &bad, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 4, wc), 2);
+	assert_int_equal(wc[0].wr_id, 0);
+	assert_int_equal(wc[1].wr_id, 2);
+	lb_destroy(lb);
+}
+
+/* A receive WQE with a bad L_Key: the responder fails locally, NAKs remote operational error. */
+static void test_remote_op_error(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[64], b[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)b, sizeof(b), 0x7777};
+	struct rfw_recv_wr rwr = {.wr_id = 5, .sg_list = &sge, .num_sge = 1};
+	struct rfw_recv_wr *rbad;
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_int_equal(rfw_post_recv(lb->ep[1].qp, &rwr, &rbad, 0), 0);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 32, amr, 0, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_OP_ERR);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
 	lb_destroy(lb);
 }
 
@@ -1490,6 +1548,8 @@ int main(void)
 	    cmocka_unit_test(test_atomics),
 	    cmocka_unit_test(test_invalidate),
 	    cmocka_unit_test(test_inline_and_sgl),
+	    cmocka_unit_test(test_unsignalled),
+	    cmocka_unit_test(test_remote_op_error),
 	    cmocka_unit_test(test_nak_seq_go_back_n),
 	    cmocka_unit_test(test_lost_last_packet_timeout),
 	    cmocka_unit_test(test_lost_ack),
