@@ -7,6 +7,7 @@ usage: sim_cli.py SIM_EXE REPLAY_EXE [SCENARIO_DIR]
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -108,6 +109,30 @@ with tempfile.TemporaryDirectory() as d:
     check(r.get("roce") == r.get("frames") and r.get("icrc_ok") == r.get("frames"),
           f"not every frame is RoCEv2 with a good ICRC: {r.get('roce')} {r.get('icrc_ok')}")
     check(r.get("duration_ns", 0) > 0, "simulated timestamps missing")
+
+    # 4b. Wireshark decodes the same capture as InfiniBand, nothing malformed, with the
+    #     opcodes an op mix must produce (an independent decoder; like tests/wire, a missing
+    #     tshark is a failure, not a skip).
+    mixcap = os.path.join(d, "mix.pcap")
+    o = sim_json("--pcap", mixcap, "--op", "mix", "--size", "3000", "--messages", "60",
+                 "--loss", "0.02", "--dup", "0.02", "--seed", "12", "--timeout", "8")
+    tshark = shutil.which("tshark")
+    check(tshark is not None, "tshark is not installed (tools/install-deps.sh)")
+    if tshark:
+        t = subprocess.run([tshark, "-r", mixcap, "--disable-protocol", "rpcordma", "-T", "fields",
+                            "-e", "infiniband.bth.opcode", "-e", "_ws.malformed"],
+                           capture_output=True, text=True)
+        rows = [ln.split("\t") for ln in t.stdout.splitlines()]
+        check(len(rows) == o["network"]["frames_sent"],
+              f"tshark decoded {len(rows)} frames, sim sent {o['network']['frames_sent']}")
+        check(all(r[0] != "" for r in rows), "tshark: a frame without a BTH")
+        check(all(len(r) < 2 or r[1] == "" for r in rows), "tshark: malformed frames")
+        ops = {int(r[0], 0) for r in rows if r[0]}
+        # SEND ONLY/FIRST.., WRITE, READ request + responses, FETCH_ADD, ACK, atomic ACK
+        for want in (0x0c, 0x11, 0x12, 0x14):
+            check(want in ops, f"tshark: opcode {want:#x} missing from an op mix: {sorted(ops)}")
+        check(ops & {0x00, 0x04} and ops & {0x06, 0x0a} and ops & {0x0d, 0x10},
+              f"tshark: SEND/WRITE/READ response opcodes missing: {sorted(ops)}")
 
     # 5. INI file, overridden by the command line.
     ini = os.path.join(d, "s.ini")
