@@ -80,6 +80,13 @@ const char *rfw_sim_validate(const struct rfw_sim_cfg *cfg);
 /* Run the simulation. 0, or -errno for a setup failure (bad config, no memory, pcap). */
 int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res);
 
+/*
+ * The simulator's speed bound for benchmarks: packets per wall-clock second of the per-packet
+ * work no simulated data packet avoids (payload copy in, headers, ICRC, receive parse and ICRC
+ * check, IB parse, payload copy out) at @mtu, over @iters packets. 0 on failure.
+ */
+double rfw_sim_frame_path_pps(uint32_t mtu, uint32_t iters);
+
 /* The result (and the configuration) as one JSON object with a "schema" field. */
 json_t *rfw_sim_json(const struct rfw_sim_cfg *cfg, const struct rfw_sim_result *res);
 
