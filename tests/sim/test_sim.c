@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The transport through the simulator (tools/sim): every operation x message size x path MTU,
+ * PSN wrap, loss / reorder / duplicate / corrupt mixes, a dead link, determinism. Every run
+ * verifies every byte delivered (sim.c's workload); these tests check the verdicts and that
+ * the impairments really happened, so a pass cannot come from a quiet network.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim.h"
+
+static struct rfw_sim_cfg base(void)
+{
+	struct rfw_sim_cfg c;
+
+	rfw_sim_cfg_default(&c);
+	c.timeout = 8; /* 1 ms: keeps lossy runs short in simulated time */
+	return c;
+}
+
+static void expect_clean(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
+{
+	if (!r->completed)
+		print_message("op %d size %llu mtu %u loss %g: %s (completed %llu/%llu)\n", c->op,
+		              (unsigned long long)c->size, c->mtu, c->loss, r->first_error,
+		              (unsigned long long)r->messages_completed,
+		              (unsigned long long)c->messages);
+	assert_true(r->completed);
+	assert_int_equal(r->messages_posted, c->messages);
+	assert_int_equal(r->messages_completed, c->messages);
+	assert_int_equal(r->corrupt, 0);
+	assert_int_equal(r->duplicates_delivered, 0);
+	assert_int_equal(r->error_completions, 0);
+}
+
+/* Every operation, sizes around the MTU and 64 KiB, 1 MiB, for each path MTU. */
+static void test_ops_sizes_mtus(void **s)
+{
+	static const enum rfw_sim_op ops[] = {RFW_SIM_WRITE, RFW_SIM_READ, RFW_SIM_SEND};
+	static const uint32_t mtus[] = {256, 512, 1024, 2048, 4096};
+
+	(void)s;
+	for (size_t mi = 0; mi < 5; mi++) {
+		uint32_t m = mtus[mi];
+		const uint64_t sizes[] = {0, 1, m - 1, m, m + 1, 65535, 65536, 65537, 1u << 20};
+
+		for (size_t oi = 0; oi < 3; oi++)
+			for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+				struct rfw_sim_cfg c = base();
+				struct rfw_sim_result r;
+
+				c.op = ops[oi];
+				c.mtu = m;
+				c.size = sizes[si];
+				c.messages = sizes[si] >= (1u << 20) ? 2 : 6;
+				c.depth = 3;
+				assert_int_equal(rfw_sim_run(&c, &r), 0);
+				expect_clean(&c, &r);
+				assert_int_equal(r.bytes_verified, c.size * c.messages);
+				/* A clean network needs no recovery. */
+				assert_int_equal(r.retransmitted_packets, 0);
+				assert_int_equal(r.timeouts, 0);
+			}
+		struct rfw_sim_cfg c = base();
+		struct rfw_sim_result r;
+
+		c.op = RFW_SIM_ATOMIC;
+		c.mtu = m;
+		c.messages = 20;
+		assert_int_equal(rfw_sim_run(&c, &r), 0);
+		expect_clean(&c, &r);
+	}
+}
+
+/* Several QPs share the links; every one completes. */
+static void test_many_qps(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	(void)s;
+	c.qps = 8;
+	c.messages = 64;
+	c.size = 20000;
+	c.loss = 0.01;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	assert_true(r.frames_lost > 0);
+}
+
+/* Start PSN 0xFFFFF0 and thousands of packets across the wrap, with losses around it. */
+static void test_psn_wrap(void **s)
+{
+	static const enum rfw_sim_op ops[] = {RFW_SIM_WRITE, RFW_SIM_READ, RFW_SIM_SEND};
+
+	(void)s;
+	for (size_t i = 0; i < 3; i++) {
+		struct rfw_sim_cfg c = base();
+		struct rfw_sim_result r;
+
+		c.op = ops[i];
+		c.start_psn = 0xfffff0;
+		c.mtu = 256;
+		c.size = 4096; /* 16 packets a message */
+		c.messages = 400;
+		c.loss = 0.005;
+		assert_int_equal(rfw_sim_run(&c, &r), 0);
+		expect_clean(&c, &r);
+		/* Thousands of data packets, so the wrap is crossed by far. */
+		assert_true(r.cnt[RFW_CNT_tx_packets] > 6400);
+		assert_true(r.frames_lost > 0);
+		assert_true(r.retransmitted_packets > 0);
+	}
+}
+
+struct mix {
+	double loss, reorder, dup, corrupt, burst;
+};
+
+static void run_mix(enum rfw_sim_op op, const struct mix *m, uint64_t size, uint64_t msgs)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	c.op = op;
+	c.size = size;
+	c.messages = msgs;
+	c.depth = 8;
+	c.loss = m->loss;
+	c.reorder = m->reorder;
+	c.dup = m->dup;
+	c.corrupt = m->corrupt;
+	c.burst_loss = m->burst;
+	c.seed = 42;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	/* The impairments asked for did happen, and were recovered from. */
+	/* (checked where at least 5 events are expected, so a short run cannot flake) */
+	if ((m->loss + m->burst) * (double)r.frames_sent >= 5)
+		assert_true(r.frames_lost > 0);
+	if (m->dup * (double)r.frames_sent >= 5)
+		assert_true(r.frames_duplicated > 0);
+	if (m->reorder * (double)r.frames_sent >= 5)
+		assert_true(r.frames_reordered > 0);
+	if (m->corrupt * (double)r.frames_sent >= 5) {
+		assert_true(r.frames_corrupted > 0);
+		assert_true(r.icrc_drops + r.parse_drops > 0);
+	}
+	if (r.frames_lost + r.icrc_drops > 0)
+		assert_true(r.retransmitted_packets > 0 || r.cnt[RFW_CNT_read_replays] > 0 ||
+		            r.cnt[RFW_CNT_atomic_replays] > 0);
+}
+
+static void test_loss_levels(void **s)
+{
+	static const double losses[] = {0.001, 0.01, 0.05};
+
+	(void)s;
+	for (size_t i = 0; i < 3; i++) {
+		struct mix m = {.loss = losses[i]};
+
+		run_mix(RFW_SIM_WRITE, &m, 65536, 60);
+		run_mix(RFW_SIM_READ, &m, 65536, 60);
+		run_mix(RFW_SIM_SEND, &m, 10000, 200);
+		run_mix(RFW_SIM_ATOMIC, &m, 8, 500);
+		run_mix(RFW_SIM_MIX, &m, 20000, 200);
+	}
+}
+
+/* Loss, reorder, duplicates and corruption all at once. */
+static void test_impairment_mix(void **s)
+{
+	static const struct mix mixes[] = {
+	    {.loss = 0.01, .reorder = 0.01, .dup = 0.01, .corrupt = 0.01},
+	    {.loss = 0.001, .reorder = 0.05, .dup = 0.05, .corrupt = 0.001},
+	    {.loss = 0.05, .reorder = 0.02, .dup = 0.02, .corrupt = 0.02},
+	    {.burst = 0.002, .reorder = 0.01},
+	};
+
+	(void)s;
+	for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++) {
+		run_mix(RFW_SIM_WRITE, &mixes[i], 32768, 60);
+		run_mix(RFW_SIM_READ, &mixes[i], 32768, 60);
+		run_mix(RFW_SIM_SEND, &mixes[i], 3000, 200);
+		run_mix(RFW_SIM_ATOMIC, &mixes[i], 8, 300);
+		run_mix(RFW_SIM_MIX, &mixes[i], 6000, 300);
+	}
+}
+
+/* A dead link: retries run out, the first WQE fails with retry exceeded, the rest flush. */
+static void test_dead_link(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	(void)s;
+	c.loss = 1.0;
+	c.qps = 2;
+	c.messages = 10;
+	c.retry_cnt = 2;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	assert_false(r.completed);
+	assert_int_equal(r.messages_completed, 0);
+	assert_int_equal(r.cnt[RFW_CNT_retry_exceeded], 2);
+	/* Per QP: the original and 2 retries each ended by a timeout. */
+	assert_int_equal(r.timeouts, 2 * 3);
+	/* Per QP depth 4: one RETRY_EXC_ERR, three flushed. */
+	assert_int_equal(r.error_completions, 2);
+	assert_int_equal(r.flushed_completions, 2 * 3);
+	assert_int_equal(r.cnt[RFW_CNT_req_cqe_error], 2);
+	assert_int_equal(r.cnt[RFW_CNT_req_cqe_flush_error], 2 * 3);
+	assert_non_null(strstr(r.first_error, "retry counter exceeded"));
+}
+
+/* Same seed, same result bit for bit; another seed, another run. */
+static void test_determinism(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result a, b, d;
+
+	(void)s;
+	c.loss = 0.01;
+	c.reorder = 0.01;
+	c.dup = 0.01;
+	c.corrupt = 0.01;
+	c.messages = 40;
+	c.qps = 2;
+	assert_int_equal(rfw_sim_run(&c, &a), 0);
+	assert_int_equal(rfw_sim_run(&c, &b), 0);
+	assert_true(a.completed && b.completed);
+	assert_int_equal(a.sim_time_ns, b.sim_time_ns);
+	assert_int_equal(a.events, b.events);
+	assert_int_equal(a.frames_lost, b.frames_lost);
+	assert_memory_equal(a.cnt, b.cnt, sizeof(a.cnt));
+	c.seed = 2;
+	assert_int_equal(rfw_sim_run(&c, &d), 0);
+	assert_true(d.completed);
+	assert_true(d.sim_time_ns != a.sim_time_ns || memcmp(d.cnt, a.cnt, sizeof(a.cnt)) != 0);
+}
+
+/* Clean WRITE at 100 Gb/s: goodput near the line-rate bound, never above it. */
+static void test_goodput_bound(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+	double wire, bound;
+
+	(void)s;
+	c.size = 1 << 20;
+	c.messages = 20;
+	c.depth = 8;
+	c.mtu = 4096;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	wire = (double)c.size + 256.0 * (14 + 20 + 8 + 12 + 4 + 24) + 16;
+	bound = 100.0 * (double)c.size / wire;
+	assert_true(r.goodput_gbps <= bound + 1e-6);
+	assert_true(r.goodput_gbps > 0.8 * bound);
+}
+
+/* CE marks on the link reach the notification point; its CNPs reach the reaction point. */
+static void test_ce_cnp(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	(void)s;
+	c.ce = 0.05;
+	c.messages = 40;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	assert_true(r.frames_ce_marked > 0);
+	assert_true(r.cnt[RFW_CNT_np_ecn_marked_roce_packets] > 0);
+	assert_true(r.cnt[RFW_CNT_np_ecn_marked_roce_packets] <= r.frames_ce_marked);
+	assert_true(r.cnt[RFW_CNT_np_cnp_sent] > 0);
+	/* At most one CNP per 4 us per QP (the built-in NP's min_time_between_cnps). */
+	assert_true(r.cnt[RFW_CNT_np_cnp_sent] <= r.sim_time_ns / 4000 + 1);
+	/* No loss: every CNP sent is handled. */
+	assert_int_equal(r.cnt[RFW_CNT_rp_cnp_handled], r.cnt[RFW_CNT_np_cnp_sent]);
+}
+
+static void test_config(void **s)
+{
+	struct rfw_sim_cfg c;
+
+	(void)s;
+	rfw_sim_cfg_default(&c);
+	assert_int_equal(rfw_sim_set(&c, "op", "read"), 0);
+	assert_int_equal(c.op, RFW_SIM_READ);
+	assert_int_equal(rfw_sim_set(&c, "op", "bogus"), -EINVAL);
+	assert_int_equal(rfw_sim_set(&c, "loss", "1.5"), -EINVAL);
+	assert_int_equal(rfw_sim_set(&c, "loss", "0.25"), 0);
+	assert_true(c.loss == 0.25);
+	assert_int_equal(rfw_sim_set(&c, "start-psn", "0x1000000"), -EINVAL);
+	assert_int_equal(rfw_sim_set(&c, "start-psn", "0xfffff0"), 0);
+	assert_int_equal(rfw_sim_set(&c, "nope", "1"), -ENOENT);
+	assert_int_equal(rfw_sim_set(&c, "mtu", "1000"), 0);
+	assert_non_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "mtu", "2048"), 0);
+	assert_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "transport", "sr"), 0);
+	assert_non_null(rfw_sim_validate(&c));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_config),        cmocka_unit_test(test_ops_sizes_mtus),
+	    cmocka_unit_test(test_many_qps),      cmocka_unit_test(test_psn_wrap),
+	    cmocka_unit_test(test_loss_levels),   cmocka_unit_test(test_impairment_mix),
+	    cmocka_unit_test(test_dead_link),     cmocka_unit_test(test_determinism),
+	    cmocka_unit_test(test_goodput_bound), cmocka_unit_test(test_ce_cnp),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1577 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * RC transport core cases over the loopback host (loop.h): every operation, go-back-N after a
+ * chosen loss, timeouts, RNR, retry exhaustion, access errors, duplicate READ/atomic replay,
+ * PSN wrap, QP state machine, ACK coalescing, CNP hooks.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <sys/mman.h>
+
+#include "loop.h"
+
+static void fill(uint8_t *b, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		b[i] = (uint8_t)x;
+	}
+}
+
+static int poll_one(struct rfw_cq *cq, struct rfw_wc *wc)
+{
+	return rfw_poll_cq(cq, 1, wc);
+}
+
+static int post_op(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id, void *lbuf, uint32_t len,
+                   struct rfw_mr *lmr, uint64_t raddr, uint32_t rkey)
+{
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)lbuf, .length = len, .lkey = lmr ? rfw_mr_lkey(lmr) : 0};
+	struct rfw_send_wr wr = {.wr_id = id,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = op,
+	                         .send_flags = RFW_SEND_SIGNALED,
+	                         .imm_data = 0xabcd0000u + (uint32_t)id};
+	struct rfw_send_wr *bad = NULL;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return rfw_post_send(e->qp, &wr, &bad, e->lb->now);
+}
+
+static int post_recv(struct lb_ep *e, uint64_t id, void *buf, uint32_t len, struct rfw_mr *mr)
+{
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)buf, .length = len, .lkey = rfw_mr_lkey(mr)};
+	struct rfw_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1};
+	struct rfw_recv_wr *bad;
+
+	return rfw_post_recv(e->qp, &wr, &bad, e->lb->now);
+}
+
+/* ---- every operation, both directions, sizes around the MTU and 64 KiB, 1 MiB ---- */
+
+#define SZ_CAP ((1u << 20) + 64)
+
+static void run_sizes(enum rfw_wr_opcode op, enum rfw_mtu mtu, int dir)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	uint8_t *src = malloc(SZ_CAP), *dst = malloc(SZ_CAP);
+	struct lb_ep *req, *rsp;
+	struct rfw_mr *smr, *dmr;
+	struct rfw_wc wc;
+	uint32_t m = rfw_mtu_to_bytes(mtu);
+	const uint32_t sizes[] = {0, 1, m - 1, m, m + 1, 65535, 65536, 65537, 1u << 20};
+	bool recv_side =
+	    op == RFW_WR_SEND || op == RFW_WR_SEND_WITH_IMM || op == RFW_WR_RDMA_WRITE_WITH_IMM;
+
+	c.mtu = mtu;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	req = &lb->ep[dir];
+	rsp = &lb->ep[!dir];
+	smr = lb_mr(req, src, SZ_CAP);
+	dmr = lb_mr(rsp, dst, SZ_CAP);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t n = sizes[k];
+		uint8_t *from = src, *to = dst;
+
+		/* Only the message and a margin after it are prepared (and checked). */
+		fill(src, n + 64, (uint32_t)k + 1);
+		memset(dst, 0xee, n + 64);
+		if (op == RFW_WR_RDMA_READ) {
+			/* READ pulls the peer's dst into our src. */
+			fill(dst, n + 64, (uint32_t)k + 7);
+			memset(src, 0xee, n + 64);
+			from = dst;
+			to = src;
+		}
+		if (recv_side)
+			assert_int_equal(post_recv(rsp, 900 + k, dst, SZ_CAP, dmr), 0);
+		assert_int_equal(
+		    post_op(req, op, k, src, n, smr, (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+		    0);
+		lb_run(lb, 1000000000ull);
+		assert_int_equal(poll_one(req->scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, k);
+		assert_int_equal(wc.qp_num, rfw_qp_num(req->qp));
+		if (op == RFW_WR_RDMA_READ)
+			assert_int_equal(wc.byte_len, n);
+		if (n)
+			assert_memory_equal(from, to, n);
+		assert_int_equal(to[n], 0xee); /* nothing past the message */
+		if (recv_side) {
+			assert_int_equal(poll_one(rsp->rcq, &wc), 1);
+			assert_int_equal(wc.status, RFW_WC_SUCCESS);
+			assert_int_equal(wc.wr_id, 900 + k);
+			assert_int_equal(wc.byte_len, n);
+			assert_int_equal(wc.opcode, op == RFW_WR_RDMA_WRITE_WITH_IMM
+			                                ? RFW_WC_RECV_RDMA_WITH_IMM
+			                                : RFW_WC_RECV);
+			if (op != RFW_WR_SEND) {
+				assert_true(wc.wc_flags & RFW_WC_WITH_IMM);
+				assert_int_equal(wc.imm_data, 0xabcd0000u + k);
+			}
+		}
+		assert_int_equal(poll_one(req->scq, &wc), 0);
+		assert_int_equal(poll_one(rsp->rcq, &wc), 0);
+	}
+	uint64_t cnt[RFW_CNT__COUNT];
+	rfw_dev_counters(req->dev, cnt);
+	assert_int_equal(cnt[RFW_CNT_retransmitted_packets], 0);
+	lb_destroy(lb);
+	free(src);
+	free(dst);
+}
+
+static void sizes_all_mtus(enum rfw_wr_opcode op)
+{
+	for (enum rfw_mtu m = RFW_MTU_256; m <= RFW_MTU_4096; m++)
+		for (int dir = 0; dir < 2; dir++)
+			run_sizes(op, m, dir);
+}
+
+static void test_send_sizes(void **s)
+{
+	(void)s;
+	sizes_all_mtus(RFW_WR_SEND);
+}
+static void test_send_imm_sizes(void **s)
+{
+	(void)s;
+	sizes_all_mtus(RFW_WR_SEND_WITH_IMM);
+}
+static void test_write_sizes(void **s)
+{
+	(void)s;
+	sizes_all_mtus(RFW_WR_RDMA_WRITE);
+}
+static void test_write_imm_sizes(void **s)
+{
+	(void)s;
+	sizes_all_mtus(RFW_WR_RDMA_WRITE_WITH_IMM);
+}
+static void test_read_sizes(void **s)
+{
+	(void)s;
+	sizes_all_mtus(RFW_WR_RDMA_READ);
+}
+
+/* Atomics in both directions. */
+static void test_atomics_both_directions(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint64_t target[2], res[2];
+
+	(void)s;
+	for (int dir = 0; dir < 2; dir++) {
+		struct lb_ep *req = &lb->ep[dir], *rsp = &lb->ep[!dir];
+		struct rfw_mr *tmr = lb_mr(rsp, &target[dir], 8);
+		struct rfw_mr *rmr = lb_mr(req, &res[dir], 8);
+		struct rfw_sge sge = {(uint64_t)(uintptr_t)&res[dir], 8, rfw_mr_lkey(rmr)};
+		struct rfw_send_wr wr = {.wr_id = 1,
+		                         .sg_list = &sge,
+		                         .num_sge = 1,
+		                         .opcode = RFW_WR_ATOMIC_FETCH_AND_ADD,
+		                         .send_flags = RFW_SEND_SIGNALED};
+		struct rfw_send_wr *bad;
+		struct rfw_wc wc;
+
+		target[dir] = 100 * (uint64_t)(dir + 1);
+		wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)&target[dir];
+		wr.wr.atomic.rkey = rfw_mr_rkey(tmr);
+		wr.wr.atomic.compare_add = 3;
+		assert_int_equal(rfw_post_send(req->qp, &wr, &bad, lb->now), 0);
+		lb_run(lb, 100000000);
+		assert_int_equal(poll_one(req->scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+		assert_int_equal(res[dir], 100 * (uint64_t)(dir + 1));
+		assert_int_equal(target[dir], 100 * (uint64_t)(dir + 1) + 3);
+	}
+	lb_destroy(lb);
+}
+
+/* WRITE with immediate: post the receive first so the RQ is ready. */
+static void test_write_imm(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t src[5000], dst[5000];
+	struct rfw_mr *smr = lb_mr(&lb->ep[0], src, sizeof(src));
+	struct rfw_mr *dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
+	struct rfw_wc wc;
+
+	(void)s;
+	fill(src, sizeof(src), 3);
+	assert_int_equal(post_recv(&lb->ep[1], 77, dst, 0, dmr), 0);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE_WITH_IMM, 5, src, 3000, smr,
+	                         (uint64_t)(uintptr_t)dst + 100, rfw_mr_rkey(dmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.opcode, RFW_WC_RDMA_WRITE);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(wc.opcode, RFW_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc.byte_len, 3000);
+	assert_int_equal(wc.imm_data, 0xabcd0005u);
+	assert_memory_equal(dst + 100, src, 3000);
+	lb_destroy(lb);
+}
+
+static void test_atomics(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint64_t target[2] = {1000, 5};
+	static uint64_t res;
+	struct rfw_mr *tmr = lb_mr(&lb->ep[1], target, sizeof(target));
+	struct rfw_mr *rmr = lb_mr(&lb->ep[0], &res, sizeof(res));
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)&res, .length = 8, .lkey = rfw_mr_lkey(rmr)};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_ATOMIC_FETCH_AND_ADD,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	(void)s;
+	wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)&target[0];
+	wr.wr.atomic.rkey = rfw_mr_rkey(tmr);
+	wr.wr.atomic.compare_add = 7;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.opcode, RFW_WC_FETCH_ADD);
+	assert_int_equal(res, 1000);
+	assert_int_equal(target[0], 1007);
+
+	/* CAS that matches, then one that does not. */
+	wr.opcode = RFW_WR_ATOMIC_CMP_AND_SWP;
+	wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)&target[1];
+	wr.wr.atomic.compare_add = 5;
+	wr.wr.atomic.swap = 99;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.opcode, RFW_WC_COMP_SWAP);
+	assert_int_equal(res, 5);
+	assert_int_equal(target[1], 99);
+	wr.wr.atomic.swap = 1;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(res, 99);
+	assert_int_equal(target[1], 99);
+	lb_destroy(lb);
+}
+
+/* SEND with invalidate invalidates the peer's MR; LOCAL_INV invalidates our own. */
+static void test_invalidate(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[64], b[64], victim[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_mr *vmr = lb_mr(&lb->ep[1], victim, sizeof(victim));
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)a, .length = 16, .lkey = rfw_mr_lkey(amr)};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_SEND_WITH_INV,
+	                         .send_flags = RFW_SEND_SIGNALED,
+	                         .invalidate_rkey = rfw_mr_rkey(vmr)};
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_int_equal(post_recv(&lb->ep[1], 2, b, sizeof(b), bmr), 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_true(wc.wc_flags & RFW_WC_WITH_INV);
+	assert_int_equal(wc.invalidated_rkey, rfw_mr_rkey(vmr));
+	/* The invalidated MR now refuses a WRITE: remote access error. */
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 3, a, 8, amr,
+	                         (uint64_t)(uintptr_t)victim, rfw_mr_rkey(vmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_ACCESS_ERR);
+	lb_destroy(lb);
+
+	/* LOCAL_INV on our own MR: later use of the lkey is a local protection error. */
+	lb = lb_create(&c);
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	wr.opcode = RFW_WR_LOCAL_INV;
+	wr.num_sge = 0;
+	wr.invalidate_rkey = rfw_mr_lkey(amr);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 1000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.opcode, RFW_WC_LOCAL_INV);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 4, a, 8, amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 1000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	lb_destroy(lb);
+}
+
+/* Inline data and scatter/gather on both sides. */
+static void test_inline_and_sgl(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t p1[700], p2[900], p3[50], r1[1000], r2[1000];
+	struct rfw_mr *m1 = lb_mr(&lb->ep[0], p1, sizeof(p1)),
+	              *m2 = lb_mr(&lb->ep[0], p2, sizeof(p2));
+	struct rfw_mr *mr1 = lb_mr(&lb->ep[1], r1, sizeof(r1)),
+	              *mr2 = lb_mr(&lb->ep[1], r2, sizeof(r2));
+	struct rfw_sge sg[3] = {{(uint64_t)(uintptr_t)p1, sizeof(p1), rfw_mr_lkey(m1)},
+	                        {(uint64_t)(uintptr_t)p2, sizeof(p2), rfw_mr_lkey(m2)},
+	                        {(uint64_t)(uintptr_t)p3, sizeof(p3), 0}};
+	struct rfw_sge rsg[2] = {{(uint64_t)(uintptr_t)r1, 1000, rfw_mr_lkey(mr1)},
+	                         {(uint64_t)(uintptr_t)r2, 1000, rfw_mr_lkey(mr2)}};
+	struct rfw_recv_wr rwr = {.wr_id = 9, .sg_list = rsg, .num_sge = 2};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = sg,
+	                         .num_sge = 2,
+	                         .opcode = RFW_WR_SEND,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr *bad;
+	struct rfw_recv_wr *rbad;
+	struct rfw_wc wc;
+	uint8_t want[1600];
+
+	(void)s;
+	fill(p1, sizeof(p1), 1);
+	fill(p2, sizeof(p2), 2);
+	fill(p3, sizeof(p3), 3);
+	memcpy(want, p1, 700);
+	memcpy(want + 700, p2, 900);
+	assert_int_equal(rfw_post_recv(lb->ep[1].qp, &rwr, &rbad, 0), 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.byte_len, 1600);
+	assert_memory_equal(r1, want, 1000);
+	assert_memory_equal(r2, want + 1000, 600);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+
+	/* Inline: p3 has no MR; the buffer is overwritten right after posting. */
+	wr.sg_list = &sg[2];
+	wr.num_sge = 1;
+	wr.send_flags |= RFW_SEND_INLINE;
+	memcpy(want, p3, 50);
+	assert_int_equal(rfw_post_recv(lb->ep[1].qp, &rwr, &rbad, 0), 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	memset(p3, 0, sizeof(p3));
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.byte_len, 50);
+	assert_memory_equal(r1, want, 50);
+	/* Inline beyond max_inline_data is refused at post time. */
+	sg[0].length = 700;
+	wr.sg_list = sg;
+	wr.num_sge = 1;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	lb_destroy(lb);
+}
+
+/* Unsignalled WRs produce no CQE when they succeed; signalled ones around them do. */
+static void test_unsignalled(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[64], b[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)a, 16, rfw_mr_lkey(amr)};
+	struct rfw_send_wr wr[3];
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc[4];
+
+	(void)s;
+	for (int i = 0; i < 3; i++) {
+		wr[i] = (struct rfw_send_wr){.wr_id = (uint64_t)i,
+		                             .sg_list = &sge,
+		                             .num_sge = 1,
+		                             .opcode = RFW_WR_RDMA_WRITE,
+		                             .send_flags = i == 1 ? 0 : RFW_SEND_SIGNALED,
+		                             .next = i < 2 ? &wr[i + 1] : NULL};
+		wr[i].wr.rdma.remote_addr = (uint64_t)(uintptr_t)b;
+		wr[i].wr.rdma.rkey = rfw_mr_rkey(bmr);
+	}
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, wr, &bad, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 4, wc), 2);
+	assert_int_equal(wc[0].wr_id, 0);
+	assert_int_equal(wc[1].wr_id, 2);
+	lb_destroy(lb);
+}
+
+/* A receive WQE with a bad L_Key: the responder fails locally, NAKs remote operational error. */
+static void test_remote_op_error(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[64], b[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)b, sizeof(b), 0x7777};
+	struct rfw_recv_wr rwr = {.wr_id = 5, .sg_list = &sge, .num_sge = 1};
+	struct rfw_recv_wr *rbad;
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_int_equal(rfw_post_recv(lb->ep[1].qp, &rwr, &rbad, 0), 0);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 32, amr, 0, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_OP_ERR);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
+	lb_destroy(lb);
+}
+
+/* ---- loss recovery ---- */
+
+struct drop_nth {
+	int from;
+	uint8_t opcode; /* 0xff: any */
+	int n;          /* drop the n-th matching packet (0-based) ... */
+	int count;      /* ... and the count-1 matching ones after it */
+	int seen;
+	int dropped;
+};
+
+static enum lb_verdict drop_nth_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                       void *arg)
+{
+	struct drop_nth *d = arg;
+
+	(void)lb;
+	(void)len;
+	if (from != d->from || (d->opcode != 0xff && ib[0] != d->opcode))
+		return LB_PASS;
+	if (d->seen++ >= d->n && d->dropped < d->count) {
+		d->dropped++;
+		return LB_DROP;
+	}
+	return LB_PASS;
+}
+
+static void write_with_filter(struct loop *lb, uint32_t len, uint8_t **dstp)
+{
+	static uint8_t src[1 << 17], dst[1 << 17];
+	struct rfw_mr *smr = lb_mr(&lb->ep[0], src, sizeof(src));
+	struct rfw_mr *dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
+
+	fill(src, len, len);
+	memset(dst, 0, sizeof(dst));
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, len, smr,
+	                         (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	                 0);
+	lb_run(lb, 10000000000ull);
+	assert_memory_equal(src, dst, len);
+	*dstp = dst;
+}
+
+static void test_nak_seq_go_back_n(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	struct drop_nth d = {.from = 0, .opcode = RFW_OP_RC_RDMA_WRITE_MIDDLE, .n = 5, .count = 1};
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+	uint8_t *dst;
+
+	(void)s;
+	lb->filter = drop_nth_filter;
+	lb->farg = &d;
+	write_with_filter(lb, 32 * 1024, &dst);
+	assert_int_equal(d.dropped, 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	/* 32 packets; #6 (PSN first+6) lost: the responder NAKs once, the requester goes back. */
+	assert_int_equal(q1[RFW_CNT_nak_seq_err_sent], 1);
+	assert_int_equal(q0[RFW_CNT_packet_seq_err], 1);
+	assert_true(q1[RFW_CNT_out_of_sequence] >= 1);
+	/* Go-back-N resends from the lost PSN to the end: 32 - 6 packets. */
+	assert_int_equal(q0[RFW_CNT_retransmitted_packets], 32 - 6);
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
+	lb_destroy(lb);
+}
+
+static void test_lost_last_packet_timeout(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	struct drop_nth d = {.from = 0, .opcode = RFW_OP_RC_RDMA_WRITE_LAST, .n = 0, .count = 1};
+	uint64_t q0[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+	uint8_t *dst;
+
+	(void)s;
+	lb->filter = drop_nth_filter;
+	lb->farg = &d;
+	write_with_filter(lb, 8 * 1024, &dst);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 1);
+	/* Nothing told the requester how far the responder got: it resends from the last ACK. */
+	assert_true(q0[RFW_CNT_retransmitted_packets] >= 1);
+	/* The timeout took 4.096 us * 2^10 at least. */
+	assert_true(lb->now >= 4096ull << 10);
+	lb_destroy(lb);
+}
+
+static void test_lost_ack(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	struct drop_nth d = {.from = 1, .opcode = RFW_OP_RC_ACKNOWLEDGE, .n = 0, .count = 1};
+	uint64_t q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+	uint8_t *dst;
+
+	(void)s;
+	lb->filter = drop_nth_filter;
+	lb->farg = &d;
+	write_with_filter(lb, 2048, &dst);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0); /* exactly one completion */
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	/* The retransmission is a duplicate at the responder, which re-ACKs it. */
+	assert_true(q1[RFW_CNT_duplicate_request] >= 1);
+	assert_int_equal(q1[RFW_CNT_rx_write_requests], 1);
+	lb_destroy(lb);
+}
+
+static void test_retry_exhaustion(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	struct drop_nth d = {.from = 0, .opcode = 0xff, .n = 0, .count = 1 << 30};
+	static uint8_t a[4096], b[4096];
+	uint64_t q0[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.retry_cnt = 3;
+	c.timeout = 5;
+	lb = lb_create(&c);
+	lb->filter = drop_nth_filter;
+	lb->farg = &d;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)i, a, 2000, amr,
+		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		                 0);
+	lb_run(lb, 10000000000ull);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 0);
+	assert_int_equal(wc.status, RFW_WC_RETRY_EXC_ERR);
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+		assert_int_equal(wc.status, RFW_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	/* retry_cnt 3: the first try plus three retries, each ended by a timeout. */
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 4);
+	assert_int_equal(q0[RFW_CNT_retry_exceeded], 1);
+	/* Timeouts at 4.096 us * 2^5 each: 4 of them. */
+	assert_true(lb->now >= 4 * (4096ull << 5));
+	/* Posting in ERR completes at once with a flush error. */
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 9, a, 10, amr, 0, 0), 0);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.status, RFW_WC_WR_FLUSH_ERR);
+	lb_destroy(lb);
+}
+
+/* ---- RNR ---- */
+
+static void test_rnr_then_success(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[3000], b[3000];
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.min_rnr_timer = 14; /* 1.28 ms */
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	fill(a, sizeof(a), 5);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 3000, amr, 0, 0), 0);
+	/* No receive posted: run 1 ms, the sender must be waiting on the RNR timer. */
+	lb_run(lb, 1000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rnr_nak_sent], 1);
+	assert_true(rfw_qp_next_deadline(lb->ep[0].qp) >= 1280000);
+	assert_int_equal(post_recv(&lb->ep[1], 2, b, sizeof(b), bmr), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_true(lb->now >= 1280000); /* not before the RNR timer */
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.byte_len, 3000);
+	assert_memory_equal(a, b, 3000);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	assert_int_equal(q0[RFW_CNT_rnr_nak_retry_err], 1);
+	lb_destroy(lb);
+}
+
+/* RNR in the middle of a pipeline: packets behind the NAKed one are dropped quietly. */
+static void test_rnr_pipeline(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[4][5000], b[4][5000];
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.min_rnr_timer = 10; /* 320 us */
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	for (int i = 0; i < 4; i++) {
+		fill(a[i], 5000, 40 + (uint32_t)i);
+		assert_int_equal(
+		    post_op(&lb->ep[0], RFW_WR_SEND, (uint64_t)i, a[i], 5000, amr, 0, 0), 0);
+	}
+	assert_int_equal(post_recv(&lb->ep[1], 0, b[0], 5000, bmr), 0);
+	lb_run(lb, 200000); /* 200 us: message 0 done, message 1 RNR-NAKed */
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 0);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(post_recv(&lb->ep[1], (uint64_t)i, b[i], 5000, bmr), 0);
+	lb_run(lb, 100000000);
+	for (int i = 1; i < 4; i++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+		assert_memory_equal(a[i], b[i], 5000);
+	}
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rnr_nak_sent], 1);
+	assert_int_equal(q0[RFW_CNT_rnr_nak_retry_err], 1);
+	/* The in-flight packets behind the RNR NAK drew no sequence NAK. */
+	assert_int_equal(q1[RFW_CNT_nak_seq_err_sent], 0);
+	assert_int_equal(q0[RFW_CNT_packet_seq_err], 0);
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
+	lb_destroy(lb);
+}
+
+static void test_rnr_exhaustion(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[100];
+	uint64_t q0[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.rnr_retry = 2;
+	c.min_rnr_timer = 1;
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 100, amr, 0, 0), 0);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 2, a, 100, amr, 0, 0), 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, RFW_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, RFW_WC_WR_FLUSH_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	assert_int_equal(q0[RFW_CNT_rnr_nak_retry_err], 3); /* first try + 2 retries */
+	lb_destroy(lb);
+}
+
+/* ---- access violations ---- */
+
+static void access_case(unsigned mr_access, uint64_t off, uint32_t len, bool bad_key,
+                        enum rfw_wr_opcode op)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[8192], b[4096], b_copy[4096];
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr_acc(&lb->ep[1], b, sizeof(b), mr_access);
+
+	assert_non_null(bmr);
+	fill(a, sizeof(a), 11);
+	fill(b, sizeof(b), 12);
+	memcpy(b_copy, b, sizeof(b));
+	assert_int_equal(post_op(&lb->ep[0], op, 1, a, len, amr, (uint64_t)(uintptr_t)b + off,
+	                         rfw_mr_rkey(bmr) ^ (bad_key ? 0x100 : 0)),
+	                 0);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 2, a, 10, amr, 0, 0), 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, RFW_WC_REM_ACCESS_ERR);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_WR_FLUSH_ERR);
+	assert_memory_equal(b, b_copy, sizeof(b)); /* responder memory untouched */
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q0[RFW_CNT_req_remote_access_errors], 1);
+	assert_int_equal(q1[RFW_CNT_resp_remote_access_errors], 1);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
+	lb_destroy(lb);
+}
+
+static void test_access_errors(void **s)
+{
+	const unsigned all = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                     RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
+
+	(void)s;
+	access_case(all, 0, 100, true, RFW_WR_RDMA_WRITE);     /* bad rkey */
+	access_case(all, 4000, 200, false, RFW_WR_RDMA_WRITE); /* past the end */
+	access_case(all, 0, 5000, false, RFW_WR_RDMA_WRITE);   /* longer than the MR */
+	access_case(RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_READ, 0, 100, false,
+	            RFW_WR_RDMA_WRITE); /* no remote write */
+	access_case(RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE, 0, 100, false,
+	            RFW_WR_RDMA_READ);                        /* no remote read */
+	access_case(all, 4090, 100, false, RFW_WR_RDMA_READ); /* read past the end */
+	access_case(all, 0, 100, true, RFW_WR_RDMA_READ);     /* read, bad rkey */
+}
+
+/* The target MR goes away in the middle of a WRITE: the rest is refused, nothing lands. */
+struct dereg_probe {
+	struct rfw_mr *mr;
+	int seen;
+};
+
+static enum lb_verdict dereg_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct dereg_probe *d = arg;
+
+	(void)lb;
+	(void)ib;
+	(void)len;
+	if (from == 0 && ++d->seen == 4 && d->mr) {
+		rfw_dereg_mr(d->mr);
+		d->mr = NULL;
+	}
+	return LB_PASS;
+}
+
+static void test_mr_gone_mid_write(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[8192], b[8192];
+	struct dereg_probe d = {0};
+	struct rfw_wc wc;
+
+	(void)s;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	d.mr = rfw_reg_mr(lb->ep[1].pd, b, sizeof(b),
+	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
+	fill(a, sizeof(a), 5);
+	memset(b, 0, sizeof(b));
+	lb->filter = dereg_filter;
+	lb->farg = &d;
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(d.mr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_ACCESS_ERR);
+	/* Packets 1-3 landed (3 KiB), packet 4 onwards did not. */
+	assert_memory_equal(a, b, 3 * 1024);
+	for (size_t i = 3 * 1024; i < sizeof(b); i++)
+		assert_int_equal(b[i], 0);
+	lb_destroy(lb);
+}
+
+static void test_atomic_access_error(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint64_t t = 42, r;
+	struct rfw_mr *tmr =
+	    lb_mr_acc(&lb->ep[1], &t, 8, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
+	struct rfw_mr *rmr = lb_mr(&lb->ep[0], &r, 8);
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)&r, 8, rfw_mr_lkey(rmr)};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_ATOMIC_FETCH_AND_ADD,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	(void)s;
+	wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)&t;
+	wr.wr.atomic.rkey = rfw_mr_rkey(tmr);
+	wr.wr.atomic.compare_add = 1;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_ACCESS_ERR);
+	assert_int_equal(t, 42);
+	lb_destroy(lb);
+}
+
+/* A SEND longer than the receive buffer: local length error at the responder. */
+static void test_recv_too_small(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[3000], b[3000];
+	uint64_t q1[RFW_CNT__COUNT];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_int_equal(post_recv(&lb->ep[1], 5, b, 1500, bmr), 0);
+	assert_int_equal(post_recv(&lb->ep[1], 6, b, 1500, bmr), 0);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 2000, amr, 0, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, RFW_WC_LOC_LEN_ERR);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.wr_id, 6);
+	assert_int_equal(wc.status, RFW_WC_WR_FLUSH_ERR);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_resp_local_length_error], 1);
+	lb_destroy(lb);
+}
+
+/* ---- duplicate READ and atomic requests ---- */
+
+struct dup_filter {
+	uint8_t opcode;
+	int from;
+	int dups;
+	int drop_resp; /* drop the first response of that kind so the requester retries */
+	uint8_t resp_opcode;
+};
+
+static enum lb_verdict dup_filter_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                     void *arg)
+{
+	struct dup_filter *d = arg;
+
+	(void)lb;
+	(void)len;
+	if (from == d->from && ib[0] == d->opcode) {
+		d->dups++;
+		return LB_DUP;
+	}
+	if (from != d->from && ib[0] == d->resp_opcode && d->drop_resp) {
+		d->drop_resp--;
+		return LB_DROP;
+	}
+	return LB_PASS;
+}
+
+static void test_duplicate_atomic_not_reexecuted(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint64_t t, r;
+	struct rfw_mr *tmr = lb_mr(&lb->ep[1], &t, 8);
+	struct rfw_mr *rmr = lb_mr(&lb->ep[0], &r, 8);
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)&r, 8, rfw_mr_lkey(rmr)};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_ATOMIC_FETCH_AND_ADD,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct dup_filter d = {.opcode = RFW_OP_RC_FETCH_ADD,
+	                       .from = 0,
+	                       .drop_resp = 1,
+	                       .resp_opcode = RFW_OP_RC_ATOMIC_ACKNOWLEDGE};
+	uint64_t q1[RFW_CNT__COUNT];
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	(void)s;
+	t = 10;
+	lb->filter = dup_filter_fn;
+	lb->farg = &d;
+	wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)&t;
+	wr.wr.atomic.rkey = rfw_mr_rkey(tmr);
+	wr.wr.atomic.compare_add = 5;
+	for (int i = 0; i < 3; i++) {
+		wr.wr_id = (uint64_t)i;
+		assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	}
+	lb_run(lb, 1000000000);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
+	/* Every request arrived at least twice, yet the add ran exactly three times. */
+	assert_true(d.dups >= 3);
+	assert_int_equal(t, 25);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rx_atomic_requests], 3);
+	assert_true(q1[RFW_CNT_atomic_replays] >= 3);
+	assert_int_equal(r, 20); /* the last one saw 10 + 5 + 5 */
+	lb_destroy(lb);
+}
+
+static void test_duplicate_read_replayed(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[10000], b[10000];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct dup_filter d = {.opcode = RFW_OP_RC_RDMA_READ_REQUEST,
+	                       .from = 0,
+	                       .drop_resp = 1,
+	                       .resp_opcode = RFW_OP_RC_RDMA_READ_RESPONSE_MIDDLE};
+	uint64_t q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	fill(b, sizeof(b), 77);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, 10000, amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb->filter = dup_filter_fn;
+	lb->farg = &d;
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, 10000);
+	assert_memory_equal(a, b, sizeof(b));
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rx_read_requests], 1);
+	assert_true(q1[RFW_CNT_read_replays] >= 1);
+	assert_true(q1[RFW_CNT_duplicate_request] >= 1);
+	lb_destroy(lb);
+}
+
+/* ---- PSN wrap ---- */
+
+static void test_psn_wrap(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[65536], b[65536];
+	struct drop_nth d = {.from = 0, .opcode = 0xff, .n = 20, .count = 1};
+	struct rfw_qp_attr qa;
+	struct rfw_wc wc;
+
+	(void)s;
+	c.psn[0] = 0xfffff0;
+	c.psn[1] = 0xffffff;
+	c.mtu = RFW_MTU_256;
+	lb = lb_create(&c);
+	lb->filter = drop_nth_filter;
+	lb->farg = &d;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	for (int i = 0; i < 40; i++) {
+		fill(a, sizeof(a), (uint32_t)i);
+		assert_int_equal(post_op(&lb->ep[0], i & 1 ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE,
+		                         (uint64_t)i, a, sizeof(a), amr, (uint64_t)(uintptr_t)b,
+		                         rfw_mr_rkey(bmr)),
+		                 0);
+		lb_run(lb, 1000000000);
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+		assert_memory_equal(a, b, sizeof(a));
+		if (i == 0)
+			d.n = d.seen + 300, d.dropped = 0; /* another loss later, across the wrap */
+	}
+	rfw_query_qp(lb->ep[0].qp, &qa);
+	/* 40 messages of 256 packets from 0xfffff0: the PSN wrapped to 40*256 - 16. */
+	assert_int_equal(qa.sq_psn, (0xfffff0 + 40 * 256) & 0xffffff);
+	rfw_query_qp(lb->ep[1].qp, &qa);
+	assert_int_equal(qa.rq_psn, (0xfffff0 + 40 * 256) & 0xffffff);
+	lb_destroy(lb);
+}
+
+/* ---- 2 GiB messages ---- */
+
+struct big_probe {
+	int pass; /* requester packets let through, then everything from it is lost */
+	int seen;
+	uint8_t first_opcode;
+	uint32_t first_dma_len;
+};
+
+static enum lb_verdict big_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct big_probe *b = arg;
+	struct rfw_ib_pkt p;
+
+	(void)lb;
+	if (from != 0)
+		return LB_PASS;
+	if (b->seen++ == 0 && rfw_ib_parse(ib, len, &p) == RFW_IB_ERR_OK) {
+		b->first_opcode = p.bth.opcode;
+		b->first_dma_len = p.reth.dma_len;
+	}
+	return b->seen <= b->pass ? LB_PASS : LB_DROP;
+}
+
+/*
+ * The largest message, 2 GiB, without 2 GiB of memory: both MRs are 2 GiB MAP_NORESERVE
+ * mappings (untouched pages cost nothing), the first 3000 packets (12 MiB) are delivered and
+ * checked, then the link dies and the WRITE ends with RETRY_EXC_ERR. One byte more than
+ * 2 GiB is refused at post time.
+ */
+static void test_two_gib_message(void **s)
+{
+	const size_t two_g = (size_t)1 << 31, pass = 3000, mtu = 4096;
+	struct lb_cfg c = lb_default_cfg();
+	struct big_probe b = {.pass = (int)pass};
+	struct loop *lb;
+	uint8_t *src, *dst;
+	struct rfw_mr *smr, *dmr;
+	struct rfw_wc wc;
+	uint64_t q1[RFW_CNT__COUNT];
+
+	(void)s;
+	src = mmap(NULL, two_g, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	           -1, 0);
+	dst = mmap(NULL, two_g, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	           -1, 0);
+	assert_true(src != MAP_FAILED && dst != MAP_FAILED);
+	c.mtu = RFW_MTU_4096;
+	c.retry_cnt = 1;
+	c.timeout = 5;
+	lb = lb_create(&c);
+	smr = lb_mr(&lb->ep[0], src, two_g);
+	dmr = lb_mr(&lb->ep[1], dst, two_g);
+	assert_non_null(smr);
+	assert_non_null(dmr);
+	fill(src, pass * mtu, 99);
+	lb->filter = big_filter;
+	lb->farg = &b;
+
+	/* 2 GiB + 1 in two SGEs: refused. */
+	struct rfw_sge sg[2] = {{(uint64_t)(uintptr_t)src, (uint32_t)two_g, rfw_mr_lkey(smr)},
+	                        {(uint64_t)(uintptr_t)src, 1, rfw_mr_lkey(smr)}};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = sg,
+	                         .num_sge = 2,
+	                         .opcode = RFW_WR_RDMA_WRITE,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr *bad = NULL;
+
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
+	wr.wr.rdma.rkey = rfw_mr_rkey(dmr);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	wr.num_sge = 1;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 10000000000ull);
+
+	assert_int_equal(b.first_opcode, RFW_OP_RC_RDMA_WRITE_FIRST);
+	assert_int_equal(b.first_dma_len, 0x80000000u);
+	assert_memory_equal(dst, src, pass * mtu);
+	assert_int_equal(dst[pass * mtu], 0); /* the rest never arrived */
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rx_write_requests], 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_RETRY_EXC_ERR);
+	lb_destroy(lb);
+	munmap(src, two_g);
+	munmap(dst, two_g);
+}
+
+/* ---- QP state machine ---- */
+
+static void test_qp_state_machine(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	struct rfw_dev *dev = lb->ep[0].dev;
+	struct rfw_qp_init_attr ia = {.send_cq = lb->ep[0].scq,
+	                              .recv_cq = lb->ep[0].rcq,
+	                              .cap = {.max_send_wr = 4, .max_recv_wr = 4}};
+	struct rfw_qp *qp = rfw_create_qp(lb->ep[0].pd, &ia);
+	struct rfw_qp_attr a = {0};
+	static uint8_t buf[16];
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)buf, 16, 0};
+	struct rfw_send_wr wr = {.sg_list = &sge, .num_sge = 1, .opcode = RFW_WR_SEND};
+	struct rfw_send_wr *bad = NULL;
+
+	(void)s;
+	(void)dev;
+	assert_non_null(qp);
+	assert_int_equal(rfw_qp_state(qp), RFW_QPS_RESET);
+	/* RESET -> RTR is not a transition. */
+	a.qp_state = RFW_QPS_RTR;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE), -EINVAL);
+	/* post_send before RTS: EINVAL and bad_wr. */
+	assert_int_equal(rfw_post_send(qp, &wr, &bad, 0), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	a.qp_state = RFW_QPS_INIT;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS), 0);
+	/* INIT -> RTR without the required attributes fails. */
+	a.qp_state = RFW_QPS_RTR;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_PATH_MTU), -EINVAL);
+	a.path_mtu = 7;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_PATH_MTU), -EINVAL);
+	a.path_mtu = RFW_MTU_4096;
+	a.retry_cnt = 8;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_RETRY_CNT), -EINVAL);
+	assert_int_equal(rfw_modify_qp(qp, &a,
+	                               RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU |
+	                                   RFW_QP_DEST_QPN | RFW_QP_RQ_PSN |
+	                                   RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER),
+	                 0);
+	assert_int_equal(rfw_qp_state(qp), RFW_QPS_RTR);
+	a.qp_state = RFW_QPS_RTS;
+	a.retry_cnt = 7;
+	assert_int_equal(rfw_modify_qp(qp, &a,
+	                               RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT |
+	                                   RFW_QP_RETRY_CNT | RFW_QP_RNR_RETRY |
+	                                   RFW_QP_MAX_QP_RD_ATOMIC),
+	                 0);
+	a.qp_state = RFW_QPS_SQD;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE), 0);
+	a.qp_state = RFW_QPS_RTS;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE), 0);
+	/* SQ full: ENOMEM on the 5th of 4. */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rfw_post_send(qp, &wr, &bad, 0), 0);
+	assert_int_equal(rfw_post_send(qp, &wr, &bad, 0), ENOMEM);
+	/* ERR flushes all four; back to RESET and INIT works. */
+	a.qp_state = RFW_QPS_ERR;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE), 0);
+	struct rfw_wc wc[8];
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 8, wc), 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(wc[i].status, RFW_WC_WR_FLUSH_ERR);
+	a.qp_state = RFW_QPS_RESET;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE), 0);
+	a.qp_state = RFW_QPS_INIT;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS), 0);
+	assert_string_equal(rfw_qp_state_str(RFW_QPS_SQE), "SQE");
+	assert_string_equal(rfw_wc_status_str(RFW_WC_RETRY_EXC_ERR),
+	                    "transport retry counter exceeded");
+	assert_int_equal(rfw_destroy_qp(qp), 0);
+	lb_destroy(lb);
+}
+
+/* ---- ordering: SQD, fence, initiator depth ---- */
+
+/* A log of opcodes in the order the loopback delivered them, per direction. */
+struct op_log {
+	uint8_t op[256];
+	int from[256];
+	int n;
+};
+
+static enum lb_verdict log_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct op_log *l = arg;
+
+	(void)lb;
+	(void)len;
+	if (l->n < 256) {
+		l->op[l->n] = ib[0];
+		l->from[l->n++] = from;
+	}
+	return LB_PASS;
+}
+
+static int log_find(const struct op_log *l, int from, uint8_t op, int nth)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->from[i] == from && l->op[i] == op && nth-- == 0)
+			return i;
+	return -1;
+}
+
+static void test_sqd(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[100], b[100];
+	struct rfw_qp_attr qa = {0};
+	struct rfw_wc wc;
+
+	(void)s;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	qa.qp_state = RFW_QPS_SQD;
+	assert_int_equal(rfw_modify_qp(lb->ep[0].qp, &qa, RFW_QP_STATE), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)i, a, 100, amr,
+		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		                 0);
+	lb_run(lb, 10000000);
+	/* Drained: nothing new starts. */
+	assert_int_equal(lb->pkts_from[0], 0);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
+	qa.qp_state = RFW_QPS_RTS;
+	assert_int_equal(rfw_modify_qp(lb->ep[0].qp, &qa, RFW_QP_STATE), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	lb_destroy(lb);
+}
+
+static void test_fence_and_rd_atomic_depth(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[3][3000], b[3000];
+	struct op_log log = {0};
+	struct rfw_wc wc;
+	int i_write, i_last;
+
+	(void)s;
+	/* Fence: a WRITE behind a READ waits for the READ's response. */
+	lb = lb_create(&c);
+	lb->filter = log_filter;
+	lb->farg = &log;
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)a[1], 100, rfw_mr_lkey(amr)};
+	struct rfw_send_wr wr = {.wr_id = 2,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_RDMA_WRITE,
+	                         .send_flags = RFW_SEND_SIGNALED | RFW_SEND_FENCE};
+	struct rfw_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)b;
+	wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	i_last = log_find(&log, 1, RFW_OP_RC_RDMA_READ_RESPONSE_LAST, 0);
+	i_write = log_find(&log, 0, RFW_OP_RC_RDMA_WRITE_ONLY, 0);
+	assert_true(i_last >= 0 && i_write > i_last);
+	lb_destroy(lb);
+
+	/* Without the fence the WRITE goes right behind the READ request. */
+	memset(&log, 0, sizeof(log));
+	lb = lb_create(&c);
+	lb->filter = log_filter;
+	lb->farg = &log;
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	sge.lkey = rfw_mr_lkey(amr);
+	wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
+	wr.send_flags = RFW_SEND_SIGNALED;
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 10000000);
+	i_last = log_find(&log, 1, RFW_OP_RC_RDMA_READ_RESPONSE_LAST, 0);
+	i_write = log_find(&log, 0, RFW_OP_RC_RDMA_WRITE_ONLY, 0);
+	assert_true(i_write >= 0 && i_write < i_last);
+	lb_destroy(lb);
+
+	/* max_rd_atomic 1: the second READ request waits for the first READ's last response. */
+	memset(&log, 0, sizeof(log));
+	c.max_rd_atomic = 1;
+	lb = lb_create(&c);
+	lb->filter = log_filter;
+	lb->farg = &log;
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, (uint64_t)i, a[i], 3000, amr,
+		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		                 0);
+	lb_run(lb, 10000000);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_true(log_find(&log, 0, RFW_OP_RC_RDMA_READ_REQUEST, i + 1) >
+		            log_find(&log, 1, RFW_OP_RC_RDMA_READ_RESPONSE_LAST, i));
+	lb_destroy(lb);
+}
+
+/* ---- ACK coalescing and timer tables ---- */
+
+static void test_ack_coalescing(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[100 * 1024], b[100 * 1024];
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.ack_every = 16;
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	/* 100 packets of 1 KiB: AckReq on packets 16, 32, ..., 96 and the last: 7 ACKs at most. */
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q0[RFW_CNT_tx_packets], 100);
+	assert_true(q1[RFW_CNT_tx_acks] >= 1 && q1[RFW_CNT_tx_acks] <= 7);
+	assert_int_equal(q0[RFW_CNT_rx_acks], q1[RFW_CNT_tx_acks]);
+	lb_destroy(lb);
+}
+
+/* AckReq only at message ends and a window smaller than a message: the packet that fills the
+ * window must ask for an ACK, or the QP would stall until it times out. */
+static void test_window_ackreq(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[64 * 1024], b[64 * 1024];
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.ack_every = 0;
+	c.max_unacked = 8;
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	fill(a, sizeof(a), 8);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(a, b, sizeof(a));
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
+	/* 64 packets in windows of 8: one ACK per window. */
+	assert_int_equal(q1[RFW_CNT_tx_acks], 8);
+	lb_destroy(lb);
+}
+
+static void test_timer_tables(void **s)
+{
+	(void)s;
+	/* IBA table 45, spot values. */
+	assert_int_equal(rfw_rnr_timer_ns(0), 655360000ull);
+	assert_int_equal(rfw_rnr_timer_ns(1), 10000ull);
+	assert_int_equal(rfw_rnr_timer_ns(14), 1280000ull);
+	assert_int_equal(rfw_rnr_timer_ns(31), 491520000ull);
+	/* 4.096 us * 2^timeout; 0 is infinite. */
+	assert_int_equal(rfw_ack_timeout_ns(14), 67108864ull);
+	assert_int_equal(rfw_ack_timeout_ns(1), 8192ull);
+	assert_true(rfw_ack_timeout_ns(0) == UINT64_MAX);
+	for (int i = 0; i < RFW_CNT__COUNT; i++)
+		assert_non_null(rfw_counter_name((enum rfw_counter)i));
+	assert_string_equal(rfw_counter_name(RFW_CNT_out_of_sequence), "out_of_sequence");
+}
+
+/* ---- congestion-control hooks ---- */
+
+struct cc_probe {
+	uint64_t tx_bytes, ce, cnps;
+};
+static void cc_on_tx(void *cc, uint64_t now, uint32_t bytes)
+{
+	(void)now;
+	((struct cc_probe *)cc)->tx_bytes += bytes;
+}
+static bool cc_np(void *cc, uint64_t now)
+{
+	(void)now;
+	((struct cc_probe *)cc)->ce++;
+	return true;
+}
+static void cc_rp(void *cc, uint64_t now)
+{
+	(void)now;
+	((struct cc_probe *)cc)->cnps++;
+}
+static const struct rfw_cc_ops probe_ops = {
+    .on_tx = cc_on_tx, .np_on_ce = cc_np, .rp_on_cnp = cc_rp};
+
+static void test_cnp_hooks(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[4096], b[4096];
+	struct cc_probe p0 = {0}, p1 = {0};
+	uint8_t frame[64];
+	struct rfw_ib_pkt pkt = {0}, parsed;
+	struct rfw_rx_info rx = {0};
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+
+	(void)s;
+	rfw_qp_set_cc(lb->ep[0].qp, &probe_ops, &p0);
+	rfw_qp_set_cc(lb->ep[1].qp, &probe_ops, &p1);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, 4096, amr,
+	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	/* 4 data packets of 12 + 16 (first) + 1024 bytes were accounted to the rate machine. */
+	assert_int_equal(p0.tx_bytes, 4 * (12 + 1024) + 16);
+	/* A CE-marked data packet at the responder: NP -> CNP -> RP at the requester. */
+	pkt.bth.opcode = RFW_OP_RC_SEND_ONLY;
+	pkt.bth.dqpn = rfw_qp_num(lb->ep[1].qp);
+	pkt.bth.psn = 0x123456; /* out of sequence: dropped, but the CE mark still counts */
+	assert_int_equal(rfw_ib_build(frame, sizeof(frame), &pkt), 12);
+	assert_int_equal(rfw_ib_parse(frame, 12, &parsed), RFW_IB_ERR_OK);
+	rx.pkt = &parsed;
+	rx.ecn = 3;
+	assert_int_equal(rfw_dev_rx(lb->ep[1].dev, &rx, lb->now), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(p1.ce, 1);
+	assert_int_equal(p0.cnps, 1);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_np_cnp_sent], 1);
+	assert_int_equal(q1[RFW_CNT_np_ecn_marked_roce_packets], 1);
+	assert_int_equal(q0[RFW_CNT_rp_cnp_handled], 1);
+	lb_destroy(lb);
+}
+
+/* Garbage to an unknown QP, a response with no request, a bogus PSN: counted, dropped. */
+static void test_unexpected_packets(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	struct rfw_ib_pkt pkt = {0}, parsed;
+	struct rfw_rx_info rx = {0};
+	uint8_t frame[64];
+	uint64_t d0[RFW_CNT__COUNT];
+
+	(void)s;
+	pkt.bth.opcode = RFW_OP_RC_ACKNOWLEDGE;
+	pkt.bth.dqpn = 9999;
+	assert_true(rfw_ib_build(frame, sizeof(frame), &pkt) > 0);
+	assert_int_equal(rfw_ib_parse(frame, 16, &parsed), RFW_IB_ERR_OK);
+	rx.pkt = &parsed;
+	assert_int_equal(rfw_dev_rx(lb->ep[0].dev, &rx, 0), -ENOENT);
+	pkt.bth.dqpn = rfw_qp_num(lb->ep[0].qp);
+	pkt.bth.psn = 77;
+	rfw_ib_build(frame, sizeof(frame), &pkt);
+	rfw_ib_parse(frame, 16, &parsed);
+	assert_int_equal(rfw_dev_rx(lb->ep[0].dev, &rx, 0), 0);
+	rfw_dev_counters(lb->ep[0].dev, d0);
+	assert_int_equal(d0[RFW_CNT_rx_unknown_qp], 1);
+	assert_int_equal(d0[RFW_CNT_rx_ghost_response] + d0[RFW_CNT_rx_bad_response] +
+	                     d0[RFW_CNT_duplicate_response],
+	                 1);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_RTS);
+	lb_destroy(lb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_timer_tables),
+	    cmocka_unit_test(test_send_sizes),
+	    cmocka_unit_test(test_send_imm_sizes),
+	    cmocka_unit_test(test_write_sizes),
+	    cmocka_unit_test(test_write_imm_sizes),
+	    cmocka_unit_test(test_read_sizes),
+	    cmocka_unit_test(test_atomics_both_directions),
+	    cmocka_unit_test(test_write_imm),
+	    cmocka_unit_test(test_atomics),
+	    cmocka_unit_test(test_invalidate),
+	    cmocka_unit_test(test_inline_and_sgl),
+	    cmocka_unit_test(test_unsignalled),
+	    cmocka_unit_test(test_remote_op_error),
+	    cmocka_unit_test(test_nak_seq_go_back_n),
+	    cmocka_unit_test(test_lost_last_packet_timeout),
+	    cmocka_unit_test(test_lost_ack),
+	    cmocka_unit_test(test_retry_exhaustion),
+	    cmocka_unit_test(test_rnr_then_success),
+	    cmocka_unit_test(test_rnr_pipeline),
+	    cmocka_unit_test(test_rnr_exhaustion),
+	    cmocka_unit_test(test_access_errors),
+	    cmocka_unit_test(test_mr_gone_mid_write),
+	    cmocka_unit_test(test_atomic_access_error),
+	    cmocka_unit_test(test_recv_too_small),
+	    cmocka_unit_test(test_duplicate_atomic_not_reexecuted),
+	    cmocka_unit_test(test_duplicate_read_replayed),
+	    cmocka_unit_test(test_psn_wrap),
+	    cmocka_unit_test(test_two_gib_message),
+	    cmocka_unit_test(test_qp_state_machine),
+	    cmocka_unit_test(test_sqd),
+	    cmocka_unit_test(test_fence_and_rd_atomic_depth),
+	    cmocka_unit_test(test_ack_coalescing),
+	    cmocka_unit_test(test_window_ackreq),
+	    cmocka_unit_test(test_cnp_hooks),
+	    cmocka_unit_test(test_unexpected_packets),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-sim: run one scenario (command line and/or --config INI file) and print the result,
+ * human-readable or as one JSON object (--json); or --bench: the goodput-vs-loss table.
+ * Exit status: 0 every message completed intact, 1 not, 2 usage or setup error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+#ifndef RFW_VERSION
+#define RFW_VERSION "unknown"
+#endif
+
+static void usage(FILE *o)
+{
+	fprintf(
+	    o, "usage: rocefw-sim [options]\n"
+	       "  workload:  --op write|read|send|atomic|mix  --size BYTES  --messages N  --qps N\n"
+	       "             --depth N (outstanding per QP)  --mtu 256|512|1024|2048|4096\n"
+	       "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
+	       "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
+	       "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
+	       "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
+	       "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
+	       "             --max-unacked-psns N\n"
+	       "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
+	       "             --pcap FILE  --json  --bench  --version  --help\n");
+}
+
+static const char *const value_opts[] = {
+    "op",
+    "size",
+    "messages",
+    "qps",
+    "depth",
+    "mtu",
+    "rate-gbps",
+    "rtt-us",
+    "loss",
+    "reorder",
+    "dup",
+    "corrupt",
+    "start-psn",
+    "seed",
+    "transport",
+    "pcap",
+    "burst-loss",
+    "burst-len",
+    "timeout",
+    "retry-cnt",
+    "rnr-retry",
+    "min-rnr-timer",
+    "max-rd-atomic",
+    "ack-every",
+    "max-unacked-psns",
+    "queue-bytes",
+    "time-limit-ms",
+    "ce",
+};
+#define N_VALUE_OPTS (sizeof(value_opts) / sizeof(value_opts[0]))
+
+enum { OPT_JSON = 1000, OPT_BENCH, OPT_CONFIG, OPT_VERSION, OPT_HELP };
+
+static void print_human(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
+{
+	static const char *const ops[] = {"write", "read", "send", "atomic", "mix"};
+
+	printf("rocefw-sim %s: %s %llu B x %llu msgs, %u QP(s), depth %u, MTU %u, %.1f Gb/s, "
+	       "RTT %.1f us, loss %g, reorder %g, dup %g, corrupt %g, seed %llu\n",
+	       c->sr ? "sr" : "gbn", ops[c->op], (unsigned long long)c->size,
+	       (unsigned long long)c->messages, c->qps, c->depth, c->mtu, c->rate_gbps, c->rtt_us,
+	       c->loss, c->reorder, c->dup, c->corrupt, (unsigned long long)c->seed);
+	printf("  result            %s\n",
+	       r->completed ? "OK: every message completed intact" : "FAILED");
+	if (r->first_error[0])
+		printf("  first error       %s\n", r->first_error);
+	printf("  messages          %llu posted, %llu completed, %llu error + %llu flushed "
+	       "completions\n",
+	       (unsigned long long)r->messages_posted, (unsigned long long)r->messages_completed,
+	       (unsigned long long)r->error_completions,
+	       (unsigned long long)r->flushed_completions);
+	printf("  verified          %llu bytes, corrupt %llu, duplicates delivered %llu\n",
+	       (unsigned long long)r->bytes_verified, (unsigned long long)r->corrupt,
+	       (unsigned long long)r->duplicates_delivered);
+	printf("  goodput           %.3f Gb/s over %.3f ms simulated\n", r->goodput_gbps,
+	       (double)r->sim_time_ns / 1e6);
+	printf("  recovery          %llu retransmitted packets, %llu timeouts, %llu NAK seq err\n",
+	       (unsigned long long)r->retransmitted_packets, (unsigned long long)r->timeouts,
+	       (unsigned long long)r->nak_seq_err);
+	printf("  network           %llu frames sent, %llu lost, %llu dup, %llu reordered, "
+	       "%llu corrupted (%llu ICRC drops), %llu queue drops\n",
+	       (unsigned long long)r->frames_sent, (unsigned long long)r->frames_lost,
+	       (unsigned long long)r->frames_duplicated, (unsigned long long)r->frames_reordered,
+	       (unsigned long long)r->frames_corrupted, (unsigned long long)r->icrc_drops,
+	       (unsigned long long)r->queue_drops);
+	printf("  simulator         %.3f s wall, %.0f simulated packets/s\n", r->wall_s,
+	       r->wall_s > 0 ? (double)r->frames_sent / r->wall_s : 0);
+}
+
+/*
+ * Goodput vs loss for WRITEs (the issue's benchmark). Beside each figure: the line-rate bound
+ * for that size and MTU (payload share of the wire bytes, computed from the same frame sizes
+ * the simulator sends), and the simulator's own speed.
+ */
+static int bench(const struct rfw_sim_cfg *base, bool json)
+{
+	static const double losses[] = {0, 0.0001, 0.001, 0.01, 0.05};
+	static const uint64_t sizes[] = {65536, 1048576};
+	static const uint32_t mtus[] = {1024, 4096};
+	json_t *arr = json ? json_array() : NULL;
+	double path_pps[2];
+	int bad = 0;
+
+	/* The speed bound, measured in this run: per-packet frame work alone, per MTU. */
+	for (size_t mi = 0; mi < 2; mi++)
+		path_pps[mi] = rfw_sim_frame_path_pps(mtus[mi], 200000);
+	if (!json)
+		printf("%8s %5s %7s %10s %10s %8s %8s %9s %8s %10s %10s\n", "#bytes", "mtu", "loss",
+		       "goodput", "bound", "retx", "timeouts", "sim_ms", "wall_s", "sim_pps",
+		       "path_pps");
+	for (size_t si = 0; si < 2; si++)
+		for (size_t mi = 0; mi < 2; mi++)
+			for (size_t li = 0; li < 5; li++) {
+				struct rfw_sim_cfg c = *base;
+				struct rfw_sim_result r;
+				uint64_t npk;
+				double wire, bound;
+
+				c.op = RFW_SIM_WRITE;
+				c.size = sizes[si];
+				c.mtu = mtus[mi];
+				c.loss = losses[li];
+				if (c.messages == 100) /* the default: scale to about 64 MiB */
+					c.messages = sizes[si] == 65536 ? 1024 : 64;
+				if (rfw_sim_run(&c, &r)) {
+					fprintf(stderr, "bench: setup failed\n");
+					return 2;
+				}
+				if (!r.completed)
+					bad = 1;
+				npk = (c.size + c.mtu - 1) / c.mtu;
+				/* Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + 24 on the wire; RETH
+				 * on the first packet. */
+				wire =
+				    (double)c.size + (double)npk * (14 + 20 + 8 + 12 + 4 + 24) + 16;
+				bound = c.rate_gbps * (double)c.size / wire;
+				if (json) {
+					json_t *o = rfw_sim_json(&c, &r);
+
+					json_object_set_new(o, "bound_gbps", json_real(bound));
+					json_object_set_new(o, "frame_path_pps_bound",
+					                    json_real(path_pps[mi]));
+					json_array_append_new(arr, o);
+				} else {
+					printf(
+					    "%8llu %5u %7g %10.3f %10.3f %8llu %8llu %9.3f %8.3f "
+					    "%10.0f %10.0f%s\n",
+					    (unsigned long long)c.size, c.mtu, c.loss,
+					    r.goodput_gbps, bound,
+					    (unsigned long long)r.retransmitted_packets,
+					    (unsigned long long)r.timeouts,
+					    (double)r.sim_time_ns / 1e6, r.wall_s,
+					    r.wall_s > 0 ? (double)r.frames_sent / r.wall_s : 0,
+					    path_pps[mi], r.completed ? "" : "  INCOMPLETE");
+					fflush(stdout);
+				}
+			}
+	if (json) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "schema", json_string("rocefw.sim.bench/1"));
+		json_object_set_new(o, "runs", arr);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		printf("\n");
+		json_decref(o);
+	}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	struct option opts[N_VALUE_OPTS + 6];
+	struct rfw_sim_cfg cfg;
+	struct rfw_sim_result res;
+	bool json = false, do_bench = false;
+	const char *err;
+	int c, idx, rc;
+
+	for (size_t i = 0; i < N_VALUE_OPTS; i++)
+		opts[i] = (struct option){value_opts[i], required_argument, NULL, (int)i};
+	opts[N_VALUE_OPTS + 0] = (struct option){"json", no_argument, NULL, OPT_JSON};
+	opts[N_VALUE_OPTS + 1] = (struct option){"bench", no_argument, NULL, OPT_BENCH};
+	opts[N_VALUE_OPTS + 2] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
+	opts[N_VALUE_OPTS + 3] = (struct option){"version", no_argument, NULL, OPT_VERSION};
+	opts[N_VALUE_OPTS + 4] = (struct option){"help", no_argument, NULL, OPT_HELP};
+	opts[N_VALUE_OPTS + 5] = (struct option){0};
+
+	rfw_sim_cfg_default(&cfg);
+	/* A --config file is read first so the command line can override it. */
+	for (int i = 1; i < argc - 1; i++)
+		if (strcmp(argv[i], "--config") == 0) {
+			int line = 0;
+
+			rc = rfw_sim_load_ini(&cfg, argv[i + 1], &line);
+			if (rc) {
+				fprintf(stderr, "rocefw-sim: %s:%d: %s\n", argv[i + 1], line,
+				        rc == -ENOENT && line ? "unknown option" : strerror(-rc));
+				return 2;
+			}
+		}
+	while ((c = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+		if (c >= 0 && (size_t)c < N_VALUE_OPTS) {
+			rc = rfw_sim_set(&cfg, value_opts[c], optarg);
+			if (rc) {
+				fprintf(stderr, "rocefw-sim: bad value for --%s: '%s'\n",
+				        value_opts[c], optarg);
+				return 2;
+			}
+			continue;
+		}
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_BENCH:
+			do_bench = true;
+			break;
+		case OPT_CONFIG:
+			break;
+		case OPT_VERSION:
+			printf("rocefw-sim %s\n", RFW_VERSION);
+			return 0;
+		case OPT_HELP:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rocefw-sim: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	err = rfw_sim_validate(&cfg);
+	if (err) {
+		fprintf(stderr, "rocefw-sim: %s\n", err);
+		return 2;
+	}
+	if (do_bench)
+		return bench(&cfg, json);
+	rc = rfw_sim_run(&cfg, &res);
+	if (rc) {
+		fprintf(stderr, "rocefw-sim: setup failed: %s\n", strerror(-rc));
+		return 2;
+	}
+	if (json) {
+		json_t *o = rfw_sim_json(&cfg, &res);
+
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		printf("\n");
+		json_decref(o);
+	} else {
+		print_human(&cfg, &res);
+	}
+	return res.completed ? 0 : 1;
+}

@@ -1,0 +1,1381 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rocefw-sim engine: events, links, hosts, workload. See sim.h. */
+#include "sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <pcap/pcap.h>
+
+#include "dataplane/frame.h"
+
+#define FRAME_HDR  (RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN)
+#define FRAME_MAX  (FRAME_HDR + 4096 + 64 + RFW_ICRC_LEN)
+#define WIRE_EXTRA 24 /* preamble 8, FCS 4, inter-frame gap 12 */
+#define TX_WINDOW  2  /* frames a host keeps queued on its egress link */
+#define MAX_QPS    256
+
+/* ---- RNG (splitmix64: small, fast, fully specified, so runs are reproducible) ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+/* Uniform in [0, 1) with 53 bits. */
+static double rng_unit(uint64_t *s)
+{
+	return (double)(rng_next(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ---- frames ---- */
+
+struct frame {
+	struct frame *next;
+	uint32_t len;
+	uint8_t data[FRAME_MAX];
+};
+
+/* ---- events: a binary heap ordered by (time, sequence) ---- */
+
+enum ev_type { EV_TX_DONE, EV_ARRIVE, EV_TIMER };
+
+struct event {
+	uint64_t t;
+	uint64_t seq;
+	uint8_t type;
+	uint8_t idx; /* link or host */
+	uint32_t gen;
+	struct frame *f;
+};
+
+struct sim;
+
+struct link {
+	struct sim *sim;
+	int idx, to;
+	double ns_per_byte;
+	uint64_t free_ps; /* when the wire is free, in picoseconds: no rounding drift */
+	uint64_t delay_ns;
+	struct frame **q;
+	uint32_t qcap, qhead, qlen;
+	uint64_t qbytes;
+	bool busy;
+	uint64_t burst_until; /* a loss burst drops every frame leaving before this (ns) */
+};
+
+struct wl_qp; /* workload state of one QP pair */
+
+struct host {
+	struct sim *sim;
+	int idx;
+	struct rfw_dev *dev;
+	struct rfw_pd *pd;
+	struct rfw_cq *scq, *rcq;
+	struct rfw_qp *qp[MAX_QPS];
+	uint32_t nqp, rr;
+	struct link *egress;
+	struct frame *stage;
+	struct rfw_frame_spec spec;
+	uint64_t timer_at;
+	uint32_t timer_gen;
+};
+
+struct wl_qp {
+	uint32_t i;
+	uint8_t *abuf, *bbuf; /* depth slots of size bytes on each side */
+	struct rfw_mr *amr, *bmr;
+	uint64_t *counter; /* atomic target at B */
+	struct rfw_mr *cmr;
+	uint8_t *rbuf; /* receive buffers at B (SEND) */
+	struct rfw_mr *rmr;
+	uint8_t *op_of;     /* per slot: the operation of the message in it */
+	uint64_t *aidx_of;  /* per slot: which atomic of this QP it is */
+	uint64_t *send_seq; /* ring: message number of the k-th SEND */
+	uint64_t sends_posted, atomics_posted, atomics_completed;
+	uint64_t quota, posted, completed, recv_seq;
+	bool dead;
+};
+
+struct sim {
+	const struct rfw_sim_cfg *cfg;
+	struct rfw_sim_result *res;
+	uint64_t now, seq;
+	uint64_t rng;
+	struct event *heap;
+	size_t nheap, capheap;
+	struct frame *free_frames;
+	struct frame **all_chunks;
+	size_t nchunks;
+	struct link link[2];
+	struct host host[2];
+	struct wl_qp *wl;
+	pcap_t *pcap;
+	pcap_dumper_t *dumper;
+	uint64_t active_qps;
+	uint64_t last_completion_ns;
+	int oom;
+};
+
+static int ev_push(struct sim *s, uint64_t t, enum ev_type type, uint8_t idx, uint32_t gen,
+                   struct frame *f)
+{
+	struct event e = {
+	    .t = t, .seq = s->seq++, .type = (uint8_t)type, .idx = idx, .gen = gen, .f = f};
+	size_t i;
+
+	if (s->nheap == s->capheap) {
+		size_t nc = s->capheap ? 2 * s->capheap : 1024;
+		struct event *nh = realloc(s->heap, nc * sizeof(*nh));
+
+		if (nh == NULL) {
+			s->oom = 1;
+			return -ENOMEM;
+		}
+		s->heap = nh;
+		s->capheap = nc;
+	}
+	i = s->nheap++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (s->heap[p].t < e.t || (s->heap[p].t == e.t && s->heap[p].seq < e.seq))
+			break;
+		s->heap[i] = s->heap[p];
+		i = p;
+	}
+	s->heap[i] = e;
+	return 0;
+}
+
+static bool ev_less(const struct event *a, const struct event *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static struct event ev_pop(struct sim *s)
+{
+	struct event top = s->heap[0], last = s->heap[--s->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct event *mv = &last;
+
+		if (l < s->nheap && ev_less(&s->heap[l], mv)) {
+			m = l;
+			mv = &s->heap[l];
+		}
+		if (r < s->nheap && ev_less(&s->heap[r], mv))
+			m = r;
+		if (m == i)
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (s->nheap)
+		s->heap[i] = last;
+	return top;
+}
+
+static struct frame *frame_get(struct sim *s)
+{
+	struct frame *f = s->free_frames;
+
+	if (f == NULL) {
+		/* Grow by a chunk; frames are recycled, never freed until the end. */
+		const size_t n = 256;
+		struct frame *chunk = malloc(n * sizeof(*chunk));
+		struct frame **nc = realloc(s->all_chunks, (s->nchunks + 1) * sizeof(*nc));
+
+		if (chunk == NULL || nc == NULL) {
+			free(chunk);
+			if (nc)
+				s->all_chunks = nc;
+			s->oom = 1;
+			return NULL;
+		}
+		s->all_chunks = nc;
+		s->all_chunks[s->nchunks++] = chunk;
+		for (size_t i = 0; i < n; i++) {
+			chunk[i].next = s->free_frames;
+			s->free_frames = &chunk[i];
+		}
+		f = s->free_frames;
+	}
+	s->free_frames = f->next;
+	return f;
+}
+
+static void frame_put(struct sim *s, struct frame *f)
+{
+	f->next = s->free_frames;
+	s->free_frames = f;
+}
+
+/* ---- links ---- */
+
+static void link_start(struct link *l)
+{
+	struct sim *s = l->sim;
+	struct frame *f;
+	uint64_t start_ps, end_ns;
+
+	if (l->busy || l->qlen == 0)
+		return;
+	f = l->q[l->qhead];
+	l->qhead = (l->qhead + 1) % l->qcap;
+	l->qlen--;
+	l->qbytes -= f->len;
+	l->busy = true;
+	s->res->frames_sent++;
+	if (s->dumper) {
+		struct pcap_pkthdr h = {0};
+
+		h.ts.tv_sec = (time_t)(s->now / 1000000000ull);
+		h.ts.tv_usec = (suseconds_t)(s->now % 1000000000ull); /* nanosecond pcap */
+		h.caplen = h.len = f->len;
+		pcap_dump((u_char *)s->dumper, &h, f->data);
+	}
+	/* Serialisation in picoseconds, carried from frame to frame so back-to-back frames
+	 * take exactly their share of the line rate; the event fires at the next whole ns. */
+	start_ps = s->now * 1000 > l->free_ps ? s->now * 1000 : l->free_ps;
+	l->free_ps = start_ps + (uint64_t)llround((f->len + WIRE_EXTRA) * l->ns_per_byte * 1000.0);
+	end_ns = (l->free_ps + 999) / 1000;
+	if (end_ns <= s->now)
+		end_ns = s->now + 1;
+	ev_push(s, end_ns, EV_TX_DONE, (uint8_t)l->idx, 0, f);
+}
+
+static void link_enqueue(struct link *l, struct frame *f)
+{
+	if (l->qlen == l->qcap || l->qbytes + f->len > l->sim->cfg->queue_bytes) {
+		l->sim->res->queue_drops++;
+		frame_put(l->sim, f);
+		return;
+	}
+	l->q[(l->qhead + l->qlen) % l->qcap] = f;
+	l->qlen++;
+	l->qbytes += f->len;
+	link_start(l);
+}
+
+static void host_service(struct host *h);
+
+/*
+ * A congested switch's ECN mark, as nftables "ip ecn set ce" does: ECT frames become CE; the
+ * IPv4 header checksum is updated (the ICRC does not cover TOS).
+ */
+static void mark_ce(struct sim *s, struct frame *f)
+{
+	uint8_t *ip = f->data + RFW_ETH_HLEN;
+	uint32_t sum = 0;
+
+	if ((ip[1] & 3) == RFW_ECN_NOT_ECT || (ip[1] & 3) == RFW_ECN_CE)
+		return;
+	ip[1] |= RFW_ECN_CE;
+	ip[10] = ip[11] = 0;
+	for (int i = 0; i < RFW_IPV4_HLEN; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	rfw_put_be16(ip + 10, (uint16_t)~sum);
+	s->res->frames_ce_marked++;
+}
+
+/* The last bit left the sender: impairments, then propagation to the other end. */
+static void link_tx_done(struct link *l, struct frame *f)
+{
+	struct sim *s = l->sim;
+	const struct rfw_sim_cfg *c = s->cfg;
+	uint64_t arrive = s->now + l->delay_ns;
+	bool lose = false;
+
+	l->busy = false;
+	if (s->now < l->burst_until) {
+		lose = true;
+	} else if (c->burst_loss > 0 && rng_unit(&s->rng) < c->burst_loss) {
+		/* The link is out for burst_len MTU-frame times: a flap is bounded in time, so a
+		 * quiet link is not starved by one burst spread over many retries. */
+		l->burst_until =
+		    s->now +
+		    (uint64_t)llround(c->burst_len * (c->mtu + FRAME_HDR + 40) * l->ns_per_byte);
+		lose = true;
+	} else if (c->loss > 0 && rng_unit(&s->rng) < c->loss) {
+		lose = true;
+	}
+	if (lose) {
+		s->res->frames_lost++;
+		frame_put(s, f);
+	} else {
+		if (c->ce > 0 && rng_unit(&s->rng) < c->ce)
+			mark_ce(s, f);
+		if (c->corrupt > 0 && rng_unit(&s->rng) < c->corrupt) {
+			/* Flip one bit somewhere after the Ethernet header. */
+			uint32_t span = f->len - RFW_ETH_HLEN;
+			uint32_t at = RFW_ETH_HLEN + (uint32_t)(rng_next(&s->rng) % span);
+
+			f->data[at] ^= (uint8_t)(1u << (rng_next(&s->rng) & 7));
+			s->res->frames_corrupted++;
+		}
+		if (c->reorder > 0 && rng_unit(&s->rng) < c->reorder) {
+			/* Held back by 1..8 MTU-frame times: later frames overtake it. */
+			uint64_t hold = 1 + rng_next(&s->rng) % 8;
+
+			arrive +=
+			    (uint64_t)llround(hold * (c->mtu + FRAME_HDR + 40) * l->ns_per_byte);
+			s->res->frames_reordered++;
+		}
+		if (c->dup > 0 && rng_unit(&s->rng) < c->dup) {
+			struct frame *d = frame_get(s);
+
+			if (d) {
+				d->len = f->len;
+				memcpy(d->data, f->data, f->len);
+				ev_push(s, arrive + 1, EV_ARRIVE, (uint8_t)l->idx, 0, d);
+				s->res->frames_duplicated++;
+			}
+		}
+		ev_push(s, arrive, EV_ARRIVE, (uint8_t)l->idx, 0, f);
+	}
+	link_start(l);
+	host_service(&s->host[l->idx]); /* the sender may send more */
+}
+
+/* ---- hosts: the seam to transport ---- */
+
+static uint8_t *host_tx_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
+{
+	struct host *h = ctx;
+	struct frame *f;
+
+	(void)qp;
+	if (len + FRAME_HDR + RFW_ICRC_LEN > FRAME_MAX)
+		return NULL;
+	f = frame_get(h->sim);
+	if (f == NULL)
+		return NULL;
+	h->stage = f;
+	return f->data + FRAME_HDR;
+}
+
+static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
+{
+	struct host *h = ctx;
+	struct frame *f = h->stage;
+	struct rfw_frame_spec sp = h->spec;
+	int off;
+
+	(void)buf;
+	h->stage = NULL;
+	/* UDP source port from the QP number, as rxe does (flow entropy per QP). */
+	sp.udp_sport = (uint16_t)(0xc000 | (rfw_qp_num(qp) & 0x3fff));
+	off = rfw_frame_build_hdrs(f->data, FRAME_MAX, &sp, len);
+	if (off != FRAME_HDR) {
+		frame_put(h->sim, f);
+		return;
+	}
+	f->len = (uint32_t)rfw_frame_finalize(f->data, &sp, len);
+	link_enqueue(h->egress, f);
+}
+
+static const struct rfw_io_ops host_ops = {.tx_alloc = host_tx_alloc, .tx_send = host_tx_send};
+
+static void wl_poll(struct host *h);
+
+static void host_arm_timer(struct host *h)
+{
+	uint64_t d = UINT64_MAX;
+
+	for (uint32_t i = 0; i < h->nqp; i++) {
+		uint64_t q = rfw_qp_next_deadline(h->qp[i]);
+
+		if (q < d)
+			d = q;
+	}
+	if (d == UINT64_MAX || d == h->timer_at)
+		return;
+	if (d < h->sim->now)
+		d = h->sim->now;
+	h->timer_at = d;
+	h->timer_gen++;
+	ev_push(h->sim, d, EV_TIMER, (uint8_t)h->idx, h->timer_gen, NULL);
+}
+
+/*
+ * The host scheduler: while the egress link has room, take one packet from the next QP with
+ * work, round robin (a NIC's TX arbiter at line rate; a paced scheduler replaces it later).
+ */
+static void host_service(struct host *h)
+{
+	struct link *l = h->egress;
+
+	wl_poll(h);
+	while (l->qlen + (l->busy ? 1 : 0) < TX_WINDOW) {
+		bool sent = false;
+
+		for (uint32_t k = 0; k < h->nqp; k++) {
+			struct rfw_qp *qp = h->qp[(h->rr + k) % h->nqp];
+
+			if (!rfw_qp_has_work(qp, h->sim->now))
+				continue;
+			if (rfw_qp_tx_burst(qp, 1, h->sim->now)) {
+				h->rr = (h->rr + k + 1) % h->nqp;
+				sent = true;
+				break;
+			}
+		}
+		if (!sent)
+			break;
+	}
+	host_arm_timer(h);
+}
+
+static void host_rx(struct host *h, struct frame *f)
+{
+	struct sim *s = h->sim;
+	struct rfw_frame_view v;
+	struct rfw_ib_pkt pkt;
+	struct rfw_rx_info rx;
+
+	if (rfw_frame_parse_eth(f->data, f->len, &v) != RFW_FRAME_ERR_OK ||
+	    v.kind != RFW_FRAME_ROCEV2) {
+		s->res->parse_drops++;
+		return;
+	}
+	/* A NIC drops a frame whose ICRC does not match (IBA Annex A17.3.3). */
+	if (!rfw_frame_icrc_ok(f->data, &v)) {
+		s->res->icrc_drops++;
+		return;
+	}
+	if (rfw_ib_parse(f->data + v.ib_off, v.ib_len, &pkt) != RFW_IB_ERR_OK) {
+		s->res->parse_drops++;
+		return;
+	}
+	s->res->frames_delivered++;
+	memset(&rx, 0, sizeof(rx));
+	rx.pkt = &pkt;
+	rx.ecn = (uint8_t)rfw_frame_ecn(&v);
+	memcpy(rx.src_ip, v.src_ip, 16);
+	memcpy(rx.dst_ip, v.dst_ip, 16);
+	rx.udp_sport = v.udp_sport;
+	rx.rx_ts_ns = s->now;
+	rfw_dev_rx(h->dev, &rx, s->now);
+	host_service(h);
+}
+
+static void host_timer(struct host *h, uint32_t gen)
+{
+	if (gen != h->timer_gen)
+		return; /* superseded */
+	h->timer_at = UINT64_MAX;
+	for (uint32_t i = 0; i < h->nqp; i++)
+		if (rfw_qp_next_deadline(h->qp[i]) <= h->sim->now)
+			rfw_qp_timer(h->qp[i], h->sim->now);
+	host_service(h);
+}
+
+/* ---- workload: messages with verifiable contents ---- */
+
+/* The bytes of message @seq on QP @qp: a keyed stream, so any misplaced byte shows. */
+static void pattern(const struct sim *s, uint32_t qp, uint64_t seq, uint8_t *buf, uint64_t len)
+{
+	uint64_t st = s->cfg->seed ^ ((uint64_t)qp << 48) ^ (seq * 0x9e3779b97f4a7c15ull);
+	uint64_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = rng_next(&st);
+
+		memcpy(buf + i, &v, 8);
+	}
+	if (i < len) {
+		uint64_t v = rng_next(&st);
+
+		memcpy(buf + i, &v, (size_t)(len - i));
+	}
+}
+
+static bool pattern_ok(const struct sim *s, uint32_t qp, uint64_t seq, const uint8_t *buf,
+                       uint64_t len)
+{
+	uint64_t st = s->cfg->seed ^ ((uint64_t)qp << 48) ^ (seq * 0x9e3779b97f4a7c15ull);
+	uint64_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = rng_next(&st);
+
+		if (memcmp(buf + i, &v, 8) != 0)
+			return false;
+	}
+	if (i < len) {
+		uint64_t v = rng_next(&st);
+
+		if (memcmp(buf + i, &v, (size_t)(len - i)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Each slot holds one message; atomics need 8 bytes whatever --size says. */
+static uint64_t slot_size(const struct sim *s)
+{
+	return s->cfg->size < 8 ? 8 : s->cfg->size;
+}
+
+static uint8_t *slot(const struct sim *s, uint8_t *base, uint64_t seq)
+{
+	return base + (seq % s->cfg->depth) * slot_size(s);
+}
+
+static uint64_t msg_bytes(const struct sim *s, enum rfw_sim_op op)
+{
+	return op == RFW_SIM_ATOMIC ? 8 : s->cfg->size;
+}
+
+/* The operation of message @seq: fixed, or (--op mix) drawn from the seed. */
+static enum rfw_sim_op op_for(const struct sim *s, const struct wl_qp *w, uint64_t seq)
+{
+	uint64_t st;
+
+	if (s->cfg->op != RFW_SIM_MIX)
+		return s->cfg->op;
+	st = s->cfg->seed ^ ((uint64_t)w->i << 40) ^ (seq * 0xd1b54a32d192ed03ull);
+	return (enum rfw_sim_op)(rng_next(&st) % 4);
+}
+
+static void note_error(struct sim *s, const char *what, uint32_t qp, int st)
+{
+	if (s->res->first_error[0] == 0)
+		snprintf(s->res->first_error, sizeof(s->res->first_error), "qp %u: %s (%s)", qp,
+		         what, st >= 0 ? rfw_wc_status_str((enum rfw_wc_status)st) : "-");
+}
+
+/* Receive k lands in rbuf slot k % depth; the k-th SEND posted fills it. */
+static int wl_post_recv(struct sim *s, struct wl_qp *w, uint64_t k)
+{
+	struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)slot(s, w->rbuf, k),
+	                      .length = (uint32_t)s->cfg->size,
+	                      .lkey = rfw_mr_lkey(w->rmr)};
+	struct rfw_recv_wr wr = {.wr_id = k, .sg_list = &sge, .num_sge = 1};
+	struct rfw_recv_wr *bad;
+
+	return rfw_post_recv(s->host[1].qp[w->i], &wr, &bad, s->now);
+}
+
+static void wl_post(struct sim *s, struct wl_qp *w)
+{
+	const struct rfw_sim_cfg *c = s->cfg;
+
+	while (!w->dead && w->posted < w->quota && w->posted - w->completed < c->depth) {
+		uint64_t seq = w->posted;
+		enum rfw_sim_op op = op_for(s, w, seq);
+		struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)slot(s, w->abuf, seq),
+		                      .length = (uint32_t)c->size,
+		                      .lkey = rfw_mr_lkey(w->amr)};
+		struct rfw_send_wr wr = {
+		    .wr_id = seq, .sg_list = &sge, .num_sge = 1, .send_flags = RFW_SEND_SIGNALED};
+		struct rfw_send_wr *bad;
+
+		w->op_of[seq % c->depth] = (uint8_t)op;
+		switch (op) {
+		case RFW_SIM_WRITE:
+			pattern(s, w->i, seq, slot(s, w->abuf, seq), c->size);
+			wr.opcode = RFW_WR_RDMA_WRITE;
+			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)slot(s, w->bbuf, seq);
+			wr.wr.rdma.rkey = rfw_mr_rkey(w->bmr);
+			break;
+		case RFW_SIM_READ:
+			pattern(s, w->i, seq, slot(s, w->bbuf, seq), c->size);
+			memset(slot(s, w->abuf, seq), 0, c->size);
+			wr.opcode = RFW_WR_RDMA_READ;
+			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)slot(s, w->bbuf, seq);
+			wr.wr.rdma.rkey = rfw_mr_rkey(w->bmr);
+			break;
+		case RFW_SIM_SEND:
+			pattern(s, w->i, seq, slot(s, w->abuf, seq), c->size);
+			wr.opcode = RFW_WR_SEND;
+			w->send_seq[w->sends_posted % c->depth] = seq;
+			w->sends_posted++;
+			break;
+		default:
+			sge.length = 8;
+			wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
+			wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)w->counter;
+			wr.wr.atomic.rkey = rfw_mr_rkey(w->cmr);
+			wr.wr.atomic.compare_add = 1;
+			w->aidx_of[seq % c->depth] = w->atomics_posted++;
+			break;
+		}
+		if (rfw_post_send(s->host[0].qp[w->i], &wr, &bad, s->now)) {
+			note_error(s, "post_send failed", w->i, -1);
+			w->dead = true;
+			return;
+		}
+		w->posted++;
+		s->res->messages_posted++;
+	}
+}
+
+/* A requester completion: in order per QP, exactly once, with the right bytes. */
+static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
+{
+	struct wl_qp *w = &s->wl[wc->qp_num - rfw_qp_num(s->host[0].qp[0])];
+	const struct rfw_sim_cfg *c = s->cfg;
+	uint64_t seq = wc->wr_id;
+	enum rfw_sim_op op;
+	bool ok = true;
+
+	if (wc->status != RFW_WC_SUCCESS) {
+		if (wc->status == RFW_WC_WR_FLUSH_ERR) {
+			s->res->flushed_completions++;
+		} else {
+			s->res->error_completions++;
+			note_error(s, "error completion", w->i, wc->status);
+		}
+		w->dead = true;
+		return;
+	}
+	if (seq < w->completed) {
+		s->res->duplicates_delivered++;
+		return;
+	}
+	if (seq != w->completed) {
+		s->res->corrupt++;
+		note_error(s, "completion out of order", w->i, -1);
+		w->completed = seq;
+	}
+	op = (enum rfw_sim_op)w->op_of[seq % c->depth];
+	switch (op) {
+	case RFW_SIM_WRITE:
+		ok = pattern_ok(s, w->i, seq, slot(s, w->bbuf, seq), c->size);
+		break;
+	case RFW_SIM_READ:
+		ok = pattern_ok(s, w->i, seq, slot(s, w->abuf, seq), c->size);
+		break;
+	case RFW_SIM_SEND:
+		ok = true; /* verified at the receiver */
+		break;
+	default: {
+		uint64_t orig;
+
+		/* FETCH_ADD 1, executed in order: the j-th atomic on this QP saw j. */
+		memcpy(&orig, slot(s, w->abuf, seq), 8);
+		ok = orig == w->aidx_of[seq % c->depth];
+		w->atomics_completed++;
+		break;
+	}
+	}
+	if (ok) {
+		if (op != RFW_SIM_SEND)
+			s->res->bytes_verified += msg_bytes(s, op);
+	} else {
+		s->res->corrupt++;
+		note_error(s, "data mismatch", w->i, -1);
+	}
+	w->completed = seq + 1;
+	s->res->messages_completed++;
+	s->last_completion_ns = s->now;
+	if (w->completed == w->quota)
+		s->active_qps--;
+}
+
+/* A receive completion at B (SEND): the next SEND, in order, intact, once. */
+static void wl_recv_done(struct sim *s, const struct rfw_wc *wc)
+{
+	struct wl_qp *w = &s->wl[wc->qp_num - rfw_qp_num(s->host[1].qp[0])];
+	uint64_t k = wc->wr_id, depth = s->cfg->depth;
+	uint64_t seq = w->send_seq[k % depth];
+	const uint8_t *buf = slot(s, w->rbuf, k);
+
+	if (wc->status != RFW_WC_SUCCESS) {
+		if (wc->status != RFW_WC_WR_FLUSH_ERR) {
+			s->res->error_completions++;
+			note_error(s, "receive error completion", w->i, wc->status);
+		}
+		return;
+	}
+	if (k != w->recv_seq || k >= w->sends_posted || wc->byte_len != s->cfg->size ||
+	    !pattern_ok(s, w->i, seq, buf, s->cfg->size)) {
+		/* The bytes of the SEND before: that one was delivered twice. */
+		if (k > 0 && k < w->sends_posted + 1 &&
+		    pattern_ok(s, w->i, w->send_seq[(k - 1) % depth], buf, s->cfg->size) &&
+		    s->cfg->size > 0)
+			s->res->duplicates_delivered++;
+		else
+			s->res->corrupt++;
+		note_error(s, "receive mismatch", w->i, -1);
+	} else {
+		s->res->bytes_verified += s->cfg->size;
+	}
+	w->recv_seq++;
+	wl_post_recv(s, w, k + depth);
+}
+
+static void wl_poll(struct host *h)
+{
+	struct sim *s = h->sim;
+	struct rfw_wc wc[32];
+	int n;
+
+	if (h->idx == 0) {
+		while ((n = rfw_poll_cq(h->scq, 32, wc)) > 0)
+			for (int i = 0; i < n; i++)
+				wl_send_done(s, &wc[i]);
+		for (uint32_t i = 0; i < h->nqp; i++)
+			wl_post(s, &s->wl[i]);
+	} else {
+		while ((n = rfw_poll_cq(h->rcq, 32, wc)) > 0)
+			for (int i = 0; i < n; i++)
+				wl_recv_done(s, &wc[i]);
+		while (rfw_poll_cq(h->scq, 32, wc) > 0)
+			;
+	}
+}
+
+/* ---- configuration ---- */
+
+void rfw_sim_cfg_default(struct rfw_sim_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->op = RFW_SIM_WRITE;
+	c->size = 65536;
+	c->messages = 100;
+	c->qps = 1;
+	c->depth = 4;
+	c->mtu = 1024;
+	c->rate_gbps = 100;
+	c->rtt_us = 10;
+	c->burst_len = 8;
+	c->seed = 1;
+	c->timeout = 14; /* perftest's default: 4.096 us * 2^14 = 67 ms */
+	c->retry_cnt = 7;
+	c->rnr_retry = 7;
+	c->min_rnr_timer = 12;
+	c->max_rd_atomic = 16;
+	c->ack_every = 64;
+	c->max_unacked_psns = 1024;
+	c->queue_bytes = 1u << 20;
+	c->time_limit_ns = 60ull * 1000000000ull;
+}
+
+static int parse_u64(const char *v, uint64_t *out, uint64_t max)
+{
+	char *end;
+	unsigned long long x;
+
+	if (v == NULL || *v == 0 || *v == '-')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno || *end || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int parse_frac(const char *v, double *out)
+{
+	char *end;
+	double x;
+
+	if (v == NULL || *v == 0)
+		return -EINVAL;
+	x = strtod(v, &end);
+	if (*end || !(x >= 0 && x <= 1))
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+static int parse_pos(const char *v, double *out)
+{
+	char *end;
+	double x;
+
+	if (v == NULL || *v == 0)
+		return -EINVAL;
+	x = strtod(v, &end);
+	if (*end || !(x > 0 && x < 1e9))
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
+{
+	uint64_t x;
+	int rc;
+
+#define U(key, field, max)                                                                         \
+	if (strcmp(name, key) == 0) {                                                              \
+		rc = parse_u64(v, &x, max);                                                        \
+		if (rc == 0)                                                                       \
+			c->field = x;                                                              \
+		return rc;                                                                         \
+	}
+	if (strcmp(name, "op") == 0) {
+		if (v && strcmp(v, "write") == 0)
+			c->op = RFW_SIM_WRITE;
+		else if (v && strcmp(v, "read") == 0)
+			c->op = RFW_SIM_READ;
+		else if (v && strcmp(v, "send") == 0)
+			c->op = RFW_SIM_SEND;
+		else if (v && strcmp(v, "atomic") == 0)
+			c->op = RFW_SIM_ATOMIC;
+		else if (v && strcmp(v, "mix") == 0)
+			c->op = RFW_SIM_MIX;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(name, "transport") == 0) {
+		if (v && strcmp(v, "gbn") == 0)
+			c->sr = false;
+		else if (v && strcmp(v, "sr") == 0)
+			c->sr = true;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(name, "pcap") == 0) {
+		c->pcap = v;
+		return 0;
+	}
+	if (strcmp(name, "loss") == 0)
+		return parse_frac(v, &c->loss);
+	if (strcmp(name, "reorder") == 0)
+		return parse_frac(v, &c->reorder);
+	if (strcmp(name, "dup") == 0)
+		return parse_frac(v, &c->dup);
+	if (strcmp(name, "corrupt") == 0)
+		return parse_frac(v, &c->corrupt);
+	if (strcmp(name, "ce") == 0)
+		return parse_frac(v, &c->ce);
+	if (strcmp(name, "burst-loss") == 0)
+		return parse_frac(v, &c->burst_loss);
+	if (strcmp(name, "rate-gbps") == 0)
+		return parse_pos(v, &c->rate_gbps);
+	if (strcmp(name, "rtt-us") == 0) {
+		char *end;
+		double d = v ? strtod(v, &end) : -1;
+
+		if (v == NULL || *v == 0 || *end || !(d >= 0 && d < 1e7))
+			return -EINVAL;
+		c->rtt_us = d;
+		return 0;
+	}
+	U("size", size, RFW_MAX_MSG_SIZE)
+	U("messages", messages, 1ull << 40)
+	U("qps", qps, MAX_QPS)
+	U("depth", depth, 4096)
+	U("mtu", mtu, 4096)
+	U("start-psn", start_psn, RFW_PSN_MASK)
+	U("seed", seed, UINT64_MAX)
+	U("burst-len", burst_len, 1u << 20)
+	U("timeout", timeout, 31)
+	U("retry-cnt", retry_cnt, 7)
+	U("rnr-retry", rnr_retry, 7)
+	U("min-rnr-timer", min_rnr_timer, 31)
+	U("max-rd-atomic", max_rd_atomic, RFW_MAX_RD_ATOMIC)
+	U("ack-every", ack_every, 1u << 20)
+	U("max-unacked-psns", max_unacked_psns, 1u << 22)
+	U("queue-bytes", queue_bytes, 1u << 30)
+	if (strcmp(name, "time-limit-ms") == 0) {
+		rc = parse_u64(v, &x, 1ull << 40);
+		if (rc == 0)
+			c->time_limit_ns = x * 1000000ull;
+		return rc;
+	}
+#undef U
+	return -ENOENT;
+}
+
+int rfw_sim_load_ini(struct rfw_sim_cfg *c, const char *path, int *line)
+{
+	static char strs[16][512]; /* string values (pcap) outlive the file */
+	static int nstr;
+	char buf[1024];
+	FILE *f = fopen(path, "r");
+	int ln = 0;
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(buf, sizeof(buf), f)) {
+		char *p = buf, *eq, *k, *v, *e;
+		int rc;
+
+		ln++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '#' || *p == ';' || *p == '[' || *p == '\n' || *p == 0)
+			continue;
+		eq = strchr(p, '=');
+		if (eq == NULL) {
+			*line = ln;
+			fclose(f);
+			return -EINVAL;
+		}
+		*eq = 0;
+		k = p;
+		v = eq + 1;
+		for (e = eq - 1; e >= k && (*e == ' ' || *e == '\t'); e--)
+			*e = 0;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		for (e = v + strlen(v) - 1; e >= v && (*e == '\n' || *e == '\r' || *e == ' '); e--)
+			*e = 0;
+		for (char *u = k; *u; u++)
+			if (*u == '_')
+				*u = '-';
+		if (strcmp(k, "pcap") == 0) {
+			if (nstr == 16) {
+				*line = ln;
+				fclose(f);
+				return -ENOMEM;
+			}
+			snprintf(strs[nstr], sizeof(strs[nstr]), "%s", v);
+			v = strs[nstr++];
+		}
+		rc = rfw_sim_set(c, k, v);
+		if (rc) {
+			*line = ln;
+			fclose(f);
+			return rc;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
+{
+	if (c->sr)
+		return "--transport sr: selective repeat is not implemented yet (gbn only)";
+	if (c->mtu != 256 && c->mtu != 512 && c->mtu != 1024 && c->mtu != 2048 && c->mtu != 4096)
+		return "--mtu must be 256, 512, 1024, 2048 or 4096";
+	if (c->qps == 0 || c->depth == 0 || c->messages == 0)
+		return "--qps, --depth and --messages must be at least 1";
+	if (c->size * c->depth > (1ull << 31))
+		return "--size x --depth must stay within 2 GiB of simulated memory per QP side";
+	if (c->size > 0xffffffffull)
+		return "--size too large";
+	if (c->queue_bytes < FRAME_MAX)
+		return "--queue-bytes must hold at least one frame";
+	return NULL;
+}
+
+/* ---- run ---- */
+
+static int setup_host(struct sim *s, int i)
+{
+	struct host *h = &s->host[i];
+	struct rfw_dev_attr da = {.ack_every = s->cfg->ack_every,
+	                          .max_unacked_psns = s->cfg->max_unacked_psns,
+	                          .np_min_time_between_cnps_ns = 4000,
+	                          .max_qp = MAX_QPS,
+	                          .max_mr = 4 * MAX_QPS};
+	struct rfw_qp_init_attr qa = {0};
+
+	h->sim = s;
+	h->idx = i;
+	h->egress = &s->link[i];
+	h->timer_at = UINT64_MAX;
+	h->dev = rfw_dev_create(&da, &host_ops, h);
+	if (h->dev == NULL)
+		return -ENOMEM;
+	h->pd = rfw_alloc_pd(h->dev);
+	h->scq = rfw_create_cq(h->dev, s->cfg->qps * s->cfg->depth + 64);
+	h->rcq = rfw_create_cq(h->dev, s->cfg->qps * s->cfg->depth + 64);
+	if (!h->pd || !h->scq || !h->rcq)
+		return -ENOMEM;
+	qa.send_cq = h->scq;
+	qa.recv_cq = h->rcq;
+	qa.cap.max_send_wr = s->cfg->depth;
+	qa.cap.max_recv_wr = s->cfg->depth;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	for (uint32_t q = 0; q < s->cfg->qps; q++) {
+		h->qp[q] = rfw_create_qp(h->pd, &qa);
+		if (h->qp[q] == NULL)
+			return -ENOMEM;
+	}
+	h->nqp = s->cfg->qps;
+	/* 02:00:00:00:00:0i, 10.0.0.(i+1) */
+	h->spec.src_mac[0] = 2;
+	h->spec.src_mac[5] = (uint8_t)(1 + i);
+	h->spec.dst_mac[0] = 2;
+	h->spec.dst_mac[5] = (uint8_t)(2 - i);
+	h->spec.ip_ver = 4;
+	h->spec.ttl = 64;
+	h->spec.df = true;
+	h->spec.tos = RFW_ECN_ECT0;
+	rfw_ip4_to_mapped(h->spec.src_ip, 0x0a000001u + (uint32_t)i);
+	rfw_ip4_to_mapped(h->spec.dst_ip, 0x0a000002u - (uint32_t)i);
+	return 0;
+}
+
+static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer)
+{
+	const struct rfw_sim_cfg *c = s->cfg;
+	struct rfw_qp_attr a = {0};
+	enum rfw_mtu m = RFW_MTU_256;
+	int rc;
+
+	while (rfw_mtu_to_bytes(m) < c->mtu)
+		m++;
+	a.qp_state = RFW_QPS_INIT;
+	a.qp_access_flags =
+	    RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
+	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	a.qp_state = RFW_QPS_RTR;
+	a.path_mtu = m;
+	a.dest_qp_num = rfw_qp_num(peer);
+	a.rq_psn = c->start_psn;
+	a.max_dest_rd_atomic = c->max_rd_atomic;
+	a.min_rnr_timer = c->min_rnr_timer;
+	if (!rc)
+		rc = rfw_modify_qp(qp, &a,
+		                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
+		                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC |
+		                       RFW_QP_MIN_RNR_TIMER);
+	a.qp_state = RFW_QPS_RTS;
+	a.sq_psn = c->start_psn;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
+	a.rnr_retry = c->rnr_retry;
+	a.max_rd_atomic = c->max_rd_atomic;
+	if (!rc)
+		rc =
+		    rfw_modify_qp(qp, &a,
+		                  RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
+		                      RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	return rc;
+}
+
+static void teardown(struct sim *s)
+{
+	if (s->wl)
+		for (uint32_t i = 0; i < s->cfg->qps; i++) {
+			struct wl_qp *w = &s->wl[i];
+
+			if (w->amr)
+				rfw_dereg_mr(w->amr);
+			if (w->bmr)
+				rfw_dereg_mr(w->bmr);
+			if (w->cmr)
+				rfw_dereg_mr(w->cmr);
+			if (w->rmr)
+				rfw_dereg_mr(w->rmr);
+			free(w->abuf);
+			free(w->bbuf);
+			free(w->rbuf);
+			free(w->counter);
+			free(w->op_of);
+			free(w->aidx_of);
+			free(w->send_seq);
+		}
+	free(s->wl);
+	for (int i = 0; i < 2; i++) {
+		struct host *h = &s->host[i];
+
+		for (uint32_t q = 0; q < h->nqp || (q < MAX_QPS && h->qp[q]); q++)
+			if (h->qp[q])
+				rfw_destroy_qp(h->qp[q]);
+		if (h->scq)
+			rfw_destroy_cq(h->scq);
+		if (h->rcq)
+			rfw_destroy_cq(h->rcq);
+		if (h->pd)
+			rfw_dealloc_pd(h->pd);
+		rfw_dev_destroy(h->dev);
+		free(s->link[i].q);
+	}
+	for (size_t i = 0; i < s->nchunks; i++)
+		free(s->all_chunks[i]);
+	free(s->all_chunks);
+	free(s->heap);
+	if (s->dumper)
+		pcap_dump_close(s->dumper);
+	if (s->pcap)
+		pcap_close(s->pcap);
+}
+
+int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
+{
+	struct sim s;
+	struct timespec t0, t1;
+	const uint64_t ssz = cfg->size < 8 ? 8 : cfg->size;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (rfw_sim_validate(cfg))
+		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&s, 0, sizeof(s));
+	s.cfg = cfg;
+	s.res = res;
+	s.rng = cfg->seed;
+	for (int i = 0; i < 2; i++) {
+		struct link *l = &s.link[i];
+
+		l->sim = &s;
+		l->idx = i;
+		l->to = !i;
+		l->ns_per_byte = 8.0 / cfg->rate_gbps;
+		l->delay_ns = (uint64_t)llround(cfg->rtt_us * 500.0);
+		l->qcap = cfg->queue_bytes / 64 + 1;
+		l->q = calloc(l->qcap, sizeof(*l->q));
+		if (l->q == NULL)
+			rc = -ENOMEM;
+	}
+	if (!rc)
+		rc = setup_host(&s, 0);
+	if (!rc)
+		rc = setup_host(&s, 1);
+	for (uint32_t q = 0; !rc && q < cfg->qps; q++)
+		if (connect_qp(&s, s.host[0].qp[q], s.host[1].qp[q]) ||
+		    connect_qp(&s, s.host[1].qp[q], s.host[0].qp[q]))
+			rc = -EINVAL;
+	if (!rc && cfg->pcap) {
+		s.pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+		                                              PCAP_TSTAMP_PRECISION_NANO);
+		s.dumper = s.pcap ? pcap_dump_open(s.pcap, cfg->pcap) : NULL;
+		if (s.dumper == NULL)
+			rc = -EIO;
+	}
+	s.wl = rc ? NULL : calloc(cfg->qps, sizeof(*s.wl));
+	if (!rc && s.wl == NULL)
+		rc = -ENOMEM;
+	for (uint32_t q = 0; !rc && q < cfg->qps; q++) {
+		struct wl_qp *w = &s.wl[q];
+
+		w->i = q;
+		w->quota = cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
+		bool sends = cfg->op == RFW_SIM_SEND || cfg->op == RFW_SIM_MIX;
+		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_ATOMIC;
+
+		w->abuf = calloc(cfg->depth, ssz);
+		w->bbuf = rdma ? calloc(cfg->depth, ssz) : NULL;
+		w->rbuf = sends ? calloc(cfg->depth, ssz) : NULL;
+		w->counter = calloc(1, 8);
+		w->op_of = calloc(cfg->depth, 1);
+		w->aidx_of = calloc(cfg->depth, sizeof(*w->aidx_of));
+		w->send_seq = calloc(cfg->depth, sizeof(*w->send_seq));
+		if (!w->abuf || (rdma && !w->bbuf) || (sends && !w->rbuf) || !w->counter ||
+		    !w->op_of || !w->aidx_of || !w->send_seq) {
+			rc = -ENOMEM;
+			break;
+		}
+		w->amr =
+		    rfw_reg_mr(s.host[0].pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
+		if (rdma)
+			w->bmr = rfw_reg_mr(s.host[1].pd, w->bbuf, cfg->depth * ssz,
+			                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+			                        RFW_ACCESS_REMOTE_READ);
+		if (sends)
+			w->rmr = rfw_reg_mr(s.host[1].pd, w->rbuf, cfg->depth * ssz,
+			                    RFW_ACCESS_LOCAL_WRITE);
+		w->cmr = rfw_reg_mr(s.host[1].pd, w->counter, 8,
+		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_ATOMIC);
+		if (!w->amr || (rdma && !w->bmr) || (sends && !w->rmr) || !w->cmr) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (w->quota)
+			s.active_qps++;
+		if (sends)
+			for (uint64_t k = 0; k < cfg->depth; k++)
+				wl_post_recv(&s, w, k);
+	}
+	if (rc) {
+		teardown(&s);
+		return rc;
+	}
+
+	host_service(&s.host[0]);
+	host_service(&s.host[1]);
+	while (s.nheap && s.active_qps && !s.oom) {
+		struct event e = ev_pop(&s);
+		bool all_dead = true;
+
+		if (e.t > cfg->time_limit_ns) {
+			if (e.f)
+				frame_put(&s, e.f);
+			break;
+		}
+		s.now = e.t;
+		res->events++;
+		switch (e.type) {
+		case EV_TX_DONE:
+			link_tx_done(&s.link[e.idx], e.f);
+			break;
+		case EV_ARRIVE:
+			host_rx(&s.host[s.link[e.idx].to], e.f);
+			frame_put(&s, e.f);
+			break;
+		case EV_TIMER:
+			host_timer(&s.host[e.idx], e.gen);
+			break;
+		}
+		for (uint32_t q = 0; q < cfg->qps && all_dead; q++)
+			if (!s.wl[q].dead && s.wl[q].completed < s.wl[q].quota)
+				all_dead = false;
+		if (all_dead)
+			break;
+	}
+	for (uint32_t q = 0; q < cfg->qps; q++) {
+		struct wl_qp *w = &s.wl[q];
+
+		/* Atomics executed more often than completed: a duplicate was re-executed. */
+		if (*w->counter > w->atomics_completed && !w->dead)
+			res->duplicates_delivered += *w->counter - w->atomics_completed;
+	}
+	res->sim_time_ns = s.last_completion_ns ? s.last_completion_ns : s.now;
+	res->completed = res->messages_completed == cfg->messages && res->corrupt == 0 &&
+	                 res->duplicates_delivered == 0 && res->error_completions == 0 &&
+	                 res->flushed_completions == 0;
+	for (int i = 0; i < 2; i++) {
+		uint64_t cnt[RFW_CNT__COUNT];
+
+		rfw_dev_counters(s.host[i].dev, cnt);
+		for (int k = 0; k < RFW_CNT__COUNT; k++)
+			res->cnt[k] += cnt[k];
+	}
+	res->retransmitted_packets = res->cnt[RFW_CNT_retransmitted_packets];
+	res->timeouts = res->cnt[RFW_CNT_local_ack_timeout_err];
+	res->nak_seq_err = res->cnt[RFW_CNT_packet_seq_err];
+	if (res->sim_time_ns)
+		res->goodput_gbps = (double)res->bytes_verified * 8.0 / (double)res->sim_time_ns;
+	if (s.oom && rc == 0)
+		rc = -ENOMEM;
+	teardown(&s);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	res->wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	return rc;
+}
+
+double rfw_sim_frame_path_pps(uint32_t mtu, uint32_t iters)
+{
+	static uint8_t src[4096], dst[4096];
+	struct frame *f = malloc(sizeof(*f));
+	struct rfw_frame_spec sp = {.ip_ver = 4, .ttl = 64, .tos = RFW_ECN_ECT0};
+	struct timespec t0, t1;
+	uint64_t sink = 0;
+	double dt;
+
+	if (f == NULL || mtu > sizeof(src))
+		return 0;
+	memset(src, 0x5a, sizeof(src));
+	rfw_ip4_to_mapped(sp.src_ip, 0x0a000001);
+	rfw_ip4_to_mapped(sp.dst_ip, 0x0a000002);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t i = 0; i < iters; i++) {
+		struct rfw_ib_pkt p = {0}, q;
+		struct rfw_frame_view v;
+		uint32_t ib_len = RFW_BTH_LEN + mtu;
+		size_t len;
+
+		/* What every simulated data packet costs at least: payload in, headers, ICRC,
+		 * parse and ICRC check at the receiver, IB parse, payload out. */
+		p.bth.opcode = RFW_OP_RC_RDMA_WRITE_MIDDLE;
+		p.bth.psn = i & RFW_PSN_MASK;
+		rfw_ib_build(f->data + FRAME_HDR, RFW_BTH_LEN, &p);
+		memcpy(f->data + FRAME_HDR + RFW_BTH_LEN, src, mtu);
+		rfw_frame_build_hdrs(f->data, FRAME_MAX, &sp, ib_len);
+		len = rfw_frame_finalize(f->data, &sp, ib_len);
+		if (rfw_frame_parse_eth(f->data, len, &v) == RFW_FRAME_ERR_OK &&
+		    rfw_frame_icrc_ok(f->data, &v) &&
+		    rfw_ib_parse(f->data + v.ib_off, v.ib_len, &q) == RFW_IB_ERR_OK) {
+			memcpy(dst, q.payload, q.payload_len);
+			sink += dst[i % mtu];
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	free(f);
+	dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	return sink == 0 && iters ? 0 : (dt > 0 ? iters / dt : 0);
+}
+
+static const char *op_name(enum rfw_sim_op op)
+{
+	static const char *const n[] = {[RFW_SIM_WRITE] = "write",
+	                                [RFW_SIM_READ] = "read",
+	                                [RFW_SIM_SEND] = "send",
+	                                [RFW_SIM_ATOMIC] = "atomic",
+	                                [RFW_SIM_MIX] = "mix"};
+	return n[op];
+}
+
+json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
+{
+	json_t *o = json_object(), *cfg = json_object(), *net = json_object(), *cnt = json_object();
+
+#define I(obj, k, v) json_object_set_new(obj, k, json_integer((json_int_t)(v)))
+#define R(obj, k, v) json_object_set_new(obj, k, json_real(v))
+	json_object_set_new(o, "schema", json_string(RFW_SIM_SCHEMA));
+	json_object_set_new(o, "completed", json_boolean(r->completed));
+	I(o, "messages_posted", r->messages_posted);
+	I(o, "messages_completed", r->messages_completed);
+	I(o, "bytes_verified", r->bytes_verified);
+	I(o, "corrupt", r->corrupt);
+	I(o, "duplicates_delivered", r->duplicates_delivered);
+	I(o, "error_completions", r->error_completions);
+	I(o, "flushed_completions", r->flushed_completions);
+	R(o, "goodput_gbps", r->goodput_gbps);
+	I(o, "retransmitted_packets", r->retransmitted_packets);
+	I(o, "timeouts", r->timeouts);
+	I(o, "nak_seq_err", r->nak_seq_err);
+	I(o, "sim_time_ns", r->sim_time_ns);
+	R(o, "wall_time_s", r->wall_s);
+	R(o, "sim_packets_per_wall_s", r->wall_s > 0 ? (double)r->frames_sent / r->wall_s : 0);
+	json_object_set_new(o, "first_error",
+	                    r->first_error[0] ? json_string(r->first_error) : json_null());
+	I(net, "frames_sent", r->frames_sent);
+	I(net, "frames_delivered", r->frames_delivered);
+	I(net, "frames_lost", r->frames_lost);
+	I(net, "frames_duplicated", r->frames_duplicated);
+	I(net, "frames_reordered", r->frames_reordered);
+	I(net, "frames_corrupted", r->frames_corrupted);
+	I(net, "frames_ce_marked", r->frames_ce_marked);
+	I(net, "queue_drops", r->queue_drops);
+	I(net, "icrc_drops", r->icrc_drops);
+	I(net, "parse_drops", r->parse_drops);
+	I(net, "events", r->events);
+	json_object_set_new(o, "network", net);
+	for (int k = 0; k < RFW_CNT__COUNT; k++)
+		I(cnt, rfw_counter_name((enum rfw_counter)k), r->cnt[k]);
+	json_object_set_new(o, "counters", cnt);
+	json_object_set_new(cfg, "op", json_string(op_name(c->op)));
+	I(cfg, "size", c->size);
+	I(cfg, "messages", c->messages);
+	I(cfg, "qps", c->qps);
+	I(cfg, "depth", c->depth);
+	I(cfg, "mtu", c->mtu);
+	R(cfg, "rate_gbps", c->rate_gbps);
+	R(cfg, "rtt_us", c->rtt_us);
+	R(cfg, "loss", c->loss);
+	R(cfg, "burst_loss", c->burst_loss);
+	I(cfg, "burst_len", c->burst_len);
+	R(cfg, "reorder", c->reorder);
+	R(cfg, "dup", c->dup);
+	R(cfg, "corrupt", c->corrupt);
+	R(cfg, "ce", c->ce);
+	I(cfg, "start_psn", c->start_psn);
+	I(cfg, "seed", c->seed);
+	json_object_set_new(cfg, "transport", json_string(c->sr ? "sr" : "gbn"));
+	I(cfg, "timeout", c->timeout);
+	I(cfg, "retry_cnt", c->retry_cnt);
+	I(cfg, "ack_every", c->ack_every);
+	json_object_set_new(o, "config", cfg);
+#undef I
+#undef R
+	return o;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-sim: a deterministic discrete-event simulation of two RoCEv2 hosts running the real
+ * transport (transport/) over two simulated links (one per direction). Virtual clock; links
+ * with rate, propagation delay, an output queue and impairments (random and burst loss,
+ * reorder, duplicate, corrupt) drawn from one seeded RNG; frames built with dataplane/frame.c
+ * (Ethernet + IPv4 + UDP + ICRC) and checked by the receiving host like a NIC (bad ICRC ->
+ * dropped). A workload posts messages on N QPs with a bounded outstanding depth and verifies
+ * every byte delivered. Same configuration and seed: same result, bit for bit.
+ */
+#ifndef RFW_TOOLS_SIM_H
+#define RFW_TOOLS_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "transport/rfw_verbs.h"
+
+/* Schema of the JSON result; bump when a field changes meaning or goes away. */
+#define RFW_SIM_SCHEMA "rocefw.sim/1"
+
+/* --op; MIX draws each message's operation from the seed (equal shares). */
+enum rfw_sim_op { RFW_SIM_WRITE, RFW_SIM_READ, RFW_SIM_SEND, RFW_SIM_ATOMIC, RFW_SIM_MIX };
+
+struct rfw_sim_cfg {
+	enum rfw_sim_op op;
+	uint64_t size;     /* message size in bytes (atomics: always 8) */
+	uint64_t messages; /* total, spread over the QPs */
+	uint32_t qps;
+	uint32_t depth; /* outstanding messages per QP */
+	uint32_t mtu;   /* path MTU in bytes: 256 .. 4096 */
+	double rate_gbps;
+	double rtt_us; /* round trip propagation: each link gets rtt/2 */
+	double loss, reorder, dup, corrupt;
+	double ce;         /* probability an ECT frame is CE-marked on the link (exercises NP/RP) */
+	double burst_loss; /* probability a loss burst starts at a frame */
+	uint32_t burst_len; /* burst duration in MTU-frame times at the link rate */
+	uint32_t start_psn;
+	uint64_t seed;
+	bool sr; /* --transport sr: selective repeat (not implemented yet: rejected) */
+	const char *pcap;
+	/* transport knobs */
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic;
+	uint32_t ack_every;
+	uint32_t max_unacked_psns;
+	uint32_t queue_bytes; /* link output queue capacity */
+	uint64_t time_limit_ns;
+};
+
+struct rfw_sim_result {
+	uint64_t messages_posted, messages_completed, bytes_verified;
+	uint64_t corrupt, duplicates_delivered;
+	uint64_t error_completions;   /* completions with an error other than a flush */
+	uint64_t flushed_completions; /* RFW_WC_WR_FLUSH_ERR */
+	uint64_t retransmitted_packets, timeouts, nak_seq_err;
+	uint64_t sim_time_ns;
+	double goodput_gbps;
+	/* the network */
+	uint64_t frames_sent, frames_delivered, frames_lost, frames_duplicated, frames_reordered,
+	    frames_corrupted, frames_ce_marked, queue_drops, icrc_drops, parse_drops, events;
+	double wall_s;
+	uint64_t cnt[RFW_CNT__COUNT]; /* transport counters, both hosts */
+	char first_error[128];
+	bool completed; /* every message completed successfully */
+};
+
+void rfw_sim_cfg_default(struct rfw_sim_cfg *cfg);
+/*
+ * Set one option by its command-line name without the dashes ("size", "loss", ...). Returns
+ * 0, -ENOENT for an unknown name, -EINVAL for a bad value. Used by the CLI and the INI reader.
+ */
+int rfw_sim_set(struct rfw_sim_cfg *cfg, const char *name, const char *value);
+/* Read "name = value" lines (# comments, [sections] ignored). 0 or -errno; *line on error. */
+int rfw_sim_load_ini(struct rfw_sim_cfg *cfg, const char *path, int *line);
+/* Check a configuration; NULL if fine, else a message. */
+const char *rfw_sim_validate(const struct rfw_sim_cfg *cfg);
+
+/* Run the simulation. 0, or -errno for a setup failure (bad config, no memory, pcap). */
+int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res);
+
+/*
+ * The simulator's speed bound for benchmarks: packets per wall-clock second of the per-packet
+ * work no simulated data packet avoids (payload copy in, headers, ICRC, receive parse and ICRC
+ * check, IB parse, payload copy out) at @mtu, over @iters packets. 0 on failure.
+ */
+double rfw_sim_frame_path_pps(uint32_t mtu, uint32_t iters);
+
+/* The result (and the configuration) as one JSON object with a "schema" field. */
+json_t *rfw_sim_json(const struct rfw_sim_cfg *cfg, const struct rfw_sim_result *res);
+
+#endif

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The completer (IBA 9.7.5.2, requester side of acknowledgements): matches ACKs, NAKs, READ
+ * responses and atomic ACKs against the send queue, retires WQEs in order, and decides on
+ * go-back-N retries, RNR waits and errors. One small function per state and a driver loop,
+ * like rxe_comp.c.
+ */
+#include <string.h>
+
+#include "rfw_int.h"
+
+enum comp_state {
+	COMPST_GET_WQE,
+	COMPST_CHECK_PSN,
+	COMPST_CHECK_ACK,
+	COMPST_READ,
+	COMPST_ATOMIC,
+	COMPST_WRITE_SEND,
+	COMPST_COMP_WQE,
+	COMPST_UPDATE_COMP,
+	COMPST_RETRY,
+	COMPST_RNR_RETRY,
+	COMPST_ERROR,
+	COMPST_EXIT,
+	COMPST__COUNT
+};
+
+static const char *const comp_state_names[COMPST__COUNT] = {
+    [COMPST_GET_WQE] = "GET WQE",       [COMPST_CHECK_PSN] = "CHECK PSN",
+    [COMPST_CHECK_ACK] = "CHECK ACK",   [COMPST_READ] = "READ",
+    [COMPST_ATOMIC] = "ATOMIC",         [COMPST_WRITE_SEND] = "WRITE/SEND",
+    [COMPST_COMP_WQE] = "COMPLETE WQE", [COMPST_UPDATE_COMP] = "UPDATE COMP",
+    [COMPST_RETRY] = "RETRY",           [COMPST_RNR_RETRY] = "RNR RETRY",
+    [COMPST_ERROR] = "ERROR",           [COMPST_EXIT] = "EXIT",
+};
+
+/* Exposed for tests and traces. */
+const char *rfw_comp_state_name(int s);
+const char *rfw_comp_state_name(int s)
+{
+	return (unsigned)s < COMPST__COUNT ? comp_state_names[s] : "?";
+}
+
+struct comp_ctx {
+	struct rfw_qp *qp;
+	const struct rfw_ib_pkt *pkt;
+	struct rfw_swqe *wqe;
+	enum rfw_wc_status status;
+	bool implied; /* RETRY because of an implied NAK (not a NAK packet) */
+};
+
+/* Forward progress (IBA 9.7.5.2.?): retry counters start over, timer restarts. */
+static void progress(struct rfw_qp *qp)
+{
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.retrying = false;
+	qp->comp.timer = 0;
+	if (rfw_psn_cmp(qp->req.psn, qp->comp.psn) < 0)
+		rfw_req_rewind(qp, qp->comp.psn); /* a late ACK overtook a go-back-N restart */
+	/* While an RNR wait is on, its timer is the only one (IBA 9.7.5.2.8). */
+	if (rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) > 0 && !qp->req.rnr_wait)
+		rfw_req_arm_timer(qp);
+}
+
+void rfw_comp_drain(struct rfw_qp *qp)
+{
+	while (qp->comp.idx != qp->sq_prod) {
+		struct rfw_swqe *w = rfw_sq_at(qp, qp->comp.idx);
+		enum rfw_wc_status st = w->status;
+
+		if (w->state != SWQE_DONE)
+			return;
+		rfw_qp_complete_swqe(qp, w, st);
+		if (st != RFW_WC_SUCCESS) {
+			rfw_qp_error(qp);
+			return;
+		}
+	}
+}
+
+static enum comp_state get_wqe(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+
+	rfw_comp_drain(qp);
+	if (qp->state == RFW_QPS_ERR || qp->comp.idx == qp->sq_prod)
+		c->wqe = NULL;
+	else
+		c->wqe = rfw_sq_at(qp, qp->comp.idx);
+	if (c->wqe == NULL || !c->wqe->psn_valid) {
+		/* Nothing outstanding: a late duplicate or a response to nothing we sent. */
+		if (rfw_psn_cmp(c->pkt->bth.psn, qp->comp.psn) < 0)
+			rfw_cnt(qp, RFW_CNT_duplicate_response);
+		else
+			rfw_cnt(qp, RFW_CNT_rx_ghost_response);
+		return COMPST_EXIT;
+	}
+	return COMPST_CHECK_PSN;
+}
+
+static enum comp_state check_psn(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+	const struct rfw_ib_pkt *p = c->pkt;
+	struct rfw_swqe *w = c->wqe;
+	bool resp = (p->op->flags & (RFW_OPF_READ | RFW_OPF_ATOMIC)) != 0;
+
+	/* A response for a PSN never sent is bogus (or from another life of the QP). */
+	if (rfw_psn_cmp(p->bth.psn, qp->req.high_psn) >= 0) {
+		rfw_cnt(qp, RFW_CNT_rx_bad_response);
+		return COMPST_EXIT;
+	}
+	if (rfw_psn_cmp(p->bth.psn, qp->comp.psn) < 0) {
+		rfw_cnt(qp, RFW_CNT_duplicate_response);
+		return COMPST_EXIT;
+	}
+	if (rfw_psn_cmp(p->bth.psn, w->last_psn) > 0) {
+		/*
+		 * IBA 9.7.5.1.?: an acknowledgement beyond an unanswered READ or atomic
+		 * means its response was lost: an implied NAK, retry from that WQE.
+		 */
+		if (rfw_wqe_is_rd_atomic(w)) {
+			c->implied = true;
+			return COMPST_RETRY;
+		}
+		return COMPST_COMP_WQE; /* covers this whole WQE: retire it, then look again */
+	}
+	/* A response beyond the next expected PSN of a READ: one went missing in between. */
+	if (resp && rfw_psn_cmp(p->bth.psn, qp->comp.psn) > 0) {
+		c->implied = true;
+		return COMPST_RETRY;
+	}
+	return COMPST_CHECK_ACK;
+}
+
+static enum comp_state check_ack(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+	const struct rfw_ib_pkt *p = c->pkt;
+	struct rfw_swqe *w = c->wqe;
+	uint8_t syn = p->aeth.syndrome;
+
+	if (p->op->flags & RFW_OPF_READ) {
+		if (w->wr.opcode != RFW_WR_RDMA_READ) {
+			rfw_cnt(qp, RFW_CNT_rx_bad_response);
+			return COMPST_EXIT;
+		}
+		return COMPST_READ;
+	}
+	if (p->op->flags & RFW_OPF_ATOMIC) {
+		if (!rfw_wqe_is_rd_atomic(w) || w->wr.opcode == RFW_WR_RDMA_READ ||
+		    rfw_aeth_syndrome_type(syn) != RFW_AETH_ACK) {
+			rfw_cnt(qp, RFW_CNT_rx_bad_response);
+			return COMPST_EXIT;
+		}
+		return COMPST_ATOMIC;
+	}
+	rfw_cnt(qp, RFW_CNT_rx_acks);
+	switch (rfw_aeth_syndrome_type(syn)) {
+	case RFW_AETH_ACK:
+		if (rfw_wqe_is_rd_atomic(w)) {
+			/* A plain ACK inside a READ/atomic's PSNs: its response is missing. */
+			c->implied = true;
+			return COMPST_RETRY;
+		}
+		if (p->bth.psn == w->last_psn)
+			return COMPST_WRITE_SEND;
+		/* Part of a multi-packet message (AckReq every ack_every packets). */
+		qp->comp.psn = rfw_psn_add(p->bth.psn, 1);
+		return COMPST_UPDATE_COMP;
+	case RFW_AETH_RNR_NAK:
+		return COMPST_RNR_RETRY;
+	case RFW_AETH_NAK:
+		switch (rfw_aeth_syndrome_value(syn)) {
+		case RFW_NAK_PSN_SEQ_ERR:
+			/* IBA 9.7.5.2.2: everything before the NAKed PSN is acknowledged. */
+			if (rfw_psn_cmp(p->bth.psn, qp->comp.psn) > 0) {
+				qp->comp.psn = p->bth.psn;
+				progress(qp);
+			}
+			rfw_cnt(qp, RFW_CNT_packet_seq_err);
+			return COMPST_RETRY;
+		case RFW_NAK_INVALID_REQUEST:
+			rfw_cnt(qp, RFW_CNT_req_remote_invalid_request);
+			c->status = RFW_WC_REM_INV_REQ_ERR;
+			return COMPST_ERROR;
+		case RFW_NAK_REMOTE_ACCESS_ERR:
+			rfw_cnt(qp, RFW_CNT_req_remote_access_errors);
+			c->status = RFW_WC_REM_ACCESS_ERR;
+			return COMPST_ERROR;
+		case RFW_NAK_REMOTE_OP_ERR:
+			c->status = RFW_WC_REM_OP_ERR;
+			return COMPST_ERROR;
+		default:
+			break;
+		}
+		break;
+	default:
+		break;
+	}
+	rfw_cnt(qp, RFW_CNT_rx_bad_response);
+	return COMPST_EXIT;
+}
+
+static enum comp_state do_read(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+	const struct rfw_ib_pkt *p = c->pkt;
+	struct rfw_swqe *w = c->wqe;
+	uint32_t off = (uint32_t)rfw_psn_diff(p->bth.psn, w->first_psn) * qp->mtu;
+	uint32_t rem = w->length - off;
+	uint32_t want = rem < qp->mtu ? rem : qp->mtu;
+	bool end = (p->op->flags & (RFW_OPF_LAST | RFW_OPF_ONLY)) != 0;
+
+	/* The data for this PSN lands at a fixed offset; its size and position must match. */
+	if (p->payload_len != want || end != (rem <= qp->mtu)) {
+		rfw_cnt(qp, RFW_CNT_rx_bad_response);
+		return COMPST_EXIT;
+	}
+	if (want)
+		rfw_sge_copy_in(w->sge, w->wr.num_sge, off, p->payload, want);
+	qp->comp.psn = rfw_psn_add(p->bth.psn, 1);
+	return end ? COMPST_COMP_WQE : COMPST_UPDATE_COMP;
+}
+
+static enum comp_state do_atomic(struct comp_ctx *c)
+{
+	uint64_t v = c->pkt->atomic_orig;
+	uint8_t b[8];
+
+	/* The original value lands in the local buffer in host order, as on a real HCA. */
+	memcpy(b, &v, sizeof(b));
+	rfw_sge_copy_in(c->wqe->sge, c->wqe->wr.num_sge, 0, b, sizeof(b));
+	c->wqe->atomic_orig = v;
+	return COMPST_COMP_WQE;
+}
+
+static enum comp_state write_send(struct comp_ctx *c)
+{
+	(void)c;
+	return COMPST_COMP_WQE;
+}
+
+static enum comp_state comp_wqe(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+	struct rfw_swqe *w = c->wqe;
+	uint32_t next = rfw_psn_add(w->last_psn, 1);
+
+	if (rfw_psn_cmp(next, qp->comp.psn) > 0)
+		qp->comp.psn = next;
+	rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
+	progress(qp);
+	/* A coalesced ACK or a NAK may cover more: go on while it reaches further. */
+	if (rfw_psn_cmp(c->pkt->bth.psn, qp->comp.psn) < 0)
+		return COMPST_EXIT;
+	return COMPST_GET_WQE;
+}
+
+static enum comp_state update_comp(struct comp_ctx *c)
+{
+	progress(c->qp);
+	return COMPST_EXIT;
+}
+
+static enum comp_state retry(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+
+	if (c->implied)
+		rfw_cnt(qp, RFW_CNT_implied_nak_seq_err);
+	/* One go-back-N per PSN: a second NAK (or a later implied one) for it is ignored. */
+	if (qp->comp.retrying && qp->comp.retry_psn == qp->comp.psn)
+		return COMPST_EXIT;
+	/* IBA 9.7.5.2.2: a NAK sequence error retry uses up retry_cnt like a timeout. */
+	if (qp->comp.retry_left == 0) {
+		rfw_cnt(qp, RFW_CNT_retry_exceeded);
+		c->status = RFW_WC_RETRY_EXC_ERR;
+		return COMPST_ERROR;
+	}
+	qp->comp.retry_left--;
+	qp->comp.retrying = true;
+	qp->comp.retry_psn = qp->comp.psn;
+	rfw_req_rewind(qp, qp->comp.psn);
+	qp->comp.timer = 0;
+	rfw_req_arm_timer(qp);
+	return COMPST_EXIT;
+}
+
+static enum comp_state rnr_retry(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+	const struct rfw_ib_pkt *p = c->pkt;
+
+	/* mlx5 rnr_nak_retry_err counts received RNR NAKs. */
+	rfw_cnt(qp, RFW_CNT_rnr_nak_retry_err);
+	if (rfw_psn_cmp(p->bth.psn, qp->comp.psn) > 0) {
+		qp->comp.psn = p->bth.psn;
+		progress(qp);
+	}
+	if (qp->req.rnr_wait)
+		return COMPST_EXIT; /* already waiting */
+	/* IBA 9.7.5.2.8: rnr_retry 7 means retry forever. */
+	if (qp->comp.rnr_left == 0) {
+		rfw_cnt(qp, RFW_CNT_rnr_retry_exceeded);
+		c->status = RFW_WC_RNR_RETRY_EXC_ERR;
+		return COMPST_ERROR;
+	}
+	if (qp->comp.rnr_left != 7)
+		qp->comp.rnr_left--;
+	rfw_req_rewind(qp, p->bth.psn);
+	qp->req.rnr_wait = true;
+	qp->req.rnr_psn = p->bth.psn;
+	qp->req.rnr_deadline =
+	    qp->now + rfw_rnr_timer_ns(rfw_aeth_syndrome_value(p->aeth.syndrome));
+	qp->comp.timer = 0; /* the RNR timer replaces the ACK timer while waiting */
+	return COMPST_EXIT;
+}
+
+static enum comp_state comp_error(struct comp_ctx *c)
+{
+	struct rfw_qp *qp = c->qp;
+
+	rfw_qp_complete_swqe(qp, c->wqe, c->status);
+	rfw_qp_error(qp);
+	return COMPST_EXIT;
+}
+
+typedef enum comp_state (*comp_fn)(struct comp_ctx *);
+static const comp_fn comp_handlers[COMPST__COUNT] = {
+    [COMPST_GET_WQE] = get_wqe,     [COMPST_CHECK_PSN] = check_psn,
+    [COMPST_CHECK_ACK] = check_ack, [COMPST_READ] = do_read,
+    [COMPST_ATOMIC] = do_atomic,    [COMPST_WRITE_SEND] = write_send,
+    [COMPST_COMP_WQE] = comp_wqe,   [COMPST_UPDATE_COMP] = update_comp,
+    [COMPST_RETRY] = retry,         [COMPST_RNR_RETRY] = rnr_retry,
+    [COMPST_ERROR] = comp_error,
+};
+
+void rfw_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt)
+{
+	struct comp_ctx c = {.qp = qp, .pkt = pkt};
+	enum comp_state s = COMPST_GET_WQE;
+
+	while (s != COMPST_EXIT)
+		s = comp_handlers[s](&c);
+}
+
+/* IBA 9.7.6.1.3: the local ACK timer expired with requests outstanding. */
+void rfw_comp_timer(struct rfw_qp *qp)
+{
+	struct comp_ctx c = {.qp = qp};
+
+	qp->comp.timer = 0;
+	if (rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0 || qp->req.rnr_wait)
+		return;
+	rfw_cnt(qp, RFW_CNT_local_ack_timeout_err);
+	rfw_comp_drain(qp);
+	if (qp->state == RFW_QPS_ERR || qp->comp.idx == qp->sq_prod)
+		return;
+	c.wqe = rfw_sq_at(qp, qp->comp.idx);
+	if (qp->comp.retry_left == 0) {
+		rfw_cnt(qp, RFW_CNT_retry_exceeded);
+		c.status = RFW_WC_RETRY_EXC_ERR;
+		comp_error(&c);
+		return;
+	}
+	qp->comp.retry_left--;
+	qp->comp.retrying = true;
+	qp->comp.retry_psn = qp->comp.psn;
+	rfw_req_rewind(qp, qp->comp.psn);
+	rfw_req_arm_timer(qp);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Completion queues: a fixed ring allocated at create time (IBA 11.4.2). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rfw_int.h"
+
+struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe)
+{
+	struct rfw_cq *cq;
+
+	if (dev == NULL || cqe == 0 || cqe > (1u << 24)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		return NULL;
+	cq->ring = calloc(cqe, sizeof(*cq->ring));
+	if (cq->ring == NULL) {
+		free(cq);
+		return NULL;
+	}
+	cq->dev = dev;
+	cq->size = cqe;
+	return cq;
+}
+
+int rfw_destroy_cq(struct rfw_cq *cq)
+{
+	if (cq == NULL)
+		return -EINVAL;
+	if (cq->users)
+		return -EBUSY;
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc)
+{
+	int got = 0;
+
+	if (cq == NULL || n < 0 || (n && wc == NULL))
+		return -EINVAL;
+	while (got < n && cq->cons != cq->prod) {
+		wc[got++] = cq->ring[cq->cons % cq->size];
+		cq->cons++;
+	}
+	return got;
+}
+
+/* A full CQ loses the completion and counts it (ibv reports an async CQ error). */
+void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc)
+{
+	if (cq->prod - cq->cons >= cq->size) {
+		rfw_cnt(qp, RFW_CNT_cq_overflow);
+		return;
+	}
+	cq->ring[cq->prod % cq->size] = *wc;
+	cq->prod++;
+}

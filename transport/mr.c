@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Protection domains, memory regions and scatter/gather access (IBA 10.6, 10.2.3). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rfw_int.h"
+
+struct rfw_pd *rfw_alloc_pd(struct rfw_dev *dev)
+{
+	struct rfw_pd *pd;
+
+	if (dev == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (pd)
+		pd->dev = dev;
+	return pd;
+}
+
+int rfw_dealloc_pd(struct rfw_pd *pd)
+{
+	if (pd == NULL)
+		return -EINVAL;
+	if (pd->users)
+		return -EBUSY;
+	free(pd);
+	return 0;
+}
+
+struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned access)
+{
+	struct rfw_dev *dev;
+	struct rfw_mr *mr;
+	uint32_t i;
+
+	if (pd == NULL || (addr == NULL && length) ||
+	    (access & ~(unsigned)(RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                          RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* IBA 10.6.3.1: remote write or atomic access requires local write. */
+	if ((access & (RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & RFW_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	for (i = 0; i < dev->attr.max_mr; i++)
+		if (dev->mrs[i] == NULL)
+			break;
+	if (i == dev->attr.max_mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return NULL;
+	dev->mr_gen = (dev->mr_gen % 255) + 1; /* never 0: key 0 is never valid */
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	mr->key = (i << 8) | dev->mr_gen;
+	mr->valid = true;
+	dev->mrs[i] = mr;
+	pd->users++;
+	return mr;
+}
+
+int rfw_dereg_mr(struct rfw_mr *mr)
+{
+	struct rfw_dev *dev;
+
+	if (mr == NULL)
+		return -EINVAL;
+	dev = mr->pd->dev;
+	dev->mrs[mr->key >> 8] = NULL;
+	mr->pd->users--;
+	free(mr);
+	return 0;
+}
+
+uint32_t rfw_mr_lkey(const struct rfw_mr *mr)
+{
+	return mr->key;
+}
+
+uint32_t rfw_mr_rkey(const struct rfw_mr *mr)
+{
+	return mr->key;
+}
+
+struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
+{
+	uint32_t i = key >> 8;
+	struct rfw_mr *mr;
+
+	if (i >= dev->attr.max_mr)
+		return NULL;
+	mr = dev->mrs[i];
+	return (mr && mr->key == key) ? mr : NULL;
+}
+
+/* Whether [va, va + len) lies inside @mr (no overflow). */
+static bool mr_contains(const struct rfw_mr *mr, uint64_t va, uint64_t len)
+{
+	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
+
+	if (va < base || len > mr->length)
+		return false;
+	return va - base <= mr->length - len;
+}
+
+/* IBA 9.7.5.1.4: R_Key, PD, bounds and access rights of a remote request. */
+struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
+                                   unsigned access)
+{
+	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, rkey);
+
+	if (mr == NULL || !mr->valid || mr->pd != qp->pd)
+		return NULL;
+	if ((mr->access & access) != access || (qp->attr.qp_access_flags & access) != access)
+		return NULL;
+	if (!mr_contains(mr, va, len))
+		return NULL;
+	return mr;
+}
+
+int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned access)
+{
+	for (int i = 0; i < n; i++) {
+		struct rfw_mr *mr;
+
+		if (sge[i].length == 0)
+			continue;
+		mr = rfw_mr_lookup(qp->dev, sge[i].lkey);
+		if (mr == NULL || !mr->valid || mr->pd != qp->pd ||
+		    (mr->access & access) != access || !mr_contains(mr, sge[i].addr, sge[i].length))
+			return -EACCES;
+	}
+	return 0;
+}
+
+void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst, uint32_t len)
+{
+	for (int i = 0; i < n && len; i++) {
+		uint32_t take;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		take = sge[i].length - off;
+		if (take > len)
+			take = len;
+		memcpy(dst, (const uint8_t *)(uintptr_t)sge[i].addr + off, take);
+		dst += take;
+		len -= take;
+		off = 0;
+	}
+}
+
+void rfw_sge_copy_in(const struct rfw_sge *sge, int n, uint32_t off, const uint8_t *src,
+                     uint32_t len)
+{
+	for (int i = 0; i < n && len; i++) {
+		uint32_t take;
+
+		if (off >= sge[i].length) {
+			off -= sge[i].length;
+			continue;
+		}
+		take = sge[i].length - off;
+		if (take > len)
+			take = len;
+		memcpy((uint8_t *)(uintptr_t)sge[i].addr + off, src, take);
+		src += take;
+		len -= take;
+		off = 0;
+	}
+}

@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Queue pairs: creation, the QP state machine (IBA 10.3.1), posting work requests, error and
+ * flush (IBA 10.3.1 "Error state", 10.8.3.3), and the host scheduler entry points.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rfw_int.h"
+
+static const char *const qp_state_names[RFW_QPS__COUNT] = {
+    [RFW_QPS_RESET] = "RESET", [RFW_QPS_INIT] = "INIT", [RFW_QPS_RTR] = "RTR",
+    [RFW_QPS_RTS] = "RTS",     [RFW_QPS_SQD] = "SQD",   [RFW_QPS_SQE] = "SQE",
+    [RFW_QPS_ERR] = "ERR",
+};
+
+const char *rfw_qp_state_str(enum rfw_qp_state s)
+{
+	return (unsigned)s < RFW_QPS__COUNT ? qp_state_names[s] : "UNKNOWN";
+}
+
+static void qp_free_queues(struct rfw_qp *qp)
+{
+	if (qp->sq)
+		for (uint32_t i = 0; i < qp->sq_size; i++) {
+			free(qp->sq[i].sge);
+			free(qp->sq[i].inline_buf);
+		}
+	if (qp->rq)
+		for (uint32_t i = 0; i < qp->rq_size; i++)
+			free(qp->rq[i].sge);
+	free(qp->sq);
+	free(qp->rq);
+	free(qp->resp.res);
+	free(qp->resp.rsp);
+}
+
+struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *ia)
+{
+	struct rfw_dev *dev;
+	struct rfw_qp *qp;
+	uint32_t i;
+
+	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
+	    ia->cap.max_send_wr == 0 || ia->cap.max_send_wr > (1u << 16) ||
+	    ia->cap.max_recv_wr > (1u << 16) || ia->cap.max_send_sge > 32 ||
+	    ia->cap.max_recv_sge > 32 || ia->cap.max_inline_data > 4096) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = pd->dev;
+	for (i = 0; i < dev->attr.max_qp; i++)
+		if (dev->qps[i] == NULL)
+			break;
+	if (i == dev->attr.max_qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL)
+		return NULL;
+	qp->dev = dev;
+	qp->pd = pd;
+	qp->send_cq = ia->send_cq;
+	qp->recv_cq = ia->recv_cq;
+	qp->context = ia->qp_context;
+	qp->sq_sig_all = ia->sq_sig_all;
+	qp->cap = ia->cap;
+	if (qp->cap.max_send_sge == 0)
+		qp->cap.max_send_sge = 1;
+	if (qp->cap.max_recv_sge == 0)
+		qp->cap.max_recv_sge = 1;
+	qp->qpn = dev->attr.qpn_base + i;
+	qp->sq_size = qp->cap.max_send_wr;
+	qp->rq_size = qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1;
+	/* Every per-packet structure is allocated here, none on the packet path. */
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	qp->resp.nres = RFW_MAX_RD_ATOMIC;
+	qp->resp.res = calloc(qp->resp.nres, sizeof(*qp->resp.res));
+	qp->resp.nrsp = 2 * RFW_MAX_RD_ATOMIC + 8;
+	qp->resp.rsp = calloc(qp->resp.nrsp, sizeof(*qp->resp.rsp));
+	if (!qp->sq || !qp->rq || !qp->resp.res || !qp->resp.rsp)
+		goto nomem;
+	for (i = 0; i < qp->sq_size; i++) {
+		qp->sq[i].sge = calloc(qp->cap.max_send_sge, sizeof(struct rfw_sge));
+		if (qp->sq[i].sge == NULL)
+			goto nomem;
+		if (qp->cap.max_inline_data) {
+			qp->sq[i].inline_buf = malloc(qp->cap.max_inline_data);
+			if (qp->sq[i].inline_buf == NULL)
+				goto nomem;
+		}
+	}
+	for (i = 0; i < qp->rq_size; i++) {
+		qp->rq[i].sge = calloc(qp->cap.max_recv_sge, sizeof(struct rfw_sge));
+		if (qp->rq[i].sge == NULL)
+			goto nomem;
+	}
+	qp->state = RFW_QPS_RESET;
+	qp->attr.path_mtu = RFW_MTU_1024;
+	qp->mtu = 1024;
+	qp->attr.max_rd_atomic = 1;
+	qp->attr.max_dest_rd_atomic = 1;
+	dev->qps[qp->qpn - dev->attr.qpn_base] = qp;
+	pd->users++;
+	qp->send_cq->users++;
+	qp->recv_cq->users++;
+	return qp;
+nomem:
+	qp_free_queues(qp);
+	free(qp);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int rfw_destroy_qp(struct rfw_qp *qp)
+{
+	if (qp == NULL)
+		return -EINVAL;
+	qp->dev->qps[qp->qpn - qp->dev->attr.qpn_base] = NULL;
+	qp->pd->users--;
+	qp->send_cq->users--;
+	qp->recv_cq->users--;
+	qp_free_queues(qp);
+	free(qp);
+	return 0;
+}
+
+uint32_t rfw_qp_num(const struct rfw_qp *qp)
+{
+	return qp->qpn;
+}
+void *rfw_qp_context(const struct rfw_qp *qp)
+{
+	return qp->context;
+}
+enum rfw_qp_state rfw_qp_state(const struct rfw_qp *qp)
+{
+	return qp->state;
+}
+
+void rfw_qp_counters(const struct rfw_qp *qp, uint64_t out[RFW_CNT__COUNT])
+{
+	memcpy(out, qp->cnt, sizeof(qp->cnt));
+}
+
+struct rfw_qp *rfw_dev_qp(struct rfw_dev *dev, uint32_t qpn)
+{
+	uint32_t i = qpn - dev->attr.qpn_base;
+
+	return (qpn >= dev->attr.qpn_base && i < dev->attr.max_qp) ? dev->qps[i] : NULL;
+}
+
+void rfw_qp_set_cc(struct rfw_qp *qp, const struct rfw_cc_ops *ops, void *cc)
+{
+	qp->cc_ops = ops;
+	qp->cc = cc;
+}
+
+bool rfw_qp_sq_active(const struct rfw_qp *qp)
+{
+	return qp->state == RFW_QPS_RTS || qp->state == RFW_QPS_SQD;
+}
+
+/* Back to RESET: queues emptied without completions (IBA 10.3.1 "Reset state"). */
+static void qp_reset(struct rfw_qp *qp)
+{
+	qp->sq_prod = 0;
+	qp->rq_prod = qp->rq_cons = 0;
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	rfw_resp_reset(qp);
+	for (uint32_t i = 0; i < qp->sq_size; i++)
+		qp->sq[i].state = SWQE_DONE;
+}
+
+/*
+ * Complete the WQE at the head of the SQ. A successful unsignalled WQE produces no CQE
+ * (IBA 10.8.1.1); an error always does.
+ */
+void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st)
+{
+	static const enum rfw_wc_opcode wc_op[RFW_WR__COUNT] = {
+	    [RFW_WR_RDMA_WRITE] = RFW_WC_RDMA_WRITE,
+	    [RFW_WR_RDMA_WRITE_WITH_IMM] = RFW_WC_RDMA_WRITE,
+	    [RFW_WR_SEND] = RFW_WC_SEND,
+	    [RFW_WR_SEND_WITH_IMM] = RFW_WC_SEND,
+	    [RFW_WR_SEND_WITH_INV] = RFW_WC_SEND,
+	    [RFW_WR_RDMA_READ] = RFW_WC_RDMA_READ,
+	    [RFW_WR_ATOMIC_CMP_AND_SWP] = RFW_WC_COMP_SWAP,
+	    [RFW_WR_ATOMIC_FETCH_AND_ADD] = RFW_WC_FETCH_ADD,
+	    [RFW_WR_LOCAL_INV] = RFW_WC_LOCAL_INV,
+	    [RFW_WR_BIND_MW] = RFW_WC_BIND_MW,
+	};
+
+	w->state = SWQE_DONE;
+	w->status = st;
+	if (st != RFW_WC_SUCCESS || w->signaled) {
+		struct rfw_wc wc = {
+		    .wr_id = w->wr.wr_id,
+		    .status = st,
+		    .opcode = wc_op[w->wr.opcode],
+		    .qp_num = qp->qpn,
+		    .ts_ns = qp->now,
+		};
+		if (st == RFW_WC_SUCCESS && w->wr.opcode == RFW_WR_RDMA_READ)
+			wc.byte_len = w->length;
+		if (st == RFW_WC_SUCCESS && (w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
+		                             w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
+			wc.byte_len = 8;
+		if (st == RFW_WC_WR_FLUSH_ERR)
+			rfw_cnt(qp, RFW_CNT_req_cqe_flush_error);
+		else if (st != RFW_WC_SUCCESS)
+			rfw_cnt(qp, RFW_CNT_req_cqe_error);
+		rfw_cq_push(qp, qp->send_cq, &wc);
+	}
+	qp->comp.idx++;
+	if ((int32_t)(qp->req.idx - qp->comp.idx) < 0) {
+		qp->req.idx = qp->comp.idx;
+		qp->req.off = 0;
+	}
+}
+
+void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_wc_status st,
+                          enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,
+                          uint32_t inv_rkey)
+{
+	struct rfw_wc wc = {
+	    .wr_id = w->wr_id,
+	    .status = st,
+	    .opcode = op,
+	    .byte_len = byte_len,
+	    .imm_data = imm,
+	    .invalidated_rkey = inv_rkey,
+	    .qp_num = qp->qpn,
+	    .wc_flags = flags,
+	    .ts_ns = qp->now,
+	};
+
+	if (st == RFW_WC_WR_FLUSH_ERR)
+		rfw_cnt(qp, RFW_CNT_resp_cqe_flush_error);
+	else if (st != RFW_WC_SUCCESS)
+		rfw_cnt(qp, RFW_CNT_resp_cqe_error);
+	rfw_cq_push(qp, qp->recv_cq, &wc);
+}
+
+/*
+ * To ERR (IBA 10.3.1): every outstanding WQE of both queues completes with
+ * RFW_WC_WR_FLUSH_ERR, in order. Responses already queued (the NAK that reports the error)
+ * are still sent.
+ */
+void rfw_qp_error(struct rfw_qp *qp)
+{
+	qp->state = RFW_QPS_ERR;
+	while (qp->comp.idx != qp->sq_prod)
+		rfw_qp_complete_swqe(qp, rfw_sq_at(qp, qp->comp.idx), RFW_WC_WR_FLUSH_ERR);
+	qp->req.idx = qp->comp.idx;
+	qp->req.off = 0;
+	qp->req.rnr_wait = false;
+	qp->comp.timer = 0;
+	while (qp->rq_cons != qp->rq_prod) {
+		rfw_qp_complete_rwqe(qp, &qp->rq[qp->rq_cons % qp->rq_size], RFW_WC_WR_FLUSH_ERR,
+		                     RFW_WC_RECV, 0, 0, 0, 0);
+		qp->rq_cons++;
+	}
+	qp->resp.have_rwqe = false;
+	qp->resp.cls = MSG_NONE;
+}
+
+/* ---- modify / query ---- */
+
+/* IBA 11.2.5.1 (as ibv_modify_qp): attributes required for a transition. */
+static unsigned required_mask(enum rfw_qp_state cur, enum rfw_qp_state next)
+{
+	if (cur == RFW_QPS_RESET && next == RFW_QPS_INIT)
+		return RFW_QP_ACCESS_FLAGS;
+	if (cur == RFW_QPS_INIT && next == RFW_QPS_RTR)
+		return RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN | RFW_QP_RQ_PSN |
+		       RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER;
+	if (cur == RFW_QPS_RTR && next == RFW_QPS_RTS)
+		return RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT | RFW_QP_RNR_RETRY |
+		       RFW_QP_MAX_QP_RD_ATOMIC;
+	return 0;
+}
+
+static bool transition_ok(enum rfw_qp_state cur, enum rfw_qp_state next)
+{
+	if (next == RFW_QPS_RESET || next == RFW_QPS_ERR)
+		return true;
+	switch (cur) {
+	case RFW_QPS_RESET:
+		return next == RFW_QPS_INIT;
+	case RFW_QPS_INIT:
+		return next == RFW_QPS_INIT || next == RFW_QPS_RTR;
+	case RFW_QPS_RTR:
+		return next == RFW_QPS_RTS;
+	case RFW_QPS_RTS:
+		return next == RFW_QPS_RTS || next == RFW_QPS_SQD;
+	case RFW_QPS_SQD:
+		return next == RFW_QPS_SQD || next == RFW_QPS_RTS;
+	case RFW_QPS_SQE:
+		return next == RFW_QPS_RTS;
+	default:
+		return false;
+	}
+}
+
+int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
+{
+	enum rfw_qp_state next = qp->state;
+
+	if (qp == NULL || a == NULL)
+		return -EINVAL;
+	if (mask & RFW_QP_STATE) {
+		next = a->qp_state;
+		if ((unsigned)next >= RFW_QPS__COUNT || !transition_ok(qp->state, next))
+			return -EINVAL;
+		if ((mask & required_mask(qp->state, next)) != required_mask(qp->state, next))
+			return -EINVAL;
+	}
+	if ((mask & RFW_QP_PATH_MTU) && rfw_mtu_to_bytes(a->path_mtu) == 0)
+		return -EINVAL;
+	if ((mask & RFW_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & RFW_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & RFW_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & RFW_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & RFW_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > RFW_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & RFW_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > RFW_MAX_RD_ATOMIC)
+		return -EINVAL;
+	if ((mask & RFW_QP_DEST_QPN) && a->dest_qp_num > RFW_QPN_MASK)
+		return -EINVAL;
+
+	if (mask & RFW_QP_ACCESS_FLAGS)
+		qp->attr.qp_access_flags = a->qp_access_flags;
+	if (mask & RFW_QP_PKEY_INDEX)
+		qp->attr.pkey_index = a->pkey_index;
+	if (mask & RFW_QP_PORT)
+		qp->attr.port_num = a->port_num;
+	if (mask & RFW_QP_AV)
+		qp->attr.ah_attr = a->ah_attr;
+	if (mask & RFW_QP_PATH_MTU) {
+		qp->attr.path_mtu = a->path_mtu;
+		qp->mtu = rfw_mtu_to_bytes(a->path_mtu);
+	}
+	if (mask & RFW_QP_TIMEOUT)
+		qp->attr.timeout = a->timeout;
+	if (mask & RFW_QP_RETRY_CNT) {
+		qp->attr.retry_cnt = a->retry_cnt;
+		qp->comp.retry_left = a->retry_cnt;
+	}
+	if (mask & RFW_QP_RNR_RETRY) {
+		qp->attr.rnr_retry = a->rnr_retry;
+		qp->comp.rnr_left = a->rnr_retry;
+	}
+	if (mask & RFW_QP_RQ_PSN) {
+		qp->attr.rq_psn = a->rq_psn & RFW_PSN_MASK;
+		qp->resp.psn = qp->attr.rq_psn;
+	}
+	if (mask & RFW_QP_MAX_QP_RD_ATOMIC)
+		qp->attr.max_rd_atomic = a->max_rd_atomic ? a->max_rd_atomic : 1;
+	if (mask & RFW_QP_MAX_DEST_RD_ATOMIC)
+		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
+	if (mask & RFW_QP_MIN_RNR_TIMER)
+		qp->attr.min_rnr_timer = a->min_rnr_timer;
+	if (mask & RFW_QP_SQ_PSN) {
+		qp->attr.sq_psn = a->sq_psn & RFW_PSN_MASK;
+		qp->req.psn = qp->attr.sq_psn;
+		qp->req.high_psn = qp->attr.sq_psn;
+		qp->comp.psn = qp->attr.sq_psn;
+	}
+	if (mask & RFW_QP_DEST_QPN)
+		qp->attr.dest_qp_num = a->dest_qp_num;
+
+	if (mask & RFW_QP_STATE) {
+		if (next == RFW_QPS_RESET) {
+			qp_reset(qp);
+			qp->state = RFW_QPS_RESET;
+		} else if (next == RFW_QPS_ERR) {
+			rfw_qp_error(qp);
+		} else {
+			qp->state = next;
+		}
+	}
+	return 0;
+}
+
+int rfw_query_qp(const struct rfw_qp *qp, struct rfw_qp_attr *a)
+{
+	if (qp == NULL || a == NULL)
+		return -EINVAL;
+	*a = qp->attr;
+	a->qp_state = a->cur_qp_state = qp->state;
+	a->sq_psn = qp->req.psn;
+	a->rq_psn = qp->resp.psn;
+	a->cap = qp->cap;
+	return 0;
+}
+
+/* ---- posting ---- */
+
+static int check_send_wr(const struct rfw_qp *qp, const struct rfw_send_wr *wr, uint64_t *len)
+{
+	uint64_t total = 0;
+
+	if ((unsigned)wr->opcode >= RFW_WR__COUNT || wr->opcode == RFW_WR_BIND_MW)
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
+	    (wr->num_sge && wr->sg_list == NULL))
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > RFW_MAX_MSG_SIZE)
+		return EINVAL;
+	if ((wr->send_flags & RFW_SEND_INLINE) &&
+	    (total > qp->cap.max_inline_data || wr->opcode == RFW_WR_RDMA_READ ||
+	     wr->opcode == RFW_WR_ATOMIC_CMP_AND_SWP || wr->opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
+		return EINVAL;
+	if ((wr->opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == RFW_WR_ATOMIC_FETCH_AND_ADD) &&
+	    total != 8)
+		return EINVAL;
+	*len = total;
+	return 0;
+}
+
+int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr **bad_wr,
+                  uint64_t now_ns)
+{
+	if (qp == NULL)
+		return EINVAL;
+	qp->now = now_ns;
+	for (; wr; wr = wr->next) {
+		struct rfw_swqe *w;
+		uint64_t len;
+		int err;
+
+		if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT ||
+		    qp->state == RFW_QPS_RTR)
+			err = EINVAL;
+		else if (qp->sq_prod - qp->comp.idx >= qp->sq_size)
+			err = ENOMEM;
+		else
+			err = check_send_wr(qp, wr, &len);
+		if (err) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return err;
+		}
+		w = rfw_sq_at(qp, qp->sq_prod);
+		w->wr = *wr;
+		w->wr.next = NULL;
+		w->wr.sg_list = w->sge;
+		w->length = (uint32_t)len;
+		w->state = SWQE_POSTED;
+		w->psn_valid = false;
+		w->checked = false;
+		w->status = RFW_WC_SUCCESS;
+		w->signaled = qp->sq_sig_all || (wr->send_flags & RFW_SEND_SIGNALED);
+		if (wr->send_flags & RFW_SEND_INLINE) {
+			/* The data is copied now: the caller may reuse its buffers at once. */
+			rfw_sge_copy_out(wr->sg_list, wr->num_sge, 0, w->inline_buf, w->length);
+			w->sge[0].addr = (uint64_t)(uintptr_t)w->inline_buf;
+			w->sge[0].length = w->length;
+			w->sge[0].lkey = 0;
+			w->wr.num_sge = 1;
+			w->checked = true;
+		} else {
+			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
+		}
+		qp->sq_prod++;
+		if (qp->state == RFW_QPS_ERR)
+			rfw_qp_error(qp); /* flushes it at once (IBA 10.8.3.3) */
+	}
+	return 0;
+}
+
+int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr,
+                  uint64_t now_ns)
+{
+	if (qp == NULL)
+		return EINVAL;
+	qp->now = now_ns;
+	for (; wr; wr = wr->next) {
+		struct rfw_rwqe *w;
+		uint64_t total = 0;
+		int err = 0;
+
+		if (qp->state == RFW_QPS_RESET || qp->cap.max_recv_wr == 0)
+			err = EINVAL;
+		else if (qp->rq_prod - qp->rq_cons >= qp->rq_size)
+			err = ENOMEM;
+		else if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
+		         (wr->num_sge && wr->sg_list == NULL))
+			err = EINVAL;
+		for (int i = 0; !err && i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		if (!err && total > RFW_MAX_MSG_SIZE)
+			err = EINVAL;
+		if (err) {
+			if (bad_wr)
+				*bad_wr = wr;
+			return err;
+		}
+		w = &qp->rq[qp->rq_prod % qp->rq_size];
+		w->wr_id = wr->wr_id;
+		w->num_sge = wr->num_sge;
+		w->length = (uint32_t)total;
+		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
+		qp->rq_prod++;
+		if (qp->state == RFW_QPS_ERR)
+			rfw_qp_error(qp);
+	}
+	return 0;
+}
+
+/* ---- host scheduler entry points ---- */
+
+bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
+{
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+		return false;
+	if (rfw_resp_has_work(qp))
+		return true;
+	return rfw_req_has_work(qp, now_ns);
+}
+
+unsigned rfw_qp_tx_burst(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
+{
+	unsigned n = 0;
+
+	qp->now = now_ns;
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+		return 0;
+	while (n < max) {
+		int r = rfw_resp_tx(qp);
+
+		if (r < 0)
+			return n;
+		if (r == 0)
+			break;
+		n++;
+	}
+	while (n < max) {
+		int r = rfw_req_tx(qp);
+
+		if (r <= 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+uint64_t rfw_qp_next_deadline(const struct rfw_qp *qp)
+{
+	uint64_t d = UINT64_MAX;
+
+	if (qp->state != RFW_QPS_RTS && qp->state != RFW_QPS_SQD)
+		return d;
+	if (qp->req.rnr_wait)
+		d = qp->req.rnr_deadline;
+	if (qp->comp.timer && qp->comp.timer < d)
+		d = qp->comp.timer;
+	return d;
+}
+
+void rfw_qp_timer(struct rfw_qp *qp, uint64_t now_ns)
+{
+	qp->now = now_ns;
+	if (!rfw_qp_sq_active(qp))
+		return;
+	if (qp->req.rnr_wait && now_ns >= qp->req.rnr_deadline) {
+		/* IBA 9.7.5.2.8: after the RNR timer, resend from the NAKed PSN. */
+		qp->req.rnr_wait = false;
+		rfw_req_rewind(qp, qp->req.rnr_psn);
+	}
+	if (qp->comp.timer && now_ns >= qp->comp.timer)
+		rfw_comp_timer(qp);
+}

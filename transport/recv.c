@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive demux (IBA 9.6 header validation, as rxe_recv.c): find the QP, check the packet may
+ * arrive in the QP's state, feed the congestion-control seam, and hand requests to the
+ * responder and responses to the completer.
+ */
+#include <errno.h>
+
+#include "rfw_int.h"
+
+/* A RoCE packet that carries data, for the notification point (CE marks on it count). */
+static bool carries_data(const struct rfw_ib_pkt *p)
+{
+	return (p->op->flags & RFW_OPF_PAYLOAD) != 0;
+}
+
+/* Annex A17.9: the notification point, built-in when no cc ops are attached. */
+static void np_ce(struct rfw_qp *qp, uint64_t now)
+{
+	bool send;
+
+	rfw_cnt(qp, RFW_CNT_np_ecn_marked_roce_packets);
+	if (qp->cc_ops && qp->cc_ops->np_on_ce)
+		send = qp->cc_ops->np_on_ce(qp->cc, now);
+	else
+		send = !qp->resp.cnp_ever ||
+		       now - qp->resp.last_cnp_ns >= qp->dev->attr.np_min_time_between_cnps_ns;
+	if (send && !qp->resp.cnp_pending) {
+		qp->resp.cnp_pending = true;
+		qp->resp.cnp_ever = true;
+		qp->resp.last_cnp_ns = now;
+	}
+}
+
+int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_ns)
+{
+	const struct rfw_ib_pkt *p = rx->pkt;
+	struct rfw_qp *qp;
+
+	if (p == NULL || p->op == NULL) {
+		dev->cnt[RFW_CNT_rx_bad_opcode]++;
+		return -EINVAL;
+	}
+	qp = rfw_dev_qp(dev, p->bth.dqpn);
+	if (qp == NULL) {
+		dev->cnt[RFW_CNT_rx_unknown_qp]++;
+		return -ENOENT;
+	}
+	qp->now = now_ns;
+	rfw_cnt(qp, RFW_CNT_rx_packets);
+	rfw_cnt_add(qp, RFW_CNT_rx_bytes, p->op->hdr_len + p->payload_len + p->bth.padcnt);
+
+	if (p->op->flags & RFW_OPF_CNP) {
+		/* Annex A17.9.2: a CNP goes to the reaction point of the QP. */
+		if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT) {
+			rfw_cnt(qp, RFW_CNT_rx_bad_state);
+			return -EINVAL;
+		}
+		rfw_cnt(qp, RFW_CNT_rp_cnp_handled);
+		if (qp->cc_ops && qp->cc_ops->rp_on_cnp)
+			qp->cc_ops->rp_on_cnp(qp->cc, now_ns);
+		return 0;
+	}
+	/* Only the RC service: UC/UD on an RC QP is an invalid packet, silently dropped (IBA 9.6).
+	 */
+	if (p->op->transport != RFW_IB_RC) {
+		rfw_cnt(qp, RFW_CNT_rx_bad_opcode);
+		return -EINVAL;
+	}
+	if (p->op->flags & RFW_OPF_REQUEST) {
+		/* IBA 10.3.1: a responder accepts requests in RTR, RTS, SQD and SQE. */
+		if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT ||
+		    qp->state == RFW_QPS_ERR) {
+			rfw_cnt(qp, RFW_CNT_rx_bad_state);
+			return -EINVAL;
+		}
+		if (rx->ecn == 3 && carries_data(p))
+			np_ce(qp, now_ns);
+		rfw_resp_rx(qp, p);
+		return 0;
+	}
+	if (!rfw_qp_sq_active(qp)) {
+		rfw_cnt(qp, RFW_CNT_rx_bad_state);
+		return -EINVAL;
+	}
+	if (rx->ecn == 3 && carries_data(p))
+		np_ce(qp, now_ns);
+	rfw_comp_rx(qp, p);
+	return 0;
+}
+
+uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, uint32_t psn,
+                      uint32_t payload_len)
+{
+	const struct rfw_ib_opcode_info *oi = rfw_ib_opcode_info(opcode);
+	uint32_t len = oi->hdr_len + payload_len + rfw_ib_padcnt(payload_len);
+	uint8_t *buf = qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp, len);
+
+	if (buf == NULL)
+		return NULL;
+	*p = (struct rfw_ib_pkt){.op = oi};
+	p->bth.opcode = opcode;
+	p->bth.pkey = 0xffff; /* the default partition (IBA 10.9.1.2) */
+	p->bth.padcnt = rfw_ib_padcnt(payload_len);
+	p->bth.dqpn = qp->attr.dest_qp_num;
+	p->bth.psn = psn & RFW_PSN_MASK;
+	return buf;
+}
+
+void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len)
+{
+	uint32_t hl = p->op->hdr_len;
+	uint32_t len = hl + payload_len + p->bth.padcnt;
+
+	(void)rfw_ib_build(buf, hl, p);
+	for (uint32_t i = 0; i < p->bth.padcnt; i++)
+		buf[hl + payload_len + i] = 0;
+	rfw_cnt(qp, RFW_CNT_tx_packets);
+	rfw_cnt_add(qp, RFW_CNT_tx_bytes, len);
+	if ((p->op->flags & RFW_OPF_PAYLOAD) && qp->cc_ops && qp->cc_ops->on_tx)
+		qp->cc_ops->on_tx(qp->cc, qp->now, len);
+	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len);
+}

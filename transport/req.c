@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The requester (IBA 9.7.4 and 9.7.5.1): turns send WQEs into request packets segmented at the
+ * path MTU, assigns PSNs, sets the AckReq bit, limits the PSN window and the READ/atomic depth,
+ * and goes back N when the completer says so.
+ */
+#include <errno.h>
+
+#include "rfw_int.h"
+
+/* IBA 10.8.3.3 / 9.7.4.1.5: outstanding READ and atomic WQEs in flight. */
+static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
+		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+
+		if (rfw_wqe_is_rd_atomic(w) && w->state != SWQE_DONE)
+			n++;
+	}
+	return n;
+}
+
+/* The WQE at req.idx if the requester may send (part of) it now, else NULL. */
+static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
+{
+	struct rfw_swqe *w;
+
+	if (!rfw_qp_sq_active(qp) || qp->req.rnr_wait || qp->req.idx == qp->sq_prod)
+		return NULL;
+	w = &qp->sq[qp->req.idx % qp->sq_size];
+	if (w->state == SWQE_DONE)
+		return NULL; /* an error WQE: the completer takes the QP to ERR */
+	/* SQD (IBA 10.3.1): finish the message in progress, start no new one. */
+	if (qp->state == RFW_QPS_SQD && qp->req.off == 0 && !w->psn_valid)
+		return NULL;
+	/* The window: at most max_unacked_psns PSNs beyond the oldest unacknowledged one. */
+	if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->dev->attr.max_unacked_psns)
+		return NULL;
+	if (qp->req.off == 0 && !rfw_wqe_is_local(w)) {
+		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations. */
+		if ((w->wr.send_flags & RFW_SEND_FENCE) && rd_atomic_in_flight(qp))
+			return NULL;
+		/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5). */
+		if (rfw_wqe_is_rd_atomic(w) && rd_atomic_in_flight(qp) >= qp->attr.max_rd_atomic)
+			return NULL;
+	}
+	return w;
+}
+
+bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns)
+{
+	(void)now_ns;
+	return next_wqe(qp) != NULL;
+}
+
+void rfw_req_arm_timer(struct rfw_qp *qp)
+{
+	uint64_t t = rfw_ack_timeout_ns(qp->attr.timeout);
+
+	if (qp->comp.timer == 0 && t != UINT64_MAX)
+		qp->comp.timer = qp->now + t;
+}
+
+/*
+ * Go back N (IBA 9.7.5.1.2 NAK sequence error, 9.7.6.1.3 local ACK timeout, 9.7.5.2.8 RNR):
+ * position the requester at the WQE that holds @psn and resend from there. A retry from the
+ * middle of a SEND or WRITE resumes with MIDDLE/LAST opcodes (the responder still holds the
+ * message context, as rxe does); a READ is reissued for the remaining bytes at @psn with the
+ * RETH adjusted (IBA 9.7.4.1.4). Also used to move forward when a late ACK overtakes it.
+ */
+void rfw_req_rewind(struct rfw_qp *qp, uint32_t psn)
+{
+	uint32_t i;
+
+	for (i = qp->comp.idx; i != qp->sq_prod; i++) {
+		struct rfw_swqe *w = rfw_sq_at(qp, i);
+
+		if (rfw_wqe_is_local(w) || w->state == SWQE_DONE)
+			continue;
+		if (!w->psn_valid)
+			break;
+		if (rfw_psn_cmp(psn, w->last_psn) <= 0)
+			break;
+	}
+	if (i == qp->sq_prod || !rfw_sq_at(qp, i)->psn_valid) {
+		/* Nothing sent at or after psn: continue with new WQEs from i. */
+		if ((int32_t)(i - qp->req.idx) > 0 || qp->req.idx == i) {
+			if ((int32_t)(i - qp->req.idx) > 0) {
+				qp->req.idx = i;
+				qp->req.off = 0;
+			}
+			if (rfw_psn_cmp(psn, qp->req.psn) > 0)
+				qp->req.psn = psn;
+		}
+		return;
+	}
+	for (uint32_t j = i; j != qp->sq_prod && (int32_t)(j - qp->req.idx) <= 0; j++) {
+		struct rfw_swqe *w = rfw_sq_at(qp, j);
+
+		if (w->state == SWQE_PENDING)
+			w->state = SWQE_POSTED;
+	}
+	{
+		struct rfw_swqe *w = rfw_sq_at(qp, i);
+		int32_t d = rfw_psn_diff(psn, w->first_psn);
+
+		if (d < 0) {
+			d = 0;
+			psn = w->first_psn;
+		}
+		qp->req.idx = i;
+		qp->req.off = (uint32_t)d * qp->mtu;
+		if (qp->req.off > w->length)
+			qp->req.off = w->length;
+		qp->req.psn = psn;
+		qp->req.since_ackreq = 0;
+	}
+}
+
+static uint8_t send_opcode(const struct rfw_swqe *w, bool first, bool last)
+{
+	bool imm = w->wr.opcode == RFW_WR_SEND_WITH_IMM;
+	bool inv = w->wr.opcode == RFW_WR_SEND_WITH_INV;
+
+	if (first && last)
+		return imm   ? RFW_OP_RC_SEND_ONLY_IMM
+		       : inv ? RFW_OP_RC_SEND_ONLY_INV
+		             : RFW_OP_RC_SEND_ONLY;
+	if (first)
+		return RFW_OP_RC_SEND_FIRST;
+	if (!last)
+		return RFW_OP_RC_SEND_MIDDLE;
+	return imm ? RFW_OP_RC_SEND_LAST_IMM : inv ? RFW_OP_RC_SEND_LAST_INV : RFW_OP_RC_SEND_LAST;
+}
+
+static uint8_t write_opcode(const struct rfw_swqe *w, bool first, bool last)
+{
+	bool imm = w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM;
+
+	if (first && last)
+		return imm ? RFW_OP_RC_RDMA_WRITE_ONLY_IMM : RFW_OP_RC_RDMA_WRITE_ONLY;
+	if (first)
+		return RFW_OP_RC_RDMA_WRITE_FIRST;
+	if (!last)
+		return RFW_OP_RC_RDMA_WRITE_MIDDLE;
+	return imm ? RFW_OP_RC_RDMA_WRITE_LAST_IMM : RFW_OP_RC_RDMA_WRITE_LAST;
+}
+
+/* A local error on a WQE (bad lkey): it completes in order and takes the QP to ERR. */
+static void req_local_error(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st)
+{
+	w->state = SWQE_DONE;
+	w->status = st;
+	rfw_comp_drain(qp);
+}
+
+/* LOCAL_INV executes when the requester reaches it (IBA 10.6.5). */
+static void req_local_op(struct rfw_qp *qp, struct rfw_swqe *w)
+{
+	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, w->wr.invalidate_rkey);
+
+	if (mr == NULL || mr->pd != qp->pd) {
+		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
+		return;
+	}
+	mr->valid = false;
+	w->state = SWQE_DONE;
+	w->status = RFW_WC_SUCCESS;
+	qp->req.idx++;
+	qp->req.off = 0;
+	rfw_comp_drain(qp);
+}
+
+static void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
+{
+	switch (w->wr.opcode) {
+	case RFW_WR_ATOMIC_CMP_AND_SWP:
+	case RFW_WR_ATOMIC_FETCH_AND_ADD:
+		w->npkts = 1;
+		break;
+	default:
+		/* A READ request consumes one PSN per response packet (IBA 9.7.1.1). */
+		w->npkts = rfw_msg_npkts(w->length, qp->mtu);
+		break;
+	}
+	w->first_psn = qp->req.psn;
+	w->last_psn = rfw_psn_add(w->first_psn, w->npkts - 1);
+	w->psn_valid = true;
+}
+
+int rfw_req_tx(struct rfw_qp *qp)
+{
+	struct rfw_swqe *w;
+	struct rfw_ib_pkt p;
+	uint32_t paylen = 0, npsn = 1, left;
+	bool first, last;
+	uint8_t opcode;
+	uint8_t *buf;
+
+	for (;;) {
+		w = next_wqe(qp);
+		if (w == NULL)
+			return 0;
+		if (!w->checked) {
+			unsigned acc = rfw_wqe_is_rd_atomic(w) ? RFW_ACCESS_LOCAL_WRITE : 0;
+
+			if (rfw_sge_check(qp, w->sge, w->wr.num_sge, acc)) {
+				req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
+				return 0;
+			}
+			w->checked = true;
+		}
+		if (!rfw_wqe_is_local(w))
+			break;
+		req_local_op(qp, w);
+	}
+	if (!w->psn_valid)
+		assign_psns(qp, w);
+
+	left = w->length - qp->req.off;
+	first = qp->req.off == 0;
+	switch (w->wr.opcode) {
+	case RFW_WR_SEND:
+	case RFW_WR_SEND_WITH_IMM:
+	case RFW_WR_SEND_WITH_INV:
+	case RFW_WR_RDMA_WRITE:
+	case RFW_WR_RDMA_WRITE_WITH_IMM:
+		paylen = left < qp->mtu ? left : qp->mtu;
+		last = left <= qp->mtu;
+		opcode = (w->wr.opcode == RFW_WR_RDMA_WRITE ||
+		          w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM)
+		             ? write_opcode(w, first, last)
+		             : send_opcode(w, first, last);
+		break;
+	case RFW_WR_RDMA_READ:
+		opcode = RFW_OP_RC_RDMA_READ_REQUEST;
+		npsn = rfw_msg_npkts(left, qp->mtu);
+		last = true;
+		break;
+	default: /* atomics */
+		opcode = w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ? RFW_OP_RC_COMPARE_SWAP
+		                                                   : RFW_OP_RC_FETCH_ADD;
+		last = true;
+		break;
+	}
+
+	buf = rfw_tx_begin(qp, &p, opcode, qp->req.psn, paylen);
+	if (buf == NULL)
+		return -ENOBUFS;
+	if (p.op->hdrs & RFW_HDR_RETH) {
+		p.reth.va = w->wr.wr.rdma.remote_addr + qp->req.off;
+		p.reth.rkey = w->wr.wr.rdma.rkey;
+		p.reth.dma_len = left;
+		if (opcode != RFW_OP_RC_RDMA_READ_REQUEST)
+			p.reth.dma_len = w->length; /* WRITE FIRST/ONLY: the whole message */
+	}
+	if (p.op->hdrs & RFW_HDR_ATOMICETH) {
+		p.atomiceth.va = w->wr.wr.atomic.remote_addr;
+		p.atomiceth.rkey = w->wr.wr.atomic.rkey;
+		if (opcode == RFW_OP_RC_COMPARE_SWAP) {
+			p.atomiceth.swap_add = w->wr.wr.atomic.swap;
+			p.atomiceth.compare = w->wr.wr.atomic.compare_add;
+		} else {
+			p.atomiceth.swap_add = w->wr.wr.atomic.compare_add;
+		}
+	}
+	if (p.op->hdrs & RFW_HDR_IMMDT)
+		p.imm = w->wr.imm_data;
+	if (p.op->hdrs & RFW_HDR_IETH)
+		p.ieth_rkey = w->wr.invalidate_rkey;
+	if (paylen)
+		rfw_sge_copy_out(w->sge, w->wr.num_sge, qp->req.off, buf + p.op->hdr_len, paylen);
+	/*
+	 * AckReq (IBA 9.7.6.1.1 allows any coalescing): on the last packet of every message and
+	 * on READ/atomic requests, plus every ack_every packets so long messages are acknowledged
+	 * (and the window opens) before they end, like hardware and rxe, and on the packet that
+	 * fills the window.
+	 */
+	qp->req.since_ackreq++;
+	p.bth.ackreq =
+	    last || (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
+	    /* the window closes behind this packet: ask, or nothing would reopen it */
+	    rfw_psn_diff(rfw_psn_add(qp->req.psn, npsn), qp->comp.psn) >=
+	        (int32_t)qp->dev->attr.max_unacked_psns;
+	if (p.bth.ackreq)
+		qp->req.since_ackreq = 0;
+	p.bth.se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
+	           (p.op->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
+	if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) < 0)
+		rfw_cnt(qp, RFW_CNT_retransmitted_packets);
+	rfw_tx_end(qp, buf, &p, paylen);
+
+	qp->req.psn = rfw_psn_add(qp->req.psn, npsn);
+	if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) > 0)
+		qp->req.high_psn = qp->req.psn;
+	if (last) {
+		qp->req.off = 0;
+		qp->req.idx++;
+		w->state = SWQE_PENDING;
+	} else {
+		qp->req.off += paylen;
+	}
+	rfw_req_arm_timer(qp);
+	return 1;
+}

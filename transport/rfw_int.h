@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * transport/ internals: the objects behind rfw_verbs.h and the functions the requester
+ * (req.c), responder (resp.c), completer (comp.c), receive demux (recv.c) and QP code (qp.c)
+ * call in one another. Not installed; nothing outside transport/ includes it except the fuzz
+ * target and white-box tests.
+ */
+#ifndef RFW_TRANSPORT_INT_H
+#define RFW_TRANSPORT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/rfw_verbs.h"
+
+struct rfw_dev {
+	struct rfw_dev_attr attr;
+	struct rfw_io_ops ops;
+	void *io_ctx;
+	struct rfw_mr **mrs;          /* index = key >> 8 */
+	struct rfw_qp **qps;          /* index = qpn - qpn_base */
+	uint32_t mr_gen;              /* low byte of the next key, so a stale key misses */
+	uint64_t cnt[RFW_CNT__COUNT]; /* drops not owned by a QP; QPs add theirs on query */
+};
+
+struct rfw_pd {
+	struct rfw_dev *dev;
+	uint32_t users; /* MRs and QPs using it */
+};
+
+struct rfw_mr {
+	struct rfw_pd *pd;
+	uint8_t *addr;
+	uint64_t length;
+	unsigned access;
+	uint32_t key; /* lkey == rkey */
+	bool valid;   /* false once invalidated (LOCAL_INV, SEND_WITH_INV) */
+};
+
+struct rfw_cq {
+	struct rfw_dev *dev;
+	struct rfw_wc *ring;
+	uint32_t size;
+	uint32_t prod, cons; /* free running */
+	uint32_t users;
+};
+
+enum rfw_swqe_state {
+	SWQE_POSTED,  /* not (or not completely) sent */
+	SWQE_PENDING, /* every packet sent, waiting for the ACK / response */
+	SWQE_DONE,    /* completed (local operations, or ready to report) */
+};
+
+struct rfw_swqe {
+	struct rfw_send_wr wr; /* sg_list -> sge, next NULL */
+	struct rfw_sge *sge;
+	uint8_t *inline_buf;
+	uint32_t length;
+	uint32_t first_psn, last_psn, npkts;
+	uint8_t state;
+	bool psn_valid; /* PSNs assigned (first send); a retry reuses them */
+	bool checked;   /* local keys validated */
+	bool signaled;
+	enum rfw_wc_status status;
+	uint64_t atomic_orig;
+};
+
+struct rfw_rwqe {
+	uint64_t wr_id;
+	struct rfw_sge *sge;
+	int num_sge;
+	uint32_t length;
+};
+
+/* A READ or atomic the responder executed, kept for duplicate replay (IBA 9.7.5.1.3). */
+enum rfw_res_type { RES_NONE, RES_READ, RES_ATOMIC };
+struct rfw_res {
+	uint8_t type;
+	uint32_t first_psn, last_psn;
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint64_t orig; /* atomic: the value before execution (what the ACK carries) */
+	uint32_t msn;
+};
+
+/* A response the responder has to send, queued in PSN order. */
+enum rfw_rsp_kind { RSP_ACK, RSP_READ, RSP_ATOMIC };
+struct rfw_rsp {
+	uint8_t kind;
+	uint8_t syndrome;
+	uint32_t psn;
+	uint32_t msn;
+	/* READ: what is left to send */
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t left;
+	bool started;
+	uint64_t orig;
+};
+
+enum rfw_msg_class { MSG_NONE, MSG_SEND, MSG_WRITE };
+
+struct rfw_req {
+	uint32_t idx; /* SQ index of the WQE being sent */
+	uint32_t psn; /* next PSN to send */
+	uint32_t off; /* bytes of wqe idx already sent */
+	uint32_t since_ackreq;
+	bool rnr_wait; /* waiting for the RNR timer */
+	uint64_t rnr_deadline;
+	uint32_t rnr_psn;
+	uint32_t high_psn; /* one past the highest PSN ever sent: lower ones are retransmits */
+};
+
+struct rfw_comp {
+	uint32_t idx;       /* oldest WQE not completed */
+	uint32_t psn;       /* next PSN expected to be acknowledged */
+	uint8_t retry_left; /* retry_cnt left (reset on forward progress) */
+	uint8_t rnr_left;   /* rnr_retry left; 7 = infinite */
+	uint64_t timer;     /* local ACK timeout deadline; 0 = not armed */
+	bool retrying;      /* a go-back-N retry from psn is under way: ignore repeats */
+	uint32_t retry_psn;
+};
+
+struct rfw_resp {
+	uint32_t psn; /* expected PSN (ePSN) */
+	uint32_t msn;
+	bool nak_sent; /* a PSN sequence NAK is outstanding (IBA 9.7.5.1.2) */
+	uint8_t cls;   /* enum rfw_msg_class of the message in progress */
+	/* SEND in progress: the receive WQE at rq_cons */
+	uint32_t send_off;
+	bool have_rwqe;
+	/* WRITE in progress */
+	uint32_t wrkey; /* its R_Key: checked again on every packet (the MR may go away) */
+	uint64_t wva;
+	uint32_t wleft, wtotal;
+	/* READ/atomic resources (max_dest_rd_atomic) and the response queue */
+	struct rfw_res *res;
+	uint32_t nres, res_next;
+	struct rfw_rsp *rsp;
+	uint32_t nrsp, rsp_prod, rsp_cons;
+	/* notification point */
+	bool cnp_pending;
+	bool cnp_ever;
+	uint64_t last_cnp_ns;
+};
+
+struct rfw_qp {
+	struct rfw_dev *dev;
+	struct rfw_pd *pd;
+	struct rfw_cq *send_cq, *recv_cq;
+	void *context;
+	uint32_t qpn;
+	enum rfw_qp_state state;
+	struct rfw_qp_attr attr;
+	uint32_t mtu;
+	bool sq_sig_all;
+	struct rfw_qp_cap cap;
+	/* send queue */
+	struct rfw_swqe *sq;
+	uint32_t sq_size, sq_prod;
+	/* receive queue */
+	struct rfw_rwqe *rq;
+	uint32_t rq_size, rq_prod, rq_cons;
+	struct rfw_req req;
+	struct rfw_comp comp;
+	struct rfw_resp resp;
+	const struct rfw_cc_ops *cc_ops;
+	void *cc;
+	uint64_t now; /* time of the current entry point */
+	uint64_t cnt[RFW_CNT__COUNT];
+};
+
+static inline void rfw_cnt(struct rfw_qp *qp, enum rfw_counter c)
+{
+	qp->cnt[c]++;
+}
+static inline void rfw_cnt_add(struct rfw_qp *qp, enum rfw_counter c, uint64_t n)
+{
+	qp->cnt[c] += n;
+}
+static inline struct rfw_swqe *rfw_sq_at(struct rfw_qp *qp, uint32_t idx)
+{
+	return &qp->sq[idx % qp->sq_size];
+}
+static inline bool rfw_wqe_is_rd_atomic(const struct rfw_swqe *w)
+{
+	return w->wr.opcode == RFW_WR_RDMA_READ || w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
+	       w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD;
+}
+static inline bool rfw_wqe_is_local(const struct rfw_swqe *w)
+{
+	return w->wr.opcode == RFW_WR_LOCAL_INV;
+}
+/* Signed distance a - b in PSNs (24-bit serial arithmetic). */
+static inline int32_t rfw_psn_diff(uint32_t a, uint32_t b)
+{
+	return rfw_psn_cmp(a, b) / 256;
+}
+static inline uint32_t rfw_div_up(uint64_t a, uint32_t b)
+{
+	return (uint32_t)((a + b - 1) / b);
+}
+/* Packets a message of @len bytes takes at MTU @mtu (0 bytes: one). */
+static inline uint32_t rfw_msg_npkts(uint64_t len, uint32_t mtu)
+{
+	return len ? rfw_div_up(len, mtu) : 1;
+}
+
+/* mr.c */
+struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key);
+/* The MR @rkey names, if [va, va + len) is inside it and @access is granted; NULL else. */
+struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
+                                   unsigned access);
+/* Whether every SGE lies in a valid MR of the QP's PD with @access. */
+int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned access);
+/* Copy between a scatter/gather list (at byte offset @off) and a flat buffer. */
+void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst, uint32_t len);
+void rfw_sge_copy_in(const struct rfw_sge *sge, int n, uint32_t off, const uint8_t *src,
+                     uint32_t len);
+
+/* cq.c */
+void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc);
+
+/* qp.c */
+void rfw_qp_error(struct rfw_qp *qp);
+void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st);
+void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_wc_status st,
+                          enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,
+                          uint32_t inv_rkey);
+bool rfw_qp_sq_active(const struct rfw_qp *qp); /* RTS or SQD */
+
+/* req.c */
+bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns);
+int rfw_req_tx(struct rfw_qp *qp); /* one packet: 1 sent, 0 nothing to send, <0 no buffer */
+/* Go back N: resend from @psn (IBA 9.7.5.1.2 / 9.7.6.1.3). */
+void rfw_req_rewind(struct rfw_qp *qp, uint32_t psn);
+void rfw_req_arm_timer(struct rfw_qp *qp);
+
+/* comp.c */
+void rfw_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
+void rfw_comp_timer(struct rfw_qp *qp);
+/* Complete WQEs at the head that need no response (local operations, errors). */
+void rfw_comp_drain(struct rfw_qp *qp);
+
+/* resp.c */
+void rfw_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
+bool rfw_resp_has_work(const struct rfw_qp *qp);
+int rfw_resp_tx(struct rfw_qp *qp); /* as rfw_req_tx */
+void rfw_resp_reset(struct rfw_qp *qp);
+
+/* Packet output shared by all three. */
+/*
+ * rfw_tx_begin: a buffer for one packet (NULL if the host has none) and @p initialised with
+ * the BTH; the caller fills the extended headers in @p and the payload at buf + op->hdr_len,
+ * then rfw_tx_end builds the headers, zeroes the pad and hands the packet to the host.
+ */
+uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, uint32_t psn,
+                      uint32_t payload_len);
+void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len);
+
+#endif

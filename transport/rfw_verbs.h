@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw RC transport: the verbs-like API.
+ *
+ * A user of libibverbs recognises the objects (device, PD, MR, CQ, QP), the work requests
+ * (rfw_send_wr / rfw_recv_wr), the completions (rfw_wc) and the QP state machine. What is
+ * different is the host seam (DESIGN.md "The seams"): transport never reads a clock, never
+ * does I/O and never allocates on the packet path.
+ *
+ *   - time:        every entry point that can change protocol state takes uint64_t now_ns;
+ *   - packets in:  the host parses a frame (rfw_ib_parse() on the IB part) and hands
+ *                  rfw_dev_rx() a struct rfw_rx_info;
+ *   - packets out: rfw_qp_tx_burst() writes the IB part (BTH .. payload .. pad, no ICRC) of up
+ *                  to N packets into buffers obtained through struct rfw_io_ops; the host puts
+ *                  Ethernet/IP/UDP in front and the ICRC after;
+ *   - when:        rfw_qp_has_work() / rfw_qp_next_deadline() / rfw_qp_timer() let a host
+ *                  scheduler pace each QP at the rate its congestion-control hook gives.
+ *
+ * Errors: functions returning int return 0 or a negative errno, except rfw_post_send() and
+ * rfw_post_recv() (positive errno and *bad_wr, like ibv_post_send) and rfw_poll_cq() (count
+ * or negative errno). Constructors return NULL and set errno.
+ */
+#ifndef RFW_TRANSPORT_VERBS_H
+#define RFW_TRANSPORT_VERBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport/ib_hdr.h"
+#include "transport/rfw_cc_hook.h"
+#include "transport/rfw_counters.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct rfw_dev;
+struct rfw_pd;
+struct rfw_mr;
+struct rfw_cq;
+struct rfw_qp;
+
+/* ---- device and host seam ---- */
+
+struct rfw_io_ops {
+	/*
+	 * A buffer for the IB part of one outgoing packet of at most @len bytes. Return NULL if
+	 * none is available now: the burst stops and the packet is produced on a later call.
+	 */
+	uint8_t *(*tx_alloc)(void *io_ctx, struct rfw_qp *qp, uint32_t len);
+	/* The packet in the buffer from tx_alloc is complete: @len bytes, BTH to pad. */
+	void (*tx_send)(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len);
+};
+
+struct rfw_dev_attr {
+	uint32_t max_qp;           /* QP table size (default 64) */
+	uint32_t max_mr;           /* MR table size (default 256) */
+	uint32_t qpn_base;         /* first QP number (default 17, as rxe: 0 and 1 are special) */
+	uint32_t ack_every;        /* requester sets AckReq every N packets, and on each message's
+	                              last packet (default 64, as rxe; 0 = last packet only) */
+	uint32_t max_unacked_psns; /* requester window in PSNs (default 1024) */
+	uint64_t np_min_time_between_cnps_ns; /* built-in notification point (default 4000) */
+};
+
+struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw_io_ops *ops,
+                               void *io_ctx);
+void rfw_dev_destroy(struct rfw_dev *dev);
+
+/* What the host saw in front of the BTH, plus the parsed IB part. */
+struct rfw_rx_info {
+	const struct rfw_ib_pkt *pkt; /* from rfw_ib_parse() == RFW_IB_ERR_OK */
+	uint8_t ecn;                  /* enum rfw_ecn of the IP header (3 = CE) */
+	uint8_t src_ip[16];
+	uint8_t dst_ip[16];
+	uint16_t udp_sport;
+	uint64_t rx_ts_ns;
+};
+
+/*
+ * One received packet. Never fails in a way the host must handle: anything unexpected is
+ * counted (rfw_dev_counters) and dropped. Returns 0 when the packet was accepted by a QP,
+ * -ENOENT (no such QP), -EINVAL (dropped as malformed or unexpected).
+ */
+int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_ns);
+
+/* Device-wide counters (the sum over QPs plus drops not owned by a QP). */
+void rfw_dev_counters(const struct rfw_dev *dev, uint64_t out[RFW_CNT__COUNT]);
+
+/* ---- protection domains and memory regions ---- */
+
+enum rfw_access_flags {
+	RFW_ACCESS_LOCAL_WRITE = 1u << 0,
+	RFW_ACCESS_REMOTE_WRITE = 1u << 1,
+	RFW_ACCESS_REMOTE_READ = 1u << 2,
+	RFW_ACCESS_REMOTE_ATOMIC = 1u << 3,
+};
+
+struct rfw_pd *rfw_alloc_pd(struct rfw_dev *dev);
+int rfw_dealloc_pd(struct rfw_pd *pd);
+
+/* Register [addr, addr + length): the I/O virtual address is the pointer value, as in ibv. */
+struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned access);
+int rfw_dereg_mr(struct rfw_mr *mr);
+uint32_t rfw_mr_lkey(const struct rfw_mr *mr);
+uint32_t rfw_mr_rkey(const struct rfw_mr *mr);
+
+/* ---- completion queues ---- */
+
+enum rfw_wc_status {
+	RFW_WC_SUCCESS,
+	RFW_WC_LOC_LEN_ERR,
+	RFW_WC_LOC_QP_OP_ERR,
+	RFW_WC_LOC_EEC_OP_ERR,
+	RFW_WC_LOC_PROT_ERR,
+	RFW_WC_WR_FLUSH_ERR,
+	RFW_WC_MW_BIND_ERR,
+	RFW_WC_BAD_RESP_ERR,
+	RFW_WC_LOC_ACCESS_ERR,
+	RFW_WC_REM_INV_REQ_ERR,
+	RFW_WC_REM_ACCESS_ERR,
+	RFW_WC_REM_OP_ERR,
+	RFW_WC_RETRY_EXC_ERR,
+	RFW_WC_RNR_RETRY_EXC_ERR,
+	RFW_WC_LOC_RDD_VIOL_ERR,
+	RFW_WC_REM_INV_RD_REQ_ERR,
+	RFW_WC_REM_ABORT_ERR,
+	RFW_WC_INV_EECN_ERR,
+	RFW_WC_INV_EEC_STATE_ERR,
+	RFW_WC_FATAL_ERR,
+	RFW_WC_RESP_TIMEOUT_ERR,
+	RFW_WC_GENERAL_ERR,
+	RFW_WC__COUNT
+};
+/* "success", "retry exceeded", ... as ibv_wc_status_str. */
+const char *rfw_wc_status_str(enum rfw_wc_status status);
+
+enum rfw_wc_opcode {
+	RFW_WC_SEND,
+	RFW_WC_RDMA_WRITE,
+	RFW_WC_RDMA_READ,
+	RFW_WC_COMP_SWAP,
+	RFW_WC_FETCH_ADD,
+	RFW_WC_BIND_MW,
+	RFW_WC_LOCAL_INV,
+	RFW_WC_RECV = 128,
+	RFW_WC_RECV_RDMA_WITH_IMM,
+};
+
+enum rfw_wc_flags {
+	RFW_WC_WITH_IMM = 1u << 1,
+	RFW_WC_WITH_INV = 1u << 3,
+};
+
+struct rfw_wc {
+	uint64_t wr_id;
+	enum rfw_wc_status status;
+	enum rfw_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data; /* the ImmDt value as carried on the wire */
+	uint32_t invalidated_rkey;
+	uint32_t qp_num;
+	unsigned wc_flags;
+	uint64_t ts_ns; /* when the completion was generated (Estats T5) */
+};
+
+struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe);
+int rfw_destroy_cq(struct rfw_cq *cq);
+/* Up to @n completions into @wc; returns how many (0 if none), or -EINVAL. */
+int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc);
+
+/* ---- queue pairs ---- */
+
+enum rfw_qp_state {
+	RFW_QPS_RESET,
+	RFW_QPS_INIT,
+	RFW_QPS_RTR,
+	RFW_QPS_RTS,
+	RFW_QPS_SQD,
+	RFW_QPS_SQE,
+	RFW_QPS_ERR,
+	RFW_QPS__COUNT
+};
+const char *rfw_qp_state_str(enum rfw_qp_state s);
+
+/* Path MTU as ibv_mtu: 1 = 256 ... 5 = 4096. */
+enum rfw_mtu {
+	RFW_MTU_256 = 1,
+	RFW_MTU_512 = 2,
+	RFW_MTU_1024 = 3,
+	RFW_MTU_2048 = 4,
+	RFW_MTU_4096 = 5,
+};
+static inline uint32_t rfw_mtu_to_bytes(enum rfw_mtu m)
+{
+	return (m >= RFW_MTU_256 && m <= RFW_MTU_4096) ? 128u << m : 0;
+}
+
+struct rfw_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct rfw_qp_init_attr {
+	void *qp_context;
+	struct rfw_cq *send_cq;
+	struct rfw_cq *recv_cq;
+	struct rfw_qp_cap cap;
+	bool sq_sig_all;
+};
+
+/* The path: addresses and UDP source port the host puts in front of this QP's packets. */
+struct rfw_ah_attr {
+	uint8_t dgid[16]; /* IPv4-mapped for IPv4 */
+	uint8_t sgid[16];
+	uint16_t udp_sport; /* 0: the host picks (e.g. from the QPN, as rxe) */
+	uint8_t traffic_class;
+};
+
+enum rfw_qp_attr_mask {
+	RFW_QP_STATE = 1u << 0,
+	RFW_QP_ACCESS_FLAGS = 1u << 3,
+	RFW_QP_PKEY_INDEX = 1u << 4,
+	RFW_QP_PORT = 1u << 5,
+	RFW_QP_AV = 1u << 7,
+	RFW_QP_PATH_MTU = 1u << 8,
+	RFW_QP_TIMEOUT = 1u << 9,
+	RFW_QP_RETRY_CNT = 1u << 10,
+	RFW_QP_RNR_RETRY = 1u << 11,
+	RFW_QP_RQ_PSN = 1u << 12,
+	RFW_QP_MAX_QP_RD_ATOMIC = 1u << 13,
+	RFW_QP_MIN_RNR_TIMER = 1u << 15,
+	RFW_QP_SQ_PSN = 1u << 16,
+	RFW_QP_MAX_DEST_RD_ATOMIC = 1u << 17,
+	RFW_QP_DEST_QPN = 1u << 20,
+};
+
+struct rfw_qp_attr {
+	enum rfw_qp_state qp_state;
+	enum rfw_qp_state cur_qp_state; /* filled by rfw_query_qp */
+	enum rfw_mtu path_mtu;
+	uint32_t qp_access_flags; /* enum rfw_access_flags: REMOTE_* allowed on this QP */
+	uint16_t pkey_index;
+	uint8_t port_num;
+	struct rfw_ah_attr ah_attr;
+	uint32_t dest_qp_num;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint8_t timeout;       /* local ACK timeout 4.096 us * 2^timeout; 0 = infinite */
+	uint8_t retry_cnt;     /* 0..7 */
+	uint8_t rnr_retry;     /* 0..7, 7 = infinite */
+	uint8_t min_rnr_timer; /* IBA table 45 code, 0..31 */
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	struct rfw_qp_cap cap;
+};
+
+struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *attr);
+int rfw_destroy_qp(struct rfw_qp *qp);
+/* IBA 10.3.1 / table in 11.2.5.1: transitions and required attributes as ibv_modify_qp. */
+int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *attr, unsigned attr_mask);
+int rfw_query_qp(const struct rfw_qp *qp, struct rfw_qp_attr *attr);
+uint32_t rfw_qp_num(const struct rfw_qp *qp);
+void *rfw_qp_context(const struct rfw_qp *qp);
+enum rfw_qp_state rfw_qp_state(const struct rfw_qp *qp);
+/* Per-QP counters (same table as the device's). */
+void rfw_qp_counters(const struct rfw_qp *qp, uint64_t out[RFW_CNT__COUNT]);
+struct rfw_qp *rfw_dev_qp(struct rfw_dev *dev, uint32_t qpn);
+
+/* ---- work requests ---- */
+
+struct rfw_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+enum rfw_wr_opcode {
+	RFW_WR_RDMA_WRITE,
+	RFW_WR_RDMA_WRITE_WITH_IMM,
+	RFW_WR_SEND,
+	RFW_WR_SEND_WITH_IMM,
+	RFW_WR_RDMA_READ,
+	RFW_WR_ATOMIC_CMP_AND_SWP,
+	RFW_WR_ATOMIC_FETCH_AND_ADD,
+	RFW_WR_LOCAL_INV,
+	RFW_WR_BIND_MW,
+	RFW_WR_SEND_WITH_INV,
+	RFW_WR__COUNT
+};
+
+enum rfw_send_flags {
+	RFW_SEND_FENCE = 1u << 0,
+	RFW_SEND_SIGNALED = 1u << 1,
+	RFW_SEND_SOLICITED = 1u << 2,
+	RFW_SEND_INLINE = 1u << 3,
+};
+
+struct rfw_send_wr {
+	uint64_t wr_id;
+	struct rfw_send_wr *next;
+	struct rfw_sge *sg_list;
+	int num_sge;
+	enum rfw_wr_opcode opcode;
+	unsigned send_flags;
+	uint32_t imm_data;        /* WITH_IMM: the ImmDt value */
+	uint32_t invalidate_rkey; /* SEND_WITH_INV and LOCAL_INV */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+	} wr;
+};
+
+struct rfw_recv_wr {
+	uint64_t wr_id;
+	struct rfw_recv_wr *next;
+	struct rfw_sge *sg_list;
+	int num_sge;
+};
+
+/* Largest max_rd_atomic / max_dest_rd_atomic (responder resources per QP). */
+#define RFW_MAX_RD_ATOMIC 16
+
+/* Largest message (IBA: an RC message carries at most 2^31 bytes). */
+#define RFW_MAX_MSG_SIZE (1ull << 31)
+
+/*
+ * Post a chain of send WRs. Returns 0, or a positive errno with *bad_wr set to the first WR
+ * not posted (ENOMEM: SQ full; EINVAL: bad opcode, sge count, length, inline size or QP
+ * state). In ERR the WRs are accepted and completed with RFW_WC_WR_FLUSH_ERR (IBA 10.8.3.3).
+ */
+int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr **bad_wr,
+                  uint64_t now_ns);
+int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr,
+                  uint64_t now_ns);
+
+/* ---- the host scheduler's view of a QP ---- */
+
+/* Whether the QP has a packet it could produce now (responses, CNPs or requests). */
+bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns);
+/*
+ * Produce up to @max packets through the io ops: CNPs first, then responder packets (ACK,
+ * NAK, READ responses, atomic ACKs, in PSN order), then requester packets. Returns how many.
+ */
+unsigned rfw_qp_tx_burst(struct rfw_qp *qp, unsigned max, uint64_t now_ns);
+/* The earliest time rfw_qp_timer() has something to do (retransmit, RNR), or UINT64_MAX. */
+uint64_t rfw_qp_next_deadline(const struct rfw_qp *qp);
+/* Run expired timers (local ACK timeout, RNR wait). */
+void rfw_qp_timer(struct rfw_qp *qp, uint64_t now_ns);
+
+/* Attach a congestion-control machine (NULL ops: the built-in notification point only). */
+void rfw_qp_set_cc(struct rfw_qp *qp, const struct rfw_cc_ops *ops, void *cc);
+
+/* IBA table 45: RNR NAK timer code -> nanoseconds. */
+uint64_t rfw_rnr_timer_ns(unsigned code);
+/* IBA 9.7.6.1.3: local ACK timeout 4.096 us * 2^timeout; UINT64_MAX for 0 (infinite). */
+uint64_t rfw_ack_timeout_ns(unsigned timeout);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
