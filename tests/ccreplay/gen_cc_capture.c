@@ -41,7 +41,7 @@
 
 #define PROG      "gen_cc_capture"
 #define MAX_FLOWS 64
-#define CNPQ      256 /* per-flow FIFO of CNPs / ACKs on their way back */
+#define CNPQ      (1u << 16) /* per-flow FIFO of CNPs / ACKs on their way back */
 #define T0_NS     1700000000000000000ull
 
 enum capture_point { CAP_SENDER, CAP_RECEIVER, CAP_SWITCH };
@@ -71,7 +71,7 @@ struct gflow {
 	uint32_t msg_off; /* bytes of the current message already sent */
 	uint32_t since_ack;
 	struct dcqcn_np np;
-	struct back q[CNPQ];
+	struct back *q; /* CNPQ entries */
 	unsigned qh, qt;
 };
 
@@ -85,7 +85,8 @@ struct host {
 struct opts {
 	const char *out;
 	struct dcqcn_params params;
-	bool cc_on;
+	bool cc_on, np_on;
+	unsigned first_host;
 	unsigned flows, hosts;
 	double line_gbps, bn_gbps, cross_gbps;
 	double cross_on_us, cross_off_us, cross_start_us;
@@ -144,6 +145,8 @@ static void usage(FILE *f)
 	        "  --profile P         DCQCN profile of sender RPs and receiver NP (unified)\n"
 	        "  --set name=value    override one DCQCN parameter (repeatable)\n"
 	        "  --cc on|off         off: the sender ignores CNPs (default on)\n"
+	        "  --np on|off         off: the receiver sends no CNPs (default on)\n"
+	        "  --first-host K      sender hosts are 10.0.0.(K+1)... (0)\n"
 	        "  --flows N           flows, 1..%d (1)        --hosts H  sender hosts (= flows)\n"
 	        "  --line-gbps G       sender line rate (100)\n"
 	        "  --bottleneck-gbps G bottleneck service rate (50)\n"
@@ -196,7 +199,8 @@ static int parse(int argc, char **argv, struct opts *o, const char **profile)
 	    {"ack-every", 1, 0, 'a'},    {"capture", 1, 0, 'C'},
 	    {"link", 1, 0, 'L'},         {"snaplen", 1, 0, 'S'},
 	    {"noise", 1, 0, 'n'},        {"seed", 1, 0, 'e'},
-	    {"help", 0, 0, 'h'},         {0, 0, 0, 0},
+	    {"help", 0, 0, 'h'},         {"np", 1, 0, 'N'},
+	    {"first-host", 1, 0, 'F'},   {0, 0, 0, 0},
 	};
 	char msg[160];
 	double v;
@@ -239,6 +243,17 @@ static int parse(int argc, char **argv, struct opts *o, const char **profile)
 				return -1;
 			}
 			o->cc_on = !strcmp(optarg, "on");
+			break;
+		case 'N':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fprintf(stderr, PROG ": --np: expected on or off\n");
+				return -1;
+			}
+			o->np_on = !strcmp(optarg, "on");
+			break;
+		case 'F':
+			bad = num("--first-host", optarg, 0, 200, &v);
+			o->first_host = (unsigned)v;
 			break;
 		case 'f':
 			bad = num("--flows", optarg, 1, MAX_FLOWS, &v);
@@ -356,7 +371,7 @@ static bool shared_rp; /* rp_scope dst or port: one RP per sender host (one rece
 
 /* Bottleneck: a virtual FIFO drained at the bottleneck rate minus the cross traffic. */
 static double q_bytes;
-static uint64_t q_last;
+static uint64_t q_last, q_last_leave;
 
 static double bn_rate_gbps(uint64_t t)
 {
@@ -377,6 +392,7 @@ static uint64_t bottleneck(uint64_t t, unsigned bytes, bool *ce)
 {
 	double rate = bn_rate_gbps(t); /* bits per ns */
 	double kmin = o.kmin_kb * 1000, kmax = o.kmax_kb * 1000, p;
+	uint64_t leave;
 
 	q_bytes -= (double)(t - q_last) * rate / 8.0;
 	if (q_bytes < 0)
@@ -390,7 +406,12 @@ static uint64_t bottleneck(uint64_t t, unsigned bytes, bool *ce)
 		p = o.pmax * (q_bytes - kmin) / (kmax - kmin);
 	*ce = p > 0 && (double)(rnd() >> 11) / 9007199254740992.0 < p;
 	q_bytes += bytes;
-	return t + (uint64_t)(q_bytes * 8.0 / rate);
+	/* FIFO: when the service rate changes, a packet never leaves before the one ahead. */
+	leave = t + (uint64_t)(q_bytes * 8.0 / rate);
+	if (leave < q_last_leave)
+		leave = q_last_leave;
+	q_last_leave = leave;
+	return leave;
 }
 
 static unsigned data_frame_len(uint8_t opcode)
@@ -434,7 +455,7 @@ static void send_one(struct gflow *f, uint64_t t)
 		        ce ? RFW_ECN_CE : RFW_ECN_ECT0, op, f->psn, 0);
 
 	/* Receiver: the NP answers CE marks (cc/'s dcqcn_np), the responder ACKs. */
-	if (ce && dcqcn_np_on_ce(&f->np, arrive)) {
+	if (ce && o.np_on && dcqcn_np_on_ce(&f->np, arrive)) {
 		uint64_t at = arrive + (uint64_t)(o.rev_us * 1000);
 
 		back_push(f, at, true);
@@ -481,6 +502,11 @@ static void simulate(void)
 		f->psn = (uint32_t)(0x1000 * (i + 1));
 		f->sport = (uint16_t)(49152 + i);
 		dcqcn_np_init(&f->np, &prof);
+		f->q = calloc(CNPQ, sizeof(*f->q));
+		if (f->q == NULL) {
+			fprintf(stderr, PROG ": out of memory\n");
+			exit(1);
+		}
 	}
 	for (unsigned h = 0; h < nsched; h++) {
 		dcqcn_rp_init(&hs[h].rp, &prof);
@@ -561,7 +587,7 @@ static size_t build(uint8_t *buf, size_t cap, const struct rec *r)
 	s.ip_ver = 4;
 	s.ttl = 64;
 	s.df = true;
-	rfw_ip4_to_mapped(fwd ? s.src_ip : s.dst_ip, 0x0a000001 + f->host);
+	rfw_ip4_to_mapped(fwd ? s.src_ip : s.dst_ip, 0x0a000001 + o.first_host + f->host);
 	rfw_ip4_to_mapped(fwd ? s.dst_ip : s.src_ip, 0x0a000101);
 	s.udp_sport = f->sport;
 	p.bth.pkey = 0xffff;
@@ -635,6 +661,7 @@ int main(int argc, char **argv)
 	pcap_dumper_t *d;
 
 	o.cc_on = true;
+	o.np_on = true;
 	o.flows = 1;
 	o.line_gbps = 100;
 	o.bn_gbps = 50;

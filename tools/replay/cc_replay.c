@@ -881,7 +881,12 @@ void rfw_cc_finish(struct rfw_cc *c)
 		} else if (judged == 0) {
 			f->rp_verdict = "no_congestion_signals";
 			snprintf(f->why, sizeof(f->why), "no CNP could be judged");
-		} else if ((double)f->cnps_reacted < c->o.min_react_share * (double)judged) {
+		} else if ((double)f->cnps_reacted < c->o.min_react_share * (double)judged &&
+		           (f->ce == 0 || (double)f->ce >= 0.9 * (double)f->data_pkts)) {
+			/* After the marking queue, the arrival rate is the queue's drain rate: a
+			 * sender that did cut may not show it. Not reacting there only if
+			 * congestion never cleared (nearly every packet CE-marked: the queue never
+			 * drained). */
 			f->rp_verdict = "not_reacting";
 			snprintf(f->why, sizeof(f->why),
 			         "%" PRIu64 " of %" PRIu64
@@ -895,6 +900,12 @@ void rfw_cc_finish(struct rfw_cc *c)
 
 			if (med <= c->o.max_median_err && p95 <= c->o.max_p95_err) {
 				f->rp_verdict = "conforms";
+			} else if (f->ce) {
+				f->rp_verdict = "not_visible";
+				snprintf(f->why, sizeof(f->why),
+				         "data seen after the marking queue: its rate is the "
+				         "queue's, not "
+				         "the sender's; capture nearer the sender");
 			} else {
 				f->rp_verdict = "deviates";
 				snprintf(f->why, sizeof(f->why),

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""`rocefw-replay cc` on captures made by gen_cc_capture (a DCQCN simulation using cc/).
+
+What is checked, and against what:
+- flow identification and CNP attribution: counts per flow from an independent decode of the
+  pcap (a few lines of struct unpacking below), and the generator's QP numbering convention
+  (sender QPN 0x100+i, receiver QPN 0x200+i);
+- verdicts: a conformant sender of each built-in profile conforms to that profile and --fit
+  names it and the profile's np_min_time_between_cnps (the values of docs/cc.md's table); the
+  same capture checked against another profile deviates; a sender that ignores CNPs is
+  not_reacting; a receiver that sends no CNPs is no_cnp_for_ce; CNPs closer than the profile's
+  gap are cnp_too_frequent;
+- capture formats: VLAN, Linux cooked, snap length, non-RoCE frames, pcapng with several
+  interfaces, a truncated file; CLI errors and exit codes; CSV units; PNG plots.
+
+usage: test_cc_replay.py REPLAY_EXE GEN_EXE
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+fails = 0
+REPLAY = GEN = TMP = None
+
+# np_min_time_between_cnps of each built-in profile, us (docs/cc.md parameter table).
+NP_GAP = {"unified": 50, "paper": 50, "mlx5-cx5": 4, "hpcc-ns3": 0, "shared-port": 4}
+# Scenario: 100 Gb/s sender, 50 Gb/s bottleneck, 30 Gb/s of cross traffic 1 ms on / 2 ms off.
+SCEN = ["--cross-gbps", "30", "--duration-ms", "12"]
+
+
+def check(cond, msg):
+    global fails
+    if not cond:
+        fails += 1
+        print("FAIL", msg)
+    return cond
+
+
+def run(*args):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True)
+
+
+def gen(name, *args):
+    out = os.path.join(TMP, name)
+    r = run(GEN, "--out", out, *args)
+    if r.returncode != 0:
+        raise SystemExit(f"gen_cc_capture {args}: {r.stderr}")
+    return out
+
+
+def cc(path, *args, expect=0):
+    r = run(REPLAY, "cc", path, "--json", *args)
+    check(r.returncode == expect, f"cc {path} {args}: exit {r.returncode}: {r.stderr}")
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        check(False, f"cc {path} {args}: no JSON: {r.stdout[:200]!r} {r.stderr!r}")
+        return None
+
+
+def decode(path):
+    """Independent decode: per (src, dst, dqpn) data packets and CE; CNPs per (src, dst, dqpn)."""
+    raw = open(path, "rb").read()
+    magic, = struct.unpack_from("<I", raw, 0)
+    assert magic in (0xA1B23C4D, 0xA1B2C3D4), hex(magic)
+    linktype, = struct.unpack_from("<I", raw, 20)
+    off, data, cnps = 24, {}, {}
+    while off + 16 <= len(raw):
+        _, _, caplen, _ = struct.unpack_from("<IIII", raw, off)
+        fr = raw[off + 16: off + 16 + caplen]
+        off += 16 + caplen
+        if linktype == 113:
+            et, l3 = struct.unpack_from(">H", fr, 14)[0], 16
+        else:
+            et, l3 = struct.unpack_from(">H", fr, 12)[0], 14
+            if et == 0x8100:
+                et, l3 = struct.unpack_from(">H", fr, 16)[0], 18
+        if et != 0x0800 or fr[l3 + 9] != 17:
+            continue
+        ihl = (fr[l3] & 15) * 4
+        if struct.unpack_from(">H", fr, l3 + ihl + 2)[0] != 4791:
+            continue
+        bth = l3 + ihl + 8
+        key = (".".join(map(str, fr[l3 + 12:l3 + 16])), ".".join(map(str, fr[l3 + 16:l3 + 20])),
+               int.from_bytes(fr[bth + 5:bth + 8], "big"))
+        op = fr[bth]
+        if op == 0x81:
+            cnps[key] = cnps.get(key, 0) + 1
+        elif op in (0x06, 0x07, 0x08, 0x0A):
+            d = data.setdefault(key, [0, 0])
+            d[0] += 1
+            d[1] += (fr[l3 + 1] & 3) == 3
+    return data, cnps
+
+
+def flow(rep, qpn):
+    fl = [f for f in rep["flows"] if f["dst_qpn"] == qpn]
+    return fl[0] if check(len(fl) == 1, f"flow to qpn {qpn}: {len(fl)} found") else None
+
+
+def test_profiles():
+    """Each profile: conforms to itself, --fit names it, another profile deviates."""
+    names = ["unified", "paper", "mlx5-cx5", "hpcc-ns3"]
+    for i, p in enumerate(names):
+        cap = gen(f"{p}.pcap", "--profile", p, *SCEN)
+        rep = cc(cap, "--profile", p, "--fit")
+        f = rep and flow(rep, 0x200)
+        if not f:
+            continue
+        check(f["rp_verdict"] == "conforms", f"{p}: rp_verdict {f['rp_verdict']} ({f['reason']})")
+        check(f["capture_point"] == "sender_side", f"{p}: capture point {f['capture_point']}")
+        check(f["cnps"] > 0 and f["conformance"]["rel_err_median"] <= 0.10,
+              f"{p}: cnps {f['cnps']} median {f['conformance']['rel_err_median']}")
+        check(f["fit"]["profile"] == p, f"{p}: --fit named {f['fit']['profile']}: {f['fit']}")
+        check(f["fit"]["params"]["np_min_time_between_cnps"] == NP_GAP[p],
+              f"{p}: fitted np gap {f['fit']['params']['np_min_time_between_cnps']}")
+        check(f["observed"]["cnps_followed_by_cut"] > 0.5 * f["cnps"],
+              f"{p}: cnps followed by cut {f['observed']}")
+        other = names[(i + 1) % len(names)]
+        rep2 = cc(cap, "--profile", other)
+        f2 = rep2 and flow(rep2, 0x200)
+        if f2:
+            check(f2["rp_verdict"] == "deviates",
+                  f"{p} checked as {other}: rp_verdict {f2['rp_verdict']}")
+    # shared-port with one flow per host is mlx5-cx5 exactly: named as one, listed as the other.
+    cap = gen("shared.pcap", "--profile", "shared-port", *SCEN)
+    f = flow(cc(cap, "--profile", "shared-port", "--fit"), 0x200)
+    if f:
+        check(f["rp_verdict"] == "conforms", f"shared-port: {f['rp_verdict']}")
+        fit = f["fit"]
+        check("shared-port" in [fit["profile"]] + fit["indistinguishable_from"]
+              and fit["profile"] in ("mlx5-cx5", "shared-port"), f"shared-port fit: {fit}")
+    # The fitted parameters of a paper-profile capture are the paper's (docs/cc.md table).
+    f = flow(cc(os.path.join(TMP, "paper.pcap"), "--profile", "paper", "--fit"), 0x200)
+    if f:
+        pr = f["fit"]["params"]
+        check(pr["rp_ai_rate"] == 40 and pr["rp_time_reset"] == 55 and pr["rp_threshold"] == 5
+              and pr["rp_gd"] == 11, f"paper fitted params {pr}")
+
+
+def test_not_reacting():
+    cap = gen("off.pcap", "--cc", "off", *SCEN)
+    f = flow(cc(cap), 0x200)
+    if f:
+        check(f["rp_verdict"] == "not_reacting", f"cc off, sender side: {f['rp_verdict']}")
+        check(f["observed"]["cnps_followed_by_cut"] == 0, f"cc off: {f['observed']}")
+    cap = gen("off_rx.pcap", "--cc", "off", "--capture", "receiver", *SCEN)
+    f = flow(cc(cap), 0x200)
+    if f:
+        check(f["rp_verdict"] == "not_reacting", f"cc off, receiver side: {f['rp_verdict']}")
+        check(f["np_verdict"] == "ok", f"cc off, receiver side NP: {f['np_verdict']}")
+        check(f["capture_point"] == "after_marking", f"capture point {f['capture_point']}")
+
+
+def test_np():
+    # A receiver that answers no CE mark.
+    cap = gen("nonp.pcap", "--np", "off", "--capture", "receiver", *SCEN)
+    f = flow(cc(cap), 0x200)
+    if f:
+        check(f["np_verdict"] == "no_cnp_for_ce", f"NP off: np_verdict {f['np_verdict']}")
+        check(f["rp_verdict"] == "no_congestion_signals", f"NP off: {f['rp_verdict']}")
+        check(f["cnps"] == 0 and f["ce_marked"] > 0, f"NP off: {f['cnps']} {f['ce_marked']}")
+    # mlx5-cx5's NP (4 us) checked against unified's 50 us.
+    cap = gen("np4.pcap", "--profile", "mlx5-cx5", "--capture", "receiver", *SCEN)
+    rep = cc(cap, "--profile", "unified")
+    f = rep and flow(rep, 0x200)
+    if f:
+        check(f["np_verdict"] == "cnp_too_frequent", f"4 us NP vs 50 us: {f['np_verdict']}")
+        check(f["np"]["cnp_gaps_below_min"] > 0, f"gaps below: {f['np']}")
+    rep = cc(cap, "--profile", "mlx5-cx5")
+    f = rep and flow(rep, 0x200)
+    if f:
+        check(f["np_verdict"] == "ok", f"4 us NP vs mlx5-cx5: {f['np_verdict']} {f['np']}")
+        # Answered marks: every CE mark is followed by a CNP within the gap (cc/ NP).
+        check(f["np"]["ce_unanswered"] == 0, f"mlx5 NP unanswered: {f['np']}")
+
+
+def test_attribution():
+    cap = gen("multi.pcap", "--flows", "3", "--hosts", "1", *SCEN)
+    data, cnps = decode(cap)
+    rep = cc(cap)
+    if not rep:
+        return
+    check(len(rep["flows"]) == 3, f"3 flows expected: {len(rep['flows'])}")
+    for i in range(3):
+        f = flow(rep, 0x200 + i)
+        if not f:
+            continue
+        key = (f["src"], f["dst"], 0x200 + i)
+        check(f["data_packets"] == data[key][0], f"flow {i}: data {f['data_packets']} vs {data[key]}")
+        check(f["ce_marked"] == data[key][1], f"flow {i}: CE {f['ce_marked']}")
+        ck = (f["dst"], f["src"], 0x100 + i)
+        check(f["cnps"] == cnps.get(ck, 0) and f["cnps"] > 0,
+              f"flow {i}: cnps {f['cnps']} vs {cnps.get(ck)}")
+        check(f["src_qpn"] == 0x100 + i, f"flow {i}: paired with QP {f['src_qpn']}")
+    check(rep["cnps_unattributed"] == 0, f"unattributed {rep['cnps_unattributed']}")
+    # --flow keeps one flow.
+    rep = cc(cap, "--flow", "qpn=0x201")
+    check(rep and [f["dst_qpn"] for f in rep["flows"]] == [0x201], "--flow qpn=0x201")
+    rep = cc(cap, "--flow", "src=10.0.0.9")
+    check(rep and rep["flows"] == [], "--flow with no match")
+
+
+def test_formats():
+    base = cc(gen("eth.pcap", *SCEN))
+    ref = base and flow(base, 0x200)
+    if not ref:
+        return
+    same = ("data_packets", "cnps", "rp_verdict", "np_verdict")
+    for name, args in (("vlan", ["--link", "vlan"]), ("sll", ["--link", "sll"]),
+                       ("snap", ["--snaplen", "96"]), ("noise", ["--noise", "5"])):
+        rep = cc(gen(name + ".pcap", *SCEN, *args))
+        f = rep and flow(rep, 0x200)
+        if f:
+            for k in same:
+                check(f[k] == ref[k], f"{name}: {k} {f[k]} vs {ref[k]}")
+            if name == "noise":
+                check(rep["other_frames"] > 100, f"noise frames {rep['other_frames']}")
+            # Frame bytes are on-the-wire lengths, whatever was captured; VLAN adds 4 B.
+            if name in ("snap", "noise"):
+                check(f["data_bytes"] == ref["data_bytes"], f"{name}: bytes")
+    # Truncated: cut inside the last record -> report, message, exit 1.
+    src = os.path.join(TMP, "eth.pcap")
+    cut = os.path.join(TMP, "cut.pcap")
+    raw = open(src, "rb").read()
+    open(cut, "wb").write(raw[: len(raw) // 2 + 7])
+    r = run(REPLAY, "cc", cut, "--json")
+    check(r.returncode == 1 and "truncated" in r.stderr, f"cut: {r.returncode} {r.stderr!r}")
+    try:
+        rep = json.loads(r.stdout)
+        check(rep["truncated"] is True and rep["frames"] > 0, "cut: partial report")
+    except ValueError:
+        check(False, "cut: no JSON report")
+    # pcapng with two interfaces (two captures merged): both flows, as alone.
+    mergecap = shutil.which("mergecap")
+    if check(mergecap is not None, "mergecap missing (tools/install-deps.sh installs tshark)"):
+        other = gen("other.pcap", "--first-host", "4", "--profile", "mlx5-cx5", *SCEN)
+        ng = os.path.join(TMP, "two.pcapng")
+        subprocess.run([mergecap, "-F", "pcapng", "-I", "none", "-w", ng, src, other], check=True)
+        rep = cc(ng)
+        if rep:
+            check(rep["pcapng_interfaces"] == 2, f"interfaces {rep['pcapng_interfaces']}")
+            srcs = sorted(f["src"] for f in rep["flows"])
+            check(srcs == ["10.0.0.1", "10.0.0.5"], f"pcapng flows {srcs}")
+            for f in rep["flows"]:
+                if f["src"] == "10.0.0.1":
+                    check(f["data_packets"] == ref["data_packets"] and f["cnps"] == ref["cnps"],
+                          "pcapng: flow as alone")
+            check(any(a.startswith("several capture interfaces") for a in rep["assumptions"]),
+                  "pcapng: assumption stated")
+
+
+def test_cli():
+    cap = os.path.join(TMP, "eth.pcap")
+    r = run(REPLAY, "cc", "/nonexistent/x.pcap")
+    check(r.returncode == 1 and "cannot open '/nonexistent/x.pcap'" in r.stderr, r.stderr)
+    junk = os.path.join(TMP, "junk.pcap")
+    open(junk, "wb").write(b"not a capture" * 10)
+    r = run(REPLAY, "cc", junk)
+    check(r.returncode == 1 and "cannot read" in r.stderr, f"junk: {r.stderr!r}")
+    for args, word in ((["--window-us", "0"], "--window-us"),
+                       (["--window-us", "x"], "--window-us"),
+                       (["--line-rate-gbps", "9000"], "--line-rate-gbps"),
+                       (["--profile", "nosuch"], "--profile"),
+                       (["--what-if", "nosuch"], "--what-if"),
+                       (["--set", "rp_gd=40"], "rp_gd"),
+                       (["--set", "nosuch=1"], "nosuch"),
+                       (["--flow", "bogus"], "--flow"),
+                       (["--cut-threshold", "95"], "--cut-threshold"),
+                       (["--csv", "/nonexistent/dir"], "--csv"),
+                       (["--bogus"], "--bogus")):
+        r = run(REPLAY, "cc", cap, *args)
+        check(r.returncode == 2 and word in r.stderr, f"{args}: {r.returncode} {r.stderr!r}")
+    r = run(REPLAY, "cc")
+    check(r.returncode == 2 and "exactly one capture file" in r.stderr, r.stderr)
+    r = run(REPLAY, "cc", "--help")
+    check(r.returncode == 0 and "--fit" in r.stdout and "--what-if" in r.stdout, "cc --help")
+    r = run(REPLAY, "cc", cap)
+    check(r.returncode == 0 and "rp_verdict" in r.stdout and "conforms" in r.stdout,
+          f"text report: {r.stdout[:300]!r}")
+    rep = cc(cap)
+    check(rep and rep["schema"] == "rocefw.replay.cc/1", "schema")
+    for k in ("src", "dst", "dst_qpn", "data_packets", "ce_marked", "cnps", "np_verdict",
+              "rp_verdict", "conformance"):
+        check(rep and k in rep["flows"][0], f"flow field {k}")
+
+
+def test_csv_plot_whatif():
+    cap = os.path.join(TMP, "unified.pcap")
+    d = os.path.join(TMP, "out")
+    os.mkdir(d)
+    gp = shutil.which("gnuplot")
+    check(gp is not None, "gnuplot missing: tools/install-deps.sh installs gnuplot-nox")
+    rep = cc(cap, "--what-if", "paper", "--csv", d, "--plot", d)
+    f = rep and flow(rep, 0x200)
+    if not f:
+        return
+    check(f["what_if"]["profile"] == "paper" and f["what_if"]["windows"] > 0, "what_if object")
+    lines = open(os.path.join(d, "flow-0.csv")).read().splitlines()
+    check(lines[0].startswith("# rocefw.replay.cc/1 windows"), f"csv comment {lines[0]}")
+    cols = lines[1].split(",")
+    check(cols == ["t_start_us", "t_end_us", "observed_gbps", "model_gbps", "whatif_gbps",
+                   "cnps", "ce_marked", "packets"], f"csv header {cols}")
+    rows = [r.split(",") for r in lines[2:]]
+    check(len(rows) == f["observed"]["windows"], f"csv rows {len(rows)}")
+    check(all(r[4] != "" for r in rows), "what-if column filled")
+    check(sum(int(r[5]) for r in rows) <= f["cnps"], "CNPs per window add up")
+    ev = open(os.path.join(d, "flow-0-events.csv")).read().splitlines()
+    check(sum(1 for e in ev if e.endswith(",cnp")) == f["cnps"], "event CSV has every CNP")
+    png = os.path.join(d, "flow-0.png")
+    ok = os.path.exists(png)
+    check(ok and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10000,
+          "PNG plot written")
+
+
+def main():
+    global REPLAY, GEN, TMP
+    REPLAY, GEN = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        TMP = tmp
+        for t in (test_profiles, test_not_reacting, test_np, test_attribution, test_formats,
+                  test_cli, test_csv_plot_whatif):
+            before = fails
+            t()
+            print(f"{t.__name__}: {'ok' if fails == before else 'FAILED'}")
+    print(f"test_cc_replay: {fails} failures")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
