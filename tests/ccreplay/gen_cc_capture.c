@@ -424,7 +424,9 @@ static unsigned data_frame_len(uint8_t opcode)
 static void back_push(struct gflow *f, uint64_t at, bool cnp)
 {
 	if (f->qt - f->qh == CNPQ) {
-		fprintf(stderr, PROG ": CNP/ACK queue overflow (shorten --rev-us)\n");
+		fprintf(stderr,
+		        PROG ": CNP/ACK queue overflow at %.3f ms, bottleneck queue %.0f KB\n",
+		        (double)(at - T0_NS) / 1e6, q_bytes / 1e3);
 		exit(1);
 	}
 	f->q[f->qt++ % CNPQ] = (struct back){at, cnp};

@@ -23,8 +23,10 @@
 
 struct model {
 	struct dcqcn_rp rp;
-	uint64_t t;   /* integrated up to */
-	double integ; /* kb/s x ns over the open window */
+	uint64_t t; /* timers run up to */
+	/* ns the model's pacer would have spent on the open window's packets: each packet at the
+	 * model's rate when it left (cc/pacer.h charges a packet at the rate of its departure). */
+	double exp_ns;
 	double err_sum;
 	uint64_t n;
 	uint32_t hist[HBINS];
@@ -62,7 +64,10 @@ struct rfw_cc_flow {
 	bool pend;
 	uint64_t pend_t;
 	double pend_gap;
-	uint32_t pend_cnps, slow_run;
+	uint32_t pend_cnps, slow_run, pend_pkts;
+	uint64_t pend_mstart, pend_mmin; /* model 0's rate at the CNP and its lowest since, kb/s */
+	uint64_t cnps_no_cut_expected;   /* not judged: no model cut (floor, folded CNPs) or no
+	                                  * reference rate before the CNP */
 	uint64_t slow_start;
 	double slow_gap;
 	uint64_t cnps_reacted, cnps_unreacted;
@@ -368,21 +373,13 @@ static void rk_bind(struct rfw_cc *c, struct rkey *r, bool have_psn, uint32_t ps
 
 /* ---- models ---- */
 
-/* Run model @m up to @t: timers at the times they were due, rate integrated between them. */
+/* Run model @m's timers due up to @t, at the times they were due. */
 static void model_advance(struct model *m, uint64_t t)
 {
 	if (t <= m->t)
 		return;
-	while (dcqcn_rp_next_deadline(&m->rp) <= t) {
-		uint64_t d = dcqcn_rp_next_deadline(&m->rp);
-
-		if (d > m->t) {
-			m->integ += (double)dcqcn_rp_rate_kbps(&m->rp) * (double)(d - m->t);
-			m->t = d;
-		}
-		dcqcn_rp_on_timer(&m->rp, d);
-	}
-	m->integ += (double)dcqcn_rp_rate_kbps(&m->rp) * (double)(t - m->t);
+	if (dcqcn_rp_next_deadline(&m->rp) <= t)
+		dcqcn_rp_on_timer(&m->rp, t);
 	m->t = t;
 }
 
@@ -392,6 +389,8 @@ static void models_cnp(struct rfw_cc_flow *f, uint64_t t)
 		model_advance(&f->m[i], t);
 		dcqcn_rp_on_cnp(&f->m[i].rp, t);
 	}
+	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(&f->m[0].rp) < f->pend_mmin)
+		f->pend_mmin = dcqcn_rp_rate_kbps(&f->m[0].rp);
 }
 
 /* Hand the models every delayed CNP due at or before @t. */
@@ -460,9 +459,9 @@ static void window_close(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, 
 		double mod, err;
 		unsigned b;
 
-		model_advance(m, t);
-		mod = m->integ / span / 1e6; /* kb/s -> Gb/s */
-		m->integ = 0;
+		/* The rate the model's pacer would have sent this window's bytes at. */
+		mod = m->exp_ns > 0 ? (double)f->win_bytes * 8.0 / m->exp_ns : 0;
+		m->exp_ns = 0;
 		err = mod > 0 ? fabs(obs - mod) / mod : 1.0;
 		if (err > 1.0)
 			err = 1.0;
@@ -500,7 +499,7 @@ static void window_discard(struct rfw_cc_flow *f, uint64_t t)
 {
 	for (unsigned i = 0; i < f->nmodels; i++) {
 		model_advance(&f->m[i], t);
-		f->m[i].integ = 0;
+		f->m[i].exp_ns = 0;
 	}
 	f->win_start = t;
 	f->win_bytes = 0;
@@ -530,8 +529,18 @@ static void ce_expire(struct rfw_cc *c, struct rfw_cc_flow *f, uint64_t t)
 
 static void react_expire(struct rfw_cc *c, struct rfw_cc_flow *f, uint64_t t)
 {
-	if (f->pend && t > f->pend_t + c->o.react_ns) {
-		f->cnps_unreacted += f->pend_cnps;
+	/* At low rates a packet takes longer than --react-us: allow three of its gaps. */
+	if (f->pend && t > f->pend_t + c->o.react_ns &&
+	    t > f->pend_t + (uint64_t)(3 * f->pend_gap)) {
+		/* Judged only with a reference rate before the CNP and if the model cut too: a
+		 * sender at its rate floor, or whose CNPs fold into a cut already made, has
+		 * nothing to show. */
+		if (f->pend_gap > 0 && f->pend_pkts >= 3 &&
+		    (f->nmodels == 0 ||
+		     (double)f->pend_mmin <= (double)f->pend_mstart * (1.0 - c->o.cut_min)))
+			f->cnps_unreacted += f->pend_cnps;
+		else
+			f->cnps_no_cut_expected += f->pend_cnps;
 		f->pend = false;
 	}
 }
@@ -576,6 +585,10 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 	}
 
 	cnpq_run(f, t);
+	for (unsigned i = 0; i < f->nmodels; i++)
+		model_advance(&f->m[i], t);
+	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(&f->m[0].rp) < f->pend_mmin)
+		f->pend_mmin = dcqcn_rp_rate_kbps(&f->m[0].rp);
 	if (!f->have_data) {
 		f->have_data = true;
 		f->last_data_ts = t;
@@ -588,6 +601,8 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 	if (gap > c->o.idle_ns) {
 		/* The sender went idle (application-limited): this window says nothing about cc. */
 		window_discard(f, t);
+		f->win_bytes = bytes;
+		f->win_pkts = 1;
 		f->ngaps = 0;
 		f->slow_run = 0;
 		seg_close(f);
@@ -616,6 +631,7 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 		} else {
 			f->slow_run = 0;
 		}
+		f->pend_pkts++;
 		react_expire(c, f, t);
 		f->gaps[f->gap_i] = gap;
 		f->gap_i = (f->gap_i + 1) % NGAPS;
@@ -629,8 +645,11 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 	f->last_data_ts = t;
 models:
 	for (unsigned i = 0; i < f->nmodels; i++) {
-		model_advance(&f->m[i], t);
-		dcqcn_rp_on_tx(&f->m[i].rp, bytes, t);
+		struct model *m = &f->m[i];
+
+		/* bytes * 8 / kb/s = bytes * 8e6 / rate ns; rate is never 0 (rp_min_rate >= 1) */
+		m->exp_ns += (double)bytes * 8e6 / (double)dcqcn_rp_rate_kbps(&m->rp);
+		dcqcn_rp_on_tx(&m->rp, bytes, t);
 	}
 }
 
@@ -669,7 +688,9 @@ static void on_cnp(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint64
 		f->pend_t = t;
 		f->pend_gap = f->ngaps == NGAPS ? gap_mean(f) : 0;
 		f->pend_cnps = 1;
+		f->pend_pkts = 0;
 		f->slow_run = 0;
+		f->pend_mstart = f->pend_mmin = f->nmodels ? dcqcn_rp_rate_kbps(&f->m[0].rp) : 0;
 	} else {
 		f->pend_cnps++;
 	}
@@ -851,7 +872,9 @@ void rfw_cc_finish(struct rfw_cc *c)
 				rev = true;
 		f->rev_seen = rev;
 		ce_expire(c, f, c->last_ts);
-		react_expire(c, f, c->last_ts);
+		if (f->pend) /* the capture ended before the reaction could show */
+			f->cnps_no_cut_expected += f->pend_cnps;
+		f->pend = false;
 		seg_close(f);
 		f->capture_point = capture_point(f);
 
@@ -1065,6 +1088,8 @@ json_t *rfw_cc_flow_json(const struct rfw_cc *c, unsigned i, const char *profile
 	json_object_set_new(obs, "cnps_followed_by_cut", json_integer((json_int_t)f->cnps_reacted));
 	json_object_set_new(obs, "cnps_not_followed_by_cut",
 	                    json_integer((json_int_t)f->cnps_unreacted));
+	json_object_set_new(obs, "cnps_not_judged",
+	                    json_integer((json_int_t)f->cnps_no_cut_expected));
 	json_object_set_new(obs, "reaction_delay_us", stat_json(&f->react_delay_ns, 1e-3));
 	json_object_set_new(obs, "cut_size", stat_json(&f->cut_size, 1));
 	json_object_set_new(obs, "recovery_slope_gbps_per_ms", stat_json(&f->slope, 1));
