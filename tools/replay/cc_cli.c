@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <jansson.h>
 #include <pcap/pcap.h>
 
+#include "capread.h"
 #include "cc_cli.h"
 #include "cc_replay.h"
 #include "dataplane/frame.h"
@@ -276,9 +278,105 @@ static unsigned pcapng_interfaces(const char *file)
 	return n;
 }
 
+static void progress_line(uint64_t frames, double share)
+{
+	fprintf(stderr, "\r" PROG ": %3.0f%%  %" PRIu64 " frames", 100.0 * share, frames);
+}
+
+#define READ_BUF (8u << 20) /* refill size of the fast reader; > RFW_PCAP_MAX_CAPLEN */
+
+/* Classic pcap through the buffered zero-copy reader: 0 done, 1 failed (message printed), -1
+ * not a classic pcap (use libpcap). */
+static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool progress,
+                         struct pass *ps)
+{
+	static uint8_t *buf;
+	struct rfw_capread r;
+	struct stat st;
+	const uint8_t *data;
+	uint32_t caplen, wirelen;
+	uint64_t ts, consumed = 0;
+	size_t have = 0;
+	ssize_t n;
+	bool eof = false;
+	int fd, rc = 0;
+	double t0;
+
+	if (buf == NULL && (buf = malloc(READ_BUF)) == NULL)
+		return -1;
+	fd = open(cl->file, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (have < RFW_PCAP_HDR_LEN && (n = read(fd, buf + have, READ_BUF - have)) > 0)
+		have += (size_t)n;
+	if (rfw_capread_open(&r, buf, have)) {
+		close(fd);
+		return -1;
+	}
+	if (!rfw_cc_linktype_supported(r.linktype)) {
+		fprintf(stderr,
+		        PROG ": '%s': link type %d is not supported; supported: Ethernet (with "
+		             "802.1Q tags), Linux cooked v1/v2, raw IPv4/IPv6\n",
+		        cl->file, r.linktype);
+		close(fd);
+		return 1;
+	}
+	t0 = now_s();
+	for (;;) {
+		while (ps->frames < max_frames &&
+		       (rc = rfw_capread_next(&r, &data, &caplen, &wirelen, &ts)) == 1) {
+			if (!cl->have_t0) {
+				cl->t0 = ts;
+				cl->have_t0 = true;
+			}
+			if (rfw_cc_frame(c, r.linktype, data, caplen, wirelen, ts) == -ENOMEM) {
+				fprintf(stderr, PROG ": out of memory recording flows\n");
+				close(fd);
+				return 1;
+			}
+			if (++ps->frames % (1u << 20) == 0 && progress && st.st_size > 0)
+				progress_line(ps->frames,
+				              (double)(consumed + r.off) / (double)st.st_size);
+		}
+		if (ps->frames >= max_frames || rc == -2 || eof)
+			break;
+		/* Keep the partial record, read more behind it. */
+		consumed += r.off;
+		have = r.len - r.off;
+		memmove(buf, buf + r.off, have);
+		while (have < READ_BUF && (n = read(fd, buf + have, READ_BUF - have)) > 0)
+			have += (size_t)n;
+		if (have < READ_BUF)
+			eof = true;
+		rfw_capread_rebase(&r, buf, have);
+	}
+	ps->secs = now_s() - t0;
+	close(fd);
+	if (progress) {
+		progress_line(ps->frames, 1.0);
+		fputc('\n', stderr);
+	}
+	if (ps->frames < max_frames && rc < 0) {
+		ps->read_error = true;
+		snprintf(ps->err, sizeof(ps->err),
+		         rc == -2 ? "record %" PRIu64 " at byte %" PRIu64
+		                    " has an impossible length"
+		                  : "record %" PRIu64 " at byte %" PRIu64
+		                    " announces more bytes than the file holds",
+		         r.records + 1, consumed + r.off);
+	}
+	return 0;
+}
+
 static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool progress,
                     struct pass *ps)
 {
+	int mrc;
+
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	pcap_t *pc;
@@ -288,6 +386,18 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 	double t0;
 
 	memset(ps, 0, sizeof(*ps));
+	{
+		FILE *probe = fopen(cl->file, "rb");
+
+		if (probe == NULL) {
+			fprintf(stderr, PROG ": cannot open '%s': %s\n", cl->file, strerror(errno));
+			return 1;
+		}
+		fclose(probe);
+	}
+	mrc = run_pass_fast(cl, c, max_frames, progress, ps);
+	if (mrc >= 0)
+		return mrc;
 	if (open_capture(cl->file, &pc, &lt))
 		return 1;
 	pf = pcap_file(pc);
@@ -311,8 +421,7 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 			return 1;
 		}
 		if (++ps->frames % (1u << 20) == 0 && size > 0)
-			fprintf(stderr, "\r" PROG ": %3.0f%%  %" PRIu64 " frames",
-			        100.0 * (double)ftell(pf) / (double)size, ps->frames);
+			progress_line(ps->frames, (double)ftell(pf) / (double)size);
 	}
 	ps->secs = now_s() - t0;
 	if (size > 0)
