@@ -925,6 +925,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		struct rfw_cc_opts so = cl.o;
 
 		so.nmodels = 0;
+		so.estimate_line_rate = true;
 		so.on_window = NULL;
 		so.on_event = NULL;
 		c = rfw_cc_new(&so);
@@ -937,7 +938,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		rfw_cc_finish(c);
 		rfw_cc_stats(c, &st);
 		rfw_cc_free(c);
-		cl.line_mbps = round_speed(st.max_window_gbps > 0 ? st.max_window_gbps : 100);
+		cl.line_mbps = round_speed(st.max_host_gbps > 0 ? st.max_host_gbps : 100);
 		cl.line_estimated = true;
 		cl.have_t0 = false;
 	}

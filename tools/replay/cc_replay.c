@@ -21,11 +21,18 @@
 #define NGAPS          4     /* gaps averaged as "the rate before the CNP" */
 #define MAX_BIND_TRIES 64
 
+struct group;
+
 struct model {
-	struct dcqcn_rp rp;
-	uint64_t t; /* timers run up to */
-	/* ns the model's pacer would have spent on the open window's packets: each packet at the
-	 * model's rate when it left (cc/pacer.h charges a packet at the rate of its departure). */
+	struct dcqcn_rp rp;   /* the flow's own RP (rp_scope qp) */
+	struct dcqcn_rp *rpp; /* the RP that runs: &rp, or the group's (rp_scope port / dst) */
+	struct group *grp;    /* the group sharing *rpp, NULL for qp scope */
+	double acc;           /* ns the pacer of this RP has charged so far (own RP) */
+	double mark;          /* *acc when this flow's previous packet left; < 0 none yet */
+	uint64_t t;           /* timers run up to */
+	/* ns the model's pacer would have taken for the open window's gaps. cc/pacer.h charges each
+	 * packet at the rate of its departure; under a shared RP the gap between two packets of a
+	 * flow also holds the group's packets sent in between. */
 	double exp_ns;
 	double err_sum;
 	uint64_t n;
@@ -79,7 +86,7 @@ struct rfw_cc_flow {
 	struct stat1 slope, mslope; /* Gb/s per ms, observed and model 0 */
 	/* notification point */
 	uint64_t last_cnp;
-	uint64_t cnp_gaps, cnp_gaps_short, min_gap, min_gap2;
+	uint64_t cnp_gaps, cnp_gaps_short, min_gap;
 	bool ce_pend;
 	uint64_t ce_pend_first, ce_pend_n, ce_unanswered, ce_answered;
 	/* CNPs for the models, delayed by --cnp-delay-us */
@@ -91,6 +98,16 @@ struct rfw_cc_flow {
 	char why[160];
 	unsigned nmodels;
 	struct model m[]; /* nmodels */
+};
+
+/* Flows sharing one RP state under rp_scope port (same source) or dst (same source and
+ * destination): the shared-port behaviour operators reported on some NICs. One group per
+ * (key, model); its RP gets every CNP and every byte of its flows. */
+struct group {
+	uint8_t src[16], dst[16]; /* dst all-zero for port scope */
+	unsigned model;
+	struct dcqcn_rp rp;
+	double acc; /* ns the group's pacer has charged so far */
 };
 
 struct rkey { /* reverse direction: CNPs and ACKs X->Y to dqpn Q (the sender's QP) */
@@ -110,6 +127,16 @@ struct rfw_cc {
 	uint32_t *slots, nslots;
 	struct rkey *rk;
 	uint32_t nrk, cap_rk;
+	struct group **groups;
+	uint32_t ngroups;
+	/* Line-rate estimate (opts.estimate_line_rate): bytes per source host in fixed windows;
+	 * flows of one host share its port, so the port speed shows in their sum. */
+	struct host_rate {
+		uint8_t src[16];
+		uint64_t win_start, bytes;
+	} hosts[64];
+	uint32_t nhosts;
+	double max_host_gbps;
 	uint32_t *rslots, nrslots;
 	bool finished;
 	/* A frame cut by the snap length is parsed from this zero-filled copy at its wire length,
@@ -154,6 +181,9 @@ void rfw_cc_free(struct rfw_cc *c)
 	free(c->slots);
 	free(c->rk);
 	free(c->rslots);
+	for (uint32_t i = 0; i < c->ngroups; i++)
+		free(c->groups[i]);
+	free(c->groups);
 	free(c);
 }
 
@@ -228,6 +258,35 @@ static struct rfw_cc_flow *flow_find(const struct rfw_cc *c, const uint8_t *src,
 	return NULL;
 }
 
+/* The group of model @mi for a flow src->dst; groups are few (one per host), so a list. */
+static struct group *group_get(struct rfw_cc *c, unsigned mi, const uint8_t *src,
+                               const uint8_t *dst)
+{
+	const struct dcqcn_prof *pf = c->o.models[mi];
+	uint8_t zero[16] = {0};
+	const uint8_t *d = pf->scope == DCQCN_SCOPE_DST ? dst : zero;
+	struct group *g, **ng;
+
+	for (uint32_t i = 0; i < c->ngroups; i++) {
+		g = c->groups[i];
+		if (g->model == mi && !memcmp(g->src, src, 16) && !memcmp(g->dst, d, 16))
+			return g;
+	}
+	g = calloc(1, sizeof(*g));
+	ng = g ? realloc(c->groups, (c->ngroups + 1) * sizeof(*ng)) : NULL;
+	if (ng == NULL) {
+		free(g);
+		return NULL;
+	}
+	c->groups = ng;
+	memcpy(g->src, src, 16);
+	memcpy(g->dst, d, 16);
+	g->model = mi;
+	dcqcn_rp_init(&g->rp, pf);
+	c->groups[c->ngroups++] = g;
+	return g;
+}
+
 static struct rfw_cc_flow *flow_get(struct rfw_cc *c, const struct rfw_frame_view *v, uint32_t qpn,
                                     uint64_t ts)
 {
@@ -258,12 +317,24 @@ static struct rfw_cc_flow *flow_get(struct rfw_cc *c, const struct rfw_frame_vie
 	f->udp_sport = v->udp_sport;
 	f->rkey = -1;
 	f->filtered = !filter_match(&c->o.filter, v->src_ip, v->dst_ip, qpn);
-	f->min_gap = f->min_gap2 = UINT64_MAX;
+	f->min_gap = UINT64_MAX;
 	f->first_ts = ts;
 	f->nmodels = nm;
 	for (unsigned i = 0; i < nm; i++) {
-		dcqcn_rp_init(&f->m[i].rp, c->o.models[i]);
-		f->m[i].t = ts;
+		struct model *m = &f->m[i];
+
+		dcqcn_rp_init(&m->rp, c->o.models[i]);
+		m->rpp = &m->rp;
+		m->t = ts;
+		if (c->o.models[i]->scope != DCQCN_SCOPE_QP) {
+			m->grp = group_get(c, i, v->src_ip, v->dst_ip);
+			if (m->grp == NULL) {
+				free(f);
+				return NULL;
+			}
+			m->rpp = &m->grp->rp;
+		}
+		m->mark = -1;
 	}
 	c->flows[c->nflows++] = f;
 	{
@@ -384,8 +455,8 @@ static void model_advance(struct model *m, uint64_t t)
 {
 	if (t <= m->t)
 		return;
-	if (dcqcn_rp_next_deadline(&m->rp) <= t)
-		dcqcn_rp_on_timer(&m->rp, t);
+	if (dcqcn_rp_next_deadline(m->rpp) <= t)
+		dcqcn_rp_on_timer(m->rpp, t);
 	m->t = t;
 }
 
@@ -393,10 +464,10 @@ static void models_cnp(struct rfw_cc_flow *f, uint64_t t)
 {
 	for (unsigned i = 0; i < f->nmodels; i++) {
 		model_advance(&f->m[i], t);
-		dcqcn_rp_on_cnp(&f->m[i].rp, t);
+		dcqcn_rp_on_cnp(f->m[i].rpp, t);
 	}
-	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(&f->m[0].rp) < f->pend_mmin)
-		f->pend_mmin = dcqcn_rp_rate_kbps(&f->m[0].rp);
+	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(f->m[0].rpp) < f->pend_mmin)
+		f->pend_mmin = dcqcn_rp_rate_kbps(f->m[0].rpp);
 }
 
 /* Hand the models every delayed CNP due at or before @t. */
@@ -551,6 +622,34 @@ static void react_expire(struct rfw_cc *c, struct rfw_cc_flow *f, uint64_t t)
 	}
 }
 
+static void host_rate(struct rfw_cc *c, const uint8_t *src, uint32_t bytes, uint64_t t)
+{
+	struct host_rate *h = NULL;
+
+	for (uint32_t i = 0; i < c->nhosts; i++)
+		if (!memcmp(c->hosts[i].src, src, 16)) {
+			h = &c->hosts[i];
+			break;
+		}
+	if (h == NULL) {
+		if (c->nhosts == sizeof(c->hosts) / sizeof(c->hosts[0]))
+			return;
+		h = &c->hosts[c->nhosts++];
+		memcpy(h->src, src, 16);
+		h->win_start = t;
+		h->bytes = 0;
+	}
+	if (t - h->win_start >= c->o.window_ns) {
+		double r = (double)h->bytes * 8.0 / (double)(t - h->win_start);
+
+		if (t - h->win_start < 2 * c->o.window_ns && r > c->max_host_gbps)
+			c->max_host_gbps = r;
+		h->win_start = t;
+		h->bytes = 0;
+	}
+	h->bytes += bytes;
+}
+
 static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint32_t psn,
                     unsigned ecn, uint32_t bytes, uint64_t t)
 {
@@ -568,6 +667,8 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 	f->max_psn = psn;
 	f->data_pkts++;
 	f->data_bytes += bytes;
+	if (c->o.estimate_line_rate)
+		host_rate(c, f->src, bytes, t);
 	f->ecn[ecn]++;
 	f->last_ts = t;
 
@@ -591,10 +692,16 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 	}
 
 	cnpq_run(f, t);
-	for (unsigned i = 0; i < f->nmodels; i++)
-		model_advance(&f->m[i], t);
-	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(&f->m[0].rp) < f->pend_mmin)
-		f->pend_mmin = dcqcn_rp_rate_kbps(&f->m[0].rp);
+	for (unsigned i = 0; i < f->nmodels; i++) {
+		struct model *m = &f->m[i];
+
+		model_advance(m, t);
+		/* The gap that ends with this packet, as the model's pacer would have made it. */
+		if (m->mark >= 0)
+			m->exp_ns += (m->grp ? m->grp->acc : m->acc) - m->mark;
+	}
+	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(f->m[0].rpp) < f->pend_mmin)
+		f->pend_mmin = dcqcn_rp_rate_kbps(f->m[0].rpp);
 	if (!f->have_data) {
 		f->have_data = true;
 		f->last_data_ts = t;
@@ -652,10 +759,12 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 models:
 	for (unsigned i = 0; i < f->nmodels; i++) {
 		struct model *m = &f->m[i];
+		double *acc = m->grp ? &m->grp->acc : &m->acc;
 
 		/* bytes * 8 / kb/s = bytes * 8e6 / rate ns; rate is never 0 (rp_min_rate >= 1) */
-		m->exp_ns += (double)bytes * 8e6 / (double)dcqcn_rp_rate_kbps(&m->rp);
-		dcqcn_rp_on_tx(&m->rp, bytes, t);
+		m->mark = *acc;
+		*acc += (double)bytes * 8e6 / (double)dcqcn_rp_rate_kbps(m->rpp);
+		dcqcn_rp_on_tx(m->rpp, bytes, t);
 	}
 }
 
@@ -668,12 +777,8 @@ static void on_cnp(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint64
 		/* np_min_time_between_cnps, less 1 % for timestamp noise. */
 		if ((double)g < (double)c->o.np_gap_ns * 0.99)
 			f->cnp_gaps_short++;
-		if (g < f->min_gap) {
-			f->min_gap2 = f->min_gap;
+		if (g < f->min_gap)
 			f->min_gap = g;
-		} else if (g < f->min_gap2) {
-			f->min_gap2 = g;
-		}
 	}
 	f->cnps++;
 	f->win_cnps++;
@@ -696,7 +801,7 @@ static void on_cnp(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint64
 		f->pend_cnps = 1;
 		f->pend_pkts = 0;
 		f->slow_run = 0;
-		f->pend_mstart = f->pend_mmin = f->nmodels ? dcqcn_rp_rate_kbps(&f->m[0].rp) : 0;
+		f->pend_mstart = f->pend_mmin = f->nmodels ? dcqcn_rp_rate_kbps(f->m[0].rpp) : 0;
 	} else {
 		f->pend_cnps++;
 	}
@@ -962,6 +1067,7 @@ void rfw_cc_stats(const struct rfw_cc *c, struct rfw_cc_stats *s)
 	for (uint32_t i = 0; i < c->nflows; i++)
 		if (!c->flows[i]->filtered && c->flows[i]->max_win_gbps > s->max_window_gbps)
 			s->max_window_gbps = c->flows[i]->max_win_gbps;
+	s->max_host_gbps = c->max_host_gbps;
 }
 
 unsigned rfw_cc_nflows(const struct rfw_cc *c)
@@ -992,7 +1098,7 @@ bool rfw_cc_flow_has_signals(const struct rfw_cc *c, unsigned i)
 
 uint64_t rfw_cc_flow_min_cnp_gap(const struct rfw_cc *c, unsigned i)
 {
-	return c->flows[i]->min_gap2;
+	return c->flows[i]->min_gap;
 }
 
 const char *rfw_cc_flow_name(const struct rfw_cc *c, unsigned i, char *buf, size_t len)
@@ -1033,11 +1139,11 @@ static json_t *model_json(const struct rfw_cc_flow *f, unsigned i, const char *p
 	json_object_set_new(o, "rel_err_mean",
 	                    m->n ? jnum(m->err_sum / (double)m->n) : json_null());
 	json_object_set_new(o, "model_rate_cuts",
-	                    json_integer((json_int_t)m->rp.cnt[DCQCN_RP_CNT_rp_rate_cuts]));
+	                    json_integer((json_int_t)m->rpp->cnt[DCQCN_RP_CNT_rp_rate_cuts]));
 	json_object_set_new(o, "model_cnp_handled",
-	                    json_integer((json_int_t)m->rp.cnt[DCQCN_RP_CNT_rp_cnp_handled]));
+	                    json_integer((json_int_t)m->rpp->cnt[DCQCN_RP_CNT_rp_cnp_handled]));
 	json_object_set_new(o, "model_final_rate_gbps",
-	                    jnum((double)dcqcn_rp_rate_kbps(&m->rp) / 1e6));
+	                    jnum((double)dcqcn_rp_rate_kbps(m->rpp) / 1e6));
 	return o;
 }
 

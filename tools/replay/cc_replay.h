@@ -64,7 +64,8 @@ struct rfw_cc_opts {
 	struct rfw_cc_filter filter;
 	unsigned nmodels; /* 0..RFW_CC_MAX_MODELS */
 	const struct dcqcn_prof *models[RFW_CC_MAX_MODELS];
-	bool whatif; /* model 1 is a what-if profile (windows carry it) */
+	bool whatif;             /* model 1 is a what-if profile (windows carry it) */
+	bool estimate_line_rate; /* measure per-host window rates (rfw_cc_stats max_host_gbps) */
 	rfw_cc_window_cb on_window;
 	rfw_cc_event_cb on_event;
 	void *cb_ctx;
@@ -99,6 +100,7 @@ struct rfw_cc_stats {
 	uint64_t frames, roce, other, malformed, cnps_unattributed, acks_unattributed;
 	uint64_t out_of_order_ts;
 	double max_window_gbps; /* highest observed window rate of any flow */
+	double max_host_gbps;   /* highest rate of one source host (estimate_line_rate) */
 };
 void rfw_cc_stats(const struct rfw_cc *c, struct rfw_cc_stats *s);
 
@@ -109,7 +111,7 @@ double rfw_cc_model_mean_err(const struct rfw_cc *c, unsigned i, unsigned m);
 uint64_t rfw_cc_flow_windows(const struct rfw_cc *c, unsigned i);
 /* Whether flow @i had CNPs (and so a model to fit). */
 bool rfw_cc_flow_has_signals(const struct rfw_cc *c, unsigned i);
-/* Smallest gap between two CNPs of flow @i (ns), or UINT64_MAX. Robust: the 2nd smallest. */
+/* Smallest gap between two CNPs of flow @i (ns), or UINT64_MAX. */
 uint64_t rfw_cc_flow_min_cnp_gap(const struct rfw_cc *c, unsigned i);
 /* Whether flow @i is excluded by --flow. */
 bool rfw_cc_flow_filtered(const struct rfw_cc *c, unsigned i);
