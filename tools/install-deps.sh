@@ -10,6 +10,7 @@ pkgs=(
   libdpdk-dev dpdk                      # ports, mempools, rings, telemetry
   libpcap-dev libisal-dev libcmocka-dev libjansson-dev zlib1g-dev
   tshark                                # the independent decoder the tests compare against
+  gnuplot-nox                           # rocefw-replay cc --plot (PNG)
   clang-format
 )
 

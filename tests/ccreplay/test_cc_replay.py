@@ -134,6 +134,20 @@ def test_profiles():
         fit = f["fit"]
         check("shared-port" in [fit["profile"]] + fit["indistinguishable_from"]
               and fit["profile"] in ("mlx5-cx5", "shared-port"), f"shared-port fit: {fit}")
+    # Two QPs of one host under shared-port share one RP: only the shared model explains them,
+    # and --fit tells it from mlx5-cx5, whose per-QP values are the same.
+    cap = gen("shared2.pcap", "--profile", "shared-port", "--flows", "2", "--hosts", "1", *SCEN)
+    rep = cc(cap, "--profile", "shared-port", "--fit")
+    for q in (0x200, 0x201):
+        f = rep and flow(rep, q)
+        if f:
+            check(f["rp_verdict"] == "conforms", f"shared-port 2 QPs: {f['rp_verdict']}")
+            check(f["fit"]["profile"] == "shared-port", f"shared-port 2 QPs fit: {f['fit']}")
+    rep = cc(cap, "--profile", "mlx5-cx5")
+    for q in (0x200, 0x201):
+        f = rep and flow(rep, q)
+        if f:
+            check(f["rp_verdict"] == "deviates", f"shared 2 QPs as mlx5-cx5: {f['rp_verdict']}")
     # The fitted parameters of a paper-profile capture are the paper's (docs/cc.md table).
     f = flow(cc(os.path.join(TMP, "paper.pcap"), "--profile", "paper", "--fit"), 0x200)
     if f:
