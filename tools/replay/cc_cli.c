@@ -501,6 +501,7 @@ static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint6
 static int plot_flow(struct cli *cl, const struct rfw_cc *c, unsigned i)
 {
 	char name[160], cmd[64];
+	const char *npv, *rpv;
 	FILE *g;
 	int rc;
 
@@ -509,29 +510,36 @@ static int plot_flow(struct cli *cl, const struct rfw_cc *c, unsigned i)
 	if (g == NULL)
 		return -1;
 	rfw_cc_flow_name(c, i, name, sizeof(name));
+	rfw_cc_flow_verdicts(c, i, &npv, &rpv);
 	fprintf(g,
-	        "set terminal pngcairo size 1400,900 font 'sans,11'\n"
+	        "set terminal pngcairo noenhanced size 1400,900 font 'sans,11'\n"
 	        "set output '%s/flow-%u.png'\n"
 	        "set datafile separator ','\n"
-	        "set multiplot layout 2,1 title '%s  (profile %s%s%s)'\n"
-	        "set lmargin 12\n"
-	        "set ylabel 'rate (Gb/s)'\nset grid\nset key top right\n"
+	        "set multiplot layout 2,1 title '%s    sender: %s, notification point: %s "
+	        "(profile %s)'\n"
+	        "set lmargin 12\nset rmargin 10\nset grid\nset key top right\nset yrange [0:*]\n"
+	        "set ylabel 'rate (Gb/s, frame bytes)'\n"
 	        "set xlabel 'time (ms from the start of the capture)'\n",
-	        cl->out_dir, i, name, cl->profile, cl->whatif ? ", what-if " : "",
-	        cl->whatif ? cl->whatif : "");
+	        cl->out_dir, i, name, rpv, npv, cl->profile);
 	fprintf(g,
 	        "plot '%s/flow-%u.csv' using ($2/1000):3 with steps lw 2 lc rgb '#1f77b4' "
 	        "title 'observed', '' using ($2/1000):4 with steps lw 2 dt 2 lc rgb '#d62728' "
-	        "title 'model (%s)'%s",
-	        cl->out_dir, i, cl->profile,
-	        cl->whatif ? ", '' using ($2/1000):5 with steps lw 2 "
-	                     "dt 3 lc rgb '#2ca02c' title 'what-if'"
-	                   : "");
+	        "title 'model: %s'",
+	        cl->out_dir, i, cl->profile);
+	if (cl->whatif)
+		fprintf(g,
+		        ", '' using ($2/1000):5 with steps lw 2 dt 3 lc rgb '#2ca02c' "
+		        "title 'what-if: %s'",
+		        cl->whatif);
+	/* CNPs and CE marks differ by orders of magnitude: one axis each. */
 	fprintf(g,
-	        "\nset ylabel 'per window'\n"
-	        "plot '%s/flow-%u.csv' using ($2/1000):6 with impulses lw 2 lc rgb '#d62728' "
-	        "title 'CNPs', '' using ($2/1000):7 with impulses lw 1 lc rgb '#ff7f0e' "
-	        "title 'CE-marked packets'\n"
+	        "\nset ylabel 'CE-marked data packets per window'\n"
+	        "set y2label 'CNPs per window'\nset y2tics\nset ytics nomirror\n"
+	        "set y2range [0:*]\n"
+	        "plot '%s/flow-%u.csv' using ($2/1000):7 with impulses lw 3 "
+	        "lc rgb '#ff7f0e' title 'CE-marked data packets (left)', '' using "
+	        "($2/1000):6 axes x1y2 with impulses lw 1 lc rgb '#d62728' "
+	        "title 'CNPs (right)'\n"
 	        "unset multiplot\n",
 	        cl->out_dir, i);
 	rc = pclose(g);
@@ -1058,6 +1066,13 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		json_array_append_new(as, json_string("a CNP to QP Q from host X to Y belongs to "
 		                                      "the flow Y->X whose ACKs it shares, "
 		                                      "or to the only flow Y->X"));
+		if (cl.line_estimated)
+			json_array_append_new(
+			    as, json_string("line rate estimated from the fastest 50 us of one "
+			                    "source host, rounded up "
+			                    "to an Ethernet speed; behind a bottleneck "
+			                    "(capture_point after_marking) "
+			                    "it is the bottleneck's: give --line-rate-gbps"));
 		if (nifs > 1)
 			json_array_append_new(
 			    as, json_string("several capture interfaces: frames taken as one "

@@ -1243,6 +1243,12 @@ void rfw_cc_print(const struct rfw_cc *c, FILE *out)
 	}
 }
 
+void rfw_cc_flow_verdicts(const struct rfw_cc *c, unsigned i, const char **np, const char **rp)
+{
+	*np = c->flows[i]->np_verdict ? c->flows[i]->np_verdict : "-";
+	*rp = c->flows[i]->rp_verdict ? c->flows[i]->rp_verdict : "-";
+}
+
 bool rfw_cc_flow_filtered(const struct rfw_cc *c, unsigned i)
 {
 	return c->flows[i]->filtered;

@@ -113,6 +113,8 @@ uint64_t rfw_cc_flow_windows(const struct rfw_cc *c, unsigned i);
 bool rfw_cc_flow_has_signals(const struct rfw_cc *c, unsigned i);
 /* Smallest gap between two CNPs of flow @i (ns), or UINT64_MAX. */
 uint64_t rfw_cc_flow_min_cnp_gap(const struct rfw_cc *c, unsigned i);
+/* np_verdict and rp_verdict of flow @i (after rfw_cc_finish). */
+void rfw_cc_flow_verdicts(const struct rfw_cc *c, unsigned i, const char **np, const char **rp);
 /* Whether flow @i is excluded by --flow. */
 bool rfw_cc_flow_filtered(const struct rfw_cc *c, unsigned i);
 /* "src dst qpn" of flow @i, for messages. */
