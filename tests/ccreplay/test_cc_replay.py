@@ -325,6 +325,12 @@ def test_csv_plot_whatif():
     check(sum(int(r[5]) for r in rows) <= f["cnps"], "CNPs per window add up")
     ev = open(os.path.join(d, "flow-0-events.csv")).read().splitlines()
     check(sum(1 for e in ev if e.endswith(",cnp")) == f["cnps"], "event CSV has every CNP")
+    # Without gnuplot on PATH: no silent success.
+    d2 = os.path.join(TMP, "out2")
+    os.mkdir(d2)
+    r = subprocess.run([REPLAY, "cc", cap, "--plot", d2], capture_output=True, text=True,
+                       env={"PATH": "/nonexistent"})
+    check(r.returncode == 1 and "gnuplot" in r.stderr, f"no gnuplot: {r.returncode} {r.stderr!r}")
     png = os.path.join(d, "flow-0.png")
     ok = os.path.exists(png)
     check(ok and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(png) > 10000,

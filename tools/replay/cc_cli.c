@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -498,15 +500,38 @@ static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint6
 
 /* ---- plots (gnuplot) ---- */
 
+/* gnuplot @script with its output in @log (never on our stdout, which may carry JSON). */
+static int run_gnuplot(const char *script, const char *log)
+{
+	posix_spawn_file_actions_t fa;
+	char *argv[] = {"gnuplot", (char *)script, NULL};
+	pid_t pid;
+	int st, rc;
+
+	if (posix_spawn_file_actions_init(&fa))
+		return -1;
+	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		return -1;
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	return 0;
+}
+
 static int plot_flow(struct cli *cl, const struct rfw_cc *c, unsigned i)
 {
-	char name[160], cmd[64];
+	char name[160], gp[4096], log[4096];
 	const char *npv, *rpv;
 	FILE *g;
-	int rc;
 
-	snprintf(cmd, sizeof(cmd), "gnuplot 2>&1");
-	g = popen(cmd, "w");
+	/* The script stays beside the PNG (flow-N.gp): edit and rerun `gnuplot flow-N.gp`. */
+	snprintf(gp, sizeof(gp), "%s/flow-%u.gp", cl->out_dir, i);
+	snprintf(log, sizeof(log), "%s/flow-%u.gnuplot.log", cl->out_dir, i);
+	g = fopen(gp, "w");
 	if (g == NULL)
 		return -1;
 	rfw_cc_flow_name(c, i, name, sizeof(name));
@@ -542,8 +567,9 @@ static int plot_flow(struct cli *cl, const struct rfw_cc *c, unsigned i)
 	        "title 'CNPs (right)'\n"
 	        "unset multiplot\n",
 	        cl->out_dir, i);
-	rc = pclose(g);
-	return rc == 0 ? 0 : -1;
+	if (fclose(g))
+		return -1;
+	return run_gnuplot(gp, log);
 }
 
 /* ---- fit ---- */
@@ -1137,8 +1163,9 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 				    stderr,
 				    PROG
 				    ": --plot: gnuplot failed for flow %u (is gnuplot installed? "
-				    "tools/install-deps.sh installs gnuplot-nox)\n",
-				    i);
+				    "tools/install-deps.sh installs gnuplot-nox; its output: "
+				    "%s/flow-%u.gnuplot.log)\n",
+				    i, cl.out_dir, i);
 				ret = 1;
 				break;
 			}
