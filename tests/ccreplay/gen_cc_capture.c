@@ -168,7 +168,7 @@ static void usage(FILE *f)
 	        MAX_FLOWS);
 }
 
-static int num(const char *opt, const char *s, double lo, double hi, double *out)
+static int parse_num(const char *opt, const char *s, double lo, double hi, double *out)
 {
 	char *end;
 	double v;
@@ -203,7 +203,7 @@ static int parse(int argc, char **argv, struct opts *o, const char **profile)
 	    {"first-host", 1, 0, 'F'},   {0, 0, 0, 0},
 	};
 	char msg[160];
-	double v;
+	double v = 0;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -252,63 +252,63 @@ static int parse(int argc, char **argv, struct opts *o, const char **profile)
 			o->np_on = !strcmp(optarg, "on");
 			break;
 		case 'F':
-			bad = num("--first-host", optarg, 0, 200, &v);
+			bad = parse_num("--first-host", optarg, 0, 200, &v);
 			o->first_host = (unsigned)v;
 			break;
 		case 'f':
-			bad = num("--flows", optarg, 1, MAX_FLOWS, &v);
+			bad = parse_num("--flows", optarg, 1, MAX_FLOWS, &v);
 			o->flows = (unsigned)v;
 			break;
 		case 'H':
-			bad = num("--hosts", optarg, 1, MAX_FLOWS, &v);
+			bad = parse_num("--hosts", optarg, 1, MAX_FLOWS, &v);
 			o->hosts = (unsigned)v;
 			break;
 		case 'l':
-			bad = num("--line-gbps", optarg, 1, 4000, &o->line_gbps);
+			bad = parse_num("--line-gbps", optarg, 1, 4000, &o->line_gbps);
 			break;
 		case 'b':
-			bad = num("--bottleneck-gbps", optarg, 0.01, 4000, &o->bn_gbps);
+			bad = parse_num("--bottleneck-gbps", optarg, 0.01, 4000, &o->bn_gbps);
 			break;
 		case 'x':
-			bad = num("--cross-gbps", optarg, 0, 4000, &o->cross_gbps);
+			bad = parse_num("--cross-gbps", optarg, 0, 4000, &o->cross_gbps);
 			break;
 		case 'X':
-			bad = num("--cross-on-us", optarg, 0, 1e9, &o->cross_on_us);
+			bad = parse_num("--cross-on-us", optarg, 0, 1e9, &o->cross_on_us);
 			break;
 		case 'Y':
-			bad = num("--cross-off-us", optarg, 0, 1e9, &o->cross_off_us);
+			bad = parse_num("--cross-off-us", optarg, 0, 1e9, &o->cross_off_us);
 			break;
 		case 'Z':
-			bad = num("--cross-start-us", optarg, 0, 1e9, &o->cross_start_us);
+			bad = parse_num("--cross-start-us", optarg, 0, 1e9, &o->cross_start_us);
 			break;
 		case 'k':
-			bad = num("--kmin-kb", optarg, 0, 1e6, &o->kmin_kb);
+			bad = parse_num("--kmin-kb", optarg, 0, 1e6, &o->kmin_kb);
 			break;
 		case 'K':
-			bad = num("--kmax-kb", optarg, 0, 1e6, &o->kmax_kb);
+			bad = parse_num("--kmax-kb", optarg, 0, 1e6, &o->kmax_kb);
 			break;
 		case 'P':
-			bad = num("--pmax", optarg, 0, 1, &o->pmax);
+			bad = parse_num("--pmax", optarg, 0, 1, &o->pmax);
 			break;
 		case 'd':
-			bad = num("--prop-us", optarg, 0.001, 1e6, &o->prop_us);
+			bad = parse_num("--prop-us", optarg, 0.001, 1e6, &o->prop_us);
 			break;
 		case 'r':
-			bad = num("--rev-us", optarg, 0.001, 1e6, &o->rev_us);
+			bad = parse_num("--rev-us", optarg, 0.001, 1e6, &o->rev_us);
 			break;
 		case 'D':
-			bad = num("--duration-ms", optarg, 0.001, 1e6, &o->duration_ms);
+			bad = parse_num("--duration-ms", optarg, 0.001, 1e6, &o->duration_ms);
 			break;
 		case 'm':
-			bad = num("--mtu", optarg, 256, 4096, &v);
+			bad = parse_num("--mtu", optarg, 256, 4096, &v);
 			o->mtu = (unsigned)v;
 			break;
 		case 'M':
-			bad = num("--msg-kb", optarg, 1, 1 << 20, &v);
+			bad = parse_num("--msg-kb", optarg, 1, 1 << 20, &v);
 			o->msg_kb = (unsigned)v;
 			break;
 		case 'a':
-			bad = num("--ack-every", optarg, 0, 1 << 20, &v);
+			bad = parse_num("--ack-every", optarg, 0, 1 << 20, &v);
 			o->ack_every = (unsigned)v;
 			break;
 		case 'C':
@@ -333,15 +333,15 @@ static int parse(int argc, char **argv, struct opts *o, const char **profile)
 				bad = fprintf(stderr, PROG ": --link: eth, vlan or sll\n");
 			break;
 		case 'S':
-			bad = num("--snaplen", optarg, 0, 65535, &v);
+			bad = parse_num("--snaplen", optarg, 0, 65535, &v);
 			o->snaplen = (unsigned)v;
 			break;
 		case 'n':
-			bad = num("--noise", optarg, 0, 1 << 20, &v);
+			bad = parse_num("--noise", optarg, 0, 1 << 20, &v);
 			o->noise = (unsigned)v;
 			break;
 		case 'e':
-			bad = num("--seed", optarg, 1, 1e15, &v);
+			bad = parse_num("--seed", optarg, 1, 1e15, &v);
 			o->seed = (uint64_t)v;
 			break;
 		case 'h':
@@ -548,8 +548,10 @@ static void simulate(void)
 			uint64_t rate;
 
 			if (shared_rp) { /* next flow of this host, round robin */
+				unsigned nf = o.flows ? o.flows : 1; /* >= 1 (option range) */
+
 				do
-					h->rr = (h->rr + 1) % o.flows;
+					h->rr = (h->rr + 1) % nf;
 				while (fl[h->rr].host != (unsigned)bh);
 			}
 			len = data_frame_len(f->msg_off == 0 ? RFW_OP_RC_RDMA_WRITE_FIRST

@@ -366,12 +366,10 @@ static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, 
 	}
 	if (ps->frames < max_frames && rc < 0) {
 		ps->read_error = true;
-		snprintf(ps->err, sizeof(ps->err),
-		         rc == -2 ? "record %" PRIu64 " at byte %" PRIu64
-		                    " has an impossible length"
-		                  : "record %" PRIu64 " at byte %" PRIu64
-		                    " announces more bytes than the file holds",
-		         r.records + 1, consumed + r.off);
+		snprintf(ps->err, sizeof(ps->err), "record %" PRIu64 " at byte %" PRIu64 " %s",
+		         r.records + 1, consumed + r.off,
+		         rc == -2 ? "has an impossible length"
+		                  : "announces more bytes than the file holds");
 	}
 	return 0;
 }
@@ -443,11 +441,12 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 static FILE *csv_open(struct cli *cl, unsigned idx, bool events, const struct rfw_cc_flow *f)
 {
 	FILE **slot = events ? &cl->ef[idx] : &cl->wf[idx];
+	FILE *open_already = *slot;
 	char path[4096];
 
 	(void)f;
-	if (*slot)
-		return *slot;
+	if (open_already != NULL)
+		return open_already;
 	snprintf(path, sizeof(path), "%s/flow-%u%s.csv", cl->out_dir, idx, events ? "-events" : "");
 	*slot = fopen(path, "w");
 	if (*slot == NULL)
@@ -836,8 +835,10 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		switch (opt) {
 		case 'p':
 			cl.profile = optarg;
-			if (dcqcn_profile_lookup(optarg) < 0)
-				return profile_params("--profile", optarg, &sets) ? 2 : 2;
+			if (dcqcn_profile_lookup(optarg) < 0) {
+				profile_params("--profile", optarg, &sets); /* prints the message */
+				return 2;
+			}
 			break;
 		case 's':
 			if (nset == 64) {
