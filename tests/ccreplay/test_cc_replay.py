@@ -296,6 +296,9 @@ def test_cli():
     r = run(REPLAY, "cc", cap)
     check(r.returncode == 0 and "rp_verdict" in r.stdout and "conforms" in r.stdout,
           f"text report: {r.stdout[:300]!r}")
+    r = run(REPLAY, "cc", cap, "--json", "--progress")
+    check(r.returncode == 0 and "100%" in r.stderr and json.loads(r.stdout)["frames"] > 0,
+          f"--progress: {r.stderr!r}")
     rep = cc(cap)
     check(rep and rep["schema"] == "rocefw.replay.cc/1", "schema")
     for k in ("src", "dst", "dst_qpn", "data_packets", "ce_marked", "cnps", "np_verdict",

@@ -1239,7 +1239,36 @@ void rfw_cc_print(const struct rfw_cc *c, FILE *out)
 		        f->np_verdict, f->rp_verdict);
 		if (f->why[0])
 			fprintf(out, "    %s\n", f->why);
-		fprintf(out, "    capture point: %s\n", f->capture_point);
+		fprintf(out, "    capture point %s; src QP ", f->capture_point);
+		if (f->rkey >= 0)
+			fprintf(out, "%u", c->rk[f->rkey].dqpn);
+		else
+			fprintf(out, "unknown");
+		fprintf(out, "; ACKs %" PRIu64 ", NAKs %" PRIu64 ", repeats %" PRIu64 "\n", f->acks,
+		        f->naks, f->repeats);
+		fprintf(out,
+		        "    sender: CNPs followed by a cut %" PRIu64 "/%" PRIu64
+		        " (not judged %" PRIu64 ")",
+		        f->cnps_reacted, f->cnps_reacted + f->cnps_unreacted,
+		        f->cnps_no_cut_expected);
+		if (f->react_delay_ns.n)
+			fprintf(out, ", reaction delay mean %.2f us, cut mean %.1f %%",
+			        f->react_delay_ns.sum / (double)f->react_delay_ns.n / 1e3,
+			        f->cut_size.sum / (double)f->cut_size.n * 100);
+		if (f->slope.n)
+			fprintf(out, ", recovery %+.2f Gb/s per ms (model %+.2f)",
+			        f->slope.sum / (double)f->slope.n,
+			        f->mslope.n ? f->mslope.sum / (double)f->mslope.n : NAN);
+		fprintf(out, "\n    NP: %" PRIu64 " CNP gaps, %" PRIu64 " below %.1f us",
+		        f->cnp_gaps, f->cnp_gaps_short, (double)c->o.np_gap_ns / 1e3);
+		if (f->min_gap != UINT64_MAX)
+			fprintf(out, ", smallest %.2f us", (double)f->min_gap / 1e3);
+		if (f->ce)
+			fprintf(out,
+			        "; CE marks answered %" PRIu64 "/%" PRIu64 ", CNPs per CE %.3f",
+			        f->ce_answered, f->ce_answered + f->ce_unanswered,
+			        (double)f->cnps / (double)f->ce);
+		fprintf(out, "\n");
 	}
 }
 
