@@ -85,7 +85,7 @@ struct host {
 struct opts {
 	const char *out;
 	struct dcqcn_params params;
-	bool cc_on, np_on;
+	bool cc_on, np_on, usec;
 	unsigned first_host;
 	unsigned flows, hosts;
 	double line_gbps, bn_gbps, cross_gbps;
@@ -164,7 +164,8 @@ static void usage(FILE *f)
 	        "  --link eth|vlan|sll link layer written (eth)\n"
 	        "  --snaplen B         keep B bytes of each frame, 0 = all (0)\n"
 	        "  --noise N           one non-RoCE frame per N frames, 0 = none (0)\n"
-	        "  --seed S            PRNG seed of the marking (1)\n",
+	        "  --seed S            PRNG seed of the marking (1)\n"
+	        "  --usec              microsecond timestamps (pcap's default) instead of ns\n",
 	        MAX_FLOWS);
 }
 
@@ -186,21 +187,37 @@ static int parse_num(const char *opt, const char *s, double lo, double hi, doubl
 static int parse(int argc, char **argv, struct opts *o, const char **profile)
 {
 	static const struct option lo[] = {
-	    {"out", 1, 0, 'o'},          {"profile", 1, 0, 'p'},
-	    {"set", 1, 0, 's'},          {"cc", 1, 0, 'c'},
-	    {"flows", 1, 0, 'f'},        {"hosts", 1, 0, 'H'},
-	    {"line-gbps", 1, 0, 'l'},    {"bottleneck-gbps", 1, 0, 'b'},
-	    {"cross-gbps", 1, 0, 'x'},   {"cross-on-us", 1, 0, 'X'},
-	    {"cross-off-us", 1, 0, 'Y'}, {"cross-start-us", 1, 0, 'Z'},
-	    {"kmin-kb", 1, 0, 'k'},      {"kmax-kb", 1, 0, 'K'},
-	    {"pmax", 1, 0, 'P'},         {"prop-us", 1, 0, 'd'},
-	    {"rev-us", 1, 0, 'r'},       {"duration-ms", 1, 0, 'D'},
-	    {"mtu", 1, 0, 'm'},          {"msg-kb", 1, 0, 'M'},
-	    {"ack-every", 1, 0, 'a'},    {"capture", 1, 0, 'C'},
-	    {"link", 1, 0, 'L'},         {"snaplen", 1, 0, 'S'},
-	    {"noise", 1, 0, 'n'},        {"seed", 1, 0, 'e'},
-	    {"help", 0, 0, 'h'},         {"np", 1, 0, 'N'},
-	    {"first-host", 1, 0, 'F'},   {0, 0, 0, 0},
+	    {"out", 1, 0, 'o'},
+	    {"profile", 1, 0, 'p'},
+	    {"set", 1, 0, 's'},
+	    {"cc", 1, 0, 'c'},
+	    {"flows", 1, 0, 'f'},
+	    {"hosts", 1, 0, 'H'},
+	    {"line-gbps", 1, 0, 'l'},
+	    {"bottleneck-gbps", 1, 0, 'b'},
+	    {"cross-gbps", 1, 0, 'x'},
+	    {"cross-on-us", 1, 0, 'X'},
+	    {"cross-off-us", 1, 0, 'Y'},
+	    {"cross-start-us", 1, 0, 'Z'},
+	    {"kmin-kb", 1, 0, 'k'},
+	    {"kmax-kb", 1, 0, 'K'},
+	    {"pmax", 1, 0, 'P'},
+	    {"prop-us", 1, 0, 'd'},
+	    {"rev-us", 1, 0, 'r'},
+	    {"duration-ms", 1, 0, 'D'},
+	    {"mtu", 1, 0, 'm'},
+	    {"msg-kb", 1, 0, 'M'},
+	    {"ack-every", 1, 0, 'a'},
+	    {"capture", 1, 0, 'C'},
+	    {"link", 1, 0, 'L'},
+	    {"snaplen", 1, 0, 'S'},
+	    {"noise", 1, 0, 'n'},
+	    {"seed", 1, 0, 'e'},
+	    {"help", 0, 0, 'h'},
+	    {"np", 1, 0, 'N'},
+	    {"first-host", 1, 0, 'F'},
+	    {"usec", 0, 0, 'U'},
+	    {0, 0, 0, 0},
 	};
 	char msg[160];
 	double v = 0;
@@ -243,6 +260,9 @@ static int parse(int argc, char **argv, struct opts *o, const char **profile)
 				return -1;
 			}
 			o->cc_on = !strcmp(optarg, "on");
+			break;
+		case 'U':
+			o->usec = true;
 			break;
 		case 'N':
 			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
@@ -698,9 +718,9 @@ int main(int argc, char **argv)
 	simulate();
 	qsort(recs, nrec, sizeof(*recs), cmp_rec);
 
-	dead = pcap_open_dead_with_tstamp_precision(o.link == LINK_SLL ? DLT_LINUX_SLL : DLT_EN10MB,
-	                                            o.snaplen ? (int)o.snaplen : 65535,
-	                                            PCAP_TSTAMP_PRECISION_NANO);
+	dead = pcap_open_dead_with_tstamp_precision(
+	    o.link == LINK_SLL ? DLT_LINUX_SLL : DLT_EN10MB, o.snaplen ? (int)o.snaplen : 65535,
+	    o.usec ? PCAP_TSTAMP_PRECISION_MICRO : PCAP_TSTAMP_PRECISION_NANO);
 	d = pcap_dump_open(dead, o.out);
 	if (d == NULL) {
 		fprintf(stderr, PROG ": %s\n", pcap_geterr(dead));
@@ -726,7 +746,8 @@ int main(int argc, char **argv)
 			w = out;
 		}
 		h.ts.tv_sec = (time_t)(r->ts / 1000000000ull);
-		h.ts.tv_usec = (suseconds_t)(r->ts % 1000000000ull); /* ns: nano dump */
+		/* the dumper writes tv_usec as is: ns for a nano dump, us for a micro one */
+		h.ts.tv_usec = (suseconds_t)(r->ts % 1000000000ull / (o.usec ? 1000 : 1));
 		h.len = (bpf_u_int32)len;
 		h.caplen = (bpf_u_int32)(o.snaplen && o.snaplen < len ? o.snaplen : len);
 		pcap_dump((u_char *)d, &h, w);

@@ -170,6 +170,23 @@ def test_not_reacting():
         check(f["capture_point"] == "after_marking", f"capture point {f['capture_point']}")
 
 
+def test_usec():
+    """Microsecond timestamps (pcap's default): gaps at 100 Gb/s are below one tick."""
+    cap = gen("us_unified.pcap", "--usec", *SCEN)
+    rep = cc(cap, "--fit")
+    f = rep and flow(rep, 0x200)
+    if f:
+        check(rep["timestamp_resolution"] == "us", f"resolution {rep['timestamp_resolution']}")
+        check(f["rp_verdict"] == "conforms", f"us unified: {f['rp_verdict']} {f['reason']}")
+        check(f["fit"]["profile"] == "unified", f"us unified fit: {f['fit']['profile']}")
+    cap = gen("us_off.pcap", "--usec", "--cc", "off", *SCEN)
+    f = flow(cc(cap), 0x200)
+    if f:
+        check(f["rp_verdict"] == "not_reacting", f"us cc off: {f['rp_verdict']}")
+    rep = cc(os.path.join(TMP, "unified.pcap"))
+    check(rep and rep["timestamp_resolution"] == "ns", "ns capture resolution")
+
+
 def test_np():
     # A receiver that answers no CE mark.
     cap = gen("nonp.pcap", "--np", "off", "--capture", "receiver", *SCEN)
@@ -345,7 +362,7 @@ def main():
     REPLAY, GEN = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         TMP = tmp
-        for t in (test_profiles, test_not_reacting, test_np, test_attribution, test_formats,
+        for t in (test_profiles, test_not_reacting, test_usec, test_np, test_attribution, test_formats,
                   test_cli, test_csv_plot_whatif):
             before = fails
             t()

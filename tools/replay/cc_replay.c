@@ -15,11 +15,12 @@
 #include "dataplane/frame.h"
 #include "transport/ib_hdr.h"
 
-#define HBINS          201   /* relative-error histogram: 0.5 % bins, last one is ">= 100 %" */
-#define HBIN_WIDTH     0.005 /* 0.5 % */
-#define CNPQ           32    /* CNPs waiting for --cnp-delay-us before the models see them */
-#define NGAPS          4     /* gaps averaged as "the rate before the CNP" */
-#define MAX_BIND_TRIES 64
+#define HBINS           201   /* relative-error histogram: 0.5 % bins, last one is ">= 100 %" */
+#define HBIN_WIDTH      0.005 /* 0.5 % */
+#define CNPQ            32    /* CNPs waiting for --cnp-delay-us before the models see them */
+#define NGAPS           4     /* gaps averaged as "the rate before the CNP" */
+#define MAX_BIND_TRIES  64
+#define COARSE_BLOCK_NS 10000 /* 10 timestamp ticks of a microsecond capture */
 
 struct group;
 
@@ -64,9 +65,12 @@ struct rfw_cc_flow {
 	uint32_t win_pkts, win_cnps, win_ce;
 	uint64_t windows;
 	double max_win_gbps;
-	/* gaps before a CNP */
-	uint64_t gaps[NGAPS];
+	/* gaps before a CNP: per packet, or per block of packets spanning at least
+	 * rfw_cc.blk_ns when timestamps are coarse (microsecond captures) */
+	double gaps[NGAPS];
 	unsigned ngaps, gap_i;
+	uint64_t blk_start;
+	uint32_t blk_pkts;
 	/* reaction tracking: the first CNP not yet followed by a slower gap */
 	bool pend;
 	uint64_t pend_t;
@@ -139,6 +143,11 @@ struct rfw_cc {
 	double max_host_gbps;
 	uint32_t *rslots, nrslots;
 	bool finished;
+	/* Timestamps all whole microseconds so far (pcap's default resolution): a packet gap at
+	 * 100 Gb/s is a third of that, so reactions are judged on blocks of packets spanning at
+	 * least blk_ns instead of single gaps. */
+	bool coarse_ts;
+	uint64_t blk_ns;
 	/* A frame cut by the snap length is parsed from this zero-filled copy at its wire length,
 	 * so IP and UDP length checks hold; only captured bytes are read past the parse. Kept
 	 * zero between frames (the copied bytes are cleared again). */
@@ -166,6 +175,8 @@ struct rfw_cc *rfw_cc_new(const struct rfw_cc_opts *o)
 	if (c == NULL)
 		return NULL;
 	c->o = *o;
+	c->coarse_ts = true;
+	c->blk_ns = COARSE_BLOCK_NS;
 	if (c->o.nmodels > RFW_CC_MAX_MODELS)
 		c->o.nmodels = RFW_CC_MAX_MODELS;
 	return c;
@@ -587,13 +598,13 @@ static void window_discard(struct rfw_cc_flow *f, uint64_t t)
 
 static double gap_mean(const struct rfw_cc_flow *f)
 {
-	uint64_t s = 0;
+	double s = 0;
 
 	if (f->ngaps == 0)
 		return 0;
 	for (unsigned i = 0; i < f->ngaps; i++)
 		s += f->gaps[i];
-	return (double)s / f->ngaps;
+	return s / f->ngaps;
 }
 
 static void ce_expire(struct rfw_cc *c, struct rfw_cc_flow *f, uint64_t t)
@@ -608,7 +619,7 @@ static void react_expire(struct rfw_cc *c, struct rfw_cc_flow *f, uint64_t t)
 {
 	/* At low rates a packet takes longer than --react-us: allow three of its gaps. */
 	if (f->pend && t > f->pend_t + c->o.react_ns &&
-	    t > f->pend_t + (uint64_t)(3 * f->pend_gap)) {
+	    t > f->pend_t + (uint64_t)(3 * f->pend_gap) && t > f->pend_t + 3 * c->blk_ns) {
 		/* Judged only with a reference rate before the CNP and if the model cut too: a
 		 * sender at its rate floor, or whose CNPs fold into a cut already made, has
 		 * nothing to show. */
@@ -661,6 +672,10 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 		f->repeats++;
 		return;
 	}
+	if (c->coarse_ts && t % 1000 != 0) {
+		c->coarse_ts = false;
+		c->blk_ns = 0;
+	}
 	if (!f->have_psn)
 		f->first_psn = psn;
 	f->have_psn = true;
@@ -705,6 +720,8 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 	if (!f->have_data) {
 		f->have_data = true;
 		f->last_data_ts = t;
+		f->blk_start = t;
+		f->blk_pkts = 0;
 		window_discard(f, t);
 		f->win_bytes = bytes;
 		f->win_pkts = 1;
@@ -718,18 +735,30 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 		f->win_pkts = 1;
 		f->ngaps = 0;
 		f->slow_run = 0;
+		f->blk_start = t;
+		f->blk_pkts = 0;
 		seg_close(f);
+	} else if (++f->blk_pkts, t - f->blk_start < c->blk_ns) {
+		/* coarse timestamps: the block goes on */
+		f->pend_pkts++;
+		react_expire(c, f, t);
+		if (t - f->win_start >= c->o.window_ns && f->win_pkts + 1 >= c->o.window_min_pkts)
+			window_close(c, f, idx, t);
+		f->win_bytes += bytes;
+		f->win_pkts++;
 	} else {
-		double pg = f->pend_gap;
+		double pg = f->pend_gap, g = (double)(t - f->blk_start) / f->blk_pkts;
+		uint64_t g_start = f->blk_start;
 
-		/* Reaction: two gaps in a row longer than before the CNP by cut_min, the first
-		 * starting after the CNP (DCQCN paces: the packet already scheduled leaves at the
-		 * old spacing, the next one at the new). */
-		if (f->pend && pg > 0 && f->last_data_ts >= f->pend_t &&
-		    (double)gap >= pg * (1.0 + c->o.cut_min)) {
+		f->blk_start = t;
+		f->blk_pkts = 0;
+		/* Reaction: two gaps (or blocks) in a row longer than before the CNP by cut_min,
+		 * the first starting after the CNP (DCQCN paces: the packet already scheduled
+		 * leaves at the old spacing, the next one at the new). */
+		if (f->pend && pg > 0 && g_start >= f->pend_t && g >= pg * (1.0 + c->o.cut_min)) {
 			if (f->slow_run++ == 0) {
-				f->slow_start = f->last_data_ts;
-				f->slow_gap = (double)gap;
+				f->slow_start = g_start;
+				f->slow_gap = g;
 			}
 			if (f->slow_run >= 2) {
 				stat_add(&f->react_delay_ns, (double)(f->slow_start - f->pend_t));
@@ -746,7 +775,7 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 		}
 		f->pend_pkts++;
 		react_expire(c, f, t);
-		f->gaps[f->gap_i] = gap;
+		f->gaps[f->gap_i] = g;
 		f->gap_i = (f->gap_i + 1) % NGAPS;
 		if (f->ngaps < NGAPS)
 			f->ngaps++;
@@ -1068,6 +1097,7 @@ void rfw_cc_stats(const struct rfw_cc *c, struct rfw_cc_stats *s)
 		if (!c->flows[i]->filtered && c->flows[i]->max_win_gbps > s->max_window_gbps)
 			s->max_window_gbps = c->flows[i]->max_win_gbps;
 	s->max_host_gbps = c->max_host_gbps;
+	s->coarse_ts = c->coarse_ts && c->nflows > 0;
 }
 
 unsigned rfw_cc_nflows(const struct rfw_cc *c)

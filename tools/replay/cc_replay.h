@@ -101,6 +101,7 @@ struct rfw_cc_stats {
 	uint64_t out_of_order_ts;
 	double max_window_gbps; /* highest observed window rate of any flow */
 	double max_host_gbps;   /* highest rate of one source host (estimate_line_rate) */
+	bool coarse_ts;         /* every data timestamp a whole microsecond */
 };
 void rfw_cc_stats(const struct rfw_cc *c, struct rfw_cc_stats *s);
 
