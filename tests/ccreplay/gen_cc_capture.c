@@ -85,7 +85,7 @@ struct host {
 struct opts {
 	const char *out;
 	struct dcqcn_params params;
-	bool cc_on, np_on, usec;
+	bool cc_on, np_on, usec, ipv6;
 	unsigned first_host;
 	unsigned flows, hosts;
 	double line_gbps, bn_gbps, cross_gbps;
@@ -165,7 +165,8 @@ static void usage(FILE *f)
 	        "  --snaplen B         keep B bytes of each frame, 0 = all (0)\n"
 	        "  --noise N           one non-RoCE frame per N frames, 0 = none (0)\n"
 	        "  --seed S            PRNG seed of the marking (1)\n"
-	        "  --usec              microsecond timestamps (pcap's default) instead of ns\n",
+	        "  --usec              microsecond timestamps (pcap's default) instead of ns\n"
+	        "  --ipv6              IPv6 (2001:db8::/64 hosts) instead of IPv4\n",
 	        MAX_FLOWS);
 }
 
@@ -187,37 +188,22 @@ static int parse_num(const char *opt, const char *s, double lo, double hi, doubl
 static int parse(int argc, char **argv, struct opts *o, const char **profile)
 {
 	static const struct option lo[] = {
-	    {"out", 1, 0, 'o'},
-	    {"profile", 1, 0, 'p'},
-	    {"set", 1, 0, 's'},
-	    {"cc", 1, 0, 'c'},
-	    {"flows", 1, 0, 'f'},
-	    {"hosts", 1, 0, 'H'},
-	    {"line-gbps", 1, 0, 'l'},
-	    {"bottleneck-gbps", 1, 0, 'b'},
-	    {"cross-gbps", 1, 0, 'x'},
-	    {"cross-on-us", 1, 0, 'X'},
-	    {"cross-off-us", 1, 0, 'Y'},
-	    {"cross-start-us", 1, 0, 'Z'},
-	    {"kmin-kb", 1, 0, 'k'},
-	    {"kmax-kb", 1, 0, 'K'},
-	    {"pmax", 1, 0, 'P'},
-	    {"prop-us", 1, 0, 'd'},
-	    {"rev-us", 1, 0, 'r'},
-	    {"duration-ms", 1, 0, 'D'},
-	    {"mtu", 1, 0, 'm'},
-	    {"msg-kb", 1, 0, 'M'},
-	    {"ack-every", 1, 0, 'a'},
-	    {"capture", 1, 0, 'C'},
-	    {"link", 1, 0, 'L'},
-	    {"snaplen", 1, 0, 'S'},
-	    {"noise", 1, 0, 'n'},
-	    {"seed", 1, 0, 'e'},
-	    {"help", 0, 0, 'h'},
-	    {"np", 1, 0, 'N'},
-	    {"first-host", 1, 0, 'F'},
-	    {"usec", 0, 0, 'U'},
-	    {0, 0, 0, 0},
+	    {"out", 1, 0, 'o'},          {"profile", 1, 0, 'p'},
+	    {"set", 1, 0, 's'},          {"cc", 1, 0, 'c'},
+	    {"flows", 1, 0, 'f'},        {"hosts", 1, 0, 'H'},
+	    {"line-gbps", 1, 0, 'l'},    {"bottleneck-gbps", 1, 0, 'b'},
+	    {"cross-gbps", 1, 0, 'x'},   {"cross-on-us", 1, 0, 'X'},
+	    {"cross-off-us", 1, 0, 'Y'}, {"cross-start-us", 1, 0, 'Z'},
+	    {"kmin-kb", 1, 0, 'k'},      {"kmax-kb", 1, 0, 'K'},
+	    {"pmax", 1, 0, 'P'},         {"prop-us", 1, 0, 'd'},
+	    {"rev-us", 1, 0, 'r'},       {"duration-ms", 1, 0, 'D'},
+	    {"mtu", 1, 0, 'm'},          {"msg-kb", 1, 0, 'M'},
+	    {"ack-every", 1, 0, 'a'},    {"capture", 1, 0, 'C'},
+	    {"link", 1, 0, 'L'},         {"snaplen", 1, 0, 'S'},
+	    {"noise", 1, 0, 'n'},        {"seed", 1, 0, 'e'},
+	    {"help", 0, 0, 'h'},         {"np", 1, 0, 'N'},
+	    {"first-host", 1, 0, 'F'},   {"usec", 0, 0, 'U'},
+	    {"ipv6", 0, 0, '6'},         {0, 0, 0, 0},
 	};
 	char msg[160];
 	double v = 0;
@@ -263,6 +249,9 @@ static int parse(int argc, char **argv, struct opts *o, const char **profile)
 			break;
 		case 'U':
 			o->usec = true;
+			break;
+		case '6':
+			o->ipv6 = true;
 			break;
 		case 'N':
 			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
@@ -438,7 +427,8 @@ static unsigned data_frame_len(uint8_t opcode)
 {
 	const struct rfw_ib_opcode_info *oi = rfw_ib_opcode_info(opcode);
 
-	return RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN + oi->hdr_len + o.mtu + RFW_ICRC_LEN;
+	return RFW_ETH_HLEN + (o.ipv6 ? RFW_IPV6_HLEN : RFW_IPV4_HLEN) + RFW_UDP_HLEN +
+	       oi->hdr_len + o.mtu + RFW_ICRC_LEN;
 }
 
 static void back_push(struct gflow *f, uint64_t at, bool cnp)
@@ -613,6 +603,20 @@ static size_t build(uint8_t *buf, size_t cap, const struct rec *r)
 	s.df = true;
 	rfw_ip4_to_mapped(fwd ? s.src_ip : s.dst_ip, 0x0a000001 + o.first_host + f->host);
 	rfw_ip4_to_mapped(fwd ? s.dst_ip : s.src_ip, 0x0a000101);
+	if (o.ipv6) { /* 2001:db8::<host> and 2001:db8::1:1; IPv6 needs the UDP checksum */
+		static const uint8_t pfx[8] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0};
+		uint8_t *sa = fwd ? s.src_ip : s.dst_ip, *da = fwd ? s.dst_ip : s.src_ip;
+
+		s.ip_ver = 6;
+		s.udp_csum = true;
+		memset(sa, 0, 16);
+		memset(da, 0, 16);
+		memcpy(sa, pfx, 8);
+		memcpy(da, pfx, 8);
+		sa[15] = (uint8_t)(1 + o.first_host + f->host);
+		da[13] = 1;
+		da[15] = 1;
+	}
 	s.udp_sport = f->sport;
 	p.bth.pkey = 0xffff;
 	p.bth.opcode = r->opcode;
