@@ -290,6 +290,12 @@ def test_formats():
                           "pcapng: flow as alone")
             check(any(a.startswith("several capture interfaces") for a in rep["assumptions"]),
                   "pcapng: assumption stated")
+        # Two NICs with different configurations in one capture: --fit names each one's.
+        rep = cc(ng, "--fit")
+        if rep:
+            named = {f["src"]: f["fit"]["profile"] for f in rep["flows"]}
+            check(named == {"10.0.0.1": "unified", "10.0.0.5": "mlx5-cx5"},
+                  f"per-sender fit: {named}")
 
 
 def ip4_frame(src, dst, opcode, dqpn, psn, payload, tos=2):

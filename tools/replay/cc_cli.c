@@ -31,6 +31,7 @@
 #define MAX_CSV_FLOWS 64
 #define SCAN_FRAMES   (1u << 17) /* frames the line-rate estimate looks at */
 #define NSEARCH       6          /* parameters searched by --fit (np gap is read off the CNPs) */
+#define MAX_FIT_HOSTS 16         /* --fit per source host up to this many, else jointly */
 
 struct cli {
 	const char *file, *profile, *whatif, *csv_dir, *plot_dir;
@@ -46,6 +47,7 @@ struct cli {
 	bool csv_overflow;
 	uint64_t t0;
 	bool have_t0;
+	const uint8_t *fit_src; /* --fit: the source host being fitted, NULL = all */
 };
 
 static void cc_usage(FILE *out)
@@ -598,8 +600,8 @@ static void param_set_u(struct dcqcn_params *p, unsigned id, uint32_t v)
 	*(uint32_t *)((char *)p + pi->offset) = v;
 }
 
-/* Joint error of model @m over the flows with congestion signals. */
-static double joint_err(const struct rfw_cc *c, unsigned m)
+/* Joint error of model @m over the flows with congestion signals (from @src, or all). */
+static double joint_err(const struct rfw_cc *c, unsigned m, const uint8_t *src)
 {
 	double s = 0;
 	unsigned n = 0;
@@ -607,7 +609,8 @@ static double joint_err(const struct rfw_cc *c, unsigned m)
 	for (unsigned i = 0; i < rfw_cc_nflows(c); i++) {
 		double e;
 
-		if (!rfw_cc_flow_has_signals(c, i))
+		if (!rfw_cc_flow_has_signals(c, i) ||
+		    (src && memcmp(rfw_cc_flow_src(c, i), src, 16) != 0))
 			continue;
 		e = rfw_cc_model_mean_err(c, i, m);
 		if (e >= 0) {
@@ -625,6 +628,8 @@ struct fit_result {
 	struct cand best;
 	double np_gap_us; /* -1 unknown */
 	unsigned passes;
+	uint8_t src[16]; /* the sender fitted */
+	bool per_host;   /* false: jointly over every sender */
 };
 
 /* One pass with the given profiles as models; errors out in @err. */
@@ -640,6 +645,10 @@ static int eval_pass(struct cli *cl, const struct dcqcn_prof *const *profs, unsi
 	o.on_window = NULL;
 	o.on_event = NULL;
 	o.whatif = false;
+	if (cl->fit_src) { /* only this sender's flows count (the others run unscored) */
+		o.filter.has_src = true;
+		memcpy(o.filter.src, cl->fit_src, 16);
+	}
 	c = rfw_cc_new(&o);
 	if (c == NULL || run_pass(cl, c, UINT64_MAX, false, &ps)) {
 		rfw_cc_free(c);
@@ -647,7 +656,7 @@ static int eval_pass(struct cli *cl, const struct dcqcn_prof *const *profs, unsi
 	}
 	rfw_cc_finish(c);
 	for (unsigned i = 0; i < n; i++)
-		err[i] = joint_err(c, i);
+		err[i] = joint_err(c, i, cl->fit_src);
 	rfw_cc_free(c);
 	return 0;
 }
@@ -662,15 +671,21 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 
 	memset(fr, 0, sizeof(*fr));
 	fr->named_best = -1;
+	if (cl->fit_src) {
+		memcpy(fr->src, cl->fit_src, 16);
+		fr->per_host = true;
+	}
 	for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
-		fr->named_err[p] = joint_err(main_c, named_base + p);
+		fr->named_err[p] = joint_err(main_c, named_base + p, cl->fit_src);
 		if (fr->named_err[p] >= 0 &&
 		    (fr->named_best < 0 || fr->named_err[p] < fr->named_err[fr->named_best] - 1e-9))
 			fr->named_best = (int)p;
 	}
 	/* np_min_time_between_cnps: the NP's spacing shows in the CNPs themselves. */
 	for (unsigned i = 0; i < rfw_cc_nflows(main_c); i++)
-		if (rfw_cc_flow_has_signals(main_c, i) && rfw_cc_flow_min_cnp_gap(main_c, i) < gap)
+		if (rfw_cc_flow_has_signals(main_c, i) &&
+		    rfw_cc_flow_min_cnp_gap(main_c, i) < gap &&
+		    (!cl->fit_src || !memcmp(rfw_cc_flow_src(main_c, i), cl->fit_src, 16)))
 			gap = rfw_cc_flow_min_cnp_gap(main_c, i);
 	fr->np_gap_us = gap == UINT64_MAX ? -1 : floor((double)gap / 1000.0 + 0.02);
 	if (fr->named_best < 0)
@@ -743,7 +758,17 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 
 static json_t *fit_json(const struct fit_result *fr)
 {
-	json_t *o = json_object(), *pe = json_object(), *par = json_object(), *eq = json_array();
+	json_t *o = json_object(), *pe, *par, *eq;
+
+	if (fr == NULL) {
+		json_object_set_new(o, "profile", json_null());
+		json_object_set_new(o, "scope",
+		                    json_string("no CNPs from this sender: nothing to fit"));
+		return o;
+	}
+	pe = json_object();
+	par = json_object();
+	eq = json_array();
 
 	json_object_set_new(o, "profile",
 	                    fr->named_best >= 0 ? json_string(dcqcn_profile_name(fr->named_best))
@@ -771,8 +796,26 @@ static json_t *fit_json(const struct fit_result *fr)
 	                                       : json_null());
 	json_object_set_new(o, "params", par);
 	json_object_set_new(o, "passes", json_integer(fr->passes + 1));
-	json_object_set_new(o, "scope", json_string("joint over the flows with CNPs"));
+	if (fr->per_host) {
+		char a[64], sc[96];
+
+		snprintf(sc, sizeof(sc), "the flows with CNPs from %s",
+		         rfw_ip_to_str(fr->src, a, sizeof(a)));
+		json_object_set_new(o, "scope", json_string(sc));
+	} else {
+		json_object_set_new(o, "scope", json_string("all flows with CNPs, jointly"));
+	}
 	return o;
+}
+
+/* The fit that covers flow @i: its host's or the joint one; NULL when its host had no CNPs. */
+static const struct fit_result *fit_of(const struct fit_result *fits, unsigned n,
+                                       const struct rfw_cc *c, unsigned i)
+{
+	for (unsigned h = 0; h < n; h++)
+		if (!fits[h].per_host || !memcmp(fits[h].src, rfw_cc_flow_src(c, i), 16))
+			return &fits[h];
+	return NULL;
 }
 
 /* Nearest standard Ethernet speed at or above @gbps. Frame bytes exclude preamble, IFG and FCS,
@@ -816,7 +859,8 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 	static struct cli cl;
 	struct dcqcn_params sets;
 	const struct dcqcn_prof *profs[RFW_CC_MAX_MODELS];
-	struct fit_result fr;
+	static struct fit_result fits[MAX_FIT_HOSTS];
+	unsigned nfits = 0;
 	struct rfw_cc_stats st;
 	struct rfw_cc *c;
 	struct pass ps;
@@ -1047,9 +1091,39 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		fprintf(stderr, PROG ": CSV and plots written for the first %d flows only\n",
 		        MAX_CSV_FLOWS);
 	nifs = pcapng_interfaces(cl.file);
-	if (cl.fit && do_fit(&cl, c, named_base, &fr)) {
-		rfw_cc_free(c);
-		return 1;
+	if (cl.fit) {
+		/* One fit per sending host (one NIC, one configuration), or one for all when
+		 * there are too many hosts. */
+		const uint8_t *hosts[MAX_FIT_HOSTS];
+		bool joint = false;
+
+		for (unsigned i = 0; i < rfw_cc_nflows(c) && !joint; i++) {
+			unsigned h;
+
+			if (!rfw_cc_flow_has_signals(c, i))
+				continue;
+			for (h = 0; h < nfits; h++)
+				if (!memcmp(hosts[h], rfw_cc_flow_src(c, i), 16))
+					break;
+			if (h < nfits)
+				continue;
+			if (nfits == MAX_FIT_HOSTS)
+				joint = true;
+			else
+				hosts[nfits++] = rfw_cc_flow_src(c, i);
+		}
+		if (joint || nfits == 0) {
+			joint = true;
+			nfits = 1;
+		}
+		for (unsigned h = 0; h < nfits; h++) {
+			cl.fit_src = joint ? NULL : hosts[h];
+			if (do_fit(&cl, c, named_base, &fits[h])) {
+				rfw_cc_free(c);
+				return 1;
+			}
+		}
+		cl.fit_src = NULL;
 	}
 
 	if (cl.json) {
@@ -1124,7 +1198,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 				continue;
 			f = rfw_cc_flow_json(c, i, cl.profile, cl.whatif);
 			if (cl.fit)
-				json_object_set_new(f, "fit", fit_json(&fr));
+				json_object_set_new(f, "fit", fit_json(fit_of(fits, nfits, c, i)));
 			json_array_append_new(flows, f);
 		}
 		json_object_set_new(o, "flows", flows);
@@ -1152,12 +1226,12 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 			       nifs);
 		printf("\n");
 		rfw_cc_print(c, stdout);
-		if (cl.fit) {
-			json_t *fj = fit_json(&fr);
+		for (unsigned h = 0; cl.fit && h < nfits; h++) {
+			json_t *fj = fit_json(&fits[h]);
 			char *s = json_dumps(fj, JSON_COMPACT | JSON_PRESERVE_ORDER |
 			                             JSON_REAL_PRECISION(6));
 
-			printf("\nfit: %s\n", s ? s : "?");
+			printf("%sfit: %s\n", h ? "" : "\n", s ? s : "?");
 			free(s);
 			json_decref(fj);
 		}

@@ -1302,6 +1302,11 @@ void rfw_cc_print(const struct rfw_cc *c, FILE *out)
 	}
 }
 
+const uint8_t *rfw_cc_flow_src(const struct rfw_cc *c, unsigned i)
+{
+	return c->flows[i]->src;
+}
+
 void rfw_cc_flow_verdicts(const struct rfw_cc *c, unsigned i, const char **np, const char **rp)
 {
 	*np = c->flows[i]->np_verdict ? c->flows[i]->np_verdict : "-";

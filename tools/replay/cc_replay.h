@@ -114,6 +114,8 @@ uint64_t rfw_cc_flow_windows(const struct rfw_cc *c, unsigned i);
 bool rfw_cc_flow_has_signals(const struct rfw_cc *c, unsigned i);
 /* Smallest gap between two CNPs of flow @i (ns), or UINT64_MAX. */
 uint64_t rfw_cc_flow_min_cnp_gap(const struct rfw_cc *c, unsigned i);
+/* Source address of flow @i (16 bytes, IPv4-mapped for IPv4). */
+const uint8_t *rfw_cc_flow_src(const struct rfw_cc *c, unsigned i);
 /* np_verdict and rp_verdict of flow @i (after rfw_cc_finish). */
 void rfw_cc_flow_verdicts(const struct rfw_cc *c, unsigned i, const char **np, const char **rp);
 /* Whether flow @i is excluded by --flow. */
