@@ -1094,7 +1094,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 	if (cl.fit) {
 		/* One fit per sending host (one NIC, one configuration), or one for all when
 		 * there are too many hosts. */
-		const uint8_t *hosts[MAX_FIT_HOSTS];
+		const uint8_t *hosts[MAX_FIT_HOSTS] = {NULL};
 		bool joint = false;
 
 		for (unsigned i = 0; i < rfw_cc_nflows(c) && !joint; i++) {
