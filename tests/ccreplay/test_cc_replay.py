@@ -189,6 +189,23 @@ def test_usec():
     check(rep and rep["timestamp_resolution"] == "ns", "ns capture resolution")
 
 
+def test_switch():
+    """A switch port after the marking queue: data marked, rates are the queue's. A conforming
+    sender must not be called deviating or non-reacting there; one that ignores CNPs is."""
+    for p in ("unified", "mlx5-cx5", "hpcc-ns3"):
+        cap = gen(f"sw_{p}.pcap", "--capture", "switch", "--profile", p, *SCEN)
+        f = flow(cc(cap, "--profile", p, "--line-rate-gbps", "100"), 0x200)
+        if f:
+            check(f["capture_point"] == "after_marking", f"switch {p}: {f['capture_point']}")
+            check(f["rp_verdict"] in ("conforms", "not_visible"),
+                  f"switch {p}: rp_verdict {f['rp_verdict']} ({f['reason']})")
+            check(f["np_verdict"] == "ok", f"switch {p}: np_verdict {f['np_verdict']}")
+    cap = gen("sw_off.pcap", "--capture", "switch", "--cc", "off", *SCEN)
+    f = flow(cc(cap, "--line-rate-gbps", "100"), 0x200)
+    if f:
+        check(f["rp_verdict"] == "not_reacting", f"switch, cc off: {f['rp_verdict']}")
+
+
 def test_np():
     # A receiver that answers no CE mark.
     cap = gen("nonp.pcap", "--np", "off", "--capture", "receiver", *SCEN)
@@ -453,8 +470,9 @@ def main():
     REPLAY, GEN = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
         TMP = tmp
-        for t in (test_profiles, test_not_reacting, test_usec, test_np, test_attribution,
-                  test_formats, test_handmade, test_cli, test_csv_plot_whatif):
+        for t in (test_profiles, test_not_reacting, test_usec, test_switch, test_np,
+                  test_attribution, test_formats, test_handmade, test_cli,
+                  test_csv_plot_whatif):
             before = fails
             t()
             print(f"{t.__name__}: {'ok' if fails == before else 'FAILED'}")
