@@ -370,6 +370,18 @@ def test_handmade():
         frames.append((t, ip4_frame("10.1.0.3", "10.1.0.2", 0x07, 0x301, 7 + i, 1024)))
         frames.append((t + 50, ip4_frame("10.1.0.2", "10.1.0.3", 0x81, 0x101, 0, 0, tos=0)))
         t += 30_000
+    # A bursty sender: pairs of packets 0.1 gap apart, one pair per 2 gaps (10 Gb/s), then
+    # after a CNP one pair per 4 gaps (5 Gb/s). Single gaps never show two slower in a row;
+    # blocks of packets (--react-block-us) do.
+    t, psn = t0 + 7, 500
+    for k in range(200):
+        if k == 100:
+            frames.append((t - gap // 2,
+                           ip4_frame("10.1.0.2", "10.1.0.4", 0x81, 0x102, 0, 0, tos=0)))
+        for d in (0, gap // 10):
+            frames.append((t + d, ip4_frame("10.1.0.4", "10.1.0.2", 0x07, 0x302, psn, 1024)))
+            psn += 1
+        t += 2 * gap if k < 100 else 4 * gap
     frames.sort(key=lambda x: x[0])
     path = os.path.join(TMP, "handmade.pcap")
     write_ns_pcap(path, frames)
@@ -391,6 +403,15 @@ def test_handmade():
         check(f["np"]["cnp_gaps"] == 5 and f["np"]["cnp_gaps_below_min"] == 5
               and f["np_verdict"] == "cnp_too_frequent", f"NP at 30 us: {f['np']} {f['np_verdict']}")
         check(abs(f["np"]["min_cnp_gap_us"] - 30) < 0.001, f"min gap {f['np']['min_cnp_gap_us']}")
+    f = rep and flow(rep, 0x302)
+    if f:
+        check(f["observed"]["cnps_followed_by_cut"] == 0, f"bursty, per gap: {f['observed']}")
+    rep = cc(path, "--line-rate-gbps", "10", "--react-block-us", "4")
+    f = rep and flow(rep, 0x302)
+    if f:
+        o = f["observed"]
+        check(o["cnps_followed_by_cut"] == 1 and abs(o["cut_size"]["mean"] - 0.5) < 0.1,
+              f"bursty, 4 us blocks: {o}")
 
 
 def test_cli():

@@ -68,6 +68,9 @@ static void cc_usage(FILE *out)
 	    "  --window-us U          rate window, us, 1..1000000 (50; and >= 4 packets)\n"
 	    "  --react-us U           time allowed from a CNP to a slower rate, us,\n"
 	    "                         1..10000000 (200; at least 3 packet gaps)\n"
+	    "  --react-block-us U     judge reactions on blocks of packets spanning U us\n"
+	    "                         instead of single gaps (bursty senders), 0..1000000\n"
+	    "                         (0; 10 for microsecond captures)\n"
 	    "  --cut-threshold PCT    a gap this much longer than before the CNP is a cut,\n"
 	    "                         %%, 0.1..90 (5)\n"
 	    "  --cnp-delay-us U       added to CNP times before the model sees them, us,\n"
@@ -840,6 +843,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 	    {"flow", 1, 0, 'f'},
 	    {"window-us", 1, 0, 'w'},
 	    {"react-us", 1, 0, 'r'},
+	    {"react-block-us", 1, 0, 'B'},
 	    {"cut-threshold", 1, 0, 'c'},
 	    {"cnp-delay-us", 1, 0, 'd'},
 	    {"idle-us", 1, 0, 'i'},
@@ -910,6 +914,11 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 			if (opt_num("--react-us", optarg, 1, 1e7, &v))
 				return 2;
 			cl.o.react_ns = (uint64_t)(v * 1000);
+			break;
+		case 'B':
+			if (opt_num("--react-block-us", optarg, 0, 1e6, &v))
+				return 2;
+			cl.o.react_block_ns = (uint64_t)(v * 1000);
 			break;
 		case 'c':
 			if (opt_num("--cut-threshold", optarg, 0.1, 90, &v))
@@ -1156,6 +1165,8 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		pr = json_object();
 		json_object_set_new(pr, "window_us", json_real((double)cl.o.window_ns / 1e3));
 		json_object_set_new(pr, "react_us", json_real((double)cl.o.react_ns / 1e3));
+		json_object_set_new(pr, "react_block_us",
+		                    json_real((double)cl.o.react_block_ns / 1e3));
 		json_object_set_new(pr, "cut_threshold", json_real(cl.o.cut_min));
 		json_object_set_new(pr, "cnp_delay_us", json_real((double)cl.o.cnp_delay_ns / 1e3));
 		json_object_set_new(pr, "idle_us", json_real((double)cl.o.idle_ns / 1e3));

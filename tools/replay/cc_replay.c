@@ -176,7 +176,7 @@ struct rfw_cc *rfw_cc_new(const struct rfw_cc_opts *o)
 		return NULL;
 	c->o = *o;
 	c->coarse_ts = true;
-	c->blk_ns = COARSE_BLOCK_NS;
+	c->blk_ns = c->o.react_block_ns > COARSE_BLOCK_NS ? c->o.react_block_ns : COARSE_BLOCK_NS;
 	if (c->o.nmodels > RFW_CC_MAX_MODELS)
 		c->o.nmodels = RFW_CC_MAX_MODELS;
 	return c;
@@ -674,7 +674,7 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 	}
 	if (c->coarse_ts && t % 1000 != 0) {
 		c->coarse_ts = false;
-		c->blk_ns = 0;
+		c->blk_ns = c->o.react_block_ns;
 	}
 	if (!f->have_psn)
 		f->first_psn = psn;

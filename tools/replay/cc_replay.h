@@ -54,6 +54,8 @@ struct rfw_cc_opts {
 	uint32_t window_min_pkts; /* ... and at least this many packets */
 	uint64_t idle_ns;         /* a gap longer than this ends a window unscored */
 	uint64_t react_ns;        /* a CNP not followed by a slower gap within this: no reaction */
+	uint64_t react_block_ns;  /* judge reactions on blocks of packets this long (0: per gap;
+	                           * microsecond captures use at least 10 us) */
 	double cut_min;           /* a gap this much longer (0.05 = 5 %) than before is "slower" */
 	uint64_t cnp_delay_ns;    /* added to CNP times before the models see them */
 	uint64_t np_gap_ns;       /* np_min_time_between_cnps to check the NP against */
