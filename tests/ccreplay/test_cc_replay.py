@@ -431,6 +431,9 @@ def test_cli():
                        (["--set", "nosuch=1"], "nosuch"),
                        (["--flow", "bogus"], "--flow"),
                        (["--cut-threshold", "95"], "--cut-threshold"),
+                       (["--react-block-us", "-1"], "--react-block-us"),
+                       (["--idle-us", "0"], "--idle-us"),
+                       (["--max-p95-err", "101"], "--max-p95-err"),
                        (["--csv", "/nonexistent/dir"], "--csv"),
                        (["--bogus"], "--bogus")):
         r = run(REPLAY, "cc", cap, *args)
