@@ -32,6 +32,7 @@
 #define SCAN_FRAMES   (1u << 17) /* frames the line-rate estimate looks at */
 #define NSEARCH       6          /* parameters searched by --fit (np gap is read off the CNPs) */
 #define MAX_FIT_HOSTS 16         /* --fit per source host up to this many, else jointly */
+#define FIT_STARTS    3          /* --fit searches from the best three named profiles */
 
 struct cli {
 	const char *file, *profile, *whatif, *csv_dir, *plot_dir;
@@ -631,6 +632,10 @@ struct fit_result {
 	struct cand best;
 	double np_gap_us; /* -1 unknown */
 	unsigned passes;
+	int starts[FIT_STARTS]; /* named profiles the search started from */
+	int best_start;         /* the start the best configuration was reached from */
+	int closest;            /* the named profile reported: see do_fit */
+	unsigned nstarts;
 	uint8_t src[16]; /* the sender fitted */
 	bool per_host;   /* false: jointly over every sender */
 };
@@ -674,6 +679,7 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 
 	memset(fr, 0, sizeof(*fr));
 	fr->named_best = -1;
+	fr->closest = -1;
 	if (cl->fit_src) {
 		memcpy(fr->src, cl->fit_src, 16);
 		fr->per_host = true;
@@ -694,67 +700,105 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 	if (fr->named_best < 0)
 		return 0;
 
-	/* Coordinate search from the best named profile: each pass tries every value of every
-	 * searched parameter with the others held, then takes the best value of each; the best
+	/* Coordinate search from each of the best three named profiles (a capture of a modified
+	 * profile may sit nearer another one's basin): each pass tries every value of every
+	 * searched parameter with the others held, then the combination of the per-parameter
+	 * winners; up to three passes per start, fewer when a pass finds nothing better. The best
 	 * configuration ever evaluated wins. */
-	dcqcn_params_init(&fr->best.p, (enum dcqcn_profile)fr->named_best);
-	fr->best.err = fr->named_err[fr->named_best];
-	for (unsigned pass = 0; pass < 2; pass++) {
-		unsigned n = 0, which[RFW_CC_MAX_MODELS];
-		uint32_t val[RFW_CC_MAX_MODELS];
-		struct dcqcn_params next = fr->best.p;
-		char msg[128];
+	fr->best.err = -1;
+	for (unsigned s = 0; s < FIT_STARTS; s++) {
+		int start = -1;
+		struct cand cur;
 
-		for (unsigned k = 0; k < NSEARCH; k++)
-			for (unsigned j = 0; j < 8; j++) {
-				uint32_t v = search_vals[k][j];
+		for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
+			bool used = false;
 
-				if ((v == 0 && j > 0) || n >= RFW_CC_MAX_MODELS - 1 ||
-				    v == dcqcn_param_get(&fr->best.p, search_ids[k]))
-					continue;
-				cands[n].p = fr->best.p;
-				param_set_u(&cands[n].p, search_ids[k], v);
-				if (dcqcn_prof_config(&cands[n].prof, &cands[n].p, cl->line_mbps,
-				                      msg, sizeof(msg)) < 0)
-					continue;
-				which[n] = k;
-				val[n] = v;
-				profs[n] = &cands[n].prof;
-				n++;
-			}
-		if (eval_pass(cl, profs, n, err))
-			return -1;
-		fr->passes++;
-		for (unsigned k = 0; k < NSEARCH; k++) {
-			double be = fr->best.err;
-
-			for (unsigned j = 0; j < n; j++)
-				if (which[j] == k && err[j] >= 0 && err[j] < be - 1e-4) {
-					be = err[j];
-					param_set_u(&next, search_ids[k], val[j]);
-				}
+			for (unsigned q = 0; q < s; q++)
+				used |=
+				    fr->starts[q] == (int)p ||
+				    fabs(fr->named_err[p] - fr->named_err[fr->starts[q]]) < 1e-9;
+			if (!used && fr->named_err[p] >= 0 &&
+			    (start < 0 || fr->named_err[p] < fr->named_err[start]))
+				start = (int)p;
 		}
-		for (unsigned j = 0; j < n; j++)
-			if (err[j] >= 0 && err[j] < fr->best.err - 1e-9) {
-				fr->best.p = cands[j].p;
-				fr->best.err = err[j];
+		if (start < 0)
+			break;
+		fr->starts[s] = start;
+		fr->nstarts = s + 1;
+		dcqcn_params_init(&cur.p, (enum dcqcn_profile)start);
+		cur.err = fr->named_err[start];
+		if (fr->best.err < 0 || cur.err < fr->best.err) {
+			fr->best = cur;
+			fr->best_start = start;
+		}
+		for (unsigned pass = 0; pass < 3; pass++) {
+			unsigned n = 0, which[RFW_CC_MAX_MODELS];
+			uint32_t val[RFW_CC_MAX_MODELS];
+			struct dcqcn_params next = cur.p;
+			double before = cur.err;
+			char msg[128];
+
+			for (unsigned k = 0; k < NSEARCH; k++)
+				for (unsigned j = 0; j < 8; j++) {
+					uint32_t v = search_vals[k][j];
+
+					if ((v == 0 && j > 0) || n >= RFW_CC_MAX_MODELS - 1 ||
+					    v == dcqcn_param_get(&cur.p, search_ids[k]))
+						continue;
+					cands[n].p = cur.p;
+					param_set_u(&cands[n].p, search_ids[k], v);
+					if (dcqcn_prof_config(&cands[n].prof, &cands[n].p,
+					                      cl->line_mbps, msg, sizeof(msg)) < 0)
+						continue;
+					which[n] = k;
+					val[n] = v;
+					profs[n] = &cands[n].prof;
+					n++;
+				}
+			if (eval_pass(cl, profs, n, err))
+				return -1;
+			fr->passes++;
+			for (unsigned k = 0; k < NSEARCH; k++) {
+				double be = cur.err;
+
+				for (unsigned j = 0; j < n; j++)
+					if (which[j] == k && err[j] >= 0 && err[j] < be - 1e-4) {
+						be = err[j];
+						param_set_u(&next, search_ids[k], val[j]);
+					}
 			}
-		/* The combination of the per-parameter winners, tried in the next pass or here. */
-		if (memcmp(&next, &fr->best.p, sizeof(next)) != 0) {
-			cands[0].p = next;
-			if (dcqcn_prof_config(&cands[0].prof, &next, cl->line_mbps, msg,
-			                      sizeof(msg)) == 0) {
-				profs[0] = &cands[0].prof;
-				if (eval_pass(cl, profs, 1, err))
-					return -1;
-				fr->passes++;
-				if (err[0] >= 0 && err[0] < fr->best.err) {
-					fr->best.p = next;
-					fr->best.err = err[0];
+			for (unsigned j = 0; j < n; j++)
+				if (err[j] >= 0 && err[j] < cur.err - 1e-9) {
+					cur.p = cands[j].p;
+					cur.err = err[j];
+				}
+			if (memcmp(&next, &cur.p, sizeof(next)) != 0) {
+				cands[0].p = next;
+				if (dcqcn_prof_config(&cands[0].prof, &next, cl->line_mbps, msg,
+				                      sizeof(msg)) == 0) {
+					profs[0] = &cands[0].prof;
+					if (eval_pass(cl, profs, 1, err))
+						return -1;
+					fr->passes++;
+					if (err[0] >= 0 && err[0] < cur.err) {
+						cur.p = next;
+						cur.err = err[0];
+					}
 				}
 			}
+			if (cur.err < fr->best.err) {
+				fr->best = cur;
+				fr->best_start = start;
+			}
+			if (cur.err > before - 1e-4) /* converged */
+				break;
 		}
 	}
+	/* The closest named profile: the one the best configuration is a modification of, when
+	 * that configuration explains the flows clearly better (by 0.01) than any named profile;
+	 * otherwise the named profile with the lowest error. */
+	fr->closest =
+	    fr->best.err < fr->named_err[fr->named_best] - 0.01 ? fr->best_start : fr->named_best;
 	fr->done = true;
 	return 0;
 }
@@ -774,6 +818,9 @@ static json_t *fit_json(const struct fit_result *fr)
 	eq = json_array();
 
 	json_object_set_new(o, "profile",
+	                    fr->closest >= 0 ? json_string(dcqcn_profile_name(fr->closest))
+	                                     : json_null());
+	json_object_set_new(o, "lowest_error_profile",
 	                    fr->named_best >= 0 ? json_string(dcqcn_profile_name(fr->named_best))
 	                                        : json_null());
 	for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
@@ -781,8 +828,8 @@ static json_t *fit_json(const struct fit_result *fr)
 		                    fr->named_err[p] >= 0
 		                        ? json_real(round(fr->named_err[p] * 1e4) / 1e4)
 		                        : json_null());
-		if (fr->named_best >= 0 && (int)p != fr->named_best && fr->named_err[p] >= 0 &&
-		    fr->named_err[p] <= fr->named_err[fr->named_best] + 0.002)
+		if (fr->closest >= 0 && (int)p != fr->closest && fr->named_err[p] >= 0 &&
+		    fabs(fr->named_err[p] - fr->named_err[fr->closest]) <= 0.002)
 			json_array_append_new(eq, json_string(dcqcn_profile_name(p)));
 	}
 	json_object_set_new(o, "indistinguishable_from", eq);
@@ -797,7 +844,31 @@ static json_t *fit_json(const struct fit_result *fr)
 	json_object_set_new(par, "np_min_time_between_cnps",
 	                    fr->np_gap_us >= 0 ? json_integer((json_int_t)fr->np_gap_us)
 	                                       : json_null());
+	if (fr->done && fr->closest >= 0) {
+		/* What the capture shows that the named profile does not: its fitted values. */
+		json_t *ch = json_object();
+		struct dcqcn_params np;
+
+		dcqcn_params_init(&np, (enum dcqcn_profile)fr->closest);
+		for (unsigned k = 0; k < NSEARCH; k++)
+			if (dcqcn_param_get(&fr->best.p, search_ids[k]) !=
+			    dcqcn_param_get(&np, search_ids[k]))
+				json_object_set_new(
+				    ch, dcqcn_param_info(search_ids[k])->name,
+				    json_integer(dcqcn_param_get(&fr->best.p, search_ids[k])));
+		if (fr->np_gap_us >= 0 && (uint32_t)fr->np_gap_us != np.np_min_time_between_cnps)
+			json_object_set_new(ch, "np_min_time_between_cnps",
+			                    json_integer((json_int_t)fr->np_gap_us));
+		json_object_set_new(o, "changed_from_profile", ch);
+	}
 	json_object_set_new(o, "params", par);
+	{
+		json_t *st = json_array();
+
+		for (unsigned k = 0; k < fr->nstarts; k++)
+			json_array_append_new(st, json_string(dcqcn_profile_name(fr->starts[k])));
+		json_object_set_new(o, "search_started_from", st);
+	}
 	json_object_set_new(o, "passes", json_integer(fr->passes + 1));
 	if (fr->per_host) {
 		char a[64], sc[96];
