@@ -721,7 +721,8 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 			    (start < 0 || fr->named_err[p] < fr->named_err[start]))
 				start = (int)p;
 		}
-		if (start < 0)
+		/* A named profile that explains the flows already (under 0.1 % error) ends it. */
+		if (start < 0 || (s > 0 && fr->best.err < 0.001))
 			break;
 		fr->starts[s] = start;
 		fr->nstarts = s + 1;

@@ -306,6 +306,10 @@ static struct rfw_cc_flow *flow_get(struct rfw_cc *c, const struct rfw_frame_vie
 
 	if (f != NULL)
 		return f;
+	/* A flow of another sender than the filter's runs no models: RP state is per QP, per
+	 * destination or per port of one sender, never shared across senders. */
+	if (c->o.filter.has_src && memcmp(c->o.filter.src, v->src_ip, 16) != 0)
+		nm = 0;
 	if ((c->nslots == 0 && flows_rehash(c, 64)) ||
 	    ((c->nflows + 1) * 2 > c->nslots && flows_rehash(c, c->nslots * 2)))
 		return NULL;
