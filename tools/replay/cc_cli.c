@@ -708,7 +708,7 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 	fr->best.err = -1;
 	for (unsigned s = 0; s < FIT_STARTS; s++) {
 		int start = -1;
-		struct cand cur;
+		struct cand cur = {0};
 
 		for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
 			bool used = false;
