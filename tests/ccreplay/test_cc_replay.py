@@ -484,7 +484,13 @@ def test_csv_plot_whatif():
     check(all(r[4] != "" for r in rows), "what-if column filled")
     check(sum(int(r[5]) for r in rows) <= f["cnps"], "CNPs per window add up")
     ev = open(os.path.join(d, "flow-0-events.csv")).read().splitlines()
-    check(sum(1 for e in ev if e.endswith(",cnp")) == f["cnps"], "event CSV has every CNP")
+    check(ev[1] == "t_us,event,reaction_delay_us,cut_share", f"events header {ev[1]}")
+    rows = [e.split(",") for e in ev[2:]]
+    check(sum(1 for e in rows if e[1] == "cnp") == f["cnps"], "event CSV has every CNP")
+    cuts = [e for e in rows if e[1] == "cut"]
+    check(len(cuts) == f["observed"]["cut_size"]["n"] and
+          abs(sum(float(e[3]) for e in cuts) / len(cuts) - f["observed"]["cut_size"]["mean"])
+          < 0.001, f"cut rows {len(cuts)} vs {f['observed']['cut_size']}")
     # Without gnuplot on PATH: no silent success.
     d2 = os.path.join(TMP, "out2")
     os.mkdir(d2)

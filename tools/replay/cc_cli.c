@@ -458,7 +458,8 @@ static FILE *csv_open(struct cli *cl, unsigned idx, bool events, const struct rf
 	if (*slot == NULL)
 		return NULL;
 	if (events)
-		fprintf(*slot, "# %s events\nt_us,event\n", RFW_CC_SCHEMA);
+		fprintf(*slot, "# %s events\nt_us,event,reaction_delay_us,cut_share\n",
+		        RFW_CC_SCHEMA);
 	else
 		fprintf(*slot,
 		        "# %s windows profile=%s what_if=%s\n"
@@ -491,7 +492,8 @@ static void on_window(void *ctx, const struct rfw_cc_flow *f, unsigned idx,
 	fprintf(o, ",%u,%u,%u\n", w->cnps, w->ce, w->packets);
 }
 
-static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint64_t ts, bool cnp)
+static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint64_t ts,
+                     enum rfw_cc_event ev, double delay_ns, double cut)
 {
 	struct cli *cl = ctx;
 	FILE *o;
@@ -501,8 +503,14 @@ static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint6
 		return;
 	}
 	o = csv_open(cl, idx, true, f);
-	if (o)
-		fprintf(o, "%.3f,%s\n", (double)(ts - cl->t0) / 1e3, cnp ? "cnp" : "ce");
+	if (o == NULL)
+		return;
+	if (ev == RFW_CC_EV_CUT)
+		fprintf(o, "%.3f,cut,%.3f,%.4f\n", (double)(ts - cl->t0) / 1e3, delay_ns / 1e3,
+		        cut);
+	else
+		fprintf(o, "%.3f,%s,,\n", (double)(ts - cl->t0) / 1e3,
+		        ev == RFW_CC_EV_CNP ? "cnp" : "ce");
 }
 
 /* ---- plots (gnuplot) ---- */

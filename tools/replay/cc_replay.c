@@ -696,7 +696,7 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 		f->ce++;
 		f->win_ce++;
 		if (c->o.on_event && !f->filtered)
-			c->o.on_event(c->o.cb_ctx, f, idx, t, false);
+			c->o.on_event(c->o.cb_ctx, f, idx, t, RFW_CC_EV_CE, 0, 0);
 		/* Answered by a CNP sent within the NP gap before it (the mark was folded into that
 		 * CNP, as mlx5 min_time_between_cnps does) or one that follows it. */
 		if (f->cnps && t - f->last_cnp < c->o.np_gap_ns + c->o.np_slack_ns) {
@@ -767,6 +767,11 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 			if (f->slow_run >= 2) {
 				stat_add(&f->react_delay_ns, (double)(f->slow_start - f->pend_t));
 				stat_add(&f->cut_size, 1.0 - pg / f->slow_gap);
+				if (c->o.on_event && !f->filtered)
+					c->o.on_event(c->o.cb_ctx, f, idx, f->slow_start,
+					              RFW_CC_EV_CUT,
+					              (double)(f->slow_start - f->pend_t),
+					              1.0 - pg / f->slow_gap);
 				f->cnps_reacted += f->pend_cnps;
 				f->pend = false;
 				f->slow_run = 0;
@@ -817,7 +822,7 @@ static void on_cnp(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint64
 	f->win_cnps++;
 	f->last_cnp = t;
 	if (c->o.on_event && !f->filtered)
-		c->o.on_event(c->o.cb_ctx, f, idx, t, true);
+		c->o.on_event(c->o.cb_ctx, f, idx, t, RFW_CC_EV_CNP, 0, 0);
 	/* CE marks waiting for an answer: this CNP answers them if it is in time. */
 	if (f->ce_pend) {
 		if (t <= f->ce_pend_first + c->o.np_gap_ns + c->o.np_slack_ns)

@@ -45,9 +45,14 @@ struct rfw_cc_window {
 struct rfw_cc_flow;
 typedef void (*rfw_cc_window_cb)(void *ctx, const struct rfw_cc_flow *f, unsigned flow_index,
                                  const struct rfw_cc_window *w);
-/* Per-event callback (CNP arrival or CE-marked data packet) for event CSVs. */
+/* Events of a flow, for event CSVs. */
+enum rfw_cc_event {
+	RFW_CC_EV_CNP, /* a CNP arrived */
+	RFW_CC_EV_CE,  /* a CE-marked data packet */
+	RFW_CC_EV_CUT, /* a reaction: at the start of the first slower gap (delay, size set) */
+};
 typedef void (*rfw_cc_event_cb)(void *ctx, const struct rfw_cc_flow *f, unsigned flow_index,
-                                uint64_t ts_ns, bool cnp);
+                                uint64_t ts_ns, enum rfw_cc_event ev, double delay_ns, double cut);
 
 struct rfw_cc_opts {
 	uint64_t window_ns;       /* rate window: at least this long ... */
