@@ -444,13 +444,12 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 
 /* ---- CSV ---- */
 
-static FILE *csv_open(struct cli *cl, unsigned idx, bool events, const struct rfw_cc_flow *f)
+static FILE *csv_open(struct cli *cl, unsigned idx, bool events)
 {
 	FILE **slot = events ? &cl->ef[idx] : &cl->wf[idx];
 	FILE *open_already = *slot;
 	char path[4096];
 
-	(void)f;
 	if (open_already != NULL)
 		return open_already;
 	snprintf(path, sizeof(path), "%s/flow-%u%s.csv", cl->out_dir, idx, events ? "-events" : "");
@@ -479,7 +478,7 @@ static void on_window(void *ctx, const struct rfw_cc_flow *f, unsigned idx,
 		cl->csv_overflow = true;
 		return;
 	}
-	o = csv_open(cl, idx, false, f);
+	o = csv_open(cl, idx, false);
 	if (o == NULL)
 		return;
 	fprintf(o, "%.3f,%.3f,%.4f,", (double)(w->t_start_ns - cl->t0) / 1e3,
@@ -502,7 +501,7 @@ static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint6
 		cl->csv_overflow = true;
 		return;
 	}
-	o = csv_open(cl, idx, true, f);
+	o = csv_open(cl, idx, true);
 	if (o == NULL)
 		return;
 	if (ev == RFW_CC_EV_CUT)
@@ -941,7 +940,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 	    {0, 0, 0, 0},
 	};
 	static struct cli cl;
-	struct dcqcn_params sets;
+	struct dcqcn_params scratch; /* --profile's name check prints the known names */
 	const struct dcqcn_prof *profs[RFW_CC_MAX_MODELS];
 	static struct fit_result fits[MAX_FIT_HOSTS];
 	unsigned nfits = 0;
@@ -965,7 +964,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		case 'p':
 			cl.profile = optarg;
 			if (dcqcn_profile_lookup(optarg) < 0) {
-				profile_params("--profile", optarg, &sets); /* prints the message */
+				profile_params("--profile", optarg, &scratch);
 				return 2;
 			}
 			break;
