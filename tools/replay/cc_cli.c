@@ -471,6 +471,7 @@ static FILE *csv_open(struct cli *cl, unsigned idx, bool events)
 static void on_window(void *ctx, const struct rfw_cc_flow *f, unsigned idx,
                       const struct rfw_cc_window *w)
 {
+	(void)f; /* the callback type carries it; the index is enough here */
 	struct cli *cl = ctx;
 	FILE *o;
 
@@ -494,6 +495,7 @@ static void on_window(void *ctx, const struct rfw_cc_flow *f, unsigned idx,
 static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint64_t ts,
                      enum rfw_cc_event ev, double delay_ns, double cut)
 {
+	(void)f;
 	struct cli *cl = ctx;
 	FILE *o;
 
