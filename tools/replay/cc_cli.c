@@ -471,10 +471,10 @@ static FILE *csv_open(struct cli *cl, unsigned idx, bool events)
 static void on_window(void *ctx, const struct rfw_cc_flow *f, unsigned idx,
                       const struct rfw_cc_window *w)
 {
-	(void)f; /* the callback type carries it; the index is enough here */
 	struct cli *cl = ctx;
 	FILE *o;
 
+	(void)f; /* the callback type carries it; the index is enough here */
 	if (idx >= MAX_CSV_FLOWS) {
 		cl->csv_overflow = true;
 		return;
@@ -495,10 +495,10 @@ static void on_window(void *ctx, const struct rfw_cc_flow *f, unsigned idx,
 static void on_event(void *ctx, const struct rfw_cc_flow *f, unsigned idx, uint64_t ts,
                      enum rfw_cc_event ev, double delay_ns, double cut)
 {
-	(void)f;
 	struct cli *cl = ctx;
 	FILE *o;
 
+	(void)f;
 	if (idx >= MAX_CSV_FLOWS) {
 		cl->csv_overflow = true;
 		return;
