@@ -11,6 +11,7 @@ pkgs=(
   dpdk-dev                              # dpdk-telemetry.py, dpdk-testpmd (docs, by hand)
   libpcap-dev libisal-dev libcmocka-dev libjansson-dev zlib1g-dev
   tshark                                # the independent decoder the tests compare against
+  gnuplot-nox                           # rocefw-replay cc --plot (PNG)
   clang-format
   iproute2                              # tests/dpdk/linux_peer.py: netns + veth Linux peer
 )

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <pcap/pcap.h>
 
+#include "cc_cli.h"
 #include "check.h"
 #include "transport/ib_hdr.h"
 
@@ -19,6 +20,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: " PROG " check [--json] [--max-list N] FILE\n"
+	        "       " PROG " cc FILE [--profile P] [--set name=value]... [--flow FILTER]\n"
+	        "                 [--fit] [--what-if P2] [--csv DIR] [--plot DIR] [--json] ...\n"
 	        "       " PROG " opcodes\n"
 	        "       " PROG " --help | --version\n"
 	        "\n"
@@ -29,6 +32,8 @@ static void usage(FILE *out)
 	        "  --json        one JSON object (schema " RFW_CHECK_SCHEMA ") on stdout\n"
 	        "  --max-list N  list at most N malformed/flagged frames (default 100; all are\n"
 	        "                counted)\n"
+	        "cc        congestion-control validation per flow: observed vs modelled DCQCN\n"
+	        "          rate, CNP reaction, NP conformance, --fit ('" PROG " cc --help')\n"
 	        "opcodes   print the opcode table (value, name, headers) rocefw decodes\n"
 	        "\n"
 	        "Exit status: 0 when the file was read, whatever it contains; 1 when it could not\n"
@@ -186,9 +191,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "cc"))
+		return rfw_replay_cmd_cc(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "opcodes"))
 		return cmd_opcodes();
-	fprintf(stderr, PROG ": unknown command '%s' (commands: check, opcodes; see --help)\n",
+	fprintf(stderr, PROG ": unknown command '%s' (commands: check, cc, opcodes; see --help)\n",
 	        argv[1]);
 	return 2;
 }
