@@ -49,7 +49,16 @@ def main():
                                            f"--vdev=net_memif0,role=server,{memif}", "--",
                                            "--idle-exit-ms", "1000"] + OPTS,
                              stdout=subprocess.PIPE, text=True)
-        time.sleep(0.3)
+        # The client must find the server's socket when it probes: wait for the file (EAL
+        # start-up without hugepages touches 512 MB and can take seconds on a loaded machine),
+        # not a fixed sleep.
+        deadline = time.monotonic() + 30
+        while not os.path.exists(sock) and a.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not os.path.exists(sock):
+            a.kill()
+            print("FAIL rocefw-cp A never created its memif socket", sock)
+            return 1
         b = subprocess.Popen([CP] + EAL + ["-l", "1", f"--vdev=net_memif0,role=client,{memif}",
                                            f"--vdev=net_pcap0,rx_pcap={empty},tx_pcap={out}",
                                            "--", "--idle-exit-ms", "2500"] + OPTS,
