@@ -21,23 +21,6 @@ const char *rfw_frame_err_name(enum rfw_frame_err err)
 	return (unsigned)err < RFW_FRAME_ERR__COUNT ? frame_err_names[err] : "unknown";
 }
 
-/* RFC 1071 ones'-complement sum, folded, not inverted. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)(p[0] << 8 | p[1]);
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 void rfw_ip4_to_mapped(uint8_t out[16], uint32_t ip)
 {
 	memset(out, 0, 10);
@@ -114,7 +97,7 @@ static enum rfw_frame_err parse_ipv4(const uint8_t *buf, size_t len, struct rfw_
 		return RFW_FRAME_ERR_IPV4_BAD_TOTAL_LENGTH;
 	if (len < v->l3_off + tot)
 		return RFW_FRAME_ERR_TRUNC_IPV4;
-	if (csum_fold(csum_add(0, ip, ihl)) != 0xffff)
+	if (rfw_csum_fold(rfw_csum_add(0, ip, ihl)) != 0xffff)
 		return RFW_FRAME_ERR_IPV4_BAD_CHECKSUM;
 	v->ip_ver = 4;
 	v->tos = ip[1];
@@ -300,7 +283,7 @@ int rfw_frame_build_hdrs(uint8_t *buf, size_t cap, const struct rfw_frame_spec *
 		ip[10] = ip[11] = 0;
 		memcpy(ip + 12, s->src_ip + 12, 4);
 		memcpy(ip + 16, s->dst_ip + 12, 4);
-		rfw_put_be16(ip + 10, (uint16_t)~csum_fold(csum_add(0, ip, iphl)));
+		rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(rfw_csum_add(0, ip, iphl)));
 	} else {
 		rfw_put_be32(ip, 6u << 28 | (uint32_t)s->tos << 20 | (s->flow_label & 0xfffff));
 		rfw_put_be16(ip + 4, (uint16_t)udp_len);
@@ -339,15 +322,15 @@ size_t rfw_frame_finalize(uint8_t *buf, const struct rfw_frame_spec *s, size_t i
 
 		/* Pseudo-header (RFC 768 / RFC 8200 8.1): addresses, length, protocol. */
 		if (s->ip_ver == 4)
-			sum = csum_add(0, ip + 12, 8);
+			sum = rfw_csum_add(0, ip + 12, 8);
 		else
-			sum = csum_add(0, ip + 8, 32);
+			sum = rfw_csum_add(0, ip + 8, 32);
 		rfw_put_be16(ph, (uint16_t)udp_len);
 		ph[2] = 0;
 		ph[3] = RFW_IPPROTO_UDP;
-		sum = csum_add(sum, ph, 4);
-		sum = csum_add(sum, u, udp_len);
-		c = (uint16_t)~csum_fold(sum);
+		sum = rfw_csum_add(sum, ph, 4);
+		sum = rfw_csum_add(sum, u, udp_len);
+		c = (uint16_t)~rfw_csum_fold(sum);
 		rfw_put_be16(u + 6, c ? c : 0xffff); /* zero means "no checksum" */
 	}
 	return l3 + iphl + udp_len;

@@ -96,6 +96,24 @@ struct rfw_frame_view {
 	uint32_t icrc; /* the received ICRC as a CRC value (wire bytes are little-endian) */
 };
 
+/* RFC 1071 ones'-complement sum of @len bytes added to @sum: not folded, not inverted. */
+static inline uint32_t rfw_csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+	for (; len > 1; p += 2, len -= 2)
+		sum += (uint32_t)(p[0] << 8 | p[1]);
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+/* Fold a sum from rfw_csum_add() to 16 bits (not inverted). */
+static inline uint16_t rfw_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
 static inline unsigned rfw_frame_ecn(const struct rfw_frame_view *v)
 {
 	return v->tos & 3;

@@ -17,34 +17,17 @@ const char *rfw_neigh_err_name(enum rfw_neigh_err err)
 	return (unsigned)err < RFW_NEIGH_ERR__COUNT ? neigh_err_names[err] : "unknown";
 }
 
-/* RFC 1071 ones'-complement sum, not folded. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (; len > 1; p += 2, len -= 2)
-		sum += (uint32_t)(p[0] << 8 | p[1]);
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 uint16_t rfw_icmp6_csum(const uint8_t src[16], const uint8_t dst[16], const uint8_t *icmp,
                         size_t len)
 {
 	/* Pseudo-header (RFC 8200 8.1): addresses, upper-layer length, next header 58. */
-	uint32_t sum = csum_add(0, src, 16);
+	uint32_t sum = rfw_csum_add(0, src, 16);
 
-	sum = csum_add(sum, dst, 16);
+	sum = rfw_csum_add(sum, dst, 16);
 	sum += (uint32_t)(len >> 16) + (uint32_t)(len & 0xffff);
 	sum += RFW_IPPROTO_ICMPV6;
-	sum = csum_add(sum, icmp, len);
-	return (uint16_t)~csum_fold(sum);
+	sum = rfw_csum_add(sum, icmp, len);
+	return (uint16_t)~rfw_csum_fold(sum);
 }
 
 void rfw_ip6_solicited_node(uint8_t out[16], const uint8_t ip[16])
@@ -312,7 +295,7 @@ int rfw_ecn_mark_ce(uint8_t *frame, size_t len)
 		sum = (uint16_t)~rfw_get_be16(ip + 10);
 		sum += (uint16_t)~old_w;
 		sum += new_w;
-		rfw_put_be16(ip + 10, (uint16_t)~csum_fold(sum));
+		rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(sum));
 		return ecn;
 	}
 	if (et == RFW_ETHERTYPE_IPV6 && len >= off + RFW_IPV6_HLEN && frame[off] >> 4 == 6) {
