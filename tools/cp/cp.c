@@ -162,6 +162,7 @@ static void usage(FILE *f)
 	    "  --sample-us U     CSV sample period, microseconds        [100]  1..1000000\n"
 	    "  --duration-s S    stop after S seconds (0: at SIGINT/SIGTERM) [0]  0..86400\n"
 	    "  --idle-exit-ms M  stop when nothing arrived for M ms and the queues are empty\n"
+	    "                    or could not move a frame for M ms (egress link down)\n"
 	    "                    (0: never)                                 [0]  0..3600000\n"
 	    "  --inject N        at start, send N ECT(0) RoCEv2 frames out of every port\n"
 	    "                    (prime a loop, like testpmd --tx-first)   [0]  0..65536\n"
@@ -756,6 +757,7 @@ static void loop(void)
 	uint64_t sample_tsc = hz / 1000000 * conf.sample_us, next_sample = t0;
 	uint64_t end = conf.duration_s > 0 ? t0 + (uint64_t)(conf.duration_s * (double)hz) : 0;
 	uint64_t idle_tsc = hz / 1000 * conf.idle_exit_ms, last_rx = t0;
+	uint64_t last_progress = t0, fwd_seen = 0;
 	struct rte_mbuf *pk[RFW_MAX_BURST];
 
 	while (!quit) {
@@ -798,11 +800,19 @@ static void loop(void)
 				enqueue(o, pk[k], now);
 			}
 		}
-		if (!conf.io_fwd)
+		if (!conf.io_fwd) {
+			uint64_t fwd = 0;
+
 			for (unsigned i = 0; i < nports; i++) {
 				service(&cps[i], now);
 				busy |= cps[i].head != cps[i].tail || cps[i].ntx;
+				fwd += cps[i].ctr[CP_CTR_forwarded];
 			}
+			if (fwd != fwd_seen) {
+				fwd_seen = fwd;
+				last_progress = now;
+			}
+		}
 		if (csvf != NULL && now >= next_sample) {
 			csv_sample(now);
 			next_sample += sample_tsc;
@@ -811,9 +821,17 @@ static void loop(void)
 		}
 		if (end && now >= end)
 			break;
-		if (idle_tsc && !busy && now - last_rx >= idle_tsc)
+		/* Idle: nothing arrived for M ms and the queues are empty, or no queued frame could
+		 * leave for M ms (an egress link that is down): either way --idle-exit-ms ends the
+		 * run rather than waiting forever on a link that never comes up. */
+		if (idle_tsc && now - last_rx >= idle_tsc &&
+		    (!busy || now - last_progress >= idle_tsc))
 			break;
 	}
+	for (unsigned i = 0; i < nports; i++)
+		if (cps[i].head != cps[i].tail || cps[i].ntx)
+			CP_LOG(WARNING, "port %u: frames still queued at exit (egress link down?)",
+			       cps[i].port_id);
 }
 
 static int run(int argc, char **argv)
