@@ -129,16 +129,24 @@ static void print_flows(const struct rfw_sim_cfg *c, const struct rfw_sim_result
 	for (uint32_t i = 0; i < r->nflows; i++) {
 		const struct rfw_sim_flow *f = &r->flow[i];
 
+		double last =
+		    c->incast
+		        ? (f->completion_ns ? (double)(f->completion_ns - f->start_ns) / 1e3 : -1)
+		        : f->final_rate_gbps;
+
 		printf("  %-4u %-12s %9.1f %10.3f %10.3f %8llu %8llu %12.3f\n", i,
 		       dcqcn_profile_name((enum dcqcn_profile)f->profile), f->rtt_us,
 		       f->goodput_gbps, f->goodput_second_half_gbps,
 		       (unsigned long long)f->cnps_received, (unsigned long long)f->rate_cuts,
-		       c->incast ? (double)(f->completion_ns - f->start_ns) / 1e3
-		                 : f->final_rate_gbps);
+		       last);
 	}
-	printf("  fairness          Jain %.4f over the second half; convergence %s%.3f ms\n",
-	       r->jain_index, r->convergence_time_ms < 0 ? "none " : "",
-	       r->convergence_time_ms < 0 ? 0 : r->convergence_time_ms);
+	if (r->convergence_time_ms < 0)
+		printf("  fairness          Jain %.4f over the second half; did not converge\n",
+		       r->jain_index);
+	else
+		printf(
+		    "  fairness          Jain %.4f over the second half; converged after %.3f ms\n",
+		    r->jain_index, r->convergence_time_ms);
 	printf("  bottleneck queue  mean %.1f KB, p99 %.1f KB, peak %.1f KB (Kmin %g, Kmax %g)\n",
 	       r->queue_mean_kb, r->queue_p99_kb, r->queue_peak_kb, c->kmin_kb, c->kmax_kb);
 }
