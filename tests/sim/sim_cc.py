@@ -11,6 +11,8 @@
   simulator's per-flow CNP counts and carry the profile's np_cnp_dscp (48, docs/cc.md);
 - a capture at the switch (after the marking queue): CE marks visible, NP answers them;
 - incast: every sender's messages complete, completion times, queue peak above Kmin;
+- rp_scope port: shared-port with two QPs per host shares one RP (replay: conforms, --fit
+  names shared-port, mlx5-cx5 deviates);
 - per-flow RTT and profiles round robin, determinism, CSV and PNG output, bad option values.
 
 usage: sim_cc.py SIM_EXE REPLAY_EXE
@@ -142,6 +144,36 @@ try:
         check(r["flows"] and all(f.get("rp_verdict") == "deviates" for f in r["flows"]),
               f"{prof} checked as {other[prof]}: {[f.get('rp_verdict') for f in r['flows']]}")
 
+    # 3b. rp_scope port: two QPs per sender host share one RP and one paced rate. The capture
+    #     conforms to shared-port and --fit names it; as mlx5-cx5 (same values, per-QP state)
+    #     it deviates. Per-QP mlx5-cx5 QPs of one host keep rates of their own.
+    cap = os.path.join(d, "shared.pcap")
+    o = sim_json("--flows", "4", "--qps", "2", "--profile", "shared-port", "--duration-ms", "6",
+                 "--pcap", cap, "--pcap-point", "sender")
+    fl = o.get("flows", [])
+    check(len(fl) == 4 and fl[0]["final_rate_gbps"] == fl[1]["final_rate_gbps"] and
+          fl[2]["final_rate_gbps"] == fl[3]["final_rate_gbps"] and
+          fl[0]["rate_cuts"] == fl[1]["rate_cuts"], f"shared-port: QPs of a host differ: {fl}")
+    per_dst, _ = cnps_in(cap)
+    check(sum(per_dst.values()) == sum(f["cnps_received"] for f in fl) > 0,
+          f"shared-port: CNPs {per_dst} vs {[f['cnps_received'] for f in fl]}")
+    rc, out, err = run(REPLAY, "cc", cap, "--profile", "shared-port", "--json", "--fit")
+    r = json.loads(out) if rc == 0 else {"flows": []}
+    check(len(r["flows"]) == 4, f"shared-port: replay flows {len(r['flows'])} {err}")
+    for f in r["flows"]:
+        check(f.get("rp_verdict") == "conforms" and
+              (f.get("fit") or {}).get("profile") == "shared-port",
+              f"shared-port: {f.get('rp_verdict')} {f.get('reason')} fit {f.get('fit')}")
+    rc, out, err = run(REPLAY, "cc", cap, "--profile", "mlx5-cx5", "--json")
+    r = json.loads(out) if rc == 0 else {"flows": []}
+    check(r["flows"] and all(f.get("rp_verdict") == "deviates" for f in r["flows"]),
+          f"shared-port checked as mlx5-cx5: {[f.get('rp_verdict') for f in r['flows']]}")
+    o = sim_json("--flows", "4", "--qps", "2", "--profile", "mlx5-cx5", "--duration-ms", "6")
+    fl = o.get("flows", [])
+    check(len(fl) == 4 and (fl[0]["final_rate_gbps"] != fl[1]["final_rate_gbps"] or
+                            fl[2]["final_rate_gbps"] != fl[3]["final_rate_gbps"]),
+          f"mlx5-cx5: QPs of a host share a rate: {[f['final_rate_gbps'] for f in fl]}")
+
     # 4. At the switch: data after the marking queue, CE marks seen, the NP answered them.
     cap = os.path.join(d, "switch.pcap")
     o = sim_json("--flows", "2", "--profile", "mlx5-cx5", "--duration-ms", "5", "--pcap", cap,
@@ -222,7 +254,7 @@ for args, name in [(["--flows", "2", "--profile", "nope"], "--profile"),
                    (["--flows", "999"], "--flows"),
                    (["--flows", "2", "--incast", "2"], "--incast"),
                    (["--profile", "paper"], "--profile"),
-                   (["--flows", "2", "--qps", "2"], "--qps")]:
+                   (["--flows", "3", "--qps", "2"], "--qps")]:
     rc, out, err = run(SIM, *args)
     check(rc == 2 and name in err, f"{args}: exit {rc}, stderr {err!r}")
 

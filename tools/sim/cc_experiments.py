@@ -95,21 +95,29 @@ for p in PROFILES:
 table(["profile", "2 us flow Gb/s", "2 ms flow Gb/s", "Jain (2nd half)", "queue mean KB",
        "queue p99 KB", "CNPs 2us / 2ms"], rows)
 
-# 4. Mixed fleet: half one generation, half another, vs all unified.
-print("### 4. Mixed fleet: 4 flows (10 us RTT), 50 ms\n")
-rows = []
-for mix in (["unified"], ["paper", "mlx5-cx5"], ["paper", "shared-port"],
-            ["mlx5-cx5", "hpcc-ns3"]):
-    o = sim("mixed/" + "+".join(mix), "--flows", "4", "--profiles", ",".join(mix),
-            "--duration-ms", "50", "--depth", "16", "--rtt-us", "10")
-    share = {}
-    for f in o["flows"]:
-        share[f["profile"]] = share.get(f["profile"], 0) + f["goodput_second_half_gbps"]
-    tot = sum(share.values())
-    rows.append([" + ".join(mix) if len(mix) > 1 else "all unified",
-                 ", ".join(f"{k} {v / tot * 100:.1f} %" for k, v in share.items()),
-                 " / ".join(f"{f['goodput_second_half_gbps']:.1f}" for f in o["flows"]),
-                 f"{o['jain_index']:.4f}", f"{tot:.1f}", f"{o['queue_mean_kb']:.1f}",
-                 f"{o['queue_p99_kb']:.1f}"])
-table(["fleet", "throughput share", "per-flow Gb/s (2nd half)", "Jain", "total Gb/s",
-       "queue mean KB", "queue p99 KB"], rows)
+# 4. Mixed fleet: half one generation, half another, vs all unified; profiles per sender host
+#    round robin. (a) four hosts with one QP each; (b) four hosts with two QPs each (8 flows):
+#    there shared-port's one-RP-per-port state differs from mlx5-cx5's per-QP state.
+FLEETS = {1: (["unified"], ["paper", "mlx5-cx5"], ["paper", "shared-port"],
+              ["mlx5-cx5", "hpcc-ns3"]),
+          2: (["unified"], ["paper", "mlx5-cx5"], ["paper", "shared-port"],
+              ["mlx5-cx5", "shared-port"], ["mlx5-cx5", "hpcc-ns3"])}
+for qps, title in ((1, "4a. Mixed fleet: 4 sender hosts x 1 QP (4 flows, 10 us RTT), 50 ms"),
+                   (2, "4b. Mixed fleet: 4 sender hosts x 2 QPs (8 flows, 10 us RTT), 50 ms")):
+    print(f"### {title}\n")
+    rows = []
+    for mix in FLEETS[qps]:
+        o = sim(f"mixed-{qps}qp/" + "+".join(mix), "--flows", str(4 * qps), "--qps", str(qps),
+                "--profiles", ",".join(mix), "--duration-ms", "50", "--depth", "16",
+                "--rtt-us", "10")
+        share = {}
+        for f in o["flows"]:
+            share[f["profile"]] = share.get(f["profile"], 0) + f["goodput_second_half_gbps"]
+        tot = sum(share.values())
+        rows.append([" + ".join(mix) if len(mix) > 1 else "all unified",
+                     ", ".join(f"{k} {v / tot * 100:.1f} %" for k, v in share.items()),
+                     " / ".join(f"{f['goodput_second_half_gbps']:.1f}" for f in o["flows"]),
+                     f"{o['jain_index']:.4f}", f"{tot:.1f}", f"{o['queue_mean_kb']:.1f}",
+                     f"{o['queue_p99_kb']:.1f}"])
+    table(["fleet", "throughput share", "per-flow Gb/s (2nd half)", "Jain", "total Gb/s",
+           "queue mean KB", "queue p99 KB"], rows)

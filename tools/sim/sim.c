@@ -87,7 +87,10 @@ struct qcc {
 	struct dcqcn_rp rp;
 	struct dcqcn_np np;
 	struct cc_pacer pacer;
+	struct qcc *rpq; /* whose rp and pacer this QP uses: itself, or its host's first QP's
+	                  * (rp_scope port/dst: one RP and one paced rate per sender host) */
 	uint32_t flow;
+	uint64_t cnps; /* CNPs this QP received (its RP may be shared) */
 };
 
 struct host {
@@ -533,7 +536,7 @@ static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t le
 	if (h->sim->fabric) {
 		uint32_t qi = rfw_qp_num(qp) - rfw_qp_num(h->qp[0]);
 		/* The receiver's QP i answers sender i; a sender talks to the receiver. */
-		uint32_t peer = h->requester ? h->sim->rx_host : qi;
+		uint32_t peer = h->requester ? h->sim->rx_host : qi / h->sim->cfg->qps;
 
 		sp.dst_mac[5] = (uint8_t)(1 + peer);
 		rfw_ip4_to_mapped(sp.dst_ip, 0x0a000001u + peer);
@@ -561,7 +564,7 @@ static const struct rfw_io_ops host_ops = {.tx_alloc = host_tx_alloc, .tx_send =
  */
 static void qcc_on_tx(void *cc, uint64_t now_ns, uint32_t bytes)
 {
-	struct qcc *q = cc;
+	struct qcc *q = ((struct qcc *)cc)->rpq;
 	uint32_t flen = bytes + FRAME_HDR + RFW_ICRC_LEN;
 
 	/* Charge the packet at the rate in force when it leaves (timers due by now applied),
@@ -579,12 +582,15 @@ static bool qcc_np_on_ce(void *cc, uint64_t now_ns)
 
 static void qcc_rp_on_cnp(void *cc, uint64_t now_ns)
 {
-	dcqcn_rp_on_cnp(&((struct qcc *)cc)->rp, now_ns);
+	struct qcc *q = cc;
+
+	q->cnps++;
+	dcqcn_rp_on_cnp(&q->rpq->rp, now_ns);
 }
 
 static uint64_t qcc_rate_bps(void *cc, uint64_t now_ns)
 {
-	struct qcc *q = cc;
+	struct qcc *q = ((struct qcc *)cc)->rpq;
 
 	if (dcqcn_rp_next_deadline(&q->rp) <= now_ns)
 		dcqcn_rp_on_timer(&q->rp, now_ns);
@@ -599,7 +605,7 @@ static const struct rfw_cc_ops qcc_ops = {.on_tx = qcc_on_tx,
 /* When QP @i of @h may send its next packet (cc/pacer.h, no burst): now or later. */
 static uint64_t qp_paced_at(const struct host *h, uint32_t i)
 {
-	return h->cc ? h->cc[i].pacer.tat_ns : 0;
+	return h->cc ? h->cc[i].rpq->pacer.tat_ns : 0;
 }
 
 static void wl_poll(struct host *h);
@@ -1337,8 +1343,8 @@ const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
 			return "--csv/--plot need the switch topology (--flows or --incast)";
 		return NULL;
 	}
-	if (c->qps != 1)
-		return "--qps: the switch topology runs one QP per sender (--flows/--incast N)";
+	if ((c->flows ? c->flows : c->incast) % c->qps)
+		return "--qps: QPs per sender host must divide --flows/--incast";
 	if (!(c->kmin_kb < c->kmax_kb))
 		return "--kmin-kb must be below --kmax-kb";
 	if (c->kmax_kb * 1000.0 > (double)c->queue_bytes)
@@ -1498,21 +1504,32 @@ static void teardown(struct sim *s)
 		pcap_close(s->pcap);
 }
 
-/* Base RTT of flow @i: --rtt-us's list round robin, or the one value. */
+/* Base RTT of sender host @h: --rtt-us's list round robin, or the one value. */
+static double host_rtt_us(const struct rfw_sim_cfg *c, uint32_t h)
+{
+	return c->nrtt ? c->rtt_list[h % c->nrtt] : c->rtt_us;
+}
+
 static double flow_rtt_us(const struct rfw_sim_cfg *c, uint32_t i)
 {
-	return c->nrtt ? c->rtt_list[i % c->nrtt] : c->rtt_us;
+	return host_rtt_us(c, i / c->qps);
+}
+
+/* Profile and RTT belong to a sender host (its NIC); its --qps QPs all carry them. */
+static uint32_t host_profile(const struct rfw_sim_cfg *c, uint32_t h)
+{
+	return c->nprofiles ? c->profile[h % c->nprofiles] : DCQCN_PROFILE_UNIFIED;
 }
 
 static uint32_t flow_profile(const struct rfw_sim_cfg *c, uint32_t i)
 {
-	return c->nprofiles ? c->profile[i % c->nprofiles] : DCQCN_PROFILE_UNIFIED;
+	return host_profile(c, i / c->qps);
 }
 
-/* The sender-side cc state of flow @i (its host's only QP). */
-static struct qcc *flow_rp(struct sim *s, uint32_t i)
+/* The sender-side cc state of flow @i: QP i % qps of sender host i / qps. */
+static struct qcc *flow_cc(struct sim *s, uint32_t i)
 {
-	return &s->host[i].cc[0];
+	return &s->host[i / s->cfg->qps].cc[i % s->cfg->qps];
 }
 
 /* One row of the time series: every flow's rate, delivered and verified bytes, CNPs; queue. */
@@ -1547,14 +1564,14 @@ static void take_sample(struct sim *s)
 		s->capsamp = nc;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct qcc *q = flow_rp(s, i);
+		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
 
 		if (dcqcn_rp_next_deadline(&q->rp) <= s->now)
 			dcqcn_rp_on_timer(&q->rp, s->now);
 		s->ts_rate[(size_t)k * n + i] = (double)dcqcn_rp_rate_kbps(&q->rp) / 1e6;
 		s->ts_rx[(size_t)k * n + i] = s->wl[i].rx_payload;
 		s->ts_ver[(size_t)k * n + i] = s->wl[i].bytes_verified;
-		s->ts_cnp[(size_t)k * n + i] = q->rp.cnt[DCQCN_RP_CNT_rp_cnp_handled];
+		s->ts_cnp[(size_t)k * n + i] = fq->cnps;
 	}
 	s->ts_t[k] = s->now;
 	s->ts_q[k] = s->link[s->bn_link].qbytes;
@@ -1593,7 +1610,7 @@ static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 	for (uint32_t i = 0; i < n; i++) {
 		struct rfw_sim_flow *f = &res->flow[i];
 		struct wl_qp *w = &s->wl[i];
-		struct qcc *q = flow_rp(s, i);
+		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
 		const struct qcc *np = &s->host[s->rx_host].cc[i];
 		uint64_t stop = c->incast && w->done_ns ? w->done_ns : end;
 		uint64_t v0 = s->ts_ver[(size_t)half * n + i], v1 = s->ts_ver[(size_t)last * n + i];
@@ -1611,7 +1628,7 @@ static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 		    end > s->ts_t[half] ? (double)(v1 - v0) * 8.0 / (double)(end - s->ts_t[half])
 		                        : 0;
 		f->final_rate_gbps = s->ts_rate[(size_t)last * n + i];
-		f->cnps_received = q->rp.cnt[DCQCN_RP_CNT_rp_cnp_handled];
+		f->cnps_received = fq->cnps;
 		f->rate_cuts = q->rp.cnt[DCQCN_RP_CNT_rp_rate_cuts];
 		f->cnps_sent = np->np.cnt[DCQCN_NP_CNT_np_cnp_sent];
 		f->ce_marked_received = np->np.cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets];
@@ -1742,7 +1759,7 @@ static int write_plot(const struct sim *s, const char *dir)
 static int setup_fabric(struct sim *s)
 {
 	const struct rfw_sim_cfg *c = s->cfg;
-	uint32_t n = s->nflows, nh = n + 1;
+	uint32_t n = s->nflows, ns = s->rx_host, nh = ns + 1, k = c->qps;
 	uint32_t line_mbps = (uint32_t)llround(c->rate_gbps * 1000.0);
 	char msg[160];
 	int rc;
@@ -1762,9 +1779,9 @@ static int setup_fabric(struct sim *s)
 		}
 	}
 	/*
-	 * Links 0..n: host i -> switch; links nh + i: switch port -> host i. The propagation delay
-	 * of flow i's base RTT sits on the sender's two links; the receiver's are 0, so the flows
-	 * share the bottleneck port (nh + n) and differ only in their own RTT.
+	 * Links 0..ns: host i -> switch; links nh + i: switch port -> host i. The propagation delay
+	 * of a sender's base RTT sits on its two links; the receiver's are 0, so the flows share
+	 * the bottleneck port (nh + ns) and differ only in their own RTT.
 	 */
 	for (uint32_t i = 0; i < 2 * nh; i++) {
 		struct link *l = &s->link[i];
@@ -1773,13 +1790,13 @@ static int setup_fabric(struct sim *s)
 		l->from = i < nh ? (int)i : -1;
 		l->to = i < nh ? -1 : (int)hi;
 		l->red = i >= nh && c->pmax > 0;
-		l->delay_ns = hi == s->rx_host ? 0 : (uint64_t)llround(flow_rtt_us(c, hi) * 500.0);
+		l->delay_ns = hi == s->rx_host ? 0 : (uint64_t)llround(host_rtt_us(c, hi) * 500.0);
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		rc = setup_host(s, (int)i, 1, true);
+	for (uint32_t i = 0; i < ns; i++) {
+		rc = setup_host(s, (int)i, k, true);
 		if (rc)
 			return rc;
-		s->host[i].wl_first = i;
+		s->host[i].wl_first = i * k;
 	}
 	rc = setup_host(s, (int)s->rx_host, n, false);
 	if (rc)
@@ -1791,16 +1808,19 @@ static int setup_fabric(struct sim *s)
 		if (h->cc == NULL)
 			return -ENOMEM;
 		for (uint32_t q = 0; q < h->nqp; q++) {
-			uint32_t flow = h->requester ? i : q;
+			uint32_t flow = h->requester ? i * k + q : q;
 			const struct dcqcn_prof *pr = &s->prof[flow_profile(c, flow)];
 
 			/* Both ends of a flow run its profile: the RP at the sender, the NP (its
-			 * np_min_time_between_cnps) at the receiver. One QP per sender host, so
-			 * rp_scope port or dst is the QP's own state here. */
+			 * np_min_time_between_cnps) at the receiver. rp_scope port or dst (one
+			 * receiver: the same here) makes a sender's QPs share its first QP's RP and
+			 * pacer, as a NIC with per-port congestion state does. */
 			dcqcn_rp_init(&h->cc[q].rp, pr);
 			dcqcn_np_init(&h->cc[q].np, pr);
 			cc_pacer_init(&h->cc[q].pacer, 0);
 			h->cc[q].flow = flow;
+			h->cc[q].rpq =
+			    h->requester && pr->scope != DCQCN_SCOPE_QP ? &h->cc[0] : &h->cc[q];
 			rfw_qp_set_cc(h->qp[q], &qcc_ops, &h->cc[q]);
 		}
 	}
@@ -1827,8 +1847,8 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 	s.rng = cfg->seed;
 	s.fabric = cfg->flows || cfg->incast;
 	s.nflows = cfg->flows ? cfg->flows : cfg->incast;
-	s.rx_host = s.fabric ? s.nflows : 1;
-	s.nhosts = s.fabric ? s.nflows + 1 : 2;
+	s.rx_host = s.fabric ? s.nflows / cfg->qps : 1;
+	s.nhosts = s.rx_host + 1;
 	s.nlinks = s.fabric ? 2 * s.nhosts : 2;
 	s.bn_link = s.nhosts + s.rx_host;
 	nwl = s.fabric ? s.nflows : cfg->qps;
@@ -1874,9 +1894,9 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_ATOMIC;
 
 		w->i = q;
-		w->ha = s.fabric ? &s.host[q] : &s.host[0];
+		w->ha = s.fabric ? &s.host[q / cfg->qps] : &s.host[0];
 		w->hb = &s.host[s.rx_host];
-		w->aqp = s.fabric ? w->ha->qp[0] : w->ha->qp[q];
+		w->aqp = s.fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
 		w->bqp = w->hb->qp[q];
 		if (connect_qp(&s, w->aqp, w->bqp) || connect_qp(&s, w->bqp, w->aqp)) {
 			rc = -EINVAL;
