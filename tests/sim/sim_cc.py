@@ -15,7 +15,7 @@
   names shared-port, mlx5-cx5 deviates);
 - per-flow RTT and profiles round robin, determinism, CSV and PNG output, bad option values.
 
-usage: sim_cc.py SIM_EXE REPLAY_EXE
+usage: sim_cc.py SIM_EXE REPLAY_EXE [SCENARIO_DIR]
 """
 import json
 import os
@@ -26,6 +26,7 @@ import sys
 import tempfile
 
 SIM, REPLAY = sys.argv[1], sys.argv[2]
+SCEN = sys.argv[3] if len(sys.argv) > 3 else None
 fails = 0
 
 
@@ -105,6 +106,17 @@ for f in flows:
     check(f.get("cnps_received", 0) > 0 and f.get("rate_cuts", 0) > 0, f"no reaction: {f}")
     check(f.get("cnps_sent", 0) >= f.get("cnps_received", 0) > 0, f"CNPs lost? {f}")
 check(o.get("convergence_time_ms") is not None, "did not converge")
+done_when = o
+
+# 1b. The same scenario from its INI file (the new options by their INI names) runs the same.
+if SCEN:
+    o = sim_json("--config", os.path.join(SCEN, "two-flows-unified.ini"))
+    check(o.get("jain_index") == done_when.get("jain_index") and
+          o.get("queue_mean_kb") == done_when.get("queue_mean_kb"),
+          f"INI run differs: {o.get('jain_index')} vs {done_when.get('jain_index')}")
+    o = sim_json("--config", os.path.join(SCEN, "mixed-fleet.ini"), "--duration-ms", "5")
+    check([f.get("profile") for f in o.get("flows", [])] == ["paper", "mlx5-cx5"] * 2,
+          f"mixed-fleet.ini profiles: {[f.get('profile') for f in o.get('flows', [])]}")
 
 # 2. Marking off: no CNP, no cut; the 2:1 overload fills the 1 MiB buffer and drops.
 o = sim_json("--flows", "2", "--pmax", "0", "--duration-ms", "5", "--timeout", "8",
@@ -254,7 +266,8 @@ for args, name in [(["--flows", "2", "--profile", "nope"], "--profile"),
                    (["--flows", "999"], "--flows"),
                    (["--flows", "2", "--incast", "2"], "--incast"),
                    (["--profile", "paper"], "--profile"),
-                   (["--flows", "3", "--qps", "2"], "--qps")]:
+                   (["--flows", "3", "--qps", "2"], "--qps"),
+                   (["--flows", "2", "--bench"], "--bench")]:
     rc, out, err = run(SIM, *args)
     check(rc == 2 and name in err, f"{args}: exit {rc}, stderr {err!r}")
 

@@ -302,6 +302,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-sim: %s\n", err);
 		return 2;
 	}
+	if (do_bench && (cfg.flows || cfg.incast)) {
+		fprintf(stderr,
+		        "rocefw-sim: --bench runs the two-host model: no --flows/--incast\n");
+		return 2;
+	}
 	if (do_bench)
 		return bench(&cfg, json);
 	rc = rfw_sim_run(&cfg, &res);
