@@ -1532,10 +1532,43 @@ static struct qcc *flow_cc(struct sim *s, uint32_t i)
 	return &s->host[i / s->cfg->qps].cc[i % s->cfg->qps];
 }
 
+/* Most time-series entries per array (rows x flows) before the series is thinned. */
+#define TS_MAX_ENTRIES (1u << 22)
+
+/*
+ * Keep memory bounded on long runs (an incast that takes seconds, a 1 us --sample-us): drop
+ * every other row and double the interval. The per-flow columns are cumulative or
+ * instantaneous, so the kept rows stay exact; the queue peak keeps the max of the pair.
+ */
+static void thin_samples(struct sim *s)
+{
+	uint32_t n = s->nflows, k = 0;
+
+	for (uint32_t j = 0; j < s->nsamp; j += 2, k++) {
+		uint64_t qm = s->ts_qmax[j];
+
+		if (j > 0 && s->ts_qmax[j - 1] > qm)
+			qm = s->ts_qmax[j - 1];
+		memmove(&s->ts_rate[(size_t)k * n], &s->ts_rate[(size_t)j * n], n * sizeof(double));
+		memmove(&s->ts_rx[(size_t)k * n], &s->ts_rx[(size_t)j * n], n * sizeof(uint64_t));
+		memmove(&s->ts_ver[(size_t)k * n], &s->ts_ver[(size_t)j * n], n * sizeof(uint64_t));
+		memmove(&s->ts_cnp[(size_t)k * n], &s->ts_cnp[(size_t)j * n], n * sizeof(uint64_t));
+		s->ts_t[k] = s->ts_t[j];
+		s->ts_q[k] = s->ts_q[j];
+		s->ts_qmax[k] = qm;
+	}
+	s->nsamp = k;
+	s->sample_ns *= 2;
+}
+
 /* One row of the time series: every flow's rate, delivered and verified bytes, CNPs; queue. */
 static void take_sample(struct sim *s)
 {
-	uint32_t n = s->nflows, k = s->nsamp;
+	uint32_t n = s->nflows, k;
+
+	if ((uint64_t)(s->nsamp + 1) * n > TS_MAX_ENTRIES && s->nsamp > 2)
+		thin_samples(s);
+	k = s->nsamp;
 
 	if (k == s->capsamp) {
 		uint32_t nc = s->capsamp ? 2 * s->capsamp : 1024;
