@@ -19,17 +19,23 @@
 static void usage(FILE *o)
 {
 	fprintf(
-	    o, "usage: rocefw-sim [options]\n"
-	       "  workload:  --op write|read|send|atomic|mix  --size BYTES  --messages N  --qps N\n"
-	       "             --depth N (outstanding per QP)  --mtu 256|512|1024|2048|4096\n"
-	       "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
-	       "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
-	       "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
-	       "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
-	       "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
-	       "             --max-unacked-psns N\n"
-	       "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
-	       "             --pcap FILE  --json  --bench  --version  --help\n");
+	    o,
+	    "usage: rocefw-sim [options]\n"
+	    "  workload:  --op write|read|send|atomic|mix  --size BYTES  --messages N  --qps N\n"
+	    "             --depth N (outstanding per QP)  --mtu 256|512|1024|2048|4096\n"
+	    "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
+	    "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
+	    "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
+	    "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
+	    "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
+	    "             --max-unacked-psns N\n"
+	    "  switch:    --flows N (backlogged senders) | --incast N (senders of --messages)\n"
+	    "             --profile P | --profiles P1,P2,...  --rtt-us U1,U2,... (per flow)\n"
+	    "             --kmin-kb K  --kmax-kb K  --pmax P  --duration-ms T  --start-gap-us U\n"
+	    "             --sample-us U  --csv DIR  --plot DIR\n"
+	    "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
+	    "             --pcap FILE  --pcap-point tx|sender|receiver|switch\n"
+	    "             --json  --bench  --version  --help\n");
 }
 
 static const char *const value_opts[] = {
@@ -61,6 +67,19 @@ static const char *const value_opts[] = {
     "queue-bytes",
     "time-limit-ms",
     "ce",
+    "flows",
+    "incast",
+    "profile",
+    "profiles",
+    "kmin-kb",
+    "kmax-kb",
+    "pmax",
+    "duration-ms",
+    "sample-us",
+    "start-gap-us",
+    "pcap-point",
+    "csv",
+    "plot",
 };
 #define N_VALUE_OPTS (sizeof(value_opts) / sizeof(value_opts[0]))
 
@@ -100,6 +119,36 @@ static void print_human(const struct rfw_sim_cfg *c, const struct rfw_sim_result
 	       (unsigned long long)r->queue_drops);
 	printf("  simulator         %.3f s wall, %.0f simulated packets/s\n", r->wall_s,
 	       r->wall_s > 0 ? (double)r->frames_sent / r->wall_s : 0);
+}
+
+/* The switch topology's per-flow table and fairness / queue figures. */
+static void print_flows(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
+{
+	printf("  %-4s %-12s %9s %10s %10s %8s %8s %12s\n", "flow", "profile", "rtt_us", "goodput",
+	       "2nd_half", "cnps", "cuts", c->incast ? "done_us" : "final_rate");
+	for (uint32_t i = 0; i < r->nflows; i++) {
+		const struct rfw_sim_flow *f = &r->flow[i];
+
+		double last =
+		    c->incast
+		        ? (f->completion_ns ? (double)(f->completion_ns - f->start_ns) / 1e3 : -1)
+		        : f->final_rate_gbps;
+
+		printf("  %-4u %-12s %9.1f %10.3f %10.3f %8llu %8llu %12.3f\n", i,
+		       dcqcn_profile_name((enum dcqcn_profile)f->profile), f->rtt_us,
+		       f->goodput_gbps, f->goodput_second_half_gbps,
+		       (unsigned long long)f->cnps_received, (unsigned long long)f->rate_cuts,
+		       last);
+	}
+	if (r->convergence_time_ms < 0)
+		printf("  fairness          Jain %.4f over the second half; did not converge\n",
+		       r->jain_index);
+	else
+		printf(
+		    "  fairness          Jain %.4f over the second half; converged after %.3f ms\n",
+		    r->jain_index, r->convergence_time_ms);
+	printf("  bottleneck queue  mean %.1f KB, p99 %.1f KB, peak %.1f KB (Kmin %g, Kmax %g)\n",
+	       r->queue_mean_kb, r->queue_p99_kb, r->queue_peak_kb, c->kmin_kb, c->kmax_kb);
 }
 
 /*
@@ -253,6 +302,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-sim: %s\n", err);
 		return 2;
 	}
+	if (do_bench && (cfg.flows || cfg.incast)) {
+		fprintf(stderr,
+		        "rocefw-sim: --bench runs the two-host model: no --flows/--incast\n");
+		return 2;
+	}
 	if (do_bench)
 		return bench(&cfg, json);
 	rc = rfw_sim_run(&cfg, &res);
@@ -268,6 +322,8 @@ int main(int argc, char **argv)
 		json_decref(o);
 	} else {
 		print_human(&cfg, &res);
+		if (cfg.flows || cfg.incast)
+			print_flows(&cfg, &res);
 	}
 	return res.completed ? 0 : 1;
 }

@@ -12,6 +12,9 @@
 
 #include <pcap/pcap.h>
 
+#include "cc/dcqcn.h"
+#include "cc/dcqcn_params.h"
+#include "cc/pacer.h"
 #include "dataplane/frame.h"
 
 #define FRAME_HDR  (RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN)
@@ -19,6 +22,8 @@
 #define WIRE_EXTRA 24 /* preamble 8, FCS 4, inter-frame gap 12 */
 #define TX_WINDOW  2  /* frames a host keeps queued on its egress link */
 #define MAX_QPS    256
+#define NPRIO      8   /* output queues per port, strict priority (802.1p from DSCP >> 3) */
+#define QHIST_BIN  256 /* bytes per bin of the queue-length histogram */
 
 /* ---- RNG (splitmix64: small, fast, fully specified, so runs are reproducible) ---- */
 
@@ -41,18 +46,19 @@ static double rng_unit(uint64_t *s)
 struct frame {
 	struct frame *next;
 	uint32_t len;
+	uint8_t prio;
 	uint8_t data[FRAME_MAX];
 };
 
 /* ---- events: a binary heap ordered by (time, sequence) ---- */
 
-enum ev_type { EV_TX_DONE, EV_ARRIVE, EV_TIMER };
+enum ev_type { EV_TX_DONE, EV_ARRIVE, EV_TIMER, EV_SAMPLE, EV_KICK };
 
 struct event {
 	uint64_t t;
 	uint64_t seq;
 	uint8_t type;
-	uint8_t idx; /* link or host */
+	uint32_t idx; /* link or host */
 	uint32_t gen;
 	struct frame *f;
 };
@@ -61,18 +67,31 @@ struct sim;
 
 struct link {
 	struct sim *sim;
-	int idx, to;
+	int idx, to, from; /* to / from: a host index, or -1 for the switch */
 	double ns_per_byte;
 	uint64_t free_ps; /* when the wire is free, in picoseconds: no rounding drift */
 	uint64_t delay_ns;
-	struct frame **q;
-	uint32_t qcap, qhead, qlen;
+	struct frame *qh[NPRIO], *qt[NPRIO]; /* FIFO per priority, linked through frame.next */
+	uint64_t pbytes[NPRIO];
+	uint32_t qcap, qlen;
 	uint64_t qbytes;
+	bool red; /* a switch port: RED/ECN marking at enqueue */
 	bool busy;
 	uint64_t burst_until; /* a loss burst drops every frame leaving before this (ns) */
 };
 
 struct wl_qp; /* workload state of one QP pair */
+
+/* The congestion control of one QP: cc/'s RP and NP behind the transport's rfw_cc_ops. */
+struct qcc {
+	struct dcqcn_rp rp;
+	struct dcqcn_np np;
+	struct cc_pacer pacer;
+	struct qcc *rpq; /* whose rp and pacer this QP uses: itself, or its host's first QP's
+	                  * (rp_scope port/dst: one RP and one paced rate per sender host) */
+	uint32_t flow;
+	uint64_t cnps; /* CNPs this QP received (its RP may be shared) */
+};
 
 struct host {
 	struct sim *sim;
@@ -87,6 +106,9 @@ struct host {
 	struct rfw_frame_spec spec;
 	uint64_t timer_at;
 	uint32_t timer_gen;
+	bool requester;    /* posts the workload (the two-host model's A, the senders) */
+	uint32_t wl_first; /* workload index of qp[0] */
+	struct qcc *cc;    /* per QP, switch topology only */
 };
 
 struct wl_qp {
@@ -103,6 +125,9 @@ struct wl_qp {
 	uint64_t sends_posted, atomics_posted, atomics_completed;
 	uint64_t quota, posted, completed, recv_seq;
 	bool dead;
+	struct host *ha, *hb; /* requester and responder host */
+	struct rfw_qp *aqp, *bqp;
+	uint64_t start_ns, bytes_verified, rx_payload, done_ns;
 };
 
 struct sim {
@@ -115,8 +140,28 @@ struct sim {
 	struct frame *free_frames;
 	struct frame **all_chunks;
 	size_t nchunks;
-	struct link link[2];
-	struct host host[2];
+	struct link *link;
+	struct host *host;
+	uint32_t nlinks, nhosts;
+	/* switch topology */
+	bool fabric;
+	uint32_t nflows, rx_host, bn_link; /* the receiver, its switch port (the bottleneck) */
+	struct dcqcn_prof prof[DCQCN_PROFILE__COUNT];
+	uint64_t end_ns, sample_ns;
+	/* bottleneck queue: time-weighted integral and histogram */
+	uint64_t q_last_ns, q_peak, q_max_sample;
+	double q_integral;
+	uint64_t *q_hist;
+	uint32_t q_nbins;
+	/* time series, one row per sample: per flow rate, delivered bytes, CNPs; queue */
+	uint32_t nsamp, capsamp;
+	double *ts_rate;   /* [nsamp][nflows] Gb/s */
+	uint64_t *ts_rx;   /* [nsamp][nflows] cumulative payload bytes at the receiver */
+	uint64_t *ts_ver;  /* [nsamp][nflows] cumulative bytes verified (completions) */
+	uint64_t *ts_cnp;  /* [nsamp][nflows] cumulative CNPs at the sender */
+	uint64_t *ts_t;    /* [nsamp] time of the sample, ns */
+	uint64_t *ts_q;    /* [nsamp] queue bytes at the sample */
+	uint64_t *ts_qmax; /* [nsamp] queue peak since the previous sample */
 	struct wl_qp *wl;
 	pcap_t *pcap;
 	pcap_dumper_t *dumper;
@@ -125,7 +170,7 @@ struct sim {
 	int oom;
 };
 
-static int ev_push(struct sim *s, uint64_t t, enum ev_type type, uint8_t idx, uint32_t gen,
+static int ev_push(struct sim *s, uint64_t t, enum ev_type type, uint32_t idx, uint32_t gen,
                    struct frame *f)
 {
 	struct event e = {
@@ -223,28 +268,99 @@ static void frame_put(struct sim *s, struct frame *f)
 
 /* ---- links ---- */
 
+/* Whether --pcap-point wants frames leaving over @l (at the start of their transmission). */
+static bool pcap_on_tx(const struct sim *s, const struct link *l)
+{
+	switch (s->cfg->pcap_point) {
+	case RFW_SIM_PCAP_TX:
+		return l->from >= 0;
+	case RFW_SIM_PCAP_SENDER:
+		return l->from >= 0 && s->host[l->from].requester;
+	case RFW_SIM_PCAP_RECEIVER:
+		return l->from >= 0 && !s->host[l->from].requester;
+	case RFW_SIM_PCAP_SWITCH:
+		return l->from < 0;
+	}
+	return false;
+}
+
+/* Whether --pcap-point wants frames arriving over @l (a NIC's capture sees both ways). */
+static bool pcap_on_rx(const struct sim *s, const struct link *l)
+{
+	if (l->to < 0)
+		return false;
+	if (s->cfg->pcap_point == RFW_SIM_PCAP_SENDER)
+		return s->host[l->to].requester;
+	if (s->cfg->pcap_point == RFW_SIM_PCAP_RECEIVER)
+		return !s->host[l->to].requester;
+	return false;
+}
+
+static void pcap_frame(struct sim *s, const struct frame *f)
+{
+	struct pcap_pkthdr h = {0};
+
+	h.ts.tv_sec = (time_t)(s->now / 1000000000ull);
+	h.ts.tv_usec = (suseconds_t)(s->now % 1000000000ull); /* nanosecond pcap */
+	h.caplen = h.len = f->len;
+	pcap_dump((u_char *)s->dumper, &h, f->data);
+}
+
+/*
+ * The bottleneck queue's statistics are time weighted: before every change of its length the
+ * time spent at the old length is added to the integral (mean) and to the histogram (p99), so
+ * they do not depend on when anyone looks.
+ */
+static void q_account(struct sim *s, const struct link *l)
+{
+	uint64_t dt;
+	uint32_t b;
+
+	if (!s->fabric || (uint32_t)l->idx != s->bn_link)
+		return;
+	dt = s->now - s->q_last_ns;
+	s->q_last_ns = s->now;
+	s->q_integral += (double)dt * (double)l->qbytes;
+	b = (uint32_t)(l->qbytes / QHIST_BIN);
+	if (b >= s->q_nbins)
+		b = s->q_nbins - 1;
+	s->q_hist[b] += dt;
+}
+
+static void q_note_peak(struct sim *s, const struct link *l)
+{
+	if (!s->fabric || (uint32_t)l->idx != s->bn_link)
+		return;
+	if (l->qbytes > s->q_peak)
+		s->q_peak = l->qbytes;
+	if (l->qbytes > s->q_max_sample)
+		s->q_max_sample = l->qbytes;
+}
+
 static void link_start(struct link *l)
 {
 	struct sim *s = l->sim;
 	struct frame *f;
 	uint64_t start_ps, end_ns;
+	int p = NPRIO - 1;
 
 	if (l->busy || l->qlen == 0)
 		return;
-	f = l->q[l->qhead];
-	l->qhead = (l->qhead + 1) % l->qcap;
+	/* Strict priority: the highest non-empty queue (CNPs ride np_cnp_prio above the data). */
+	while (l->qh[p] == NULL)
+		p--;
+	f = l->qh[p];
+	l->qh[p] = f->next;
+	if (l->qh[p] == NULL)
+		l->qt[p] = NULL;
+	q_account(s, l);
 	l->qlen--;
 	l->qbytes -= f->len;
+	l->pbytes[p] -= f->len;
 	l->busy = true;
 	s->res->frames_sent++;
-	if (s->dumper) {
-		struct pcap_pkthdr h = {0};
-
-		h.ts.tv_sec = (time_t)(s->now / 1000000000ull);
-		h.ts.tv_usec = (suseconds_t)(s->now % 1000000000ull); /* nanosecond pcap */
-		h.caplen = h.len = f->len;
-		pcap_dump((u_char *)s->dumper, &h, f->data);
-	}
+	if (s->dumper && pcap_on_tx(s, l))
+		pcap_frame(s, f);
 	/* Serialisation in picoseconds, carried from frame to frame so back-to-back frames
 	 * take exactly their share of the line rate; the event fires at the next whole ns. */
 	start_ps = s->now * 1000 > l->free_ps ? s->now * 1000 : l->free_ps;
@@ -252,19 +368,56 @@ static void link_start(struct link *l)
 	end_ns = (l->free_ps + 999) / 1000;
 	if (end_ns <= s->now)
 		end_ns = s->now + 1;
-	ev_push(s, end_ns, EV_TX_DONE, (uint8_t)l->idx, 0, f);
+	ev_push(s, end_ns, EV_TX_DONE, (uint32_t)l->idx, 0, f);
+}
+
+static void mark_ce(struct sim *s, struct frame *f);
+
+/*
+ * RED marking probability of a switch queue holding @q bytes (DCQCN SIGCOMM'15 §3.1, the CP):
+ * 0 up to Kmin, rising linearly to Pmax at Kmax, 1 above Kmax.
+ */
+static double red_p(const struct rfw_sim_cfg *c, uint64_t q)
+{
+	double kmin = c->kmin_kb * 1000.0, kmax = c->kmax_kb * 1000.0, qb = (double)q;
+
+	if (qb <= kmin)
+		return 0;
+	if (qb > kmax)
+		return 1;
+	return c->pmax * (qb - kmin) / (kmax - kmin);
 }
 
 static void link_enqueue(struct link *l, struct frame *f)
 {
-	if (l->qlen == l->qcap || l->qbytes + f->len > l->sim->cfg->queue_bytes) {
-		l->sim->res->queue_drops++;
-		frame_put(l->sim, f);
+	struct sim *s = l->sim;
+	/* DSCP >> 3 picks the queue (DSCP 48 of a CNP: 6; data at DSCP 0: 0). */
+	uint8_t p = (uint8_t)(f->data[RFW_ETH_HLEN + 1] >> 5);
+
+	if (l->qlen == l->qcap || l->qbytes + f->len > s->cfg->queue_bytes) {
+		s->res->queue_drops++;
+		frame_put(s, f);
 		return;
 	}
-	l->q[(l->qhead + l->qlen) % l->qcap] = f;
+	/* Marking on the queue the frame joins, as seen on arrival (the paper's CP). */
+	if (l->red) {
+		double pr = red_p(s->cfg, l->pbytes[p]);
+
+		if (pr > 0 && (pr >= 1 || rng_unit(&s->rng) < pr))
+			mark_ce(s, f);
+	}
+	f->prio = p;
+	f->next = NULL;
+	if (l->qt[p])
+		l->qt[p]->next = f;
+	else
+		l->qh[p] = f;
+	l->qt[p] = f;
+	q_account(s, l);
 	l->qlen++;
 	l->qbytes += f->len;
+	l->pbytes[p] += f->len;
+	q_note_peak(s, l);
 	link_start(l);
 }
 
@@ -282,6 +435,8 @@ static void mark_ce(struct sim *s, struct frame *f)
 	if ((ip[1] & 3) == RFW_ECN_NOT_ECT || (ip[1] & 3) == RFW_ECN_CE)
 		return;
 	ip[1] |= RFW_ECN_CE;
+	if (s->fabric)
+		s->res->switch_ce_marked++;
 	ip[10] = ip[11] = 0;
 	for (int i = 0; i < RFW_IPV4_HLEN; i += 2)
 		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
@@ -340,14 +495,15 @@ static void link_tx_done(struct link *l, struct frame *f)
 			if (d) {
 				d->len = f->len;
 				memcpy(d->data, f->data, f->len);
-				ev_push(s, arrive + 1, EV_ARRIVE, (uint8_t)l->idx, 0, d);
+				ev_push(s, arrive + 1, EV_ARRIVE, (uint32_t)l->idx, 0, d);
 				s->res->frames_duplicated++;
 			}
 		}
-		ev_push(s, arrive, EV_ARRIVE, (uint8_t)l->idx, 0, f);
+		ev_push(s, arrive, EV_ARRIVE, (uint32_t)l->idx, 0, f);
 	}
 	link_start(l);
-	host_service(&s->host[l->idx]); /* the sender may send more */
+	if (l->from >= 0)
+		host_service(&s->host[l->from]); /* the sender may send more */
 }
 
 /* ---- hosts: the seam to transport ---- */
@@ -374,10 +530,21 @@ static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t le
 	struct rfw_frame_spec sp = h->spec;
 	int off;
 
-	(void)buf;
 	h->stage = NULL;
 	/* UDP source port from the QP number, as rxe does (flow entropy per QP). */
 	sp.udp_sport = (uint16_t)(0xc000 | (rfw_qp_num(qp) & 0x3fff));
+	if (h->sim->fabric) {
+		uint32_t qi = rfw_qp_num(qp) - rfw_qp_num(h->qp[0]);
+		/* The receiver's QP i answers sender i; a sender talks to the receiver. */
+		uint32_t peer = h->requester ? h->sim->rx_host : qi / h->sim->cfg->qps;
+
+		sp.dst_mac[5] = (uint8_t)(1 + peer);
+		rfw_ip4_to_mapped(sp.dst_ip, 0x0a000001u + peer);
+		/* A CNP goes out at the profile's np_cnp_dscp, not ECN-capable (it must not be
+		 * marked itself), so the switch queues it at its priority. */
+		if (len >= 1 && buf[0] == RFW_OP_CNP && h->cc)
+			sp.tos = (uint8_t)(dcqcn_np_cnp_dscp(&h->cc[qi].np) << 2);
+	}
 	off = rfw_frame_build_hdrs(f->data, FRAME_MAX, &sp, len);
 	if (off != FRAME_HDR) {
 		frame_put(h->sim, f);
@@ -388,6 +555,58 @@ static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t le
 }
 
 static const struct rfw_io_ops host_ops = {.tx_alloc = host_tx_alloc, .tx_send = host_tx_send};
+
+/*
+ * The transport's congestion-control hook, backed by cc/. Bytes are accounted as the Ethernet
+ * frame the packet becomes (IB part + Ethernet/IPv4/UDP headers + ICRC): the pacer then spaces
+ * frames exactly as a capture measures them, and the byte counter counts what rocefw-replay cc's
+ * model counts, so a capture of this sender can be checked against its profile.
+ */
+static void qcc_on_tx(void *cc, uint64_t now_ns, uint32_t bytes)
+{
+	struct qcc *q = ((struct qcc *)cc)->rpq;
+	uint32_t flen = bytes + FRAME_HDR + RFW_ICRC_LEN;
+
+	/* Charge the packet at the rate in force when it leaves (timers due by now applied),
+	 * then feed the byte counter: the order cc/pacer.h and rocefw-replay cc assume. */
+	if (dcqcn_rp_next_deadline(&q->rp) <= now_ns)
+		dcqcn_rp_on_timer(&q->rp, now_ns);
+	cc_pacer_depart(&q->pacer, now_ns, flen, dcqcn_rp_rate_kbps(&q->rp));
+	dcqcn_rp_on_tx(&q->rp, flen, now_ns);
+}
+
+static bool qcc_np_on_ce(void *cc, uint64_t now_ns)
+{
+	return dcqcn_np_on_ce(&((struct qcc *)cc)->np, now_ns);
+}
+
+static void qcc_rp_on_cnp(void *cc, uint64_t now_ns)
+{
+	struct qcc *q = cc;
+
+	q->cnps++;
+	dcqcn_rp_on_cnp(&q->rpq->rp, now_ns);
+}
+
+static uint64_t qcc_rate_bps(void *cc, uint64_t now_ns)
+{
+	struct qcc *q = ((struct qcc *)cc)->rpq;
+
+	if (dcqcn_rp_next_deadline(&q->rp) <= now_ns)
+		dcqcn_rp_on_timer(&q->rp, now_ns);
+	return dcqcn_rp_rate_kbps(&q->rp) * 1000;
+}
+
+static const struct rfw_cc_ops qcc_ops = {.on_tx = qcc_on_tx,
+                                          .np_on_ce = qcc_np_on_ce,
+                                          .rp_on_cnp = qcc_rp_on_cnp,
+                                          .rate_bps = qcc_rate_bps};
+
+/* When QP @i of @h may send its next packet (cc/pacer.h, no burst): now or later. */
+static uint64_t qp_paced_at(const struct host *h, uint32_t i)
+{
+	return h->cc ? h->cc[i].rpq->pacer.tat_ns : 0;
+}
 
 static void wl_poll(struct host *h);
 
@@ -400,6 +619,15 @@ static void host_arm_timer(struct host *h)
 
 		if (q < d)
 			d = q;
+		/*
+		 * A paced QP with work waits for its departure time. The RP's own deadlines
+		 * (dcqcn_rp_next_deadline) need no event: every cc/ entry point first runs the work
+		 * due before its now_ns at the time it was due (cc/dcqcn.h), and the rate is only
+		 * read at a departure or a sample, which bring it up to date first.
+		 */
+		q = qp_paced_at(h, i);
+		if (q > h->sim->now && q < d && rfw_qp_has_work(h->qp[i], h->sim->now))
+			d = q;
 	}
 	if (d == UINT64_MAX || d == h->timer_at)
 		return;
@@ -407,7 +635,7 @@ static void host_arm_timer(struct host *h)
 		d = h->sim->now;
 	h->timer_at = d;
 	h->timer_gen++;
-	ev_push(h->sim, d, EV_TIMER, (uint8_t)h->idx, h->timer_gen, NULL);
+	ev_push(h->sim, d, EV_TIMER, (uint32_t)h->idx, h->timer_gen, NULL);
 }
 
 /*
@@ -425,7 +653,8 @@ static void host_service(struct host *h)
 		for (uint32_t k = 0; k < h->nqp; k++) {
 			struct rfw_qp *qp = h->qp[(h->rr + k) % h->nqp];
 
-			if (!rfw_qp_has_work(qp, h->sim->now))
+			if (qp_paced_at(h, (h->rr + k) % h->nqp) > h->sim->now ||
+			    !rfw_qp_has_work(qp, h->sim->now))
 				continue;
 			if (rfw_qp_tx_burst(qp, 1, h->sim->now)) {
 				h->rr = (h->rr + k + 1) % h->nqp;
@@ -468,6 +697,13 @@ static void host_rx(struct host *h, struct frame *f)
 	memcpy(rx.dst_ip, v.dst_ip, 16);
 	rx.udp_sport = v.udp_sport;
 	rx.rx_ts_ns = s->now;
+	if (s->fabric && !h->requester && pkt.op && (pkt.op->flags & RFW_OPF_PAYLOAD) &&
+	    (pkt.op->flags & RFW_OPF_REQUEST)) {
+		uint32_t qi = pkt.bth.dqpn - rfw_qp_num(h->qp[0]);
+
+		if (qi < h->nqp) /* goodput over time: payload reaching the receiver per flow */
+			s->wl[h->wl_first + qi].rx_payload += pkt.payload_len;
+	}
 	rfw_dev_rx(h->dev, &rx, s->now);
 	host_service(h);
 }
@@ -567,13 +803,15 @@ static int wl_post_recv(struct sim *s, struct wl_qp *w, uint64_t k)
 	struct rfw_recv_wr wr = {.wr_id = k, .sg_list = &sge, .num_sge = 1};
 	struct rfw_recv_wr *bad;
 
-	return rfw_post_recv(s->host[1].qp[w->i], &wr, &bad, s->now);
+	return rfw_post_recv(w->bqp, &wr, &bad, s->now);
 }
 
 static void wl_post(struct sim *s, struct wl_qp *w)
 {
 	const struct rfw_sim_cfg *c = s->cfg;
 
+	if (s->now < w->start_ns)
+		return; /* --start-gap-us: not started yet (an EV_KICK starts it) */
 	while (!w->dead && w->posted < w->quota && w->posted - w->completed < c->depth) {
 		uint64_t seq = w->posted;
 		enum rfw_sim_op op = op_for(s, w, seq);
@@ -614,7 +852,7 @@ static void wl_post(struct sim *s, struct wl_qp *w)
 			w->aidx_of[seq % c->depth] = w->atomics_posted++;
 			break;
 		}
-		if (rfw_post_send(s->host[0].qp[w->i], &wr, &bad, s->now)) {
+		if (rfw_post_send(w->aqp, &wr, &bad, s->now)) {
 			note_error(s, "post_send failed", w->i, -1);
 			w->dead = true;
 			return;
@@ -625,9 +863,9 @@ static void wl_post(struct sim *s, struct wl_qp *w)
 }
 
 /* A requester completion: in order per QP, exactly once, with the right bytes. */
-static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
+static void wl_send_done(struct sim *s, struct host *h, const struct rfw_wc *wc)
 {
-	struct wl_qp *w = &s->wl[wc->qp_num - rfw_qp_num(s->host[0].qp[0])];
+	struct wl_qp *w = &s->wl[h->wl_first + wc->qp_num - rfw_qp_num(h->qp[0])];
 	const struct rfw_sim_cfg *c = s->cfg;
 	uint64_t seq = wc->wr_id;
 	enum rfw_sim_op op;
@@ -674,8 +912,10 @@ static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
 	}
 	}
 	if (ok) {
-		if (op != RFW_SIM_SEND)
+		if (op != RFW_SIM_SEND) {
 			s->res->bytes_verified += msg_bytes(s, op);
+			w->bytes_verified += msg_bytes(s, op);
+		}
 	} else {
 		s->res->corrupt++;
 		note_error(s, "data mismatch", w->i, -1);
@@ -683,14 +923,16 @@ static void wl_send_done(struct sim *s, const struct rfw_wc *wc)
 	w->completed = seq + 1;
 	s->res->messages_completed++;
 	s->last_completion_ns = s->now;
-	if (w->completed == w->quota)
+	if (w->completed == w->quota) {
 		s->active_qps--;
+		w->done_ns = s->now;
+	}
 }
 
 /* A receive completion at B (SEND): the next SEND, in order, intact, once. */
-static void wl_recv_done(struct sim *s, const struct rfw_wc *wc)
+static void wl_recv_done(struct sim *s, struct host *h, const struct rfw_wc *wc)
 {
-	struct wl_qp *w = &s->wl[wc->qp_num - rfw_qp_num(s->host[1].qp[0])];
+	struct wl_qp *w = &s->wl[h->wl_first + wc->qp_num - rfw_qp_num(h->qp[0])];
 	uint64_t k = wc->wr_id, depth = s->cfg->depth;
 	uint64_t seq = w->send_seq[k % depth];
 	const uint8_t *buf = slot(s, w->rbuf, k);
@@ -714,6 +956,7 @@ static void wl_recv_done(struct sim *s, const struct rfw_wc *wc)
 		note_error(s, "receive mismatch", w->i, -1);
 	} else {
 		s->res->bytes_verified += s->cfg->size;
+		w->bytes_verified += s->cfg->size;
 	}
 	w->recv_seq++;
 	wl_post_recv(s, w, k + depth);
@@ -725,16 +968,16 @@ static void wl_poll(struct host *h)
 	struct rfw_wc wc[32];
 	int n;
 
-	if (h->idx == 0) {
+	if (h->requester) {
 		while ((n = rfw_poll_cq(h->scq, 32, wc)) > 0)
 			for (int i = 0; i < n; i++)
-				wl_send_done(s, &wc[i]);
+				wl_send_done(s, h, &wc[i]);
 		for (uint32_t i = 0; i < h->nqp; i++)
-			wl_post(s, &s->wl[i]);
+			wl_post(s, &s->wl[h->wl_first + i]);
 	} else {
 		while ((n = rfw_poll_cq(h->rcq, 32, wc)) > 0)
 			for (int i = 0; i < n; i++)
-				wl_recv_done(s, &wc[i]);
+				wl_recv_done(s, h, &wc[i]);
 		while (rfw_poll_cq(h->scq, 32, wc) > 0)
 			;
 	}
@@ -764,6 +1007,92 @@ void rfw_sim_cfg_default(struct rfw_sim_cfg *c)
 	c->max_unacked_psns = 1024;
 	c->queue_bytes = 1u << 20;
 	c->time_limit_ns = 60ull * 1000000000ull;
+	c->pcap_point = RFW_SIM_PCAP_TX;
+	/* The paper's marking for its 40G runs (reference/dcqcn.md): Kmin 5 KB, Kmax 200 KB, 1 %.
+	 */
+	c->kmin_kb = 5;
+	c->kmax_kb = 200;
+	c->pmax = 0.01;
+	c->duration_ms = 50;
+	c->sample_us = 100;
+}
+
+/* A comma list of profile names into c->profile. */
+static int parse_profiles(struct rfw_sim_cfg *c, const char *v)
+{
+	uint8_t l[RFW_SIM_MAX_FLOWS];
+	uint32_t n = 0;
+	const char *p = v;
+
+	if (v == NULL || *v == 0)
+		return -EINVAL;
+	for (;;) {
+		char name[64];
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		int id;
+
+		if (len == 0 || len >= sizeof(name) || n == RFW_SIM_MAX_FLOWS)
+			return -EINVAL;
+		memcpy(name, p, len);
+		name[len] = 0;
+		id = dcqcn_profile_lookup(name);
+		if (id < 0)
+			return -EINVAL;
+		l[n++] = (uint8_t)id;
+		if (e == NULL)
+			break;
+		p = e + 1;
+	}
+	memcpy(c->profile, l, n);
+	c->nprofiles = n;
+	return 0;
+}
+
+/* A double in [lo, hi] (whole string). */
+static int parse_range(const char *v, double lo, double hi, double *out)
+{
+	char *end;
+	double x;
+
+	if (v == NULL || *v == 0)
+		return -EINVAL;
+	x = strtod(v, &end);
+	if (*end || !(x >= lo && x <= hi))
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+/* --rtt-us: one value (every flow) or a comma list (per flow, round robin). */
+static int parse_rtts(struct rfw_sim_cfg *c, const char *v)
+{
+	double l[RFW_SIM_MAX_FLOWS];
+	uint32_t n = 0;
+	const char *p = v;
+
+	if (v == NULL || *v == 0)
+		return -EINVAL;
+	for (;;) {
+		char num[64];
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == 0 || len >= sizeof(num) || n == RFW_SIM_MAX_FLOWS)
+			return -EINVAL;
+		memcpy(num, p, len);
+		num[len] = 0;
+		if (parse_range(num, 0, 1e7 - 1e-9, &l[n]))
+			return -EINVAL;
+		n++;
+		if (e == NULL)
+			break;
+		p = e + 1;
+	}
+	c->rtt_us = l[0];
+	c->nrtt = n > 1 ? n : 0;
+	memcpy(c->rtt_list, l, n * sizeof(l[0]));
+	return 0;
 }
 
 static int parse_u64(const char *v, uint64_t *out, uint64_t max)
@@ -863,18 +1192,47 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 		return parse_frac(v, &c->burst_loss);
 	if (strcmp(name, "rate-gbps") == 0)
 		return parse_pos(v, &c->rate_gbps);
-	if (strcmp(name, "rtt-us") == 0) {
-		char *end;
-		double d = v ? strtod(v, &end) : -1;
+	if (strcmp(name, "rtt-us") == 0)
+		return parse_rtts(c, v);
+	if (strcmp(name, "profile") == 0 || strcmp(name, "profiles") == 0)
+		return parse_profiles(c, v);
+	if (strcmp(name, "kmin-kb") == 0)
+		return parse_range(v, 0, 1e6, &c->kmin_kb);
+	if (strcmp(name, "kmax-kb") == 0)
+		return parse_range(v, 0, 1e6, &c->kmax_kb);
+	if (strcmp(name, "pmax") == 0)
+		return parse_frac(v, &c->pmax);
+	if (strcmp(name, "duration-ms") == 0)
+		return parse_range(v, 0.001, 1e5, &c->duration_ms);
+	if (strcmp(name, "sample-us") == 0)
+		return parse_range(v, 1, 1e6, &c->sample_us);
+	if (strcmp(name, "start-gap-us") == 0)
+		return parse_range(v, 0, 1e7, &c->start_gap_us);
+	if (strcmp(name, "pcap-point") == 0) {
+		static const char *const pts[] = {"tx", "sender", "receiver", "switch"};
 
-		if (v == NULL || *v == 0 || *end || !(d >= 0 && d < 1e7))
+		for (unsigned i = 0; v && i < 4; i++)
+			if (strcmp(v, pts[i]) == 0) {
+				c->pcap_point = (enum rfw_sim_pcap_point)i;
+				return 0;
+			}
+		return -EINVAL;
+	}
+	if (strcmp(name, "csv") == 0 || strcmp(name, "plot") == 0) {
+		/* The directory must exist; a quote would break the gnuplot script. */
+		if (v == NULL || *v == 0 || strchr(v, '\'') || strlen(v) > 3000)
 			return -EINVAL;
-		c->rtt_us = d;
+		if (name[0] == 'c')
+			c->csv_dir = v;
+		else
+			c->plot_dir = v;
 		return 0;
 	}
 	U("size", size, RFW_MAX_MSG_SIZE)
 	U("messages", messages, 1ull << 40)
 	U("qps", qps, MAX_QPS)
+	U("flows", flows, RFW_SIM_MAX_FLOWS)
+	U("incast", incast, RFW_SIM_MAX_FLOWS)
 	U("depth", depth, 4096)
 	U("mtu", mtu, 4096)
 	U("start-psn", start_psn, RFW_PSN_MASK)
@@ -935,7 +1293,7 @@ int rfw_sim_load_ini(struct rfw_sim_cfg *c, const char *path, int *line)
 		for (char *u = k; *u; u++)
 			if (*u == '_')
 				*u = '-';
-		if (strcmp(k, "pcap") == 0) {
+		if (strcmp(k, "pcap") == 0 || strcmp(k, "csv") == 0 || strcmp(k, "plot") == 0) {
 			if (nstr == 16) {
 				*line = ln;
 				fclose(f);
@@ -969,12 +1327,36 @@ const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
 		return "--size too large";
 	if (c->queue_bytes < FRAME_MAX)
 		return "--queue-bytes must hold at least one frame";
+	if (c->flows && c->incast)
+		return "--flows and --incast are two different topologies: give one";
+	if (!c->flows && !c->incast) {
+		if (c->nprofiles)
+			return "--profile/--profiles need the switch topology (--flows or "
+			       "--incast)";
+		if (c->nrtt)
+			return "--rtt-us with a list needs the switch topology (--flows or "
+			       "--incast)";
+		if (c->pcap_point == RFW_SIM_PCAP_SWITCH)
+			return "--pcap-point switch needs the switch topology (--flows or "
+			       "--incast)";
+		if (c->csv_dir || c->plot_dir)
+			return "--csv/--plot need the switch topology (--flows or --incast)";
+		return NULL;
+	}
+	if ((c->flows ? c->flows : c->incast) % c->qps)
+		return "--qps: QPs per sender host must divide --flows/--incast";
+	if (!(c->kmin_kb < c->kmax_kb))
+		return "--kmin-kb must be below --kmax-kb";
+	if (c->kmax_kb * 1000.0 > (double)c->queue_bytes)
+		return "--kmax-kb must not exceed --queue-bytes";
+	if (c->sr)
+		return "--transport sr: selective repeat is not implemented yet (gbn only)";
 	return NULL;
 }
 
 /* ---- run ---- */
 
-static int setup_host(struct sim *s, int i)
+static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 {
 	struct host *h = &s->host[i];
 	struct rfw_dev_attr da = {.ack_every = s->cfg->ack_every,
@@ -988,12 +1370,13 @@ static int setup_host(struct sim *s, int i)
 	h->idx = i;
 	h->egress = &s->link[i];
 	h->timer_at = UINT64_MAX;
+	h->requester = requester;
 	h->dev = rfw_dev_create(&da, &host_ops, h);
 	if (h->dev == NULL)
 		return -ENOMEM;
 	h->pd = rfw_alloc_pd(h->dev);
-	h->scq = rfw_create_cq(h->dev, s->cfg->qps * s->cfg->depth + 64);
-	h->rcq = rfw_create_cq(h->dev, s->cfg->qps * s->cfg->depth + 64);
+	h->scq = rfw_create_cq(h->dev, nqp * s->cfg->depth + 64);
+	h->rcq = rfw_create_cq(h->dev, nqp * s->cfg->depth + 64);
 	if (!h->pd || !h->scq || !h->rcq)
 		return -ENOMEM;
 	qa.send_cq = h->scq;
@@ -1002,23 +1385,24 @@ static int setup_host(struct sim *s, int i)
 	qa.cap.max_recv_wr = s->cfg->depth;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
-	for (uint32_t q = 0; q < s->cfg->qps; q++) {
+	for (uint32_t q = 0; q < nqp; q++) {
 		h->qp[q] = rfw_create_qp(h->pd, &qa);
 		if (h->qp[q] == NULL)
 			return -ENOMEM;
 	}
-	h->nqp = s->cfg->qps;
+	h->nqp = nqp;
 	/* 02:00:00:00:00:0i, 10.0.0.(i+1) */
 	h->spec.src_mac[0] = 2;
 	h->spec.src_mac[5] = (uint8_t)(1 + i);
 	h->spec.dst_mac[0] = 2;
-	h->spec.dst_mac[5] = (uint8_t)(2 - i);
+	h->spec.dst_mac[5] = (uint8_t)(s->fabric ? 1 + s->rx_host : (uint32_t)(2 - i));
 	h->spec.ip_ver = 4;
 	h->spec.ttl = 64;
 	h->spec.df = true;
 	h->spec.tos = RFW_ECN_ECT0;
 	rfw_ip4_to_mapped(h->spec.src_ip, 0x0a000001u + (uint32_t)i);
-	rfw_ip4_to_mapped(h->spec.dst_ip, 0x0a000002u - (uint32_t)i);
+	rfw_ip4_to_mapped(h->spec.dst_ip,
+	                  s->fabric ? 0x0a000001u + s->rx_host : 0x0a000002u - (uint32_t)i);
 	return 0;
 }
 
@@ -1062,8 +1446,10 @@ static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer)
 
 static void teardown(struct sim *s)
 {
+	uint32_t nwl = s->fabric ? s->nflows : s->cfg->qps;
+
 	if (s->wl)
-		for (uint32_t i = 0; i < s->cfg->qps; i++) {
+		for (uint32_t i = 0; i < nwl; i++) {
 			struct wl_qp *w = &s->wl[i];
 
 			if (w->amr)
@@ -1083,7 +1469,7 @@ static void teardown(struct sim *s)
 			free(w->send_seq);
 		}
 	free(s->wl);
-	for (int i = 0; i < 2; i++) {
+	for (uint32_t i = 0; s->host && i < s->nhosts; i++) {
 		struct host *h = &s->host[i];
 
 		for (uint32_t q = 0; q < h->nqp || (q < MAX_QPS && h->qp[q]); q++)
@@ -1096,16 +1482,384 @@ static void teardown(struct sim *s)
 		if (h->pd)
 			rfw_dealloc_pd(h->pd);
 		rfw_dev_destroy(h->dev);
-		free(s->link[i].q);
+		free(h->cc);
 	}
+	free(s->host);
+	free(s->link);
 	for (size_t i = 0; i < s->nchunks; i++)
 		free(s->all_chunks[i]);
 	free(s->all_chunks);
 	free(s->heap);
+	free(s->q_hist);
+	free(s->ts_rate);
+	free(s->ts_rx);
+	free(s->ts_ver);
+	free(s->ts_cnp);
+	free(s->ts_q);
+	free(s->ts_qmax);
+	free(s->ts_t);
 	if (s->dumper)
 		pcap_dump_close(s->dumper);
 	if (s->pcap)
 		pcap_close(s->pcap);
+}
+
+/* Base RTT of sender host @h: --rtt-us's list round robin, or the one value. */
+static double host_rtt_us(const struct rfw_sim_cfg *c, uint32_t h)
+{
+	return c->nrtt ? c->rtt_list[h % c->nrtt] : c->rtt_us;
+}
+
+static double flow_rtt_us(const struct rfw_sim_cfg *c, uint32_t i)
+{
+	return host_rtt_us(c, i / c->qps);
+}
+
+/* Profile and RTT belong to a sender host (its NIC); its --qps QPs all carry them. */
+static uint32_t host_profile(const struct rfw_sim_cfg *c, uint32_t h)
+{
+	return c->nprofiles ? c->profile[h % c->nprofiles] : DCQCN_PROFILE_UNIFIED;
+}
+
+static uint32_t flow_profile(const struct rfw_sim_cfg *c, uint32_t i)
+{
+	return host_profile(c, i / c->qps);
+}
+
+/* The sender-side cc state of flow @i: QP i % qps of sender host i / qps. */
+static struct qcc *flow_cc(struct sim *s, uint32_t i)
+{
+	return &s->host[i / s->cfg->qps].cc[i % s->cfg->qps];
+}
+
+/* Most time-series entries per array (rows x flows) before the series is thinned. */
+#define TS_MAX_ENTRIES (1u << 22)
+
+/*
+ * Keep memory bounded on long runs (an incast that takes seconds, a 1 us --sample-us): drop
+ * every other row and double the interval. The per-flow columns are cumulative or
+ * instantaneous, so the kept rows stay exact; the queue peak keeps the max of the pair.
+ */
+static void thin_samples(struct sim *s)
+{
+	uint32_t n = s->nflows, k = 0;
+
+	for (uint32_t j = 0; j < s->nsamp; j += 2, k++) {
+		uint64_t qm = s->ts_qmax[j];
+
+		if (j > 0 && s->ts_qmax[j - 1] > qm)
+			qm = s->ts_qmax[j - 1];
+		memmove(&s->ts_rate[(size_t)k * n], &s->ts_rate[(size_t)j * n], n * sizeof(double));
+		memmove(&s->ts_rx[(size_t)k * n], &s->ts_rx[(size_t)j * n], n * sizeof(uint64_t));
+		memmove(&s->ts_ver[(size_t)k * n], &s->ts_ver[(size_t)j * n], n * sizeof(uint64_t));
+		memmove(&s->ts_cnp[(size_t)k * n], &s->ts_cnp[(size_t)j * n], n * sizeof(uint64_t));
+		s->ts_t[k] = s->ts_t[j];
+		s->ts_q[k] = s->ts_q[j];
+		s->ts_qmax[k] = qm;
+	}
+	s->nsamp = k;
+	s->sample_ns *= 2;
+}
+
+/* One row of the time series: every flow's rate, delivered and verified bytes, CNPs; queue. */
+static void take_sample(struct sim *s)
+{
+	uint32_t n = s->nflows, k;
+
+	if ((uint64_t)(s->nsamp + 1) * n > TS_MAX_ENTRIES && s->nsamp > 2)
+		thin_samples(s);
+	k = s->nsamp;
+
+	if (k == s->capsamp) {
+		uint32_t nc = s->capsamp ? 2 * s->capsamp : 1024;
+		double *r = realloc(s->ts_rate, (size_t)nc * n * sizeof(*r));
+		uint64_t *x;
+
+		if (r)
+			s->ts_rate = r;
+#define GROW(arr, m)                                                                               \
+	x = realloc(s->arr, (size_t)nc * (m) * sizeof(*x));                                        \
+	if (x)                                                                                     \
+		s->arr = x;                                                                        \
+	else                                                                                       \
+		r = NULL;
+		GROW(ts_rx, n)
+		GROW(ts_ver, n)
+		GROW(ts_cnp, n)
+		GROW(ts_q, 1)
+		GROW(ts_qmax, 1)
+		GROW(ts_t, 1)
+#undef GROW
+		if (r == NULL) {
+			s->oom = 1;
+			return;
+		}
+		s->capsamp = nc;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
+
+		if (dcqcn_rp_next_deadline(&q->rp) <= s->now)
+			dcqcn_rp_on_timer(&q->rp, s->now);
+		s->ts_rate[(size_t)k * n + i] = (double)dcqcn_rp_rate_kbps(&q->rp) / 1e6;
+		s->ts_rx[(size_t)k * n + i] = s->wl[i].rx_payload;
+		s->ts_ver[(size_t)k * n + i] = s->wl[i].bytes_verified;
+		s->ts_cnp[(size_t)k * n + i] = fq->cnps;
+	}
+	s->ts_t[k] = s->now;
+	s->ts_q[k] = s->link[s->bn_link].qbytes;
+	s->ts_qmax[k] = s->q_max_sample;
+	s->q_max_sample = s->link[s->bn_link].qbytes;
+	s->nsamp++;
+}
+
+static double jain(const double *x, uint32_t n)
+{
+	double sum = 0, sq = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		sum += x[i];
+		sq += x[i] * x[i];
+	}
+	return sq > 0 ? sum * sum / ((double)n * sq) : 0;
+}
+
+/* Window of the convergence criterion: Jain's index of the flows' goodput over this much. */
+#define CONV_WINDOW_NS 1000000ull
+#define CONV_JAIN      0.95
+
+/* Fill the switch topology's results from the flows' state and the time series. */
+static void fabric_results(struct sim *s, struct rfw_sim_result *res)
+{
+	const struct rfw_sim_cfg *c = s->cfg;
+	uint32_t n = s->nflows, half = 0, last = s->nsamp - 1;
+	uint64_t end = s->ts_t[last], last_start = 0, tot = 0, acc = 0;
+	double x[RFW_SIM_MAX_FLOWS];
+
+	res->nflows = n;
+	/* The second half of the run: from the first sample at or after its middle. */
+	while (half < last && s->ts_t[half] * 2 < end)
+		half++;
+	for (uint32_t i = 0; i < n; i++) {
+		struct rfw_sim_flow *f = &res->flow[i];
+		struct wl_qp *w = &s->wl[i];
+		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
+		const struct qcc *np = &s->host[s->rx_host].cc[i];
+		uint64_t stop = c->incast && w->done_ns ? w->done_ns : end;
+		uint64_t v0 = s->ts_ver[(size_t)half * n + i], v1 = s->ts_ver[(size_t)last * n + i];
+
+		f->profile = flow_profile(c, i);
+		f->rtt_us = flow_rtt_us(c, i);
+		f->start_ns = w->start_ns;
+		f->bytes_verified = w->bytes_verified;
+		f->messages_completed = w->completed;
+		f->completion_ns = c->incast ? w->done_ns : 0;
+		f->goodput_gbps = stop > w->start_ns ? (double)w->bytes_verified * 8.0 /
+		                                           (double)(stop - w->start_ns)
+		                                     : 0;
+		f->goodput_second_half_gbps =
+		    end > s->ts_t[half] ? (double)(v1 - v0) * 8.0 / (double)(end - s->ts_t[half])
+		                        : 0;
+		f->final_rate_gbps = s->ts_rate[(size_t)last * n + i];
+		f->cnps_received = fq->cnps;
+		f->rate_cuts = q->rp.cnt[DCQCN_RP_CNT_rp_rate_cuts];
+		f->cnps_sent = np->np.cnt[DCQCN_NP_CNT_np_cnp_sent];
+		f->ce_marked_received = np->np.cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets];
+		res->cnps_sent += f->cnps_sent;
+		x[i] = f->goodput_second_half_gbps;
+		if (w->start_ns > last_start)
+			last_start = w->start_ns;
+	}
+	res->jain_index = jain(x, n);
+	/*
+	 * Convergence: from the last flow's start, the time after which Jain's index of the flows'
+	 * goodput over every 1 ms window stays >= 0.95 to the end (backlogged --flows only).
+	 */
+	res->convergence_time_ms = -1;
+	if (!c->incast && s->sample_ns) {
+		uint32_t wk = (uint32_t)((CONV_WINDOW_NS + s->sample_ns - 1) / s->sample_ns);
+		uint64_t conv_at = UINT64_MAX;
+
+		for (uint32_t k = wk; k <= last; k++) {
+			if (s->ts_t[k - wk] < last_start)
+				continue;
+			for (uint32_t i = 0; i < n; i++)
+				x[i] = (double)(s->ts_rx[(size_t)k * n + i] -
+				                s->ts_rx[(size_t)(k - wk) * n + i]);
+			if (jain(x, n) < CONV_JAIN)
+				conv_at = UINT64_MAX;
+			else if (conv_at == UINT64_MAX)
+				conv_at = s->ts_t[k];
+		}
+		if (conv_at != UINT64_MAX)
+			res->convergence_time_ms = (double)(conv_at - last_start) / 1e6;
+	}
+	/* The bottleneck queue, time weighted over the whole run. */
+	for (uint32_t b = 0; b < s->q_nbins; b++)
+		tot += s->q_hist[b];
+	res->queue_mean_kb = s->q_last_ns ? s->q_integral / (double)s->q_last_ns / 1000.0 : 0;
+	res->queue_peak_kb = (double)s->q_peak / 1000.0;
+	for (uint32_t b = 0; b < s->q_nbins && tot; b++) {
+		acc += s->q_hist[b];
+		if (acc * 100 >= tot * 99) {
+			/* The bin's upper edge (p99 is known to QHIST_BIN bytes). */
+			res->queue_p99_kb = (double)((uint64_t)(b + 1) * QHIST_BIN) / 1000.0;
+			break;
+		}
+	}
+}
+
+/* The time series as CSV (units in the column names) into @dir. 0 or -errno. */
+static int write_csv(const struct sim *s, const char *dir)
+{
+	char path[4096];
+	uint32_t n = s->nflows;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/flows.csv", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -errno;
+	fprintf(f, "time_us");
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(f, ",flow%u_rate_gbps,flow%u_goodput_gbps,flow%u_cnps", i, i, i);
+	fprintf(f, "\n");
+	for (uint32_t k = 0; k < s->nsamp; k++) {
+		fprintf(f, "%.3f", (double)s->ts_t[k] / 1e3);
+		for (uint32_t i = 0; i < n; i++) {
+			size_t j = (size_t)k * n + i;
+			/* goodput over the interval that ends at this sample */
+			double g = k ? (double)(s->ts_rx[j] - s->ts_rx[j - n]) * 8.0 /
+			                   (double)(s->ts_t[k] - s->ts_t[k - 1])
+			             : 0;
+
+			fprintf(f, ",%.4f,%.4f,%llu", s->ts_rate[j], g,
+			        (unsigned long long)s->ts_cnp[j]);
+		}
+		fprintf(f, "\n");
+	}
+	if (fclose(f))
+		return -EIO;
+	snprintf(path, sizeof(path), "%s/queue.csv", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -errno;
+	fprintf(f, "time_us,queue_kb,queue_max_kb\n");
+	for (uint32_t k = 0; k < s->nsamp; k++)
+		fprintf(f, "%.3f,%.3f,%.3f\n", (double)s->ts_t[k] / 1e3, (double)s->ts_q[k] / 1e3,
+		        (double)s->ts_qmax[k] / 1e3);
+	return fclose(f) ? -EIO : 0;
+}
+
+/* sim.png in @dir from the CSVs there: rate and goodput per flow over time, then the queue. */
+static int write_plot(const struct sim *s, const char *dir)
+{
+	char path[4096];
+	FILE *g;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/sim.gp", dir);
+	g = fopen(path, "w");
+	if (g == NULL)
+		return -errno;
+	fprintf(g,
+	        "set terminal pngcairo size 1200,900\n"
+	        "set output '%s/sim.png'\n"
+	        "set datafile separator ','\n"
+	        "set key outside right\n"
+	        "set multiplot layout 3,1\n"
+	        "set ylabel 'DCQCN rate (Gb/s)'\n"
+	        "plot for [i=0:%u] '%s/flows.csv' using 1:(column(2+3*i)) with lines "
+	        "title sprintf('flow %%d', i)\n"
+	        "set ylabel 'goodput (Gb/s)'\n"
+	        "plot for [i=0:%u] '%s/flows.csv' using 1:(column(3+3*i)) with lines "
+	        "title sprintf('flow %%d', i)\n"
+	        "set xlabel 'time (us)'\n"
+	        "set ylabel 'queue (KB)'\n"
+	        "plot '%s/queue.csv' using 1:3 with lines title 'peak per sample', "
+	        "%g title 'Kmin' dt 2, %g title 'Kmax' dt 2\n"
+	        "unset multiplot\n",
+	        dir, s->nflows - 1, dir, s->nflows - 1, dir, dir, s->cfg->kmin_kb, s->cfg->kmax_kb);
+	if (fclose(g))
+		return -EIO;
+	/* gnuplot from Debian (tools/install-deps.sh: gnuplot-nox); dir has no quote (validated) */
+	snprintf(path, sizeof(path), "gnuplot '%s/sim.gp' </dev/null", dir);
+	rc = system(path);
+	return rc == 0 ? 0 : -EIO;
+}
+
+/* Build the switch topology's links and hosts (senders 0..n-1, receiver n, links below). */
+static int setup_fabric(struct sim *s)
+{
+	const struct rfw_sim_cfg *c = s->cfg;
+	uint32_t n = s->nflows, ns = s->rx_host, nh = ns + 1, k = c->qps;
+	uint32_t line_mbps = (uint32_t)llround(c->rate_gbps * 1000.0);
+	char msg[160];
+	int rc;
+
+	/* Each profile used, at the port's line rate (cc/dcqcn.h). */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t p = flow_profile(c, i);
+		struct dcqcn_params prm;
+
+		if (s->prof[p].line_kbps)
+			continue;
+		if (dcqcn_params_init(&prm, (enum dcqcn_profile)p) ||
+		    dcqcn_prof_config(&s->prof[p], &prm, line_mbps, msg, sizeof(msg))) {
+			fprintf(stderr, "rocefw-sim: profile %s: %s\n",
+			        dcqcn_profile_name((enum dcqcn_profile)p), msg);
+			return -EINVAL;
+		}
+	}
+	/*
+	 * Links 0..ns: host i -> switch; links nh + i: switch port -> host i. The propagation delay
+	 * of a sender's base RTT sits on its two links; the receiver's are 0, so the flows share
+	 * the bottleneck port (nh + ns) and differ only in their own RTT.
+	 */
+	for (uint32_t i = 0; i < 2 * nh; i++) {
+		struct link *l = &s->link[i];
+		uint32_t hi = i < nh ? i : i - nh;
+
+		l->from = i < nh ? (int)i : -1;
+		l->to = i < nh ? -1 : (int)hi;
+		l->red = i >= nh && c->pmax > 0;
+		l->delay_ns = hi == s->rx_host ? 0 : (uint64_t)llround(host_rtt_us(c, hi) * 500.0);
+	}
+	for (uint32_t i = 0; i < ns; i++) {
+		rc = setup_host(s, (int)i, k, true);
+		if (rc)
+			return rc;
+		s->host[i].wl_first = i * k;
+	}
+	rc = setup_host(s, (int)s->rx_host, n, false);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < nh; i++) {
+		struct host *h = &s->host[i];
+
+		h->cc = calloc(h->nqp, sizeof(*h->cc));
+		if (h->cc == NULL)
+			return -ENOMEM;
+		for (uint32_t q = 0; q < h->nqp; q++) {
+			uint32_t flow = h->requester ? i * k + q : q;
+			const struct dcqcn_prof *pr = &s->prof[flow_profile(c, flow)];
+
+			/* Both ends of a flow run its profile: the RP at the sender, the NP (its
+			 * np_min_time_between_cnps) at the receiver. rp_scope port or dst (one
+			 * receiver: the same here) makes a sender's QPs share its first QP's RP and
+			 * pacer, as a NIC with per-port congestion state does. */
+			dcqcn_rp_init(&h->cc[q].rp, pr);
+			dcqcn_np_init(&h->cc[q].np, pr);
+			cc_pacer_init(&h->cc[q].pacer, 0);
+			h->cc[q].flow = flow;
+			h->cc[q].rpq =
+			    h->requester && pr->scope != DCQCN_SCOPE_QP ? &h->cc[0] : &h->cc[q];
+			rfw_qp_set_cc(h->qp[q], &qcc_ops, &h->cc[q]);
+		}
+	}
+	s->q_nbins = c->queue_bytes / QHIST_BIN + 2;
+	s->q_hist = calloc(s->q_nbins, sizeof(*s->q_hist));
+	return s->q_hist ? 0 : -ENOMEM;
 }
 
 int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
@@ -1113,6 +1867,7 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 	struct sim s;
 	struct timespec t0, t1;
 	const uint64_t ssz = cfg->size < 8 ? 8 : cfg->size;
+	uint32_t nwl;
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -1123,27 +1878,39 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 	s.cfg = cfg;
 	s.res = res;
 	s.rng = cfg->seed;
-	for (int i = 0; i < 2; i++) {
+	s.fabric = cfg->flows || cfg->incast;
+	s.nflows = cfg->flows ? cfg->flows : cfg->incast;
+	s.rx_host = s.fabric ? s.nflows / cfg->qps : 1;
+	s.nhosts = s.rx_host + 1;
+	s.nlinks = s.fabric ? 2 * s.nhosts : 2;
+	s.bn_link = s.nhosts + s.rx_host;
+	nwl = s.fabric ? s.nflows : cfg->qps;
+	s.end_ns = cfg->time_limit_ns;
+	if (cfg->flows && cfg->duration_ms * 1e6 < (double)s.end_ns)
+		s.end_ns = (uint64_t)llround(cfg->duration_ms * 1e6);
+	s.sample_ns = (uint64_t)llround(cfg->sample_us * 1000.0);
+	s.host = calloc(s.nhosts, sizeof(*s.host));
+	s.link = calloc(s.nlinks, sizeof(*s.link));
+	if (s.host == NULL || s.link == NULL)
+		rc = -ENOMEM;
+	for (uint32_t i = 0; !rc && i < s.nlinks; i++) {
 		struct link *l = &s.link[i];
 
 		l->sim = &s;
-		l->idx = i;
+		l->idx = (int)i;
+		l->from = (int)i;
 		l->to = !i;
 		l->ns_per_byte = 8.0 / cfg->rate_gbps;
 		l->delay_ns = (uint64_t)llround(cfg->rtt_us * 500.0);
 		l->qcap = cfg->queue_bytes / 64 + 1;
-		l->q = calloc(l->qcap, sizeof(*l->q));
-		if (l->q == NULL)
-			rc = -ENOMEM;
 	}
-	if (!rc)
-		rc = setup_host(&s, 0);
-	if (!rc)
-		rc = setup_host(&s, 1);
-	for (uint32_t q = 0; !rc && q < cfg->qps; q++)
-		if (connect_qp(&s, s.host[0].qp[q], s.host[1].qp[q]) ||
-		    connect_qp(&s, s.host[1].qp[q], s.host[0].qp[q]))
-			rc = -EINVAL;
+	if (!rc && s.fabric) {
+		rc = setup_fabric(&s);
+	} else if (!rc) {
+		rc = setup_host(&s, 0, cfg->qps, true);
+		if (!rc)
+			rc = setup_host(&s, 1, cfg->qps, false);
+	}
 	if (!rc && cfg->pcap) {
 		s.pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
 		                                              PCAP_TSTAMP_PRECISION_NANO);
@@ -1151,17 +1918,32 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		if (s.dumper == NULL)
 			rc = -EIO;
 	}
-	s.wl = rc ? NULL : calloc(cfg->qps, sizeof(*s.wl));
+	s.wl = rc ? NULL : calloc(nwl, sizeof(*s.wl));
 	if (!rc && s.wl == NULL)
 		rc = -ENOMEM;
-	for (uint32_t q = 0; !rc && q < cfg->qps; q++) {
+	for (uint32_t q = 0; !rc && q < nwl; q++) {
 		struct wl_qp *w = &s.wl[q];
-
-		w->i = q;
-		w->quota = cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
 		bool sends = cfg->op == RFW_SIM_SEND || cfg->op == RFW_SIM_MIX;
 		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_ATOMIC;
 
+		w->i = q;
+		w->ha = s.fabric ? &s.host[q / cfg->qps] : &s.host[0];
+		w->hb = &s.host[s.rx_host];
+		w->aqp = s.fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
+		w->bqp = w->hb->qp[q];
+		if (connect_qp(&s, w->aqp, w->bqp) || connect_qp(&s, w->bqp, w->aqp)) {
+			rc = -EINVAL;
+			break;
+		}
+		if (cfg->flows)
+			w->quota = UINT64_MAX; /* backlogged until --duration-ms */
+		else if (cfg->incast)
+			w->quota = cfg->messages; /* each sender */
+		else
+			w->quota =
+			    cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
+		if (s.fabric)
+			w->start_ns = (uint64_t)llround(cfg->start_gap_us * 1000.0 * q);
 		w->abuf = calloc(cfg->depth, ssz);
 		w->bbuf = rdma ? calloc(cfg->depth, ssz) : NULL;
 		w->rbuf = sends ? calloc(cfg->depth, ssz) : NULL;
@@ -1174,16 +1956,15 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 			rc = -ENOMEM;
 			break;
 		}
-		w->amr =
-		    rfw_reg_mr(s.host[0].pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
+		w->amr = rfw_reg_mr(w->ha->pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
 		if (rdma)
-			w->bmr = rfw_reg_mr(s.host[1].pd, w->bbuf, cfg->depth * ssz,
+			w->bmr = rfw_reg_mr(w->hb->pd, w->bbuf, cfg->depth * ssz,
 			                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
 			                        RFW_ACCESS_REMOTE_READ);
 		if (sends)
-			w->rmr = rfw_reg_mr(s.host[1].pd, w->rbuf, cfg->depth * ssz,
+			w->rmr = rfw_reg_mr(w->hb->pd, w->rbuf, cfg->depth * ssz,
 			                    RFW_ACCESS_LOCAL_WRITE);
-		w->cmr = rfw_reg_mr(s.host[1].pd, w->counter, 8,
+		w->cmr = rfw_reg_mr(w->hb->pd, w->counter, 8,
 		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_ATOMIC);
 		if (!w->amr || (rdma && !w->bmr) || (sends && !w->rmr) || !w->cmr) {
 			rc = -ENOMEM;
@@ -1194,19 +1975,25 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		if (sends)
 			for (uint64_t k = 0; k < cfg->depth; k++)
 				wl_post_recv(&s, w, k);
+		if (w->start_ns)
+			ev_push(&s, w->start_ns, EV_KICK, (uint32_t)w->ha->idx, 0, NULL);
 	}
 	if (rc) {
 		teardown(&s);
 		return rc;
 	}
 
-	host_service(&s.host[0]);
-	host_service(&s.host[1]);
+	if (s.fabric)
+		take_sample(&s);
+	if (s.fabric && s.sample_ns)
+		ev_push(&s, s.sample_ns, EV_SAMPLE, 0, 0, NULL);
+	for (uint32_t i = 0; i < s.nhosts; i++)
+		host_service(&s.host[i]);
 	while (s.nheap && s.active_qps && !s.oom) {
 		struct event e = ev_pop(&s);
 		bool all_dead = true;
 
-		if (e.t > cfg->time_limit_ns) {
+		if (e.t > s.end_ns) {
 			if (e.f)
 				frame_put(&s, e.f);
 			break;
@@ -1217,32 +2004,76 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		case EV_TX_DONE:
 			link_tx_done(&s.link[e.idx], e.f);
 			break;
-		case EV_ARRIVE:
-			host_rx(&s.host[s.link[e.idx].to], e.f);
-			frame_put(&s, e.f);
+		case EV_ARRIVE: {
+			struct link *l = &s.link[e.idx];
+
+			if (s.dumper && pcap_on_rx(&s, l))
+				pcap_frame(&s, e.f);
+			if (l->to >= 0) {
+				host_rx(&s.host[l->to], e.f);
+				frame_put(&s, e.f);
+			} else {
+				/* The switch forwards on the destination MAC (02:..:host+1). */
+				uint32_t dst = (uint32_t)e.f->data[5] - 1;
+
+				if (dst < s.nhosts) {
+					link_enqueue(&s.link[s.nhosts + dst], e.f);
+				} else {
+					res->parse_drops++;
+					frame_put(&s, e.f);
+				}
+			}
 			break;
+		}
 		case EV_TIMER:
 			host_timer(&s.host[e.idx], e.gen);
 			break;
+		case EV_SAMPLE:
+			take_sample(&s);
+			if (s.now + s.sample_ns <= s.end_ns)
+				ev_push(&s, s.now + s.sample_ns, EV_SAMPLE, 0, 0, NULL);
+			break;
+		case EV_KICK:
+			host_service(&s.host[e.idx]);
+			break;
 		}
-		for (uint32_t q = 0; q < cfg->qps && all_dead; q++)
+		for (uint32_t q = 0; q < nwl && all_dead; q++)
 			if (!s.wl[q].dead && s.wl[q].completed < s.wl[q].quota)
 				all_dead = false;
 		if (all_dead)
 			break;
 	}
-	for (uint32_t q = 0; q < cfg->qps; q++) {
+	if (cfg->flows && !s.oom && s.now < s.end_ns)
+		s.now = s.end_ns; /* nothing else happened before the end of the run */
+	if (s.fabric && !s.oom) {
+		q_account(&s, &s.link[s.bn_link]);
+		if (s.ts_t[s.nsamp - 1] < s.now)
+			take_sample(&s);
+	}
+	for (uint32_t q = 0; q < nwl; q++) {
 		struct wl_qp *w = &s.wl[q];
 
 		/* Atomics executed more often than completed: a duplicate was re-executed. */
 		if (*w->counter > w->atomics_completed && !w->dead)
 			res->duplicates_delivered += *w->counter - w->atomics_completed;
 	}
-	res->sim_time_ns = s.last_completion_ns ? s.last_completion_ns : s.now;
-	res->completed = res->messages_completed == cfg->messages && res->corrupt == 0 &&
-	                 res->duplicates_delivered == 0 && res->error_completions == 0 &&
-	                 res->flushed_completions == 0;
-	for (int i = 0; i < 2; i++) {
+	res->sim_time_ns = s.last_completion_ns && !cfg->flows ? s.last_completion_ns : s.now;
+	if (cfg->flows) {
+		/* Backlogged: every completion intact and every flow delivered something. */
+		bool all = true;
+
+		for (uint32_t q = 0; q < nwl; q++)
+			if (s.wl[q].bytes_verified == 0)
+				all = false;
+		res->completed = all && res->corrupt == 0 && res->duplicates_delivered == 0 &&
+		                 res->error_completions == 0 && res->flushed_completions == 0;
+	} else {
+		res->completed = res->messages_completed ==
+		                     (cfg->incast ? cfg->messages * cfg->incast : cfg->messages) &&
+		                 res->corrupt == 0 && res->duplicates_delivered == 0 &&
+		                 res->error_completions == 0 && res->flushed_completions == 0;
+	}
+	for (uint32_t i = 0; i < s.nhosts; i++) {
 		uint64_t cnt[RFW_CNT__COUNT];
 
 		rfw_dev_counters(s.host[i].dev, cnt);
@@ -1254,6 +2085,16 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 	res->nak_seq_err = res->cnt[RFW_CNT_packet_seq_err];
 	if (res->sim_time_ns)
 		res->goodput_gbps = (double)res->bytes_verified * 8.0 / (double)res->sim_time_ns;
+	if (s.fabric && !s.oom && s.nsamp) {
+		fabric_results(&s, res);
+		if (cfg->csv_dir && !rc)
+			rc = write_csv(&s, cfg->csv_dir);
+		if (cfg->plot_dir && !rc) {
+			rc = write_csv(&s, cfg->plot_dir);
+			if (!rc)
+				rc = write_plot(&s, cfg->plot_dir);
+		}
+	}
 	if (s.oom && rc == 0)
 		rc = -ENOMEM;
 	teardown(&s);
@@ -1374,6 +2215,69 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	I(cfg, "timeout", c->timeout);
 	I(cfg, "retry_cnt", c->retry_cnt);
 	I(cfg, "ack_every", c->ack_every);
+	if (c->flows || c->incast) {
+		static const char *const pts[] = {"tx", "sender", "receiver", "switch"};
+		json_t *fl = json_array(), *prl = json_array();
+		uint64_t cnps = 0, cuts = 0;
+
+		for (uint32_t i = 0; i < r->nflows; i++) {
+			const struct rfw_sim_flow *f = &r->flow[i];
+			json_t *fo = json_object();
+
+			I(fo, "flow", i);
+			json_object_set_new(
+			    fo, "profile",
+			    json_string(dcqcn_profile_name((enum dcqcn_profile)f->profile)));
+			R(fo, "rtt_us", f->rtt_us);
+			R(fo, "start_us", (double)f->start_ns / 1e3);
+			R(fo, "goodput_gbps", f->goodput_gbps);
+			R(fo, "goodput_second_half_gbps", f->goodput_second_half_gbps);
+			R(fo, "final_rate_gbps", f->final_rate_gbps);
+			I(fo, "bytes_verified", f->bytes_verified);
+			I(fo, "messages_completed", f->messages_completed);
+			I(fo, "cnps_received", f->cnps_received);
+			I(fo, "rate_cuts", f->rate_cuts);
+			I(fo, "cnps_sent", f->cnps_sent);
+			I(fo, "ce_marked_received", f->ce_marked_received);
+			if (c->incast)
+				json_object_set_new(
+				    fo, "completion_time_us",
+				    f->completion_ns
+				        ? json_real((double)(f->completion_ns - f->start_ns) / 1e3)
+				        : json_null());
+			json_array_append_new(fl, fo);
+			cnps += f->cnps_received;
+			cuts += f->rate_cuts;
+		}
+		json_object_set_new(o, "flows", fl);
+		R(o, "jain_index", r->jain_index);
+		json_object_set_new(o, "convergence_time_ms",
+		                    r->convergence_time_ms >= 0 ? json_real(r->convergence_time_ms)
+		                                                : json_null());
+		R(o, "queue_mean_kb", r->queue_mean_kb);
+		R(o, "queue_p99_kb", r->queue_p99_kb);
+		R(o, "queue_peak_kb", r->queue_peak_kb);
+		I(o, "cnps_received", cnps);
+		I(o, "cnps_sent", r->cnps_sent);
+		I(o, "rate_cuts", cuts);
+		I(net, "switch_ce_marked", r->switch_ce_marked);
+		I(cfg, "flows", c->flows);
+		I(cfg, "incast", c->incast);
+		for (uint32_t i = 0; i < (c->nprofiles ? c->nprofiles : 1); i++)
+			json_array_append_new(
+			    prl, json_string(dcqcn_profile_name(
+			             (enum dcqcn_profile)(c->nprofiles ? c->profile[i] : 0))));
+		json_object_set_new(cfg, "profiles", prl);
+		R(cfg, "kmin_kb", c->kmin_kb);
+		R(cfg, "kmax_kb", c->kmax_kb);
+		R(cfg, "pmax", c->pmax);
+		if (c->flows)
+			R(cfg, "duration_ms", c->duration_ms);
+		R(cfg, "sample_us", c->sample_us);
+		R(cfg, "start_gap_us", c->start_gap_us);
+		I(cfg, "queue_bytes", c->queue_bytes);
+		json_object_set_new(cfg, "pcap_point", json_string(pts[c->pcap_point]));
+	}
 	json_object_set_new(o, "config", cfg);
 #undef I
 #undef R

@@ -16,10 +16,22 @@
 
 #include <jansson.h>
 
+#include "cc/dcqcn.h"
 #include "transport/rfw_verbs.h"
 
 /* Schema of the JSON result; bump when a field changes meaning or goes away. */
 #define RFW_SIM_SCHEMA "rocefw.sim/1"
+
+/* Most flows of the switch topology (--flows / --incast). */
+#define RFW_SIM_MAX_FLOWS 128
+
+/* --pcap-point: where --pcap sees the frames. */
+enum rfw_sim_pcap_point {
+	RFW_SIM_PCAP_TX,       /* every frame as it leaves any host (the original capture) */
+	RFW_SIM_PCAP_SENDER,   /* at the senders' NICs: data departures, CNP/ACK arrivals */
+	RFW_SIM_PCAP_RECEIVER, /* at the receiver's NIC: data arrivals, CNP/ACK departures */
+	RFW_SIM_PCAP_SWITCH,   /* frames leaving the switch's ports (after the marking queue) */
+};
 
 /* --op; MIX draws each message's operation from the seed (equal shares). */
 enum rfw_sim_op { RFW_SIM_WRITE, RFW_SIM_READ, RFW_SIM_SEND, RFW_SIM_ATOMIC, RFW_SIM_MIX };
@@ -47,6 +59,33 @@ struct rfw_sim_cfg {
 	uint32_t max_unacked_psns;
 	uint32_t queue_bytes; /* link output queue capacity */
 	uint64_t time_limit_ns;
+	enum rfw_sim_pcap_point pcap_point;
+	/*
+	 * Switch topology (docs/sim.md "Congestion"): --flows N backlogged senders, or --incast N
+	 * senders of --messages each, through one switch to one receiver. 0/0: the two-host model.
+	 */
+	uint32_t flows, incast;
+	uint32_t nprofiles; /* --profile / --profiles: assigned round robin to flows */
+	uint8_t profile[RFW_SIM_MAX_FLOWS];
+	uint32_t nrtt; /* --rtt-us U1,U2,...: base RTT per flow, round robin (rtt_us = first) */
+	double rtt_list[RFW_SIM_MAX_FLOWS];
+	double kmin_kb, kmax_kb, pmax; /* RED/ECN marking at the switch's output queues */
+	double duration_ms;            /* --flows: run length */
+	double sample_us;              /* time-series sample interval */
+	double start_gap_us;           /* flow i starts at i x this */
+	const char *csv_dir, *plot_dir;
+};
+
+/* Per-flow result of the switch topology. */
+struct rfw_sim_flow {
+	uint32_t profile; /* enum dcqcn_profile */
+	double rtt_us;
+	uint64_t start_ns, bytes_verified, messages_completed;
+	uint64_t completion_ns; /* --incast: last completion (0: not done) */
+	double goodput_gbps;    /* bytes verified / (end - start) */
+	double goodput_second_half_gbps;
+	double final_rate_gbps; /* the RP's current rate at the end */
+	uint64_t cnps_received, cnps_sent, rate_cuts, ce_marked_received;
 };
 
 struct rfw_sim_result {
@@ -64,6 +103,13 @@ struct rfw_sim_result {
 	uint64_t cnt[RFW_CNT__COUNT]; /* transport counters, both hosts */
 	char first_error[128];
 	bool completed; /* every message completed successfully */
+	/* switch topology (flows == 0: two-host model, the fields below are unset) */
+	uint32_t nflows;
+	struct rfw_sim_flow flow[RFW_SIM_MAX_FLOWS];
+	double jain_index;          /* over the second half of the run, goodput per flow */
+	double convergence_time_ms; /* < 0: did not converge */
+	double queue_mean_kb, queue_p99_kb, queue_peak_kb; /* bottleneck port, time weighted */
+	uint64_t cnps_sent, switch_ce_marked;
 };
 
 void rfw_sim_cfg_default(struct rfw_sim_cfg *cfg);
