@@ -314,15 +314,35 @@ void rfw_port_close(struct rfw_port *p)
 	port_free(p);
 }
 
+/* While waiting for a memif link, restart the port this often (ms): see rfw_port_link_wait. */
+#define MEMIF_RECONNECT_MS 1000
+
 int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms)
 {
+	struct rte_eth_dev_info di;
 	struct rte_eth_link link;
+	bool memif = rte_eth_dev_info_get(p->port_id, &di) == 0 && di.driver_name != NULL &&
+	             strcmp(di.driver_name, "net_memif") == 0;
 
 	for (unsigned t = 0;; t += 10) {
 		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 && link.link_status)
 			return 0;
 		if (t >= timeout_ms)
 			return -ETIMEDOUT;
+		/*
+		 * A memif client connects once, at port start, and does not retry. A server accepts
+		 * a client only once its own port is started: a client that came between the
+		 * server's probe (socket created) and its port start is told "ID not found" and
+		 * stays down. Restarting the port makes the client connect again (and is harmless
+		 * for a server), so two processes may start in either order.
+		 */
+		if (memif && t && t % MEMIF_RECONNECT_MS == 0) {
+			RFW_LOG(INFO,
+			        "port %u: memif link down after %u ms: restarting to reconnect",
+			        p->port_id, t);
+			if (rte_eth_dev_stop(p->port_id) == 0)
+				(void)rte_eth_dev_start(p->port_id);
+		}
 		rte_delay_ms(10);
 	}
 }

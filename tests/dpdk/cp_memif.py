@@ -49,9 +49,10 @@ def main():
                                            f"--vdev=net_memif0,role=server,{memif}", "--",
                                            "--idle-exit-ms", "1000"] + OPTS,
                              stdout=subprocess.PIPE, text=True)
-        # The client must find the server's socket when it probes: wait for the file (EAL
-        # start-up without hugepages touches 512 MB and can take seconds on a loaded machine),
-        # not a fixed sleep.
+        # Start the client once the server's socket exists (EAL start-up without hugepages
+        # touches 512 MB and can take seconds on a loaded machine). The server still refuses a
+        # client until its port is started ("ID not found"); rfw_port_link_wait restarts a
+        # memif port whose link stays down, so the client then connects again.
         deadline = time.monotonic() + 30
         while not os.path.exists(sock) and a.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
