@@ -260,12 +260,19 @@ static void cc_rp_on_cnp(void *cc, uint64_t now_ns)
 	dcqcn_rp_on_cnp(&nq->rp, now_ns);
 }
 
+/*
+ * The rate to pace a request at, 0 for none. A reaction point at line rate (no CNP yet, or back
+ * at the maximum) has no rate limiter, as in DCQCN (SIGCOMM'15 3.1) and mlx5: pacing at line
+ * rate would only turn the poll loop's bursts into parked packets.
+ */
 static inline uint64_t nq_rate_kbps(struct nic_qp *nq, uint64_t now_ns)
 {
 	if (!nq->cc)
 		return 0;
 	if (now_ns >= dcqcn_rp_next_deadline(&nq->rp))
 		dcqcn_rp_on_timer(&nq->rp, now_ns);
+	if (nq->rp.state == DCQCN_RP_IDLE || nq->rp.state == DCQCN_RP_AT_MAX)
+		return 0;
 	return dcqcn_rp_rate_kbps(&nq->rp);
 }
 

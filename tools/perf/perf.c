@@ -24,6 +24,7 @@
 #include <rte_errno.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_ip.h>
 #include <rte_ring.h>
 
 #include "cc/dcqcn.h"
@@ -59,7 +60,8 @@ struct opts {
 	const char *json;
 	bool loopback;
 	const char *server;
-	bool corrupt_one; /* test of the checker: damage one delivered byte */
+	bool corrupt_one;  /* test of the checker: damage one delivered byte */
+	uint32_t ce_every; /* loopback congestion point: mark every Nth ECT frame A -> B */
 };
 
 static void usage(FILE *f)
@@ -84,6 +86,8 @@ static void usage(FILE *f)
 	       "      --report_gbits    bandwidth columns in Gb/s instead of MB/s\n"
 	       "      --out_json FILE   results as JSON (schema " PERF_SCHEMA ")\n"
 	       "      --loopback        both endpoints in this process over a ring port pair\n"
+	       "      --ce-mark-every N loopback congestion point: mark every Nth ECN-capable "
+	       "frame from the requester side CE, 0..1000000 (default 0: off)\n"
 	       "      --check-corrupt-one  test of the checker: flip one delivered byte of the "
 	       "middle message of QP 0 before it is checked (the run must fail)\n"
 	       "  server address: two-process mode, not implemented yet (use --loopback)\n");
@@ -116,7 +120,7 @@ static void bad(const char *msg, const char *what)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_MTU = 256, O_CC, O_DSCP, O_GBITS, O_JSON, O_LOOP, O_LINE, O_CORRUPT };
+	enum { O_MTU = 256, O_CC, O_DSCP, O_GBITS, O_JSON, O_LOOP, O_LINE, O_CORRUPT, O_CE };
 	static const struct option lo[] = {
 	    {"size", required_argument, NULL, 's'},
 	    {"all", no_argument, NULL, 'a'},
@@ -132,6 +136,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"out_json", required_argument, NULL, O_JSON},
 	    {"loopback", no_argument, NULL, O_LOOP},
 	    {"check-corrupt-one", no_argument, NULL, O_CORRUPT},
+	    {"ce-mark-every", required_argument, NULL, O_CE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -212,6 +217,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_CORRUPT:
 			o->corrupt_one = true;
 			break;
+		case O_CE:
+			o->ce_every = (uint32_t)num_arg("--ce-mark-every", optarg, 0, 1000000);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -275,6 +283,10 @@ struct conn {
 };
 
 static struct side A, B;
+/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to r_ab. */
+static struct rte_ring *ring_cp, *ring_ab;
+static uint32_t ce_every, ce_count;
+static uint64_t ce_marked;
 static struct conn conns[MAX_QPS];
 static struct dcqcn_prof prof;
 
@@ -438,9 +450,39 @@ static uint64_t now_ns(void)
 	return rfw_nic_clock_ns(A.nic);
 }
 
+/* The loopback congestion point: ECT -> CE on every ce_every-th ECN-capable IPv4 frame. The
+ * ICRC masks the TOS byte, so only the IPv4 header checksum changes. */
+static void cp_move(void)
+{
+	void *objs[RFW_MAX_BURST];
+	unsigned n = rte_ring_dequeue_burst(ring_cp, objs, RFW_MAX_BURST, NULL), i, sent;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = objs[i];
+		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + RFW_ETH_HLEN);
+
+		if (m->data_len < RFW_ETH_HLEN + RFW_IPV4_HLEN || f[12] != 0x08 || f[13] != 0 ||
+		    (ip->type_of_service & 3) == RFW_ECN_NOT_ECT)
+			continue;
+		if (++ce_count < ce_every)
+			continue;
+		ce_count = 0;
+		ip->type_of_service |= RFW_ECN_CE;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		ce_marked++;
+	}
+	sent = rte_ring_enqueue_burst(ring_ab, objs, n, NULL);
+	if (sent < n)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs + sent, n - sent);
+}
+
 static void poll_both(void)
 {
 	rfw_nic_poll(A.nic);
+	if (ce_every != 0)
+		cp_move();
 	rfw_nic_poll(B.nic);
 }
 
@@ -880,6 +922,32 @@ static void print_result(const struct opts *o, const struct result *r)
 	fflush(stdout);
 }
 
+/* Non-zero counters of one side: transport (rfw_dev_counters) and NIC (rfw_nic_ctr). */
+static void json_counters(FILE *f, const char *name, const struct side *s)
+{
+	uint64_t c[RFW_CNT__COUNT];
+	unsigned i;
+	const char *sep = "";
+
+	rfw_dev_counters(rfw_nic_dev(s->nic), c);
+	fprintf(f, "  \"counters_%s\": {", name);
+	for (i = 0; i < RFW_CNT__COUNT; i++) {
+		if (c[i] == 0)
+			continue;
+		fprintf(f, "%s\"%s\": %" PRIu64, sep, rfw_counter_name((enum rfw_counter)i), c[i]);
+		sep = ", ";
+	}
+	for (i = 0; i < RFW_NIC_CTR__COUNT; i++) {
+		uint64_t v = rfw_nic_ctr(s->nic, (enum rfw_nic_ctr)i);
+
+		if (v == 0)
+			continue;
+		fprintf(f, "%s\"nic_%s\": %" PRIu64, sep, rfw_nic_ctr_name((enum rfw_nic_ctr)i), v);
+		sep = ", ";
+	}
+	fprintf(f, "}");
+}
+
 static int write_json(const struct opts *o, const struct result *res, unsigned n)
 {
 	FILE *f = fopen(o->json, "w");
@@ -915,7 +983,11 @@ static int write_json(const struct opts *o, const struct result *res, unsigned n
 			        r->p999);
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
-	fprintf(f, "  ]\n}\n");
+	fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", ce_marked);
+	json_counters(f, "a", &A);
+	fprintf(f, ",\n");
+	json_counters(f, "b", &B);
+	fprintf(f, "\n}\n");
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -972,7 +1044,15 @@ int main(int argc, char **argv)
 	    rte_ring_create("perf_ba", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r_ab == NULL || r_ba == NULL)
 		die("rte_ring_create", rte_errno);
-	pa = make_ring_port("perf_a", r_ba, r_ab);
+	ce_every = o.ce_every;
+	ring_ab = r_ab;
+	if (ce_every != 0) {
+		ring_cp = rte_ring_create("perf_cp", 4096, (int)rte_socket_id(),
+		                          RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (ring_cp == NULL)
+			die("rte_ring_create", rte_errno);
+	}
+	pa = make_ring_port("perf_a", r_ba, ce_every != 0 ? ring_cp : r_ab);
 	pb = make_ring_port("perf_b", r_ab, r_ba);
 	side_setup(&A, pa, 0x0a000001, &o);
 	side_setup(&B, pb, 0x0a000002, &o);
@@ -993,7 +1073,8 @@ int main(int argc, char **argv)
 		per_qp_src = (per_qp_src + 63) & ~(size_t)63;
 		per_qp_dst = per_qp_src; /* SEND uses 2 x depth receive slots */
 	}
-	A.mem_len = (size_t)o.qps * (per_qp_src + per_qp_dst);
+	/* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1). */
+	A.mem_len = ((size_t)o.qps * (per_qp_src + per_qp_dst) + 4095) & ~(size_t)4095;
 	B.mem_len = A.mem_len;
 	A.mem = aligned_alloc(4096, A.mem_len);
 	B.mem = aligned_alloc(4096, B.mem_len);
