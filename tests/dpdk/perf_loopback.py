@@ -8,7 +8,8 @@ path MTU (1023/1024/1025 with --mtu 1024, 4095/4097 with 4096) and around 64 KiB
 several QPs, and FETCH_AND_ADD, all with verified=true (every byte compared) and the iteration
 count asked for; a latency run with ordered percentiles; that a damaged byte is caught (the
 checker can fail); that a DCQCN profile of 'none' works too; and that bad options are named and
-exit with status 2 before EAL starts. Speed is not asserted here (docs/perf.md).
+exit with status 2 before EAL starts; every size from 2 B to 8 MiB in one run (SEND).
+Speed is not asserted here (docs/perf.md).
 
 usage: perf_loopback.py ROCEFW_PERF
 """
@@ -75,6 +76,16 @@ def main():
         bw_case(tmp, "write", 65536, 40, ["-q", "4", "--mtu", "2048"])
         bw_case(tmp, "send", 8192, 100, ["-q", "3", "--cc-profile", "none"])
         bw_case(tmp, "read", 100000, 20, ["-q", "2", "--cc-profile", "mlx5-cx5", "-t", "4"])
+
+        # Every size in one process (fresh QPs per size; receive WQEs of one size never
+        # serve the next): 2 B .. 8 MiB, all verified.
+        j, _ = run(["send", "bw", "-a", "-n", "4", "--mtu", "2048"], tmp)
+        if j is not None:
+            rs = j["results"]
+            check([r["bytes"] for r in rs] == [2 << i for i in range(23)],
+                  "send bw -a: 2 B .. 8 MiB")
+            check(all(r["verified"] and r["iterations"] == 4 for r in rs),
+                  "send bw -a: every size verified")
 
         j, _ = run(["atomic", "bw", "-n", "3000", "-q", "2"], tmp)
         if j is not None:

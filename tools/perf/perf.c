@@ -271,6 +271,7 @@ struct side {
 	struct rfw_mr *mr;
 	uint8_t *mem;
 	size_t mem_len;
+	uint64_t gone_cnt[RFW_CNT__COUNT]; /* counters of QPs already destroyed */
 };
 
 struct conn {
@@ -683,6 +684,54 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Fresh QPs for every size: receive WQEs left posted by one size (SEND) describe that size's
+ * slots, and a new PSN space keeps sizes independent.
+ */
+static void conns_up(const struct opts *o)
+{
+	uint32_t qi;
+
+	for (qi = 0; qi < o->qps; qi++) {
+		struct conn *c = &conns[qi];
+
+		c->qa = make_qp(&A, 1024);
+		c->qb = make_qp(&B, 1024);
+		qp_connect(&A, c->qa, &B, c->qb, o);
+		qp_connect(&B, c->qb, &A, c->qa, o);
+	}
+}
+
+static void conns_down(const struct opts *o)
+{
+	uint32_t qi;
+	int i;
+
+	/* Let frames still in the rings (coalesced ACKs) land before their QPs go. */
+	for (i = 0; i < 64; i++) {
+		rfw_nic_poll(A.nic);
+		if (ce_every != 0)
+			cp_move();
+		rfw_nic_poll(B.nic);
+	}
+	for (qi = 0; qi < o->qps; qi++) {
+		uint64_t ca[RFW_CNT__COUNT], cb[RFW_CNT__COUNT];
+		unsigned k;
+
+		/* The device's counters sum live QPs only: keep what these QPs counted. */
+		rfw_qp_counters(conns[qi].qa, ca);
+		rfw_qp_counters(conns[qi].qb, cb);
+		for (k = 0; k < RFW_CNT__COUNT; k++) {
+			A.gone_cnt[k] += ca[k];
+			B.gone_cnt[k] += cb[k];
+		}
+		rfw_nic_qp_detach(A.nic, conns[qi].qa);
+		rfw_nic_qp_detach(B.nic, conns[qi].qb);
+		if (rfw_destroy_qp(conns[qi].qa) != 0 || rfw_destroy_qp(conns[qi].qb) != 0)
+			die("rfw_destroy_qp", EBUSY);
+	}
+}
+
 static void run_size(const struct opts *o, uint32_t size, struct result *r)
 {
 	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
@@ -938,6 +987,7 @@ static void json_counters(FILE *f, const char *name, const struct side *s)
 	rfw_dev_counters(rfw_nic_dev(s->nic), c);
 	fprintf(f, "  \"counters_%s\": {", name);
 	for (i = 0; i < RFW_CNT__COUNT; i++) {
+		c[i] += s->gone_cnt[i];
 		if (c[i] == 0)
 			continue;
 		fprintf(f, "%s\"%s\": %" PRIu64, sep, rfw_counter_name((enum rfw_counter)i), c[i]);
@@ -1099,10 +1149,6 @@ int main(int argc, char **argv)
 		/* WRITE/SEND: data goes A -> B. READ/atomic: the data (or counter) is at B. */
 		bool src_at_b = o.op == OP_READ || o.op == OP_ATOMIC;
 
-		c->qa = make_qp(&A, 1024);
-		c->qb = make_qp(&B, 1024);
-		qp_connect(&A, c->qa, &B, c->qb, &o);
-		qp_connect(&B, c->qb, &A, c->qa, &o);
 		c->src = (src_at_b ? B.mem + off_b : A.mem + off_a);
 		if (src_at_b)
 			off_b += per_qp_src;
@@ -1117,7 +1163,9 @@ int main(int argc, char **argv)
 
 	print_header(&o, depth);
 	for (k = 0; k < nsizes; k++) {
+		conns_up(&o);
 		run_size(&o, sizes[k], &res[k]);
+		conns_down(&o);
 		print_result(&o, &res[k]);
 		all_ok &= res[k].verified;
 	}
@@ -1128,12 +1176,6 @@ int main(int argc, char **argv)
 	if (o.json != NULL && write_json(&o, res, nsizes) != 0)
 		all_ok = false;
 
-	for (qi = 0; qi < o.qps; qi++) {
-		rfw_nic_qp_detach(A.nic, conns[qi].qa);
-		rfw_nic_qp_detach(B.nic, conns[qi].qb);
-		rfw_destroy_qp(conns[qi].qa);
-		rfw_destroy_qp(conns[qi].qb);
-	}
 	rfw_dereg_mr(A.mr);
 	rfw_dereg_mr(B.mr);
 	rfw_destroy_cq(A.cq);
