@@ -433,6 +433,27 @@ static inline void stamp(uint8_t *p, uint32_t size, uint64_t k)
 	}
 }
 
+/*
+ * WRITE latency is a ping-pong, as perftest's write_lat: the receiver learns of a WRITE only by
+ * watching its memory, so the last bytes of message k carry k + 1 (never the previous message's
+ * value, never the zeroed buffer's).
+ */
+static inline void stamp_last(uint8_t *p, uint32_t size, uint64_t v)
+{
+	uint32_t n = size < 8 ? size : 8;
+
+	memcpy(p + size - n, &v, n);
+}
+
+static inline bool last_is(const uint8_t *p, uint32_t size, const uint8_t *want)
+{
+	uint32_t n = size < 8 ? size : 8;
+
+	return memcmp(p + size - n, want + size - n, n) == 0;
+}
+
+static uint8_t *pong_buf; /* at A: where B writes the pong (WRITE latency) */
+
 /* ---- one measured size ---- */
 
 struct result {
@@ -507,6 +528,8 @@ static int post_one(struct conn *c, const struct opts *o, uint32_t depth, uint32
 	switch (o->op) {
 	case OP_WRITE:
 		stamp(src, size, k);
+		if (o->lat)
+			stamp_last(src, size, k + 1);
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(A.mr)};
 		wr.opcode = RFW_WR_RDMA_WRITE;
 		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
@@ -778,7 +801,80 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 	last_progress = win_start = t_start;
 	win = o->lat ? 0 : (target == UINT64_MAX ? 0 : target / 16);
 
-	if (o->lat) {
+	if (o->lat && o->op == OP_WRITE) {
+		/*
+		 * Ping-pong on QP 0: A writes message k into B's slot; B sees its last bytes
+		 * change, checks the whole message and writes it back into A's pong buffer; A sees
+		 * that, checks it too. One sample = half the round trip, as perftest's write_lat.
+		 */
+		struct conn *c = &conns[0];
+		uint64_t k;
+		struct rfw_wc wc[16];
+		int n, i;
+
+		for (k = 0; k < iters; k++) {
+			uint64_t t0 = now_ns(), t1;
+			const uint8_t *src = slot_src(c, depth, size, k);
+			struct rfw_sge sge = {(uint64_t)(uintptr_t)c->dst, size, rfw_mr_lkey(B.mr)};
+			struct rfw_send_wr wr = {0}, *badw;
+
+			if (t0 >= deadline)
+				break;
+			if (post_one(c, o, depth, size, k, t0) != 0)
+				die("post_send", EINVAL);
+			rfw_nic_qp_kick(A.nic, c->qa);
+			while (!last_is(c->dst, size, src)) {
+				poll_both();
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			if (memcmp(c->dst, src, size) != 0)
+				check_fail("WRITE data differs at the responder (ping)", 0, k);
+			wr.wr_id = k;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = RFW_WR_RDMA_WRITE;
+			wr.send_flags = RFW_SEND_SIGNALED;
+			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)pong_buf;
+			wr.wr.rdma.rkey = rfw_mr_rkey(A.mr);
+			if (rfw_post_send(c->qb, &wr, &badw, now_ns()) != 0)
+				die("post_send (pong)", EINVAL);
+			rfw_nic_qp_kick(B.nic, c->qb);
+			while (!last_is(pong_buf, size, src)) {
+				poll_both();
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			t1 = now_ns();
+			if (memcmp(pong_buf, src, size) != 0)
+				check_fail("WRITE data differs at the requester (pong)", 0, k);
+			lat[k] = (t1 - t0) / 2;
+			done++;
+			/* Completions of both sides: statuses checked, A's data checked again. */
+			reap(o, depth, size, r);
+			while ((n = rfw_poll_cq(B.cq, 16, wc)) > 0)
+				for (i = 0; i < n; i++)
+					if (wc[i].status != RFW_WC_SUCCESS)
+						check_fail(rfw_wc_status_str(wc[i].status), 0, k);
+		}
+		/* The last ACKs. */
+		while (c->done < done) {
+			poll_both();
+			reap(o, depth, size, r);
+			if (now_ns() - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S &&
+			    now_ns() - last_progress > STALL_NS) {
+				check_fail("completions missing", 0, c->done);
+				break;
+			}
+		}
+		t_end = now_ns();
+	} else if (o->lat) {
 		/* One message at a time on QP 0: post -> completion, sample by sample. */
 		struct conn *c = &conns[0];
 		uint64_t k;
@@ -1162,6 +1258,8 @@ int main(int argc, char **argv)
 	}
 
 	print_header(&o, depth);
+	/* WRITE latency: B writes pongs into A's otherwise unused destination share. */
+	pong_buf = A.mem + (size_t)o.qps * per_qp_src;
 	for (k = 0; k < nsizes; k++) {
 		conns_up(&o);
 		run_size(&o, sizes[k], &res[k]);
