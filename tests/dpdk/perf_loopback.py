@@ -6,10 +6,11 @@ endpoints in one process over a ring port pair, on one core, without hugepages.
 Checks, from the JSON each run writes: WRITE, READ and SEND bandwidth runs at sizes around the
 path MTU (1023/1024/1025 with --mtu 1024, 4095/4097 with 4096) and around 64 KiB (65535/65537),
 several QPs, and FETCH_AND_ADD, all with verified=true (every byte compared) and the iteration
-count asked for; a latency run with ordered percentiles; that a damaged byte is caught (the
-checker can fail); that a DCQCN profile of 'none' works too; and that bad options are named and
-exit with status 2 before EAL starts; every size from 2 B to 8 MiB in one run (SEND).
-Speed is not asserted here (docs/perf.md).
+count asked for; every size from 2 B to 8 MiB in one run (SEND); CE marks -> CNPs -> reaction
+point -> paced packets; WRITE, SEND and READ latency runs with ordered percentiles; that a
+damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; and
+that bad options are named and exit with status 2 before EAL starts. Speed is not asserted
+here (docs/perf.md).
 
 usage: perf_loopback.py ROCEFW_PERF
 """
@@ -124,6 +125,16 @@ def main():
             check(r["verified"] is True and r["iterations"] == 500, "write lat: 500 verified")
             check(0 < r["t_min_us"] <= r["t_typical_us"] <= r["p99_us"] <= r["p999_us"]
                   <= r["t_max_us"], "write lat: t_min <= typical <= 99% <= 99.9% <= t_max")
+        j, _ = run(["send", "lat", "-s", "5000", "-n", "300", "--mtu", "1024"], tmp)
+        if j is not None:
+            r = j["results"][0]
+            check(r["verified"] is True and r["iterations"] == 300, "send lat: 300 verified")
+            check(0 < r["t_min_us"] <= r["t_typical_us"] <= r["p999_us"] <= r["t_max_us"],
+                  "send lat: ordered percentiles")
+        j, p = run(["send", "lat", "-n", "100", "--check-corrupt-one"], tmp, expect_rc=1)
+        if j is not None:
+            check(j["results"][0]["verified"] is False and "differs" in p.stderr,
+                  "send lat: damaged byte detected")
         j, _ = run(["read", "lat", "-s", "4096", "-n", "200"], tmp)
         if j is not None:
             check(j["results"][0]["verified"] is True, "read lat: verified")

@@ -452,7 +452,9 @@ static inline bool last_is(const uint8_t *p, uint32_t size, const uint8_t *want)
 	return memcmp(p + size - n, want + size - n, n) == 0;
 }
 
-static uint8_t *pong_buf; /* at A: where B writes the pong (WRITE latency) */
+static uint8_t *pong_buf;       /* at A: where the pong lands (WRITE / SEND latency) */
+static uint64_t pong_recvd;     /* SEND latency: pongs received at A */
+static uint64_t last_recv_slot; /* SEND latency: B's receive slot of the last ping */
 
 /* ---- one measured size ---- */
 
@@ -592,6 +594,14 @@ static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct
 			struct conn *c;
 			uint64_t k = wc[i].wr_id;
 
+			/* SEND latency: the pong landed at A (its data is checked by the caller).
+			 */
+			if (wc[i].opcode == RFW_WC_RECV) {
+				if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size)
+					check_fail("pong receive error or length", qi, k);
+				pong_recvd++;
+				continue;
+			}
 			if (qi >= o->qps) {
 				check_fail("completion for an unknown QP", qi, k);
 				continue;
@@ -640,6 +650,13 @@ static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct
 			struct conn *c;
 			uint64_t slot = wc[i].wr_id;
 
+			/* SEND latency: B's own pong SENDs complete here too. */
+			if (wc[i].opcode == RFW_WC_SEND) {
+				if (wc[i].status != RFW_WC_SUCCESS)
+					check_fail(rfw_wc_status_str(wc[i].status), qi, slot);
+				continue;
+			}
+			last_recv_slot = slot;
 			if (qi >= o->qps) {
 				check_fail("receive completion for an unknown QP", qi, slot);
 				continue;
@@ -869,6 +886,77 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 			reap(o, depth, size, r);
 			if (now_ns() - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S &&
 			    now_ns() - last_progress > STALL_NS) {
+				check_fail("completions missing", 0, c->done);
+				break;
+			}
+		}
+		t_end = now_ns();
+	} else if (o->lat && o->op == OP_SEND) {
+		/*
+		 * Ping-pong on QP 0, as perftest's send_lat: A sends message k, B's receive
+		 * completion checks it and B sends the same bytes back from its receive buffer into
+		 * a receive A posted on its pong buffer; A checks them. One sample = half the round
+		 * trip.
+		 */
+		struct conn *c = &conns[0];
+		uint64_t k;
+
+		pong_recvd = 0;
+		for (k = 0; k < iters; k++) {
+			uint64_t t0 = now_ns(), t1;
+			const uint8_t *src = slot_src(c, depth, size, k);
+			struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
+			                     rfw_mr_lkey(A.mr)};
+			struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
+			struct rfw_sge ss;
+			struct rfw_send_wr swr = {0}, *bads;
+
+			if (t0 >= deadline)
+				break;
+			if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
+				die("post_recv (pong)", EINVAL);
+			if (post_one(c, o, depth, size, k, t0) != 0)
+				die("post_send", EINVAL);
+			rfw_nic_qp_kick(A.nic, c->qa);
+			while (c->recvd == k) {
+				poll_both();
+				reap(o, depth, size, r);
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			ss = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + last_recv_slot * size),
+			                      size, rfw_mr_lkey(B.mr)};
+			swr.wr_id = k;
+			swr.sg_list = &ss;
+			swr.num_sge = 1;
+			swr.opcode = RFW_WR_SEND;
+			swr.send_flags = RFW_SEND_SIGNALED;
+			if (rfw_post_send(c->qb, &swr, &bads, now_ns()) != 0)
+				die("post_send (pong)", EINVAL);
+			rfw_nic_qp_kick(B.nic, c->qb);
+			while (pong_recvd == k) {
+				poll_both();
+				reap(o, depth, size, r);
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			t1 = now_ns();
+			if (memcmp(pong_buf, src, size) != 0)
+				check_fail("SEND data differs at the requester (pong)", 0, k);
+			lat[k] = (t1 - t0) / 2;
+			done++;
+		}
+		while (c->done < done) {
+			poll_both();
+			reap(o, depth, size, r);
+			if (now_ns() - last_progress >
+			    STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
 				check_fail("completions missing", 0, c->done);
 				break;
 			}
