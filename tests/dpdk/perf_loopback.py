@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""rocefw-perf --loopback: the RC transport on the DPDK port layer (dataplane/rfw_nic.c), both
+endpoints in one process over a ring port pair, on one core, without hugepages.
+
+Checks, from the JSON each run writes: WRITE, READ and SEND bandwidth runs at sizes around the
+path MTU (1023/1024/1025 with --mtu 1024, 4095/4097 with 4096) and around 64 KiB (65535/65537),
+several QPs, and FETCH_AND_ADD, all with verified=true (every byte compared) and the iteration
+count asked for; every size from 2 B to 8 MiB in one run (SEND); CE marks -> CNPs -> reaction
+point -> paced packets; WRITE, SEND and READ latency runs with ordered percentiles; that a
+damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; and
+that bad options are named and exit with status 2 before EAL starts. Speed is not asserted
+here (docs/perf.md).
+
+usage: perf_loopback.py ROCEFW_PERF
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PERF = sys.argv[1]
+EAL = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "-l", "0",
+       "--log-level=lib.eal:warning"]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def run(args, tmp, expect_rc=0):
+    out = os.path.join(tmp, "r.json")
+    if os.path.exists(out):
+        os.unlink(out)
+    p = subprocess.run([PERF] + EAL + ["--"] + args + ["--loopback", "--out_json", out],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != expect_rc:
+        print(p.stdout + p.stderr)
+    check(p.returncode == expect_rc, f"{' '.join(args)}: exit {p.returncode} == {expect_rc}")
+    if not os.path.exists(out):
+        check(False, f"{' '.join(args)}: JSON written")
+        return None, p
+    with open(out) as f:
+        return json.load(f), p
+
+
+def bw_case(tmp, op, size, n, extra=()):
+    args = [op, "bw", "-s", str(size), "-n", str(n)] + list(extra)
+    j, _ = run(args, tmp)
+    if j is None:
+        return
+    name = " ".join(args)
+    check(j["schema"] == "rocefw-perf/1", f"{name}: schema")
+    r = j["results"][0]
+    qps = j["qps"]
+    check(r["bytes"] == size, f"{name}: bytes {r['bytes']}")
+    check(r["iterations"] == n * qps, f"{name}: iterations {r['iterations']} == {n * qps}")
+    check(r["verified"] is True, f"{name}: verified")
+    check(r["checked_bytes"] == n * qps * size, f"{name}: every byte checked")
+    check(r["bw_average_gbps"] > 0 and r["msg_rate_mpps"] > 0, f"{name}: rates > 0")
+    check(r["bound_gbps"] > 0 and 0 < r["bound_ratio"], f"{name}: bound measured")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        for op in ("write", "read", "send"):
+            for size in (1023, 1024, 1025):
+                bw_case(tmp, op, size, 300, ["--mtu", "1024"])
+            bw_case(tmp, op, 4095, 300)
+            bw_case(tmp, op, 4097, 300)
+            for size in (65535, 65537):
+                bw_case(tmp, op, size, 60, ["--mtu", "4096"])
+        bw_case(tmp, "write", 65536, 40, ["-q", "4", "--mtu", "2048"])
+        bw_case(tmp, "send", 8192, 100, ["-q", "3", "--cc-profile", "none"])
+        bw_case(tmp, "read", 100000, 20, ["-q", "2", "--cc-profile", "mlx5-cx5", "-t", "4"])
+
+        # Every size in one process (fresh QPs per size; receive WQEs of one size never
+        # serve the next): 2 B .. 8 MiB, all verified.
+        j, _ = run(["send", "bw", "-a", "-n", "4", "--mtu", "2048"], tmp)
+        if j is not None:
+            rs = j["results"]
+            check([r["bytes"] for r in rs] == [2 << i for i in range(23)],
+                  "send bw -a: 2 B .. 8 MiB")
+            check(all(r["verified"] and r["iterations"] == 4 for r in rs),
+                  "send bw -a: every size verified")
+
+        j, _ = run(["atomic", "bw", "-n", "3000", "-q", "2"], tmp)
+        if j is not None:
+            r = j["results"][0]
+            check(r["bytes"] == 8 and r["iterations"] == 6000, "atomic bw: 2 x 3000 adds")
+            check(r["verified"] is True, "atomic bw: every returned value checked")
+
+        # Congestion signals end to end: CE marks -> B's notification point sends CNPs ->
+        # A's reaction point cuts the rate -> A's pacer parks request packets.
+        j, _ = run(["write", "bw", "-s", "65536", "-n", "100", "--ce-mark-every", "20"], tmp)
+        if j is not None:
+            a, b = j["counters_a"], j["counters_b"]
+            check(j["results"][0]["verified"] is True, "CE marking: data verified")
+            check(j["ce_marked"] > 0 and b.get("np_ecn_marked_roce_packets") == j["ce_marked"],
+                  f"CE marking: B saw every mark ({j['ce_marked']})")
+            check(b.get("np_cnp_sent", 0) > 0 and b.get("nic_np_cnp_sent") == b["np_cnp_sent"],
+                  "CE marking: B sent CNPs")
+            check(a.get("rp_cnp_handled") == b.get("np_cnp_sent"),
+                  "CE marking: every CNP reached A's reaction point")
+            check(a.get("nic_tx_paced_holds", 0) > 0, "CE marking: A's pacer held packets")
+        j, _ = run(["write", "bw", "-s", "65536", "-n", "100"], tmp)
+        if j is not None:
+            check("np_cnp_sent" not in j["counters_b"] and
+                  "nic_tx_paced_holds" not in j["counters_a"],
+                  "no CE marks: no CNP, nothing held (line rate not reached)")
+        j, _ = run(["write", "bw", "-s", "65536", "-n", "100", "--ce-mark-every", "20",
+                    "--cc-profile", "none"], tmp)
+        if j is not None:
+            check(j["counters_b"].get("np_cnp_sent", 0) > 0 and
+                  "nic_tx_paced_holds" not in j["counters_a"],
+                  "cc none: the built-in NP still answers CE, nothing is paced")
+
+        j, _ = run(["write", "lat", "-s", "64", "-n", "500"], tmp)
+        if j is not None:
+            r = j["results"][0]
+            check(r["verified"] is True and r["iterations"] == 500, "write lat: 500 verified")
+            check(0 < r["t_min_us"] <= r["t_typical_us"] <= r["p99_us"] <= r["p999_us"]
+                  <= r["t_max_us"], "write lat: t_min <= typical <= 99% <= 99.9% <= t_max")
+        j, _ = run(["send", "lat", "-s", "5000", "-n", "300", "--mtu", "1024"], tmp)
+        if j is not None:
+            r = j["results"][0]
+            check(r["verified"] is True and r["iterations"] == 300, "send lat: 300 verified")
+            check(0 < r["t_min_us"] <= r["t_typical_us"] <= r["p999_us"] <= r["t_max_us"],
+                  "send lat: ordered percentiles")
+        j, p = run(["send", "lat", "-n", "100", "--check-corrupt-one"], tmp, expect_rc=1)
+        if j is not None:
+            check(j["results"][0]["verified"] is False and "differs" in p.stderr,
+                  "send lat: damaged byte detected")
+        j, _ = run(["read", "lat", "-s", "4096", "-n", "200"], tmp)
+        if j is not None:
+            check(j["results"][0]["verified"] is True, "read lat: verified")
+
+        # The checker can fail: one flipped byte must turn verified false and exit 1.
+        for op in ("write", "read", "send", "atomic"):
+            j, p = run([op, "bw", "-s", "8" if op == "atomic" else "2048", "-n", "100",
+                        "--check-corrupt-one"], tmp, expect_rc=1)
+            if j is not None:
+                check(j["results"][0]["verified"] is False, f"{op}: damaged byte detected")
+                check("differs" in p.stderr or "wrong value" in p.stderr,
+                      f"{op}: the failure is named")
+
+        # Bad options: named, exit 2, no EAL start-up (no JSON written either).
+        bad = [
+            (["write", "bw", "--mtu", "1000", "--loopback"], "--mtu"),
+            (["write", "bw", "-s", "0", "--loopback"], "--size"),
+            (["write", "bw", "-q", "33", "--loopback"], "--qps"),
+            (["write", "bw", "--cc-profile", "bogus", "--loopback"], "--cc-profile"),
+            (["write", "bw", "--dscp", "64", "--loopback"], "--dscp"),
+            (["write", "bw", "--frobnicate", "--loopback"], "--frobnicate"),
+            (["write", "xx", "--loopback"], "xx"),
+            (["copy", "bw", "--loopback"], "copy"),
+            (["atomic", "bw", "-s", "16", "--loopback"], "--size"),
+            (["write", "bw", "-n", "5", "-D", "1", "--loopback"], "--iters"),
+            (["write", "bw"], "--loopback"),
+        ]
+        for args, word in bad:
+            p = subprocess.run([PERF] + EAL + ["--"] + args, capture_output=True, text=True,
+                               timeout=30)
+            check(p.returncode == 2 and word in p.stderr,
+                  f"bad option {' '.join(args)}: exit {p.returncode}, names {word}")
+        p = subprocess.run([PERF] + EAL + ["write", "bw"], capture_output=True, text=True,
+                           timeout=30)
+        check(p.returncode == 2 and "'--'" in p.stderr, "missing '--': exit 2")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

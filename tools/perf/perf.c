@@ -1,0 +1,1379 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-perf: a perftest-style benchmark of the software NIC (dataplane/rfw_nic.h).
+ *
+ *   rocefw-perf [EAL options] -- write|read|send|atomic bw|lat [options] --loopback
+ *
+ * --loopback runs both endpoints in this process, on the calling lcore, over a connected pair
+ * of DPDK ring ports (rte_eth_from_rings). Every message moved is checked: WRITE and SEND data
+ * at the receiver, READ data at the requester, and each FETCH_AND_ADD's returned value. Beside
+ * the goodput it prints the bound measured on the same core in the same run: copying the same
+ * bytes once and computing their ICRC once (rfw_icrc_compute), per path-MTU packet.
+ * See docs/perf.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_ring.h>
+
+#include "cc/dcqcn.h"
+#include "cc/dcqcn_params.h"
+#include "dataplane/rfw_nic.h"
+#include "dataplane/rfw_port.h"
+
+#define PERF_SCHEMA    "rocefw-perf/1"
+#define MAX_QPS        32
+#define MAX_SIZE       (8u << 20)  /* largest message: 8 MiB */
+#define SLOT_BYTES_MAX (16u << 20) /* per QP and parity: depth is cut to fit */
+#define ALL_SIZE_MIN   2
+#define STALL_NS       (5ull * NS_PER_S)     /* no completion for this long: fail */
+#define BOUND_MIN_NS   (20ull * 1000 * 1000) /* measure the bound for at least 20 ms */
+
+enum test_op { OP_WRITE, OP_READ, OP_SEND, OP_ATOMIC };
+static const char *const op_names[] = {"write", "read", "send", "atomic"};
+
+struct opts {
+	enum test_op op;
+	bool lat;
+	uint32_t size; /* 0: default for the test */
+	bool all;
+	uint64_t iters; /* 0: default */
+	uint32_t duration_s;
+	uint32_t qps;
+	uint32_t depth; /* 0: default */
+	uint32_t mtu;
+	const char *cc_profile;
+	uint32_t dscp;
+	uint32_t line_gbps;
+	bool gbits;
+	const char *json;
+	bool loopback;
+	const char *server;
+	bool corrupt_one;  /* test of the checker: damage one delivered byte */
+	uint32_t ce_every; /* loopback congestion point: mark every Nth ECT frame A -> B */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f, "usage: rocefw-perf [EAL options] -- write|read|send|atomic bw|lat [options]\n"
+	       "  -s, --size BYTES      message size, 1..8388608 (default: bw 65536, lat 2; "
+	       "atomic: 8)\n"
+	       "  -a, --all             every power of two from 2 B to 8 MiB (atomic: 8 only)\n"
+	       "  -n, --iters N         messages per size, 1..1000000000 (default: bw 5000, lat "
+	       "1000)\n"
+	       "  -D, --duration S      run each size for S seconds instead, 1..3600\n"
+	       "  -q, --qps N           queue pairs, 1..32 (default 1)\n"
+	       "  -t, --tx-depth N      outstanding messages per QP, 1..1024 (default: bw 128, lat "
+	       "1)\n"
+	       "      --mtu BYTES       path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
+	       "      --cc-profile P    DCQCN profile (unified, paper, mlx5-cx5, hpcc-ns3, "
+	       "shared-port) or none (default unified)\n"
+	       "      --dscp N          DSCP of data packets, 0..63 (default 26)\n"
+	       "      --line-rate GBPS  line rate the DCQCN profile paces against, 1..4000 Gb/s "
+	       "(default 100)\n"
+	       "      --report_gbits    bandwidth columns in Gb/s instead of MB/s\n"
+	       "      --out_json FILE   results as JSON (schema " PERF_SCHEMA ")\n"
+	       "      --loopback        both endpoints in this process over a ring port pair\n"
+	       "      --ce-mark-every N loopback congestion point: mark every Nth ECN-capable "
+	       "frame from the requester side CE, 0..1000000 (default 0: off)\n"
+	       "      --check-corrupt-one  test of the checker: flip one delivered byte of the "
+	       "middle message of QP 0 before it is checked (the run must fail)\n"
+	       "  server address: two-process mode, not implemented yet (use --loopback)\n");
+}
+
+/* Parse an unsigned option value in [lo, hi]; bad values name the option and exit 2. */
+static uint64_t num_arg(const char *name, const char *s, uint64_t lo, uint64_t hi)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr,
+		        "rocefw-perf: bad value for %s: '%s' (expected an integer %" PRIu64
+		        "..%" PRIu64 ")\n",
+		        name, s, lo, hi);
+		exit(2);
+	}
+	return v;
+}
+
+static void bad(const char *msg, const char *what)
+{
+	fprintf(stderr, "rocefw-perf: %s%s%s\n", msg, what ? ": " : "", what ? what : "");
+	usage(stderr);
+	exit(2);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	enum { O_MTU = 256, O_CC, O_DSCP, O_GBITS, O_JSON, O_LOOP, O_LINE, O_CORRUPT, O_CE };
+	static const struct option lo[] = {
+	    {"size", required_argument, NULL, 's'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"iters", required_argument, NULL, 'n'},
+	    {"duration", required_argument, NULL, 'D'},
+	    {"qps", required_argument, NULL, 'q'},
+	    {"tx-depth", required_argument, NULL, 't'},
+	    {"mtu", required_argument, NULL, O_MTU},
+	    {"cc-profile", required_argument, NULL, O_CC},
+	    {"dscp", required_argument, NULL, O_DSCP},
+	    {"line-rate", required_argument, NULL, O_LINE},
+	    {"report_gbits", no_argument, NULL, O_GBITS},
+	    {"out_json", required_argument, NULL, O_JSON},
+	    {"loopback", no_argument, NULL, O_LOOP},
+	    {"check-corrupt-one", no_argument, NULL, O_CORRUPT},
+	    {"ce-mark-every", required_argument, NULL, O_CE},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c, npos = 0;
+	const char *pos[3] = {NULL, NULL, NULL};
+
+	memset(o, 0, sizeof(*o));
+	o->qps = 1;
+	o->mtu = 4096;
+	o->cc_profile = "unified";
+	o->dscp = 26;
+	o->line_gbps = 100;
+	optind = 1;
+	opterr = 0;
+	/* '-' in the option string keeps positional arguments in order, interleaved. */
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			if (npos == 3)
+				bad("unexpected argument", optarg);
+			pos[npos++] = optarg;
+			break;
+		case 's':
+			o->size = (uint32_t)num_arg("--size", optarg, 1, MAX_SIZE);
+			break;
+		case 'a':
+			o->all = true;
+			break;
+		case 'n':
+			o->iters = num_arg("--iters", optarg, 1, 1000000000);
+			break;
+		case 'D':
+			o->duration_s = (uint32_t)num_arg("--duration", optarg, 1, 3600);
+			break;
+		case 'q':
+			o->qps = (uint32_t)num_arg("--qps", optarg, 1, MAX_QPS);
+			break;
+		case 't':
+			o->depth = (uint32_t)num_arg("--tx-depth", optarg, 1, 1024);
+			break;
+		case O_MTU:
+			o->mtu = (uint32_t)num_arg("--mtu", optarg, 256, 4096);
+			if (o->mtu & (o->mtu - 1)) {
+				fprintf(
+				    stderr,
+				    "rocefw-perf: bad value for --mtu: '%s' (expected 256, 512, "
+				    "1024, 2048 or 4096)\n",
+				    optarg);
+				exit(2);
+			}
+			break;
+		case O_CC:
+			if (strcmp(optarg, "none") != 0 && dcqcn_profile_lookup(optarg) < 0) {
+				fprintf(
+				    stderr,
+				    "rocefw-perf: bad value for --cc-profile: '%s' (expected none, "
+				    "unified, paper, mlx5-cx5, hpcc-ns3 or shared-port)\n",
+				    optarg);
+				exit(2);
+			}
+			o->cc_profile = optarg;
+			break;
+		case O_DSCP:
+			o->dscp = (uint32_t)num_arg("--dscp", optarg, 0, 63);
+			break;
+		case O_LINE:
+			o->line_gbps = (uint32_t)num_arg("--line-rate", optarg, 1, 4000);
+			break;
+		case O_GBITS:
+			o->gbits = true;
+			break;
+		case O_JSON:
+			o->json = optarg;
+			break;
+		case O_LOOP:
+			o->loopback = true;
+			break;
+		case O_CORRUPT:
+			o->corrupt_one = true;
+			break;
+		case O_CE:
+			o->ce_every = (uint32_t)num_arg("--ce-mark-every", optarg, 0, 1000000);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			if (optopt != 0 && optopt < 256 && strchr("snDqt", optopt) != NULL) {
+				fprintf(stderr, "rocefw-perf: option -%c needs a value\n", optopt);
+				exit(2);
+			}
+			bad("unknown option or missing value", argv[optind - 1]);
+		}
+	}
+	if (npos < 2)
+		bad("missing test: write|read|send|atomic bw|lat", NULL);
+	for (c = 0; c < 4; c++)
+		if (strcmp(pos[0], op_names[c]) == 0)
+			break;
+	if (c == 4)
+		bad("unknown operation (expected write, read, send or atomic)", pos[0]);
+	o->op = (enum test_op)c;
+	if (strcmp(pos[1], "bw") == 0)
+		o->lat = false;
+	else if (strcmp(pos[1], "lat") == 0)
+		o->lat = true;
+	else
+		bad("unknown test kind (expected bw or lat)", pos[1]);
+	o->server = pos[2];
+	if (o->server != NULL && o->loopback)
+		bad("--loopback takes no server address", o->server);
+	if (!o->loopback) {
+		fprintf(stderr, "rocefw-perf: two-process mode (server/client) is not implemented "
+		                "yet: use --loopback\n");
+		exit(2);
+	}
+	if (o->op == OP_ATOMIC && o->size != 0 && o->size != 8)
+		bad("atomic operations are 8 bytes: --size must be 8", NULL);
+	if (o->duration_s != 0 && o->iters != 0)
+		bad("--iters and --duration exclude each other", NULL);
+	if (o->all && o->size != 0)
+		bad("--all and --size exclude each other", NULL);
+}
+
+/* ---- the loopback pair ---- */
+
+struct side {
+	struct rfw_port *port;
+	struct rfw_nic *nic;
+	struct rfw_pd *pd;
+	struct rfw_cq *cq;
+	struct rfw_mr *mr;
+	uint8_t *mem;
+	size_t mem_len;
+	uint64_t gone_cnt[RFW_CNT__COUNT]; /* counters of QPs already destroyed */
+};
+
+struct conn {
+	struct rfw_qp *qa, *qb;
+	/* Region offsets inside each side's memory for this QP. */
+	uint8_t *src; /* 2 parities x depth slots, at the side that supplies data */
+	uint8_t *dst; /* depth (write/read) or 2 x depth (send receive buffers) slots */
+	uint64_t posted, done, recvd;
+	uint64_t last_done_ns;
+};
+
+static struct side A, B;
+/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to r_ab. */
+static struct rte_ring *ring_cp, *ring_ab;
+static uint32_t ce_every, ce_count;
+static uint64_t ce_marked;
+static struct conn conns[MAX_QPS];
+static struct dcqcn_prof prof;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "rocefw-perf: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte_ring *tx)
+{
+	int p = rte_eth_from_rings(name, &rx, 1, &tx, 1, (unsigned)rte_socket_id());
+
+	if (p < 0)
+		die("rte_eth_from_rings", rte_errno);
+	return (uint16_t)p;
+}
+
+static void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o)
+{
+	struct rfw_port_conf pc = {.nb_mbufs = 8192};
+	struct rfw_identity id = {.has_ip4 = true, .ip4 = ip4};
+	struct rfw_nic_conf nc = {0};
+
+	s->port = rfw_port_setup(port_id, &pc, &id);
+	if (s->port == NULL)
+		die("rfw_port_setup", rte_errno);
+	nc.dev_attr.max_qp = MAX_QPS;
+	nc.dscp = (uint8_t)o->dscp;
+	nc.dscp_set = true;
+	nc.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &prof : NULL;
+	s->nic = rfw_nic_create(s->port->q[0], &nc);
+	if (s->nic == NULL)
+		die("rfw_nic_create", rte_errno);
+	s->pd = rfw_alloc_pd(rfw_nic_dev(s->nic));
+	s->cq = rfw_create_cq(rfw_nic_dev(s->nic), 65536);
+	if (s->pd == NULL || s->cq == NULL)
+		die("PD/CQ", errno);
+}
+
+static enum rfw_mtu mtu_enum(uint32_t bytes)
+{
+	enum rfw_mtu m;
+
+	for (m = RFW_MTU_256; m < RFW_MTU_4096; m++)
+		if (rfw_mtu_to_bytes(m) == bytes)
+			break;
+	return m;
+}
+
+static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, struct rfw_qp *peer_qp,
+                       const struct opts *o)
+{
+	struct rfw_qp_attr a = {0};
+	struct rfw_nic_path path = {0};
+	int rc;
+
+	a.qp_state = RFW_QPS_INIT;
+	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
+	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		die("modify_qp INIT", rc);
+	path.dst_mac = peer->port->id.mac;
+	memcpy(path.dst_ip, rfw_nic_gid(peer->nic), 16);
+	rc = rfw_nic_qp_attach(s->nic, qp, &path);
+	if (rc != 0)
+		die("rfw_nic_qp_attach", rc);
+	a.qp_state = RFW_QPS_RTR;
+	memcpy(a.ah_attr.dgid, rfw_nic_gid(peer->nic), 16);
+	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
+	a.path_mtu = mtu_enum(o->mtu);
+	a.dest_qp_num = rfw_qp_num(peer_qp);
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = RFW_MAX_RD_ATOMIC;
+	a.min_rnr_timer = 1;
+	rc = rfw_modify_qp(qp, &a,
+	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
+	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
+	if (rc != 0)
+		die("modify_qp RTR", rc);
+	a.qp_state = RFW_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = 14; /* 67 ms, perftest's default */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = RFW_MAX_RD_ATOMIC;
+	rc = rfw_modify_qp(qp, &a,
+	                   RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
+	                       RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	if (rc != 0)
+		die("modify_qp RTS", rc);
+}
+
+static struct rfw_qp *make_qp(struct side *s, uint32_t depth)
+{
+	struct rfw_qp_init_attr ia = {0};
+	struct rfw_qp *qp;
+
+	ia.send_cq = s->cq;
+	ia.recv_cq = s->cq;
+	ia.cap.max_send_wr = depth;
+	ia.cap.max_recv_wr = 2 * depth;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.sq_sig_all = true;
+	qp = rfw_create_qp(s->pd, &ia);
+	if (qp == NULL)
+		die("rfw_create_qp", errno);
+	return qp;
+}
+
+/* ---- the data pattern ---- */
+
+/*
+ * Each QP has two parities of source slots, filled once with different pseudo-random bytes;
+ * message k uses slot k % depth of parity (k / depth) & 1, so consecutive uses of one
+ * destination slot alternate between two contents. On top, the message's number is stamped
+ * every 256 bytes (the smallest path MTU) before posting, so that every packet of a message
+ * carries bytes no earlier message left in that slot. The checker compares every byte.
+ */
+static void fill_random(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static inline void stamp(uint8_t *p, uint32_t size, uint64_t k)
+{
+	uint32_t off;
+
+	for (off = 0; off < size; off += 256) {
+		uint32_t n = size - off < 8 ? size - off : 8;
+
+		memcpy(p + off, &k, n);
+	}
+}
+
+/*
+ * WRITE latency is a ping-pong, as perftest's write_lat: the receiver learns of a WRITE only by
+ * watching its memory, so the last bytes of message k carry k + 1 (never the previous message's
+ * value, never the zeroed buffer's).
+ */
+static inline void stamp_last(uint8_t *p, uint32_t size, uint64_t v)
+{
+	uint32_t n = size < 8 ? size : 8;
+
+	memcpy(p + size - n, &v, n);
+}
+
+static inline bool last_is(const uint8_t *p, uint32_t size, const uint8_t *want)
+{
+	uint32_t n = size < 8 ? size : 8;
+
+	return memcmp(p + size - n, want + size - n, n) == 0;
+}
+
+static uint8_t *pong_buf;       /* at A: where the pong lands (WRITE / SEND latency) */
+static uint64_t pong_recvd;     /* SEND latency: pongs received at A */
+static uint64_t last_recv_slot; /* SEND latency: B's receive slot of the last ping */
+
+/* ---- one measured size ---- */
+
+struct result {
+	uint32_t bytes;
+	uint64_t iters;
+	double bw_peak_gbps, bw_avg_gbps, mpps;
+	bool verified;
+	uint64_t checked_bytes;
+	double bound_gbps;
+	/* latency, us */
+	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
+};
+
+static uint64_t now_ns(void)
+{
+	return rfw_nic_clock_ns(A.nic);
+}
+
+/* The loopback congestion point: ECT -> CE on every ce_every-th ECN-capable IPv4 frame. The
+ * ICRC masks the TOS byte, so only the IPv4 header checksum changes. */
+static void cp_move(void)
+{
+	void *objs[RFW_MAX_BURST];
+	unsigned n = rte_ring_dequeue_burst(ring_cp, objs, RFW_MAX_BURST, NULL), i, sent;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = objs[i];
+		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + RFW_ETH_HLEN);
+
+		if (m->data_len < RFW_ETH_HLEN + RFW_IPV4_HLEN || f[12] != 0x08 || f[13] != 0 ||
+		    (ip->type_of_service & 3) == RFW_ECN_NOT_ECT)
+			continue;
+		if (++ce_count < ce_every)
+			continue;
+		ce_count = 0;
+		ip->type_of_service |= RFW_ECN_CE;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		ce_marked++;
+	}
+	sent = rte_ring_enqueue_burst(ring_ab, objs, n, NULL);
+	if (sent < n)
+		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs + sent, n - sent);
+}
+
+static void poll_both(void)
+{
+	rfw_nic_poll(A.nic);
+	if (ce_every != 0)
+		cp_move();
+	rfw_nic_poll(B.nic);
+}
+
+static uint8_t *slot_src(struct conn *c, uint32_t depth, uint32_t size, uint64_t k)
+{
+	return c->src + ((((k / depth) & 1) * depth) + k % depth) * (size_t)size;
+}
+
+static int post_one(struct conn *c, const struct opts *o, uint32_t depth, uint32_t size, uint64_t k,
+                    uint64_t t)
+{
+	struct rfw_sge sge;
+	struct rfw_send_wr wr = {0}, *badw;
+	uint8_t *src = slot_src(c, depth, size, k);
+	uint8_t *dst = c->dst + (k % depth) * (size_t)size;
+
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	switch (o->op) {
+	case OP_WRITE:
+		stamp(src, size, k);
+		if (o->lat)
+			stamp_last(src, size, k + 1);
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(A.mr)};
+		wr.opcode = RFW_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
+		wr.wr.rdma.rkey = rfw_mr_rkey(B.mr);
+		break;
+	case OP_SEND:
+		stamp(src, size, k);
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(A.mr)};
+		wr.opcode = RFW_WR_SEND;
+		break;
+	case OP_READ:
+		/* The data lives at B (src) and lands at A (dst). */
+		stamp(src, size, k);
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(A.mr)};
+		wr.opcode = RFW_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)src;
+		wr.wr.rdma.rkey = rfw_mr_rkey(B.mr);
+		break;
+	case OP_ATOMIC:
+		/* src: B's 8-byte counter; dst: A's result slot. */
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, 8, rfw_mr_lkey(A.mr)};
+		wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)c->src;
+		wr.wr.atomic.compare_add = 1;
+		wr.wr.atomic.rkey = rfw_mr_rkey(B.mr);
+		break;
+	}
+	return rfw_post_send(c->qa, &wr, &badw, t);
+}
+
+static int post_recv_slot(struct conn *c, uint32_t size, uint64_t slot, uint64_t t)
+{
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size, rfw_mr_lkey(B.mr)};
+	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *badw;
+
+	return rfw_post_recv(c->qb, &wr, &badw, t);
+}
+
+static bool failed;
+static uint64_t bad_msgs;
+static uint64_t corrupt_at; /* --check-corrupt-one: which message of QP 0 */
+
+static void check_fail(const char *what, uint32_t qi, uint64_t k)
+{
+	if (bad_msgs++ < 5)
+		fprintf(stderr, "rocefw-perf: qp %u message %" PRIu64 ": %s\n", qi, k, what);
+	failed = true;
+}
+
+/* Completions of both CQs; every message is checked here. Returns messages completed. */
+static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	struct rfw_wc wc[32];
+	unsigned total = 0;
+	int n, i;
+
+	while ((n = rfw_poll_cq(A.cq, 32, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			uint32_t qi = wc[i].qp_num - rfw_qp_num(conns[0].qa);
+			struct conn *c;
+			uint64_t k = wc[i].wr_id;
+
+			/* SEND latency: the pong landed at A (its data is checked by the caller).
+			 */
+			if (wc[i].opcode == RFW_WC_RECV) {
+				if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size)
+					check_fail("pong receive error or length", qi, k);
+				pong_recvd++;
+				continue;
+			}
+			if (qi >= o->qps) {
+				check_fail("completion for an unknown QP", qi, k);
+				continue;
+			}
+			c = &conns[qi];
+			if (wc[i].status != RFW_WC_SUCCESS) {
+				check_fail(rfw_wc_status_str(wc[i].status), qi, k);
+				c->done++;
+				continue;
+			}
+			if (k != c->done)
+				check_fail("completion out of order", qi, k);
+			if (o->corrupt_one && qi == 0 && k == corrupt_at && o->op != OP_SEND)
+				c->dst[(k % depth) * (size_t)(o->op == OP_ATOMIC ? 8 : size)] ^= 1;
+			if (o->op == OP_WRITE) {
+				/* The ACK means the bytes are in B's memory: check them there. */
+				if (memcmp(c->dst + (k % depth) * (size_t)size,
+				           slot_src(c, depth, size, k), size) != 0)
+					check_fail("WRITE data differs at the responder", qi, k);
+				r->checked_bytes += size;
+			} else if (o->op == OP_READ) {
+				if (memcmp(c->dst + (k % depth) * (size_t)size,
+				           slot_src(c, depth, size, k), size) != 0)
+					check_fail("READ data differs at the requester", qi, k);
+				r->checked_bytes += size;
+			} else if (o->op == OP_ATOMIC) {
+				uint64_t v;
+
+				/* In-order execution on one QP: the k-th add returns k. */
+				memcpy(&v, c->dst + (k % depth) * 8, 8);
+				if (v != k)
+					check_fail("FETCH_AND_ADD returned a wrong value", qi, k);
+				r->checked_bytes += 8;
+			}
+			c->done++;
+			total++;
+		}
+	}
+	if (n < 0)
+		die("rfw_poll_cq", n);
+	if (o->op != OP_SEND)
+		return total;
+	while ((n = rfw_poll_cq(B.cq, 32, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			uint32_t qi = wc[i].qp_num - rfw_qp_num(conns[0].qb);
+			struct conn *c;
+			uint64_t slot = wc[i].wr_id;
+
+			/* SEND latency: B's own pong SENDs complete here too. */
+			if (wc[i].opcode == RFW_WC_SEND) {
+				if (wc[i].status != RFW_WC_SUCCESS)
+					check_fail(rfw_wc_status_str(wc[i].status), qi, slot);
+				continue;
+			}
+			last_recv_slot = slot;
+			if (qi >= o->qps) {
+				check_fail("receive completion for an unknown QP", qi, slot);
+				continue;
+			}
+			c = &conns[qi];
+			if (o->corrupt_one && qi == 0 && c->recvd == corrupt_at)
+				c->dst[slot * size] ^= 1;
+			if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size) {
+				check_fail("receive completion error or length", qi, c->recvd);
+			} else if (memcmp(c->dst + slot * size, slot_src(c, depth, size, c->recvd),
+			                  size) != 0) {
+				check_fail("SEND data differs at the receiver", qi, c->recvd);
+			} else {
+				r->checked_bytes += size;
+			}
+			c->recvd++;
+			if (post_recv_slot(c, size, slot, rfw_nic_now_ns(B.nic)) != 0)
+				check_fail("post_recv failed", qi, slot);
+			rfw_nic_qp_kick(B.nic, c->qb);
+		}
+	}
+	return total;
+}
+
+/*
+ * The bound: copy the same bytes once and ICRC them once, per path-MTU packet, on the same core.
+ * It walks the same source slots the run used (both parities, in order), so it sees the same
+ * cache footprint as the run rather than one warm buffer.
+ */
+static double measure_bound(const uint8_t *src, uint32_t nslots, uint32_t size, uint32_t mtu)
+{
+	static uint8_t frame[RFW_FRAME_MAX] __rte_aligned(64);
+	struct rfw_frame_spec sp = {.ip_ver = 4, .ttl = 64, .df = true};
+	uint64_t t0, t, reps = 0, bytes = 0;
+	volatile uint32_t sink = 0;
+	const size_t hdr = RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN;
+
+	rfw_ip4_to_mapped(sp.src_ip, 0x0a000001);
+	rfw_ip4_to_mapped(sp.dst_ip, 0x0a000002);
+	rfw_frame_build_hdrs(frame, sizeof(frame), &sp, RFW_BTH_LEN + mtu);
+	t0 = now_ns();
+	do {
+		const uint8_t *msg = src + (reps % nslots) * (size_t)size;
+		uint32_t off;
+
+		for (off = 0; off < size; off += mtu) {
+			uint32_t n = size - off < mtu ? size - off : mtu;
+
+			memcpy(frame + hdr, msg + off, n);
+			sink += rfw_icrc_compute(frame + RFW_ETH_HLEN,
+			                         RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN + n, 4);
+		}
+		bytes += size;
+		reps++;
+		t = now_ns();
+	} while (t - t0 < BOUND_MIN_NS || reps < 16);
+	(void)sink;
+	return (double)bytes * 8.0 / (double)(t - t0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Fresh QPs for every size: receive WQEs left posted by one size (SEND) describe that size's
+ * slots, and a new PSN space keeps sizes independent.
+ */
+static void conns_up(const struct opts *o)
+{
+	uint32_t qi;
+
+	for (qi = 0; qi < o->qps; qi++) {
+		struct conn *c = &conns[qi];
+
+		c->qa = make_qp(&A, 1024);
+		c->qb = make_qp(&B, 1024);
+		qp_connect(&A, c->qa, &B, c->qb, o);
+		qp_connect(&B, c->qb, &A, c->qa, o);
+	}
+}
+
+static void conns_down(const struct opts *o)
+{
+	uint32_t qi;
+	int i;
+
+	/* Let frames still in the rings (coalesced ACKs) land before their QPs go. */
+	for (i = 0; i < 64; i++) {
+		rfw_nic_poll(A.nic);
+		if (ce_every != 0)
+			cp_move();
+		rfw_nic_poll(B.nic);
+	}
+	for (qi = 0; qi < o->qps; qi++) {
+		uint64_t ca[RFW_CNT__COUNT], cb[RFW_CNT__COUNT];
+		unsigned k;
+
+		/* The device's counters sum live QPs only: keep what these QPs counted. */
+		rfw_qp_counters(conns[qi].qa, ca);
+		rfw_qp_counters(conns[qi].qb, cb);
+		for (k = 0; k < RFW_CNT__COUNT; k++) {
+			A.gone_cnt[k] += ca[k];
+			B.gone_cnt[k] += cb[k];
+		}
+		rfw_nic_qp_detach(A.nic, conns[qi].qa);
+		rfw_nic_qp_detach(B.nic, conns[qi].qb);
+		if (rfw_destroy_qp(conns[qi].qa) != 0 || rfw_destroy_qp(conns[qi].qb) != 0)
+			die("rfw_destroy_qp", EBUSY);
+	}
+}
+
+static void run_size(const struct opts *o, uint32_t size, struct result *r)
+{
+	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
+	uint64_t t_start, t_end, deadline, last_progress, done = 0, target;
+	uint64_t *lat = NULL, win_start, win_done = 0, win = 0;
+	bool timed = o->duration_s != 0;
+	uint32_t qi;
+
+	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
+		depth = (uint32_t)(SLOT_BYTES_MAX / size) ? (uint32_t)(SLOT_BYTES_MAX / size) : 1;
+	memset(r, 0, sizeof(*r));
+	r->bytes = size;
+	for (qi = 0; qi < o->qps; qi++) {
+		struct conn *c = &conns[qi];
+
+		c->posted = c->done = c->recvd = 0;
+		if (o->op == OP_ATOMIC)
+			memset(c->src, 0, 8);
+		else
+			fill_random(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+		memset(c->dst, 0, (o->op == OP_SEND ? 2ull : 1ull) * depth * size);
+		if (o->op == OP_SEND) {
+			uint64_t s;
+
+			for (s = 0; s < 2ull * depth; s++)
+				if (post_recv_slot(c, size, s, now_ns()) != 0)
+					die("post_recv", EINVAL);
+		}
+	}
+	if (o->lat) {
+		lat = malloc(sizeof(*lat) * (timed ? 1000000 : iters));
+		if (lat == NULL)
+			die("latency samples", ENOMEM);
+		if (timed)
+			iters = 1000000;
+	}
+	target = timed ? UINT64_MAX : iters * o->qps;
+	corrupt_at = timed ? 0 : iters / 2;
+	failed = false;
+	bad_msgs = 0;
+	t_start = now_ns();
+	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
+	last_progress = win_start = t_start;
+	win = o->lat ? 0 : (target == UINT64_MAX ? 0 : target / 16);
+
+	if (o->lat && o->op == OP_WRITE) {
+		/*
+		 * Ping-pong on QP 0: A writes message k into B's slot; B sees its last bytes
+		 * change, checks the whole message and writes it back into A's pong buffer; A sees
+		 * that, checks it too. One sample = half the round trip, as perftest's write_lat.
+		 */
+		struct conn *c = &conns[0];
+		uint64_t k;
+		struct rfw_wc wc[16];
+		int n, i;
+
+		for (k = 0; k < iters; k++) {
+			uint64_t t0 = now_ns(), t1;
+			const uint8_t *src = slot_src(c, depth, size, k);
+			struct rfw_sge sge = {(uint64_t)(uintptr_t)c->dst, size, rfw_mr_lkey(B.mr)};
+			struct rfw_send_wr wr = {0}, *badw;
+
+			if (t0 >= deadline)
+				break;
+			if (post_one(c, o, depth, size, k, t0) != 0)
+				die("post_send", EINVAL);
+			rfw_nic_qp_kick(A.nic, c->qa);
+			while (!last_is(c->dst, size, src)) {
+				poll_both();
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			if (memcmp(c->dst, src, size) != 0)
+				check_fail("WRITE data differs at the responder (ping)", 0, k);
+			wr.wr_id = k;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+			wr.opcode = RFW_WR_RDMA_WRITE;
+			wr.send_flags = RFW_SEND_SIGNALED;
+			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)pong_buf;
+			wr.wr.rdma.rkey = rfw_mr_rkey(A.mr);
+			if (rfw_post_send(c->qb, &wr, &badw, now_ns()) != 0)
+				die("post_send (pong)", EINVAL);
+			rfw_nic_qp_kick(B.nic, c->qb);
+			while (!last_is(pong_buf, size, src)) {
+				poll_both();
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			t1 = now_ns();
+			if (memcmp(pong_buf, src, size) != 0)
+				check_fail("WRITE data differs at the requester (pong)", 0, k);
+			lat[k] = (t1 - t0) / 2;
+			done++;
+			/* Completions of both sides: statuses checked, A's data checked again. */
+			reap(o, depth, size, r);
+			while ((n = rfw_poll_cq(B.cq, 16, wc)) > 0)
+				for (i = 0; i < n; i++)
+					if (wc[i].status != RFW_WC_SUCCESS)
+						check_fail(rfw_wc_status_str(wc[i].status), 0, k);
+		}
+		/* The last ACKs. */
+		while (c->done < done) {
+			poll_both();
+			reap(o, depth, size, r);
+			if (now_ns() - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S &&
+			    now_ns() - last_progress > STALL_NS) {
+				check_fail("completions missing", 0, c->done);
+				break;
+			}
+		}
+		t_end = now_ns();
+	} else if (o->lat && o->op == OP_SEND) {
+		/*
+		 * Ping-pong on QP 0, as perftest's send_lat: A sends message k, B's receive
+		 * completion checks it and B sends the same bytes back from its receive buffer into
+		 * a receive A posted on its pong buffer; A checks them. One sample = half the round
+		 * trip.
+		 */
+		struct conn *c = &conns[0];
+		uint64_t k;
+
+		pong_recvd = 0;
+		for (k = 0; k < iters; k++) {
+			uint64_t t0 = now_ns(), t1;
+			const uint8_t *src = slot_src(c, depth, size, k);
+			struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
+			                     rfw_mr_lkey(A.mr)};
+			struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
+			struct rfw_sge ss;
+			struct rfw_send_wr swr = {0}, *bads;
+
+			if (t0 >= deadline)
+				break;
+			if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
+				die("post_recv (pong)", EINVAL);
+			if (post_one(c, o, depth, size, k, t0) != 0)
+				die("post_send", EINVAL);
+			rfw_nic_qp_kick(A.nic, c->qa);
+			while (c->recvd == k) {
+				poll_both();
+				reap(o, depth, size, r);
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			ss = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + last_recv_slot * size),
+			                      size, rfw_mr_lkey(B.mr)};
+			swr.wr_id = k;
+			swr.sg_list = &ss;
+			swr.num_sge = 1;
+			swr.opcode = RFW_WR_SEND;
+			swr.send_flags = RFW_SEND_SIGNALED;
+			if (rfw_post_send(c->qb, &swr, &bads, now_ns()) != 0)
+				die("post_send (pong)", EINVAL);
+			rfw_nic_qp_kick(B.nic, c->qb);
+			while (pong_recvd == k) {
+				poll_both();
+				reap(o, depth, size, r);
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+			t1 = now_ns();
+			if (memcmp(pong_buf, src, size) != 0)
+				check_fail("SEND data differs at the requester (pong)", 0, k);
+			lat[k] = (t1 - t0) / 2;
+			done++;
+		}
+		while (c->done < done) {
+			poll_both();
+			reap(o, depth, size, r);
+			if (now_ns() - last_progress >
+			    STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
+				check_fail("completions missing", 0, c->done);
+				break;
+			}
+		}
+		t_end = now_ns();
+	} else if (o->lat) {
+		/* One message at a time on QP 0: post -> completion, sample by sample. */
+		struct conn *c = &conns[0];
+		uint64_t k;
+
+		for (k = 0; k < iters; k++) {
+			uint64_t t0 = now_ns(), t1;
+
+			if (t0 >= deadline)
+				break;
+			if (post_one(c, o, depth, size, k, t0) != 0)
+				die("post_send", EINVAL);
+			rfw_nic_qp_kick(A.nic, c->qa);
+			while (c->done == k) {
+				poll_both();
+				reap(o, depth, size, r);
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr, "rocefw-perf: no completion for 5 s\n");
+					exit(1);
+				}
+			}
+			t1 = now_ns();
+			lat[k] = t1 - t0;
+			done++;
+		}
+		t_end = now_ns();
+	} else {
+		while (done < target) {
+			uint64_t t = now_ns();
+			unsigned got;
+
+			for (qi = 0; qi < o->qps; qi++) {
+				struct conn *c = &conns[qi];
+				bool any = false;
+
+				while (c->posted - c->done < depth &&
+				       (timed ? t < deadline : c->posted < iters)) {
+					if (post_one(c, o, depth, size, c->posted, t) != 0)
+						die("post_send", EINVAL);
+					c->posted++;
+					any = true;
+				}
+				if (any)
+					rfw_nic_qp_kick(A.nic, c->qa);
+			}
+			poll_both();
+			got = reap(o, depth, size, r);
+			done += got;
+			t = now_ns();
+			if (got != 0) {
+				last_progress = t;
+				win_done += got;
+				if (win != 0 && win_done >= win) {
+					double g =
+					    (double)win_done * size * 8.0 / (double)(t - win_start);
+
+					if (g > r->bw_peak_gbps)
+						r->bw_peak_gbps = g;
+					win_done = 0;
+					win_start = t;
+				}
+			} else if (t - last_progress > STALL_NS) {
+				fprintf(stderr,
+				        "rocefw-perf: no completion for 5 s (%" PRIu64
+				        " of %" PRIu64 " done)\n",
+				        done, target);
+				exit(1);
+			}
+			if (timed && t >= deadline) {
+				uint64_t posted = 0;
+
+				for (qi = 0; qi < o->qps; qi++)
+					posted += conns[qi].posted;
+				target = posted;
+			}
+		}
+		t_end = now_ns();
+	}
+	/* SEND: the receiver's last completions may trail the sender's. */
+	if (o->op == OP_SEND) {
+		uint64_t t0 = now_ns();
+
+		for (;;) {
+			uint64_t recvd = 0;
+
+			for (qi = 0; qi < o->qps; qi++)
+				recvd += conns[qi].recvd;
+			if (recvd >= done)
+				break;
+			if (now_ns() - t0 > STALL_NS) {
+				check_fail("receive completions missing", 0, recvd);
+				break;
+			}
+			poll_both();
+			reap(o, depth, size, r);
+		}
+	}
+	for (qi = 0; qi < o->qps && o->op == OP_ATOMIC; qi++) {
+		uint64_t v;
+
+		memcpy(&v, conns[qi].src, 8);
+		if (v != conns[qi].done)
+			check_fail("counter at the responder differs from the adds completed", qi,
+			           v);
+	}
+	r->iters = done;
+	{
+		double secs = (double)(t_end - t_start) / 1e9;
+		uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+
+		r->bw_avg_gbps = secs > 0 ? (double)done * msg_bytes * 8.0 / 1e9 / secs : 0;
+		r->mpps = secs > 0 ? (double)done / secs / 1e6 : 0;
+		if (r->bw_peak_gbps < r->bw_avg_gbps)
+			r->bw_peak_gbps = r->bw_avg_gbps;
+		r->verified = !failed && done > 0 && r->checked_bytes == done * msg_bytes;
+	}
+	if (o->lat && done > 0) {
+		double sum = 0, sq = 0, mean;
+		uint64_t i;
+
+		qsort(lat, done, sizeof(*lat), cmp_u64);
+		for (i = 0; i < done; i++)
+			sum += (double)lat[i];
+		mean = sum / (double)done;
+		for (i = 0; i < done; i++)
+			sq += ((double)lat[i] - mean) * ((double)lat[i] - mean);
+		r->t_min = (double)lat[0] / 1e3;
+		r->t_max = (double)lat[done - 1] / 1e3;
+		r->t_typ = (double)lat[done / 2] / 1e3;
+		r->t_avg = mean / 1e3;
+		r->t_stdev = sqrt(sq / (double)done) / 1e3;
+		r->p99 =
+		    (double)
+		        lat[(uint64_t)((double)done * 0.99) < done ? (uint64_t)((double)done * 0.99)
+		                                                   : done - 1] /
+		    1e3;
+		r->p999 = (double)lat[(uint64_t)((double)done * 0.999) < done
+		                          ? (uint64_t)((double)done * 0.999)
+		                          : done - 1] /
+		          1e3;
+	}
+	free(lat);
+	r->bound_gbps = o->op == OP_ATOMIC ? measure_bound(conns[0].src, 1, 8, o->mtu)
+	                                   : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
+}
+
+/* ---- output ---- */
+
+static void print_header(const struct opts *o, uint32_t depth)
+{
+	const char *line = "---------------------------------------------------------------------"
+	                   "-------------------";
+
+	printf("%s\n", line);
+	printf("                    RDMA_%s %s %s (rocefw-perf, loopback over a DPDK ring "
+	       "pair)\n",
+	       o->op == OP_WRITE  ? "Write"
+	       : o->op == OP_READ ? "Read"
+	       : o->op == OP_SEND ? "Send"
+	                          : "Atomic",
+	       o->lat ? "Latency" : "BW", "Test");
+	printf(" Number of qps   : %u\t\tTransport type : IB (RoCEv2, rocefw)\n", o->qps);
+	printf(" Mtu             : %u[B]\t\tTX depth       : %u\n", o->mtu, depth);
+	printf(" CC profile      : %s\t\tData DSCP      : %u (ECT(0))\n", o->cc_profile, o->dscp);
+	printf(" Verification    : every byte of every message\n");
+	printf("%s\n", line);
+	if (o->lat)
+		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+		       "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% "
+		       "percentile[usec]   bound[%s]  ratio\n",
+		       o->gbits ? "Gb/sec" : "MB/sec");
+	else
+		printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]   "
+		       "MsgRate[Mpps]   bound[%s]   ratio   verified\n",
+		       o->gbits ? "Gb/sec" : "MB/sec", o->gbits ? "Gb/sec" : "MB/sec",
+		       o->gbits ? "Gb/sec" : "MB/sec");
+}
+
+static double unit(const struct opts *o, double gbps)
+{
+	return o->gbits ? gbps : gbps * 1e9 / 8.0 / 1048576.0;
+}
+
+static void print_result(const struct opts *o, const struct result *r)
+{
+	double ratio = r->bound_gbps > 0 ? r->bw_avg_gbps / r->bound_gbps : 0;
+
+	if (o->lat)
+		printf(" %-7u %-10" PRIu64 " %-14.2f %-14.2f %-16.2f %-14.2f %-15.2f %-22.2f "
+		       "%-24.2f %-10.2f %.3f\n",
+		       r->bytes, r->iters, r->t_min, r->t_max, r->t_typ, r->t_avg, r->t_stdev,
+		       r->p99, r->p999, unit(o, r->bound_gbps), ratio);
+	else
+		printf(" %-10u %-14" PRIu64 " %-18.2f %-18.2f %-15.6f %-11.2f %-7.3f %s\n",
+		       r->bytes, r->iters, unit(o, r->bw_peak_gbps), unit(o, r->bw_avg_gbps),
+		       r->mpps, unit(o, r->bound_gbps), ratio, r->verified ? "yes" : "NO");
+	fflush(stdout);
+}
+
+/* Non-zero counters of one side: transport (rfw_dev_counters) and NIC (rfw_nic_ctr). */
+static void json_counters(FILE *f, const char *name, const struct side *s)
+{
+	uint64_t c[RFW_CNT__COUNT];
+	unsigned i;
+	const char *sep = "";
+
+	rfw_dev_counters(rfw_nic_dev(s->nic), c);
+	fprintf(f, "  \"counters_%s\": {", name);
+	for (i = 0; i < RFW_CNT__COUNT; i++) {
+		c[i] += s->gone_cnt[i];
+		if (c[i] == 0)
+			continue;
+		fprintf(f, "%s\"%s\": %" PRIu64, sep, rfw_counter_name((enum rfw_counter)i), c[i]);
+		sep = ", ";
+	}
+	for (i = 0; i < RFW_NIC_CTR__COUNT; i++) {
+		uint64_t v = rfw_nic_ctr(s->nic, (enum rfw_nic_ctr)i);
+
+		if (v == 0)
+			continue;
+		fprintf(f, "%s\"nic_%s\": %" PRIu64, sep, rfw_nic_ctr_name((enum rfw_nic_ctr)i), v);
+		sep = ", ";
+	}
+	fprintf(f, "}");
+}
+
+static int write_json(const struct opts *o, const struct result *res, unsigned n)
+{
+	FILE *f = fopen(o->json, "w");
+	unsigned i;
+
+	if (f == NULL) {
+		fprintf(stderr, "rocefw-perf: --out_json %s: %s\n", o->json, strerror(errno));
+		return -1;
+	}
+	fprintf(f,
+	        "{\n  \"schema\": \"%s\",\n  \"test\": \"%s\",\n  \"kind\": \"%s\",\n"
+	        "  \"mode\": \"loopback\",\n  \"qps\": %u,\n  \"mtu\": %u,\n"
+	        "  \"cc_profile\": \"%s\",\n  \"dscp\": %u,\n  \"results\": [\n",
+	        PERF_SCHEMA, op_names[o->op], o->lat ? "lat" : "bw", o->qps, o->mtu, o->cc_profile,
+	        o->dscp);
+	for (i = 0; i < n; i++) {
+		const struct result *r = &res[i];
+
+		fprintf(f,
+		        "    {\"bytes\": %u, \"iterations\": %" PRIu64 ", \"bw_peak_gbps\": %.4f, "
+		        "\"bw_average_gbps\": %.4f, \"msg_rate_mpps\": %.6f, \"verified\": %s, "
+		        "\"checked_bytes\": %" PRIu64 ", \"bound_gbps\": %.4f, "
+		        "\"bound_ratio\": %.4f",
+		        r->bytes, r->iters, r->bw_peak_gbps, r->bw_avg_gbps, r->mpps,
+		        r->verified ? "true" : "false", r->checked_bytes, r->bound_gbps,
+		        r->bound_gbps > 0 ? r->bw_avg_gbps / r->bound_gbps : 0.0);
+		if (o->lat)
+			fprintf(f,
+			        ", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, "
+			        "\"t_avg_us\": %.3f, \"t_stdev_us\": %.3f, \"p99_us\": %.3f, "
+			        "\"p999_us\": %.3f",
+			        r->t_min, r->t_max, r->t_typ, r->t_avg, r->t_stdev, r->p99,
+			        r->p999);
+		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", ce_marked);
+	json_counters(f, "a", &A);
+	fprintf(f, ",\n");
+	json_counters(f, "b", &B);
+	fprintf(f, "\n}\n");
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int i, dd = -1, ret;
+	struct rte_ring *r_ab, *r_ba;
+	uint16_t pa, pb;
+	uint32_t sizes[32], nsizes = 0, depth, qi, k;
+	struct result res[32];
+	size_t per_qp_src, per_qp_dst, off_a = 0, off_b = 0;
+	bool all_ok = true;
+
+	/* App options are checked before EAL starts, so a bad option costs nothing. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dd = i;
+			break;
+		}
+	if (dd < 0) {
+		fprintf(stderr, "rocefw-perf: missing '--' between EAL and test options\n");
+		usage(stderr);
+		return 2;
+	}
+	parse_opts(argc - dd, argv + dd, &o);
+
+	if (o.op == OP_ATOMIC)
+		sizes[nsizes++] = 8;
+	else if (o.all)
+		for (k = ALL_SIZE_MIN; k <= MAX_SIZE; k *= 2)
+			sizes[nsizes++] = k;
+	else
+		sizes[nsizes++] = o.size ? o.size : (o.lat ? 2 : 65536);
+
+	if (strcmp(o.cc_profile, "none") != 0) {
+		struct dcqcn_params p;
+		char msg[128];
+
+		if (dcqcn_params_init(&p, (enum dcqcn_profile)dcqcn_profile_lookup(o.cc_profile)) !=
+		        0 ||
+		    dcqcn_prof_config(&prof, &p, o.line_gbps * 1000, msg, sizeof(msg)) != 0) {
+			fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o.cc_profile, msg);
+			return 2;
+		}
+	}
+
+	ret = rfw_eal_init(dd, argv);
+	if (ret < 0)
+		return 1;
+	r_ab =
+	    rte_ring_create("perf_ab", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	r_ba =
+	    rte_ring_create("perf_ba", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (r_ab == NULL || r_ba == NULL)
+		die("rte_ring_create", rte_errno);
+	ce_every = o.ce_every;
+	ring_ab = r_ab;
+	if (ce_every != 0) {
+		ring_cp = rte_ring_create("perf_cp", 4096, (int)rte_socket_id(),
+		                          RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (ring_cp == NULL)
+			die("rte_ring_create", rte_errno);
+	}
+	pa = make_ring_port("perf_a", r_ba, ce_every != 0 ? ring_cp : r_ab);
+	pb = make_ring_port("perf_b", r_ab, r_ba);
+	side_setup(&A, pa, 0x0a000001, &o);
+	side_setup(&B, pb, 0x0a000002, &o);
+
+	/* Memory: the largest size decides; every QP gets its own slots on both sides. */
+	{
+		uint32_t maxs = sizes[nsizes - 1];
+
+		depth = o.depth ? o.depth : (o.lat ? 1 : 128);
+		if ((uint64_t)depth * maxs > SLOT_BYTES_MAX)
+			depth = SLOT_BYTES_MAX / maxs ? SLOT_BYTES_MAX / maxs : 1;
+		/* run_size may use a larger depth for smaller sizes: reserve the byte budget. */
+		per_qp_src = 2 * (size_t)(o.depth ? o.depth : (o.lat ? 1 : 128)) * maxs;
+		if (per_qp_src > 2 * (size_t)SLOT_BYTES_MAX)
+			per_qp_src = 2 * (size_t)SLOT_BYTES_MAX;
+		if (per_qp_src < 2 * (size_t)maxs)
+			per_qp_src = 2 * (size_t)maxs;
+		per_qp_src = (per_qp_src + 63) & ~(size_t)63;
+		per_qp_dst = per_qp_src; /* SEND uses 2 x depth receive slots */
+	}
+	/* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1). */
+	A.mem_len = ((size_t)o.qps * (per_qp_src + per_qp_dst) + 4095) & ~(size_t)4095;
+	B.mem_len = A.mem_len;
+	A.mem = aligned_alloc(4096, A.mem_len);
+	B.mem = aligned_alloc(4096, B.mem_len);
+	if (A.mem == NULL || B.mem == NULL)
+		die("memory", ENOMEM);
+	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len,
+	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+	B.mr = rfw_reg_mr(B.pd, B.mem, B.mem_len,
+	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+	if (A.mr == NULL || B.mr == NULL)
+		die("rfw_reg_mr", errno);
+	for (qi = 0; qi < o.qps; qi++) {
+		struct conn *c = &conns[qi];
+		/* WRITE/SEND: data goes A -> B. READ/atomic: the data (or counter) is at B. */
+		bool src_at_b = o.op == OP_READ || o.op == OP_ATOMIC;
+
+		c->src = (src_at_b ? B.mem + off_b : A.mem + off_a);
+		if (src_at_b)
+			off_b += per_qp_src;
+		else
+			off_a += per_qp_src;
+		c->dst = (src_at_b ? A.mem + off_a : B.mem + off_b);
+		if (src_at_b)
+			off_a += per_qp_dst;
+		else
+			off_b += per_qp_dst;
+	}
+
+	print_header(&o, depth);
+	/* WRITE latency: B writes pongs into A's otherwise unused destination share. */
+	pong_buf = A.mem + (size_t)o.qps * per_qp_src;
+	for (k = 0; k < nsizes; k++) {
+		conns_up(&o);
+		run_size(&o, sizes[k], &res[k]);
+		conns_down(&o);
+		print_result(&o, &res[k]);
+		all_ok &= res[k].verified;
+	}
+	printf("-------------------------------------------------------------------------------"
+	       "---------\n");
+	if (!all_ok)
+		fprintf(stderr, "rocefw-perf: verification FAILED\n");
+	if (o.json != NULL && write_json(&o, res, nsizes) != 0)
+		all_ok = false;
+
+	rfw_dereg_mr(A.mr);
+	rfw_dereg_mr(B.mr);
+	rfw_destroy_cq(A.cq);
+	rfw_destroy_cq(B.cq);
+	rfw_dealloc_pd(A.pd);
+	rfw_dealloc_pd(B.pd);
+	rfw_nic_destroy(A.nic);
+	rfw_nic_destroy(B.nic);
+	rfw_port_close(A.port);
+	rfw_port_close(B.port);
+	free(A.mem);
+	free(B.mem);
+	rte_eal_cleanup();
+	return all_ok ? 0 : 1;
+}
