@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -314,6 +316,18 @@ void rfw_port_close(struct rfw_port *p)
 	port_free(p);
 }
 
+/* Whether @port_id is a memif port in the client role (devargs "role=client"). */
+static bool memif_client(uint16_t port_id, struct rte_eth_dev_info *di)
+{
+	const struct rte_devargs *da;
+
+	if (rte_eth_dev_info_get(port_id, di) != 0 || di->driver_name == NULL ||
+	    strcmp(di->driver_name, "net_memif") != 0 || di->device == NULL)
+		return false;
+	da = rte_dev_devargs(di->device);
+	return da != NULL && da->args != NULL && strstr(da->args, "role=client") != NULL;
+}
+
 /* While waiting for a memif link, restart the port this often (ms): see rfw_port_link_wait. */
 #define MEMIF_RECONNECT_MS 1000
 
@@ -321,8 +335,7 @@ int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms)
 {
 	struct rte_eth_dev_info di;
 	struct rte_eth_link link;
-	bool memif = rte_eth_dev_info_get(p->port_id, &di) == 0 && di.driver_name != NULL &&
-	             strcmp(di.driver_name, "net_memif") == 0;
+	bool memif = memif_client(p->port_id, &di);
 
 	for (unsigned t = 0;; t += 10) {
 		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 && link.link_status)
@@ -333,8 +346,9 @@ int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms)
 		 * A memif client connects once, at port start, and does not retry. A server accepts
 		 * a client only once its own port is started: a client that came between the
 		 * server's probe (socket created) and its port start is told "ID not found" and
-		 * stays down. Restarting the port makes the client connect again (and is harmless
-		 * for a server), so two processes may start in either order.
+		 * stays down. Restarting the client port makes it connect again, so the client may
+		 * start as soon as the server's socket exists. A server is never restarted: it only
+		 * waits, and restarting it could drop a client in mid-handshake.
 		 */
 		if (memif && t && t % MEMIF_RECONNECT_MS == 0) {
 			RFW_LOG(INFO,

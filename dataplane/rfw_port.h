@@ -179,9 +179,9 @@ void rfw_port_close(struct rfw_port *p);
 /* The port registered for @port_id, or NULL. */
 struct rfw_port *rfw_port_get(uint16_t port_id);
 /*
- * Wait up to @timeout_ms for link up; 0 when up, -ETIMEDOUT otherwise. A memif port is
- * restarted every second while its link is down, so that a client that connected before its
- * server's port was started (and was refused) connects again.
+ * Wait up to @timeout_ms for link up; 0 when up, -ETIMEDOUT otherwise. A memif client port
+ * is restarted every second while its link is down, so that a client that connected before
+ * its server's port was started (and was refused) connects again.
  */
 int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms);
 /* Sum of a counter over a port's queues. */
