@@ -167,7 +167,7 @@ enum rfw_frame_err rfw_frame_parse_l3(const uint8_t *buf, size_t len, size_t l3_
 }
 
 enum rfw_frame_err rfw_frame_parse_at(const uint8_t *buf, size_t len, size_t et_off,
-				      struct rfw_frame_view *v)
+                                      struct rfw_frame_view *v)
 {
 	size_t off = et_off;
 	uint16_t et;
@@ -229,7 +229,7 @@ uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
 		hdr[8 + 8] = 0xff;                /* TTL */
 		hdr[8 + 10] = hdr[8 + 11] = 0xff; /* header checksum */
 	} else {
-		hdr[8 + 0] |= 0x0f;                          /* traffic class (low nibble of byte 0) */
+		hdr[8 + 0] |= 0x0f; /* traffic class (low nibble of byte 0) */
 		hdr[8 + 1] = hdr[8 + 2] = hdr[8 + 3] = 0xff; /* traffic class, flow label */
 		hdr[8 + 7] = 0xff;                           /* hop limit */
 	}

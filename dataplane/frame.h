@@ -140,7 +140,7 @@ enum rfw_frame_err rfw_frame_parse_eth(const uint8_t *buf, size_t len, struct rf
  * the L3 header (Ethernet: 12; Linux cooked capture v1: 14). Same contract as above.
  */
 enum rfw_frame_err rfw_frame_parse_at(const uint8_t *buf, size_t len, size_t et_off,
-				      struct rfw_frame_view *v);
+                                      struct rfw_frame_view *v);
 
 /*
  * Parse from an L3 header at @l3_off whose ethertype is known from elsewhere (Linux cooked

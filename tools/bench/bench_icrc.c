@@ -30,7 +30,8 @@ static double now_s(void)
 /* Frames of @size bytes (Ethernet .. ICRC), @n of them, back to back in @buf. */
 static void make_frames(uint8_t *buf, size_t size, size_t n)
 {
-	struct rfw_frame_spec s = {.ip_ver = 4, .tos = 2, .ttl = 64, .df = true, .udp_sport = 49152};
+	struct rfw_frame_spec s = {
+	    .ip_ver = 4, .tos = 2, .ttl = 64, .df = true, .udp_sport = 49152};
 	size_t ib_len = size - 14 - 20 - 8 - 4;
 	struct rfw_ib_pkt p = {0};
 
@@ -52,7 +53,7 @@ static void make_frames(uint8_t *buf, size_t size, size_t n)
 enum kind { K_MEMCPY, K_ICRC, K_ISAL, K_ZLIB };
 
 static double run(enum kind k, uint8_t *src, uint8_t *dst, size_t size, size_t n, double secs,
-		  uint32_t *sink)
+                  uint32_t *sink)
 {
 	size_t span = size - 14 - 4; /* what the ICRC covers: IP .. byte before the ICRC */
 	double t0 = now_s(), t;
@@ -87,10 +88,10 @@ int main(int argc, char **argv)
 {
 	static const size_t sizes[] = {64, 128, 256, 1024, 1078, 4096, 4154, 9000};
 	static const struct option longopts[] = {
-		{"seconds", required_argument, NULL, 's'},
-		{"working-set-kb", required_argument, NULL, 'w'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"seconds", required_argument, NULL, 's'},
+	    {"working-set-kb", required_argument, NULL, 'w'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	double secs = 0.3;
 	size_t ws = 256; /* KiB: cache-resident by default, as a NIC's RX ring mostly is */
@@ -104,8 +105,9 @@ int main(int argc, char **argv)
 		case 's':
 			secs = strtod(optarg, &end);
 			if (*end || secs <= 0 || secs > 60) {
-				fprintf(stderr, "rocefw-bench-icrc: --seconds: '%s' not in (0, 60]\n",
-					optarg);
+				fprintf(stderr,
+				        "rocefw-bench-icrc: --seconds: '%s' not in (0, 60]\n",
+				        optarg);
 				return 2;
 			}
 			break;
@@ -113,8 +115,9 @@ int main(int argc, char **argv)
 			ws = strtoul(optarg, &end, 10);
 			if (*end || ws < 16 || ws > 1048576) {
 				fprintf(stderr,
-					"rocefw-bench-icrc: --working-set-kb: '%s' not in 16..1048576\n",
-					optarg);
+				        "rocefw-bench-icrc: --working-set-kb: '%s' not in "
+				        "16..1048576\n",
+				        optarg);
 				return 2;
 			}
 			break;
@@ -122,15 +125,16 @@ int main(int argc, char **argv)
 			printf("usage: rocefw-bench-icrc [--seconds S] [--working-set-kb K]\n");
 			return 0;
 		default:
-			fprintf(stderr, "rocefw-bench-icrc: unknown option '%s'\n", argv[optind - 1]);
+			fprintf(stderr, "rocefw-bench-icrc: unknown option '%s'\n",
+			        argv[optind - 1]);
 			return 2;
 		}
 	}
 	printf("# rocefw-bench-icrc schema 1: GB/s over the ICRC-covered bytes (IP header .. "
 	       "payload), one core, working set %zu KiB, %.2f s per cell\n",
 	       ws, secs);
-	printf("%8s %12s %12s %12s %12s %10s\n", "frame_B", "memcpy_GBps", "icrc_GBps",
-	       "isal_GBps", "zlib_GBps", "icrc/memcpy");
+	printf("%8s %12s %12s %12s %12s %10s\n", "frame_B", "memcpy_GBps", "icrc_GBps", "isal_GBps",
+	       "zlib_GBps", "icrc/memcpy");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t size = sizes[i], n = ws * 1024 / size;
 		uint8_t *src = aligned_alloc(64, (n * size + 63) / 64 * 64);
