@@ -22,16 +22,7 @@
 
 #include "dataplane/rfw_port.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 /* Poll until the pcap is exhausted: 50 ms without a frame. Returns frames delivered. */
 static unsigned drain(struct rfw_queue *q)
