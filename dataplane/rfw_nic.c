@@ -666,3 +666,17 @@ uint64_t rfw_nic_qp_rate_kbps(const struct rfw_nic *nic, const struct rfw_qp *qp
 
 	return nq != NULL && nq->cc ? dcqcn_rp_rate_kbps(&nq->rp) : 0;
 }
+
+const struct dcqcn_rp *rfw_nic_qp_rp(const struct rfw_nic *nic, const struct rfw_qp *qp)
+{
+	struct nic_qp *nq = nic_qp_of(nic, qp);
+
+	return nq != NULL && nq->cc ? &nq->rp : NULL;
+}
+
+const struct dcqcn_np *rfw_nic_qp_np(const struct rfw_nic *nic, const struct rfw_qp *qp)
+{
+	struct nic_qp *nq = nic_qp_of(nic, qp);
+
+	return nq != NULL && nq->cc ? &nq->np : NULL;
+}

@@ -130,6 +130,13 @@ uint64_t rfw_nic_clock_ns(struct rfw_nic *nic);
 uint64_t rfw_nic_ctr(const struct rfw_nic *nic, enum rfw_nic_ctr c);
 /* Current pacing rate of @qp in kb/s (0: unpaced). */
 uint64_t rfw_nic_qp_rate_kbps(const struct rfw_nic *nic, const struct rfw_qp *qp);
+/*
+ * Read-only view of @qp's reaction and notification points (rates, alpha, cnt[] with the
+ * DCQCN_RP_CNT_* / DCQCN_NP_CNT_* counters); NULL if @qp is not attached or the NIC has no
+ * cc profile. For monitoring from the NIC's lcore (the state is not synchronised).
+ */
+const struct dcqcn_rp *rfw_nic_qp_rp(const struct rfw_nic *nic, const struct rfw_qp *qp);
+const struct dcqcn_np *rfw_nic_qp_np(const struct rfw_nic *nic, const struct rfw_qp *qp);
 
 #ifdef __cplusplus
 }

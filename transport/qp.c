@@ -336,6 +336,15 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 		return -EINVAL;
 	if ((mask & RFW_QP_DEST_QPN) && a->dest_qp_num > RFW_QPN_MASK)
 		return -EINVAL;
+	if (mask & RFW_QP_TRANSPORT_MODE) {
+		/* Only before the QP talks: RESET->INIT or INIT->RTR (or while in RESET/INIT). */
+		if (qp->state != RFW_QPS_RESET && qp->state != RFW_QPS_INIT)
+			return -EINVAL;
+		if (a->transport_mode == RFW_TRANSPORT_SR)
+			return -EOPNOTSUPP; /* selective repeat: not implemented yet (issue 4) */
+		if (a->transport_mode != RFW_TRANSPORT_GBN)
+			return -EINVAL;
+	}
 
 	if (mask & RFW_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = a->qp_access_flags;

@@ -237,6 +237,17 @@ enum rfw_qp_attr_mask {
 	RFW_QP_SQ_PSN = 1u << 16,
 	RFW_QP_MAX_DEST_RD_ATOMIC = 1u << 17,
 	RFW_QP_DEST_QPN = 1u << 20,
+	RFW_QP_TRANSPORT_MODE = 1u << 28, /* rocefw extension: rfw_qp_attr.transport_mode */
+};
+
+/*
+ * Loss recovery of an RC QP (rocefw extension). GBN is IBA go-back-N (IBA 9.7.5.1.2), the
+ * only mode toward a peer that is not rocefw. SR is selective repeat with a BDP cap (IRN,
+ * SIGCOMM'18); both ends must be SR. Settable in RESET->INIT or INIT->RTR; default GBN.
+ */
+enum rfw_transport_mode {
+	RFW_TRANSPORT_GBN = 0,
+	RFW_TRANSPORT_SR = 1,
 };
 
 struct rfw_qp_attr {
@@ -256,6 +267,7 @@ struct rfw_qp_attr {
 	uint8_t min_rnr_timer; /* IBA table 45 code, 0..31 */
 	uint8_t max_rd_atomic;
 	uint8_t max_dest_rd_atomic;
+	enum rfw_transport_mode transport_mode; /* with RFW_QP_TRANSPORT_MODE */
 	struct rfw_qp_cap cap;
 };
 
