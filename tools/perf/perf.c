@@ -3,21 +3,30 @@
  * rocefw-perf: a perftest-style benchmark of the software NIC (dataplane/rfw_nic.h).
  *
  *   rocefw-perf [EAL options] -- write|read|send|atomic bw|lat [options] --loopback
+ *   rocefw-perf [EAL options] -- write|read|send|atomic bw|lat [options] --ip A.B.C.D [server]
  *
  * --loopback runs both endpoints in this process, on the calling lcore, over a connected pair
  * of DPDK ring ports (rte_eth_from_rings). Every message moved is checked: WRITE and SEND data
  * at the receiver, READ data at the requester, and each FETCH_AND_ADD's returned value. Beside
  * the goodput it prints the bound measured on the same core in the same run: copying the same
  * bytes once and computing their ICRC once (rfw_icrc_compute), per path-MTU packet.
+ *
+ * Without --loopback, two processes each drive one DPDK port (any PMD): the server (no address)
+ * listens on a TCP port, the client connects to it; they exchange rocefw-oob/1 records
+ * (docs/oob.md), resolve each other's MAC by ARP, run the test and exchange their accounts of
+ * it, so that the side owning the memory reports what it verified.
  * See docs/perf.md.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -30,6 +39,7 @@
 #include "cc/dcqcn.h"
 #include "cc/dcqcn_params.h"
 #include "dataplane/rfw_nic.h"
+#include "dataplane/rfw_oob.h"
 #include "dataplane/rfw_port.h"
 
 #define PERF_SCHEMA    "rocefw-perf/1"
@@ -62,6 +72,13 @@ struct opts {
 	const char *server;
 	bool corrupt_one;  /* test of the checker: damage one delivered byte */
 	uint32_t ce_every; /* loopback congestion point: mark every Nth ECT frame A -> B */
+	enum rfw_transport_mode transport;
+	uint8_t ack_timeout; /* IBA local ACK timeout exponent: 4.096 us * 2^N */
+	/* two-process mode */
+	uint16_t tcp_port;
+	bool has_ip;
+	uint32_t ip4; /* host byte order */
+	uint32_t oob_timeout_s;
 };
 
 static void usage(FILE *f)
@@ -90,7 +107,18 @@ static void usage(FILE *f)
 	       "frame from the requester side CE, 0..1000000 (default 0: off)\n"
 	       "      --check-corrupt-one  test of the checker: flip one delivered byte of the "
 	       "middle message of QP 0 before it is checked (the run must fail)\n"
-	       "  server address: two-process mode, not implemented yet (use --loopback)\n");
+	       "      --transport M     loss recovery: gbn (go-back-N) or sr (selective repeat); "
+	       "default gbn\n"
+	       "      --ack-timeout N   local ACK timeout 4.096 us * 2^N, 1..31 (default 14: 67 "
+	       "ms)\n"
+	       "two-process mode (without --loopback; one DPDK port per process, any PMD):\n"
+	       "      --ip A.B.C.D      this side's IPv4 address on the DPDK port (required)\n"
+	       "  -p, --port N          TCP port of the out-of-band exchange, 1..65535 (default "
+	       "18515)\n"
+	       "      --oob-timeout S   wait at most S seconds for the peer (TCP, ARP), 1..3600 "
+	       "(default 30)\n"
+	       "  server address        run as the client of this server (name or address); "
+	       "without it, run as the server\n");
 }
 
 /* Parse an unsigned option value in [lo, hi]; bad values name the option and exit 2. */
@@ -120,7 +148,21 @@ static void bad(const char *msg, const char *what)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_MTU = 256, O_CC, O_DSCP, O_GBITS, O_JSON, O_LOOP, O_LINE, O_CORRUPT, O_CE };
+	enum {
+		O_MTU = 256,
+		O_CC,
+		O_DSCP,
+		O_GBITS,
+		O_JSON,
+		O_LOOP,
+		O_LINE,
+		O_CORRUPT,
+		O_CE,
+		O_TRANSPORT,
+		O_ACKTO,
+		O_IP,
+		O_OOBTO
+	};
 	static const struct option lo[] = {
 	    {"size", required_argument, NULL, 's'},
 	    {"all", no_argument, NULL, 'a'},
@@ -137,6 +179,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"loopback", no_argument, NULL, O_LOOP},
 	    {"check-corrupt-one", no_argument, NULL, O_CORRUPT},
 	    {"ce-mark-every", required_argument, NULL, O_CE},
+	    {"transport", required_argument, NULL, O_TRANSPORT},
+	    {"ack-timeout", required_argument, NULL, O_ACKTO},
+	    {"ip", required_argument, NULL, O_IP},
+	    {"port", required_argument, NULL, 'p'},
+	    {"oob-timeout", required_argument, NULL, O_OOBTO},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -149,10 +196,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->cc_profile = "unified";
 	o->dscp = 26;
 	o->line_gbps = 100;
+	o->transport = RFW_TRANSPORT_GBN;
+	o->ack_timeout = 14; /* 67 ms, perftest's default */
+	o->tcp_port = RFW_OOB_PORT_DEFAULT;
+	o->oob_timeout_s = 30;
 	optind = 1;
 	opterr = 0;
 	/* '-' in the option string keeps positional arguments in order, interleaved. */
-	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:p:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 1:
 			if (npos == 3)
@@ -220,11 +271,48 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_CE:
 			o->ce_every = (uint32_t)num_arg("--ce-mark-every", optarg, 0, 1000000);
 			break;
+		case O_TRANSPORT: {
+			int m = rfw_oob_transport_lookup(optarg);
+
+			if (m < 0) {
+				fprintf(
+				    stderr,
+				    "rocefw-perf: bad value for --transport: '%s' (expected gbn "
+				    "or sr)\n",
+				    optarg);
+				exit(2);
+			}
+			o->transport = (enum rfw_transport_mode)m;
+			break;
+		}
+		case O_ACKTO:
+			o->ack_timeout = (uint8_t)num_arg("--ack-timeout", optarg, 1, 31);
+			break;
+		case O_IP: {
+			struct in_addr a;
+
+			if (inet_pton(AF_INET, optarg, &a) != 1) {
+				fprintf(stderr,
+				        "rocefw-perf: bad value for --ip: '%s' (expected an IPv4 "
+				        "address A.B.C.D)\n",
+				        optarg);
+				exit(2);
+			}
+			o->ip4 = ntohl(a.s_addr);
+			o->has_ip = true;
+			break;
+		}
+		case 'p':
+			o->tcp_port = (uint16_t)num_arg("--port", optarg, 1, 65535);
+			break;
+		case O_OOBTO:
+			o->oob_timeout_s = (uint32_t)num_arg("--oob-timeout", optarg, 1, 3600);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		default:
-			if (optopt != 0 && optopt < 256 && strchr("snDqt", optopt) != NULL) {
+			if (optopt != 0 && optopt < 256 && strchr("snDqtp", optopt) != NULL) {
 				fprintf(stderr, "rocefw-perf: option -%c needs a value\n", optopt);
 				exit(2);
 			}
@@ -249,9 +337,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->server != NULL && o->loopback)
 		bad("--loopback takes no server address", o->server);
 	if (!o->loopback) {
-		fprintf(stderr, "rocefw-perf: two-process mode (server/client) is not implemented "
-		                "yet: use --loopback\n");
-		exit(2);
+		if (!o->has_ip)
+			bad("two-process mode needs --ip A.B.C.D (this side's address on the DPDK "
+			    "port)",
+			    NULL);
+		if (o->all)
+			bad("--all is not supported in two-process mode (give one --size)", NULL);
+		if (o->ce_every != 0)
+			bad("--ce-mark-every is a loopback option", NULL);
+	} else if (o->has_ip) {
+		bad("--ip is a two-process option (not with --loopback)", NULL);
 	}
 	if (o->op == OP_ATOMIC && o->size != 0 && o->size != 8)
 		bad("atomic operations are 8 bytes: --size must be 8", NULL);
@@ -295,6 +390,24 @@ static void die(const char *what, int err)
 {
 	fprintf(stderr, "rocefw-perf: %s: %s\n", what, strerror(err < 0 ? -err : err));
 	exit(1);
+}
+
+/*
+ * The QP's transport mode is set with INIT -> RTR (RFW_QP_TRANSPORT_MODE). A transport without
+ * selective repeat refuses sr with -EOPNOTSUPP: say so plainly instead of a bare errno.
+ */
+static void modify_rtr_failed(int rc, const struct opts *o)
+{
+	if (o->transport != RFW_TRANSPORT_GBN)
+		fprintf(stderr,
+		        "rocefw-perf: --transport %s refused by the transport: rfw_modify_qp(RTR, "
+		        "RFW_QP_TRANSPORT_MODE): %s%s\n",
+		        rfw_oob_transport_name((enum rfw_oob_transport)o->transport), strerror(-rc),
+		        rc == -EOPNOTSUPP ? " (selective repeat is not implemented by this build's "
+		                            "transport)"
+		                          : "");
+	else
+		fprintf(stderr, "rocefw-perf: modify_qp RTR: %s\n", strerror(-rc));
 }
 
 static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte_ring *tx)
@@ -364,14 +477,18 @@ static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, str
 	a.rq_psn = 0;
 	a.max_dest_rd_atomic = RFW_MAX_RD_ATOMIC;
 	a.min_rnr_timer = 1;
+	a.transport_mode = o->transport;
 	rc = rfw_modify_qp(qp, &a,
 	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
-	if (rc != 0)
-		die("modify_qp RTR", rc);
+	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER |
+	                       RFW_QP_TRANSPORT_MODE);
+	if (rc != 0) {
+		modify_rtr_failed(rc, o);
+		exit(1);
+	}
 	a.qp_state = RFW_QPS_RTS;
 	a.sq_psn = 0;
-	a.timeout = 14; /* 67 ms, perftest's default */
+	a.timeout = o->ack_timeout;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = RFW_MAX_RD_ATOMIC;
@@ -574,8 +691,13 @@ static bool failed;
 static uint64_t bad_msgs;
 static uint64_t corrupt_at; /* --check-corrupt-one: which message of QP 0 */
 
+static char first_err[RFW_OOB_TEXT_MAX]; /* two-process mode: reported to the peer */
+
 static void check_fail(const char *what, uint32_t qi, uint64_t k)
 {
+	if (first_err[0] == '\0')
+		snprintf(first_err, sizeof(first_err), "qp %u message %" PRIu64 ": %s", qi, k,
+		         what);
 	if (bad_msgs++ < 5)
 		fprintf(stderr, "rocefw-perf: qp %u message %" PRIu64 ": %s\n", qi, k, what);
 	failed = true;
@@ -722,6 +844,33 @@ static int cmp_u64(const void *a, const void *b)
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* Latency columns from @n samples in ns (sorted here). */
+static void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
+{
+	double sum = 0, sq = 0, mean;
+	uint64_t i;
+
+	qsort(lat, done, sizeof(*lat), cmp_u64);
+	for (i = 0; i < done; i++)
+		sum += (double)lat[i];
+	mean = sum / (double)done;
+	for (i = 0; i < done; i++)
+		sq += ((double)lat[i] - mean) * ((double)lat[i] - mean);
+	r->t_min = (double)lat[0] / 1e3;
+	r->t_max = (double)lat[done - 1] / 1e3;
+	r->t_typ = (double)lat[done / 2] / 1e3;
+	r->t_avg = mean / 1e3;
+	r->t_stdev = sqrt(sq / (double)done) / 1e3;
+	r->p99 =
+	    (double)lat[(uint64_t)((double)done * 0.99) < done ? (uint64_t)((double)done * 0.99)
+	                                                       : done - 1] /
+	    1e3;
+	r->p999 =
+	    (double)lat[(uint64_t)((double)done * 0.999) < done ? (uint64_t)((double)done * 0.999)
+	                                                        : done - 1] /
+	    1e3;
 }
 
 /*
@@ -1078,31 +1227,8 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 			r->bw_peak_gbps = r->bw_avg_gbps;
 		r->verified = !failed && done > 0 && r->checked_bytes == done * msg_bytes;
 	}
-	if (o->lat && done > 0) {
-		double sum = 0, sq = 0, mean;
-		uint64_t i;
-
-		qsort(lat, done, sizeof(*lat), cmp_u64);
-		for (i = 0; i < done; i++)
-			sum += (double)lat[i];
-		mean = sum / (double)done;
-		for (i = 0; i < done; i++)
-			sq += ((double)lat[i] - mean) * ((double)lat[i] - mean);
-		r->t_min = (double)lat[0] / 1e3;
-		r->t_max = (double)lat[done - 1] / 1e3;
-		r->t_typ = (double)lat[done / 2] / 1e3;
-		r->t_avg = mean / 1e3;
-		r->t_stdev = sqrt(sq / (double)done) / 1e3;
-		r->p99 =
-		    (double)
-		        lat[(uint64_t)((double)done * 0.99) < done ? (uint64_t)((double)done * 0.99)
-		                                                   : done - 1] /
-		    1e3;
-		r->p999 = (double)lat[(uint64_t)((double)done * 0.999) < done
-		                          ? (uint64_t)((double)done * 0.999)
-		                          : done - 1] /
-		          1e3;
-	}
+	if (o->lat && done > 0)
+		lat_stats(lat, done, r);
 	free(lat);
 	r->bound_gbps = o->op == OP_ATOMIC ? measure_bound(conns[0].src, 1, 8, o->mtu)
 	                                   : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
@@ -1110,25 +1236,33 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 
 /* ---- output ---- */
 
-static void print_header(const struct opts *o, uint32_t depth)
+static void (*header_extra)(void); /* two-process mode: addresses, before the columns */
+
+static void print_header(const struct opts *o, uint32_t depth, const char *how)
 {
 	const char *line = "---------------------------------------------------------------------"
 	                   "-------------------";
 
 	printf("%s\n", line);
-	printf("                    RDMA_%s %s %s (rocefw-perf, loopback over a DPDK ring "
-	       "pair)\n",
+	printf("                    RDMA_%s %s %s (rocefw-perf, %s)\n",
 	       o->op == OP_WRITE  ? "Write"
 	       : o->op == OP_READ ? "Read"
 	       : o->op == OP_SEND ? "Send"
 	                          : "Atomic",
-	       o->lat ? "Latency" : "BW", "Test");
+	       o->lat ? "Latency" : "BW", "Test", how);
 	printf(" Number of qps   : %u\t\tTransport type : IB (RoCEv2, rocefw)\n", o->qps);
 	printf(" Mtu             : %u[B]\t\tTX depth       : %u\n", o->mtu, depth);
 	printf(" CC profile      : %s\t\tData DSCP      : %u (ECT(0))\n", o->cc_profile, o->dscp);
+	printf(" Transport mode  : %s\t\tLocal ACK timeout : %u (%.3f ms)\n",
+	       rfw_oob_transport_name((enum rfw_oob_transport)o->transport), o->ack_timeout,
+	       4.096e-3 * (double)(1ull << o->ack_timeout));
 	printf(" Verification    : every byte of every message\n");
+	if (header_extra != NULL)
+		header_extra();
 	printf("%s\n", line);
-	if (o->lat)
+	if (o->server == NULL && !o->loopback)
+		printf(" #bytes     #messages      checked_bytes    verified\n");
+	else if (o->lat)
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
 		       "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% "
 		       "percentile[usec]   bound[%s]  ratio\n",
@@ -1188,6 +1322,11 @@ static void json_counters(FILE *f, const char *name, const struct side *s)
 	fprintf(f, "}");
 }
 
+/* Two-process mode: what the JSON says about this process and its peer. */
+static const char *json_mode = "loopback";
+static bool have_peer_result;
+static struct rfw_oob_result peer_result;
+
 static int write_json(const struct opts *o, const struct result *res, unsigned n)
 {
 	FILE *f = fopen(o->json, "w");
@@ -1199,10 +1338,11 @@ static int write_json(const struct opts *o, const struct result *res, unsigned n
 	}
 	fprintf(f,
 	        "{\n  \"schema\": \"%s\",\n  \"test\": \"%s\",\n  \"kind\": \"%s\",\n"
-	        "  \"mode\": \"loopback\",\n  \"qps\": %u,\n  \"mtu\": %u,\n"
+	        "  \"mode\": \"%s\",\n  \"transport\": \"%s\",\n  \"qps\": %u,\n  \"mtu\": %u,\n"
 	        "  \"cc_profile\": \"%s\",\n  \"dscp\": %u,\n  \"results\": [\n",
-	        PERF_SCHEMA, op_names[o->op], o->lat ? "lat" : "bw", o->qps, o->mtu, o->cc_profile,
-	        o->dscp);
+	        PERF_SCHEMA, op_names[o->op], o->lat ? "lat" : "bw", json_mode,
+	        rfw_oob_transport_name((enum rfw_oob_transport)o->transport), o->qps, o->mtu,
+	        o->cc_profile, o->dscp);
 	for (i = 0; i < n; i++) {
 		const struct result *r = &res[i];
 
@@ -1223,12 +1363,1009 @@ static int write_json(const struct opts *o, const struct result *res, unsigned n
 			        r->p999);
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
-	fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", ce_marked);
-	json_counters(f, "a", &A);
-	fprintf(f, ",\n");
-	json_counters(f, "b", &B);
+	if (o->loopback) {
+		fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", ce_marked);
+		json_counters(f, "a", &A);
+		fprintf(f, ",\n");
+		json_counters(f, "b", &B);
+	} else {
+		fprintf(f, "  ],\n");
+		if (have_peer_result)
+			fprintf(f,
+			        "  \"peer\": {\"messages\": %" PRIu64
+			        ", \"checked_bytes\": %" PRIu64 ", \"verified\": %s},\n",
+			        peer_result.messages, peer_result.checked_bytes,
+			        peer_result.verified ? "true" : "false");
+		json_counters(f, "local", &A);
+	}
 	fprintf(f, "\n}\n");
 	return fclose(f) == 0 ? 0 : -1;
+}
+
+/* ---- two-process mode: one side per process, connected out of band (docs/oob.md) ---- */
+
+static int oob_fd = -1;
+static struct rfw_oob_rx oob_rx;
+static struct rfw_oob_conn my_conn, peer_conn;
+static uint64_t peer_addr[MAX_QPS]; /* where this side's requests of QP i go */
+static uint32_t peer_rkey;
+static struct rte_ether_addr peer_mac;
+static bool is_server;
+
+/* Refuse or abort: tell the peer (error record) if it is connected, say why, exit 1. */
+static void remote_abort(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void remote_abort(const char *fmt, ...)
+{
+	struct rfw_oob_msg m = {.type = RFW_OOB_ERROR};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.u.error.reason, sizeof(m.u.error.reason), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "rocefw-perf: %s: %s\n", is_server ? "server" : "client", m.u.error.reason);
+	if (oob_fd >= 0)
+		(void)rfw_oob_send(oob_fd, &m);
+	exit(1);
+}
+
+/* Wait for the next record from the peer, polling the NIC (ARP answers) meanwhile. */
+static void remote_recv(struct rfw_oob_msg *m, uint64_t timeout_ns, const char *what)
+{
+	char err[RFW_OOB_ERR_MAX];
+	uint64_t t0 = now_ns();
+	int rc;
+
+	for (;;) {
+		rc = rfw_oob_recv(oob_fd, &oob_rx, m, err, sizeof(err));
+		if (rc == 1)
+			break;
+		if (rc == -EPROTO)
+			remote_abort("bad %s record from the peer: %s", what, err);
+		if (rc < 0) {
+			fprintf(
+			    stderr,
+			    "rocefw-perf: connection to the peer lost while waiting for %s: %s\n",
+			    what, rc == -EPIPE ? "closed by the peer" : strerror(-rc));
+			exit(1);
+		}
+		rfw_nic_poll(A.nic);
+		if (now_ns() - t0 > timeout_ns) {
+			fprintf(stderr, "rocefw-perf: no %s record from the peer in %.0f s\n", what,
+			        (double)timeout_ns / 1e9);
+			exit(1);
+		}
+	}
+	if (m->type == RFW_OOB_ERROR) {
+		fprintf(stderr, "rocefw-perf: %s: the peer refused: %s\n",
+		        is_server ? "server" : "client", m->u.error.reason);
+		exit(1);
+	}
+}
+
+/* The peer's MAC by ARP (rfw_port_resolve), the NIC polled so replies are received. */
+static void remote_resolve(const struct opts *o)
+{
+	uint64_t t0 = now_ns();
+	int rc;
+
+	for (;;) {
+		rc = rfw_port_resolve(A.port->q[0], peer_conn.gid, rte_rdtsc(), &peer_mac);
+		if (rc == 0)
+			return;
+		if (rc != -EAGAIN && rc != -EHOSTUNREACH)
+			remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
+		if (now_ns() - t0 > (uint64_t)o->oob_timeout_s * NS_PER_S)
+			remote_abort("no ARP reply from %u.%u.%u.%u in %u s", peer_conn.ip4 >> 24,
+			             (peer_conn.ip4 >> 16) & 0xff, (peer_conn.ip4 >> 8) & 0xff,
+			             peer_conn.ip4 & 0xff, o->oob_timeout_s);
+		rfw_nic_poll(A.nic);
+	}
+}
+
+/* INIT -> RTR -> RTS toward the peer's QP @qi (transport mode set with RTR). */
+static void remote_qp_connect(struct rfw_qp *qp, uint32_t qi, const struct opts *o)
+{
+	struct rfw_qp_attr a = {0};
+	struct rfw_nic_path path = {0};
+	int rc;
+
+	path.dst_mac = peer_mac;
+	memcpy(path.dst_ip, peer_conn.gid, 16);
+	rc = rfw_nic_qp_attach(A.nic, qp, &path);
+	if (rc != 0)
+		remote_abort("rfw_nic_qp_attach: %s", strerror(-rc));
+	a.qp_state = RFW_QPS_RTR;
+	memcpy(a.ah_attr.dgid, peer_conn.gid, 16);
+	memcpy(a.ah_attr.sgid, rfw_nic_gid(A.nic), 16);
+	a.path_mtu = mtu_enum(o->mtu);
+	a.dest_qp_num = peer_conn.qp[qi].qpn;
+	a.rq_psn = peer_conn.qp[qi].psn;
+	a.max_dest_rd_atomic = RFW_MAX_RD_ATOMIC;
+	a.min_rnr_timer = 1;
+	a.transport_mode = o->transport;
+	rc = rfw_modify_qp(qp, &a,
+	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
+	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER |
+	                       RFW_QP_TRANSPORT_MODE);
+	if (rc != 0) {
+		remote_abort(
+		    "rfw_modify_qp(RTR, transport %s) on this side: %s%s",
+		    rfw_oob_transport_name((enum rfw_oob_transport)o->transport), strerror(-rc),
+		    rc == -EOPNOTSUPP && o->transport != RFW_TRANSPORT_GBN
+		        ? " (selective repeat is not implemented by this build's transport)"
+		        : "");
+	}
+	a.qp_state = RFW_QPS_RTS;
+	a.sq_psn = my_conn.qp[qi].psn;
+	a.timeout = o->ack_timeout;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = RFW_MAX_RD_ATOMIC;
+	rc = rfw_modify_qp(qp, &a,
+	                   RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
+	                       RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	if (rc != 0)
+		remote_abort("rfw_modify_qp(RTS): %s", strerror(-rc));
+}
+
+static int conn_index(uint32_t qpn, uint32_t qps)
+{
+	uint32_t i;
+
+	for (i = 0; i < qps; i++)
+		if (rfw_qp_num(conns[i].qa) == qpn)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * The bytes message k must arrive with: the pattern slot it was sent from, stamped as the
+ * sender stamps it. Both sides fill their pattern slots with the same seed, so the checking
+ * side rebuilds the expectation in its own copy.
+ */
+static const uint8_t *expect_msg(struct conn *c, const struct opts *o, uint32_t depth,
+                                 uint32_t size, uint64_t k)
+{
+	uint8_t *p = slot_src(c, depth, size, k);
+
+	if (o->op == OP_WRITE || o->op == OP_SEND) {
+		stamp(p, size, k);
+		if (o->lat && o->op == OP_WRITE)
+			stamp_last(p, size, k + 1);
+	}
+	return p;
+}
+
+/* Byte offset of message k's source slot inside a QP's pattern area (both parities). */
+static uint64_t slot_off(uint32_t depth, uint32_t size, uint64_t k)
+{
+	return ((((k / depth) & 1) * depth) + k % depth) * (uint64_t)size;
+}
+
+static int remote_post(struct conn *c, uint32_t qi, const struct opts *o, uint32_t depth,
+                       uint32_t size, uint64_t k, uint64_t t)
+{
+	struct rfw_sge sge;
+	struct rfw_send_wr wr = {0}, *badw;
+	uint8_t *dst = c->dst + (k % depth) * (size_t)size;
+
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	switch (o->op) {
+	case OP_WRITE: {
+		uint8_t *src = (uint8_t *)expect_msg(c, o, depth, size, k);
+
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(A.mr)};
+		/* bw: with immediate, so the responder gets a completion per message and checks
+		 * it (it cannot see plain WRITEs); lat: plain WRITE, the responder polls memory. */
+		wr.opcode = o->lat ? RFW_WR_RDMA_WRITE : RFW_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = (uint32_t)k;
+		wr.wr.rdma.remote_addr = peer_addr[qi] + (k % depth) * (uint64_t)size;
+		wr.wr.rdma.rkey = peer_rkey;
+		break;
+	}
+	case OP_SEND:
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)expect_msg(c, o, depth, size, k), size,
+		                       rfw_mr_lkey(A.mr)};
+		wr.opcode = RFW_WR_SEND;
+		break;
+	case OP_READ:
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(A.mr)};
+		wr.opcode = RFW_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = peer_addr[qi] + slot_off(depth, size, k);
+		wr.wr.rdma.rkey = peer_rkey;
+		break;
+	case OP_ATOMIC:
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + (k % depth) * 8), 8,
+		                       rfw_mr_lkey(A.mr)};
+		wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = peer_addr[qi];
+		wr.wr.atomic.compare_add = 1;
+		wr.wr.atomic.rkey = peer_rkey;
+		break;
+	}
+	return rfw_post_send(c->qa, &wr, &badw, t);
+}
+
+/* A receive WQE: on slot @slot of the QP's receive area (SEND), or without buffer (the
+ * immediate of a WRITE consumes one, IBA 9.4.3). */
+static int remote_post_recv(struct conn *c, const struct opts *o, uint32_t size, uint64_t slot,
+                            uint64_t t)
+{
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size, rfw_mr_lkey(A.mr)};
+	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *badw;
+
+	if (o->op == OP_WRITE) {
+		wr.sg_list = NULL;
+		wr.num_sge = 0;
+	}
+	return rfw_post_recv(c->qa, &wr, &badw, t);
+}
+
+/* Compare a delivered message with its expectation; --check-corrupt-one damages one first. */
+static void check_msg(const struct opts *o, uint8_t *got, const uint8_t *want, uint32_t size,
+                      uint32_t qi, uint64_t k, const char *what, struct result *r)
+{
+	if (o->corrupt_one && qi == 0 && k == corrupt_at)
+		got[0] ^= 1;
+	if (memcmp(got, want, size) != 0)
+		check_fail(what, qi, k);
+	else
+		r->checked_bytes += size;
+}
+
+static uint64_t remote_recvd(const struct opts *o)
+{
+	uint64_t n = 0;
+	uint32_t qi;
+
+	for (qi = 0; qi < o->qps; qi++)
+		n += conns[qi].recvd;
+	return n;
+}
+
+/* ---- the client: the requester ---- */
+
+/* Completions at the client; READ data and atomic results are checked here. */
+static unsigned client_reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	struct rfw_wc wc[32];
+	unsigned total = 0;
+	int n, i;
+
+	while ((n = rfw_poll_cq(A.cq, 32, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			int qi = conn_index(wc[i].qp_num, o->qps);
+			uint64_t k = wc[i].wr_id;
+			struct conn *c;
+
+			if (qi < 0) {
+				check_fail("completion for an unknown QP", 0, k);
+				continue;
+			}
+			c = &conns[qi];
+			if (wc[i].opcode == RFW_WC_RECV) { /* SEND latency: the pong */
+				if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size)
+					check_fail("pong receive error or length", (uint32_t)qi, k);
+				pong_recvd++;
+				continue;
+			}
+			if (wc[i].status != RFW_WC_SUCCESS) {
+				check_fail(rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
+				c->done++;
+				continue;
+			}
+			if (k != c->done)
+				check_fail("completion out of order", (uint32_t)qi, k);
+			if (o->op == OP_READ) {
+				check_msg(o, c->dst + (k % depth) * (size_t)size,
+				          slot_src(c, depth, size, k), size, (uint32_t)qi, k,
+				          "READ data differs at the requester", r);
+			} else if (o->op == OP_ATOMIC) {
+				uint8_t *p = c->dst + (k % depth) * 8;
+				uint64_t v;
+
+				if (o->corrupt_one && qi == 0 && k == corrupt_at)
+					p[0] ^= 1;
+				/* In-order execution on one QP: the k-th add returns k. */
+				memcpy(&v, p, 8);
+				if (v != k)
+					check_fail("FETCH_AND_ADD returned a wrong value",
+					           (uint32_t)qi, k);
+				else
+					r->checked_bytes += 8;
+			}
+			c->done++;
+			total++;
+		}
+	}
+	if (n < 0)
+		die("rfw_poll_cq", n);
+	return total;
+}
+
+/*
+ * Wait until @got holds @want (the last bytes first, then all of it). With selective repeat the
+ * last packet may be placed before an earlier, retransmitted one: a mismatch is only final when
+ * it lasts STALL_NS.
+ */
+static bool wait_for_msg(const uint8_t *got, const uint8_t *want, uint32_t size, uint64_t t0,
+                         const struct opts *o, uint32_t depth, struct result *r, bool server)
+{
+	for (;;) {
+		if (last_is(got, size, want) && memcmp(got, want, size) == 0)
+			return true;
+		rfw_nic_poll(A.nic);
+		if (!server)
+			client_reap(o, depth, size, r);
+		if (now_ns() - t0 > STALL_NS)
+			return false;
+	}
+}
+
+static void client_run(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
+	bool timed = o->duration_s != 0;
+	uint64_t t_start, t_end, deadline, last_progress, done = 0, target, win_start, win_done = 0;
+	uint64_t *lat = NULL, win;
+	uint32_t qi;
+
+	if (o->lat) {
+		lat = malloc(sizeof(*lat) * (timed ? 1000000 : iters));
+		if (lat == NULL)
+			die("latency samples", ENOMEM);
+		if (timed)
+			iters = 1000000;
+	}
+	target = timed ? UINT64_MAX : iters * o->qps;
+	t_start = now_ns();
+	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
+	last_progress = win_start = t_start;
+	win = o->lat ? 0 : (target == UINT64_MAX ? 0 : target / 16);
+
+	if (o->lat && (o->op == OP_WRITE || o->op == OP_SEND)) {
+		/* Ping-pong on QP 0 (perftest's write_lat / send_lat): half the round trip. */
+		struct conn *c = &conns[0];
+		uint64_t k;
+
+		pong_recvd = 0;
+		for (k = 0; k < iters; k++) {
+			uint64_t t0 = now_ns(), t1;
+			const uint8_t *src;
+
+			if (t0 >= deadline)
+				break;
+			if (o->op == OP_SEND) {
+				struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
+				                     rfw_mr_lkey(A.mr)};
+				struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1},
+				                   *badr;
+
+				if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
+					die("post_recv (pong)", EINVAL);
+			}
+			if (remote_post(c, 0, o, depth, size, k, t0) != 0)
+				die("post_send", EINVAL);
+			rfw_nic_qp_kick(A.nic, c->qa);
+			src = slot_src(c, depth, size, k);
+			if (o->op == OP_SEND) {
+				while (pong_recvd == k) {
+					rfw_nic_poll(A.nic);
+					client_reap(o, depth, size, r);
+					if (now_ns() - t0 > STALL_NS) {
+						fprintf(stderr,
+						        "rocefw-perf: pong %" PRIu64
+						        " never arrived\n",
+						        k);
+						exit(1);
+					}
+				}
+				t1 = now_ns();
+			} else {
+				if (!wait_for_msg(pong_buf, src, size, t0, o, depth, r, false)) {
+					fprintf(stderr,
+					        "rocefw-perf: pong %" PRIu64
+					        " never arrived intact\n",
+					        k);
+					exit(1);
+				}
+				t1 = now_ns();
+			}
+			if (memcmp(pong_buf, src, size) != 0)
+				check_fail("data differs at the requester (pong)", 0, k);
+			lat[k] = (t1 - t0) / 2;
+			done++;
+			client_reap(o, depth, size, r);
+		}
+		while (c->done < done) {
+			rfw_nic_poll(A.nic);
+			client_reap(o, depth, size, r);
+			if (now_ns() - last_progress >
+			    STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
+				check_fail("completions missing", 0, c->done);
+				break;
+			}
+		}
+		t_end = now_ns();
+	} else if (o->lat) {
+		/* READ / atomic: post -> completion on QP 0. */
+		struct conn *c = &conns[0];
+		uint64_t k;
+
+		for (k = 0; k < iters; k++) {
+			uint64_t t0 = now_ns();
+
+			if (t0 >= deadline)
+				break;
+			if (remote_post(c, 0, o, depth, size, k, t0) != 0)
+				die("post_send", EINVAL);
+			rfw_nic_qp_kick(A.nic, c->qa);
+			while (c->done == k) {
+				rfw_nic_poll(A.nic);
+				client_reap(o, depth, size, r);
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr, "rocefw-perf: no completion for 5 s\n");
+					exit(1);
+				}
+			}
+			lat[k] = now_ns() - t0;
+			done++;
+		}
+		t_end = now_ns();
+	} else {
+		while (done < target) {
+			uint64_t t = now_ns();
+			unsigned got;
+
+			for (qi = 0; qi < o->qps; qi++) {
+				struct conn *c = &conns[qi];
+				bool any = false;
+
+				while (c->posted - c->done < depth &&
+				       (timed ? t < deadline : c->posted < iters)) {
+					if (remote_post(c, qi, o, depth, size, c->posted, t) != 0)
+						die("post_send", EINVAL);
+					c->posted++;
+					any = true;
+				}
+				if (any)
+					rfw_nic_qp_kick(A.nic, c->qa);
+			}
+			rfw_nic_poll(A.nic);
+			got = client_reap(o, depth, size, r);
+			done += got;
+			t = now_ns();
+			if (got != 0) {
+				last_progress = t;
+				win_done += got;
+				if (win != 0 && win_done >= win) {
+					double g =
+					    (double)win_done * size * 8.0 / (double)(t - win_start);
+
+					if (g > r->bw_peak_gbps)
+						r->bw_peak_gbps = g;
+					win_done = 0;
+					win_start = t;
+				}
+			} else if (t - last_progress > STALL_NS) {
+				fprintf(stderr,
+				        "rocefw-perf: no completion for 5 s (%" PRIu64
+				        " of %" PRIu64 " done)\n",
+				        done, target);
+				exit(1);
+			}
+			if (timed && t >= deadline) {
+				uint64_t posted = 0;
+
+				for (qi = 0; qi < o->qps; qi++)
+					posted += conns[qi].posted;
+				target = posted;
+			}
+		}
+		t_end = now_ns();
+	}
+	r->iters = done;
+	{
+		double secs = (double)(t_end - t_start) / 1e9;
+		uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+
+		r->bw_avg_gbps = secs > 0 ? (double)done * msg_bytes * 8.0 / 1e9 / secs : 0;
+		r->mpps = secs > 0 ? (double)done / secs / 1e6 : 0;
+		if (r->bw_peak_gbps < r->bw_avg_gbps)
+			r->bw_peak_gbps = r->bw_avg_gbps;
+	}
+	if (o->lat && done > 0)
+		lat_stats(lat, done, r);
+	free(lat);
+}
+
+/* ---- the server: the responder ---- */
+
+#define server_fail check_fail
+
+/* Completions at the server: WRITE-with-immediate and SEND data are checked here. */
+static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	struct rfw_wc wc[32];
+	int n, i;
+
+	while ((n = rfw_poll_cq(A.cq, 32, wc)) > 0) {
+		for (i = 0; i < n; i++) {
+			int qi = conn_index(wc[i].qp_num, o->qps);
+			struct conn *c;
+			uint64_t k;
+
+			if (qi < 0) {
+				server_fail("completion for an unknown QP", 0, wc[i].wr_id);
+				continue;
+			}
+			c = &conns[qi];
+			k = c->recvd;
+			if (wc[i].opcode != RFW_WC_RECV &&
+			    wc[i].opcode != RFW_WC_RECV_RDMA_WITH_IMM) {
+				/* The server's own pongs (latency): status only. */
+				if (wc[i].status != RFW_WC_SUCCESS)
+					server_fail(rfw_wc_status_str(wc[i].status), (uint32_t)qi,
+					            wc[i].wr_id);
+				continue;
+			}
+			if (wc[i].status != RFW_WC_SUCCESS) {
+				server_fail(rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
+				c->recvd++;
+				continue;
+			}
+			if (o->op == OP_WRITE) {
+				/* The completion of message k's immediate: all of it is placed. */
+				if (wc[i].opcode != RFW_WC_RECV_RDMA_WITH_IMM ||
+				    !(wc[i].wc_flags & RFW_WC_WITH_IMM) ||
+				    wc[i].imm_data != (uint32_t)k)
+					server_fail("WRITE immediate missing or out of order",
+					            (uint32_t)qi, k);
+				check_msg(o, c->dst + (k % depth) * (size_t)size,
+				          expect_msg(c, o, depth, size, k), size, (uint32_t)qi, k,
+				          "WRITE data differs at the responder", r);
+			} else {
+				uint64_t slot = wc[i].wr_id;
+				uint8_t *got = c->dst + slot * size;
+
+				if (wc[i].byte_len != size)
+					server_fail("SEND length differs", (uint32_t)qi, k);
+				else
+					check_msg(o, got, expect_msg(c, o, depth, size, k), size,
+					          (uint32_t)qi, k,
+					          "SEND data differs at the receiver", r);
+				if (o->lat) {
+					/* send_lat: the same bytes back from the receive buffer. */
+					struct rfw_sge ss = {(uint64_t)(uintptr_t)got, size,
+					                     rfw_mr_lkey(A.mr)};
+					struct rfw_send_wr swr = {0}, *bads;
+
+					swr.wr_id = k;
+					swr.sg_list = &ss;
+					swr.num_sge = 1;
+					swr.opcode = RFW_WR_SEND;
+					swr.send_flags = RFW_SEND_SIGNALED;
+					if (rfw_post_send(c->qa, &swr, &bads,
+					                  rfw_nic_now_ns(A.nic)) != 0)
+						server_fail("post_send (pong) failed", (uint32_t)qi,
+						            k);
+				}
+			}
+			c->recvd++;
+			if (remote_post_recv(c, o, size, o->op == OP_WRITE ? 0 : wc[i].wr_id,
+			                     rfw_nic_now_ns(A.nic)) != 0)
+				server_fail("post_recv failed", (uint32_t)qi, k);
+			rfw_nic_qp_kick(A.nic, c->qa);
+		}
+	}
+	if (n < 0)
+		die("rfw_poll_cq", n);
+}
+
+/*
+ * Serve until the client's result arrives and everything it reports has been seen here.
+ * WRITE latency: watch QP 0's slot for ping k (its last bytes), check it whole, write it back.
+ */
+static void server_run(const struct opts *o, uint32_t depth, uint32_t size, struct result *r,
+                       struct rfw_oob_result *client)
+{
+	struct rfw_oob_msg m;
+	char err[RFW_OOB_ERR_MAX];
+	bool have_client = false;
+	uint64_t t_client = 0, wait_ns = STALL_NS;
+	struct conn *c0 = &conns[0];
+
+	for (;;) {
+		int rc;
+
+		rfw_nic_poll(A.nic);
+		server_reap(o, depth, size, r);
+		if (o->lat && o->op == OP_WRITE) {
+			uint64_t k = c0->recvd;
+			const uint8_t *want = expect_msg(c0, o, depth, size, k);
+
+			if (last_is(c0->dst, size, want)) {
+				struct rfw_sge sge = {(uint64_t)(uintptr_t)c0->dst, size,
+				                      rfw_mr_lkey(A.mr)};
+				struct rfw_send_wr wr = {0}, *badw;
+
+				if (!wait_for_msg(c0->dst, want, size, now_ns(), o, depth, r, true))
+					server_fail("WRITE data differs at the responder (ping)", 0,
+					            k);
+				else
+					r->checked_bytes += size;
+				wr.wr_id = k;
+				wr.sg_list = &sge;
+				wr.num_sge = 1;
+				wr.opcode = RFW_WR_RDMA_WRITE;
+				wr.send_flags = RFW_SEND_SIGNALED;
+				wr.wr.rdma.remote_addr = peer_addr[0];
+				wr.wr.rdma.rkey = peer_rkey;
+				if (rfw_post_send(c0->qa, &wr, &badw, now_ns()) != 0)
+					server_fail("post_send (pong) failed", 0, k);
+				rfw_nic_qp_kick(A.nic, c0->qa);
+				c0->recvd++;
+			}
+		}
+		if (!have_client) {
+			rc = rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err));
+			if (rc == -EPROTO)
+				remote_abort("bad result record from the client: %s", err);
+			if (rc < 0) {
+				fprintf(stderr,
+				        "rocefw-perf: server: connection to the client lost during "
+				        "the run: %s\n",
+				        rc == -EPIPE ? "closed by the client" : strerror(-rc));
+				exit(1);
+			}
+			if (rc == 1) {
+				if (m.type == RFW_OOB_ERROR) {
+					fprintf(stderr,
+					        "rocefw-perf: server: the client aborted: %s\n",
+					        m.u.error.reason);
+					exit(1);
+				}
+				if (m.type != RFW_OOB_RESULT)
+					remote_abort("expected a result record, got %s",
+					             rfw_oob_type_name(m.type));
+				*client = m.u.result;
+				have_client = true;
+				t_client = now_ns();
+			}
+			continue;
+		}
+		/* The client is done: wait for what it completed to be seen here too. */
+		if (o->op == OP_READ || o->op == OP_ATOMIC || remote_recvd(o) >= client->messages)
+			break;
+		if (now_ns() - t_client > wait_ns) {
+			server_fail("messages the client completed never arrived here", 0,
+			            remote_recvd(o));
+			break;
+		}
+	}
+	r->iters = o->op == OP_READ || o->op == OP_ATOMIC ? client->messages : remote_recvd(o);
+	if (o->op == OP_ATOMIC) {
+		uint64_t sum = 0, v;
+		uint32_t qi;
+
+		for (qi = 0; qi < o->qps; qi++) {
+			memcpy(&v, conns[qi].src, 8);
+			sum += v;
+		}
+		if (sum != client->messages)
+			server_fail("counters at the responder differ from the adds completed", 0,
+			            sum);
+	}
+}
+
+/* Set up this process's port, NIC and memory; returns the tx depth. */
+static uint32_t remote_setup(const struct opts *o, uint32_t size)
+{
+	uint16_t pid = RTE_MAX_ETHPORTS, p;
+	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128), qi;
+	size_t per_qp, off = 0;
+
+	RTE_ETH_FOREACH_DEV(p)
+	{
+		pid = p;
+		break;
+	}
+	if (pid == RTE_MAX_ETHPORTS) {
+		fprintf(stderr, "rocefw-perf: no DPDK port: give one with an EAL --vdev option "
+		                "(e.g. --vdev=net_memif0,role=server,socket=/tmp/m.sock)\n");
+		exit(1);
+	}
+	side_setup(&A, pid, o->ip4, o);
+	if (rfw_port_link_wait(A.port, o->oob_timeout_s * 1000) != 0) {
+		fprintf(stderr, "rocefw-perf: link of port %s still down after %u s\n",
+		        A.port->name, o->oob_timeout_s);
+		exit(1);
+	}
+	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
+		depth = SLOT_BYTES_MAX / size ? SLOT_BYTES_MAX / size : 1;
+	/* Per QP: the pattern area (2 x depth slots) and the receive area (2 x depth slots). */
+	per_qp = ((size_t)4 * depth * size + 63) & ~(size_t)63;
+	A.mem_len = ((size_t)o->qps * per_qp + 4095) & ~(size_t)4095;
+	A.mem = aligned_alloc(4096, A.mem_len);
+	if (A.mem == NULL)
+		die("memory", ENOMEM);
+	memset(A.mem, 0, A.mem_len);
+	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len,
+	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+	if (A.mr == NULL)
+		die("rfw_reg_mr", errno);
+	for (qi = 0; qi < o->qps; qi++, off += per_qp) {
+		struct conn *c = &conns[qi];
+
+		c->src = A.mem + off;
+		c->dst = A.mem + off + per_qp / 2;
+		if (o->op == OP_ATOMIC)
+			memset(c->src, 0, 8);
+		else
+			fill_random(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+	}
+	pong_buf = conns[0].dst; /* latency: where the client's pong lands */
+	return depth;
+}
+
+/* This side's conn record: parameters, address, and per QP where the peer's requests go. */
+static void fill_conn(const struct opts *o, uint32_t depth, uint32_t size)
+{
+	uint32_t qi;
+
+	memset(&my_conn, 0, sizeof(my_conn));
+	my_conn.test = (enum rfw_oob_test)o->op;
+	my_conn.kind = o->lat ? RFW_OOB_LAT : RFW_OOB_BW;
+	my_conn.transport = (enum rfw_oob_transport)o->transport;
+	my_conn.mtu = o->mtu;
+	my_conn.size = size;
+	my_conn.iters = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000));
+	my_conn.duration_s = o->duration_s;
+	my_conn.depth = depth;
+	memcpy(my_conn.gid, rfw_nic_gid(A.nic), 16);
+	my_conn.ip4 = o->ip4;
+	my_conn.has_mac = true;
+	memcpy(my_conn.mac, A.port->id.mac.addr_bytes, 6);
+	my_conn.rkey = rfw_mr_rkey(A.mr);
+	my_conn.qps = o->qps;
+	for (qi = 0; qi < o->qps; qi++) {
+		struct conn *c = &conns[qi];
+		bool src = o->op == OP_READ || o->op == OP_ATOMIC;
+
+		my_conn.qp[qi].qpn = rfw_qp_num(c->qa);
+		my_conn.qp[qi].psn = 0;
+		my_conn.qp[qi].addr = (uint64_t)(uintptr_t)(src ? c->src : c->dst);
+		my_conn.qp[qi].len = (uint64_t)2 * depth * size;
+	}
+}
+
+/* Take the peer's conn record: refuse a mismatch (both sides say so), keep its addresses. */
+static void take_peer_conn(const struct opts *o, const struct rfw_oob_msg *m)
+{
+	char err[RFW_OOB_ERR_MAX];
+	uint32_t qi;
+
+	if (m->type != RFW_OOB_CONN)
+		remote_abort("expected a conn record, got %s", rfw_oob_type_name(m->type));
+	peer_conn = m->u.conn;
+	if (rfw_oob_conn_compare(&my_conn, &peer_conn, err, sizeof(err)) != 0) {
+		/* "this side X, peer Y" -> "server X, client Y": the text goes to the peer too. */
+		char msg[RFW_OOB_ERR_MAX + 16], *p = strstr(err, "this side "), *q;
+
+		if (p != NULL && (q = strstr(p, ", peer ")) != NULL) {
+			*p = '\0';
+			*q = '\0';
+			snprintf(msg, sizeof(msg), "%s%s %s, %s %s", err,
+			         is_server ? "server" : "client", p + 10,
+			         is_server ? "client" : "server", q + 7);
+			memcpy(err, msg, sizeof(err) - 1);
+			err[sizeof(err) - 1] = '\0';
+		}
+		remote_abort("%s; refused before any RoCE packet (port tx %" PRIu64 " frames)", err,
+		             rfw_port_ctr(A.port, RFW_PORT_CTR_tx_pkts));
+	}
+	if (peer_conn.ip4 == o->ip4)
+		remote_abort("the peer has this side's own address (field 'ip')");
+	peer_rkey = peer_conn.rkey;
+	for (qi = 0; qi < o->qps; qi++)
+		peer_addr[qi] = peer_conn.qp[qi].addr;
+}
+
+static void print_ip(const char *what, uint32_t ip, const struct rte_ether_addr *mac)
+{
+	printf(" %-15s : %u.%u.%u.%u  MAC " RTE_ETHER_ADDR_PRT_FMT "\n", what, ip >> 24,
+	       (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, RTE_ETHER_ADDR_BYTES(mac));
+}
+
+static void print_addresses(void)
+{
+	print_ip("local address", my_conn.ip4, &A.port->id.mac);
+	print_ip("remote address", peer_conn.ip4, &peer_mac);
+	printf(" %-15s : %u, QPN 0x%06x.. local, 0x%06x.. remote\n", "queue pairs", my_conn.qps,
+	       my_conn.qp[0].qpn, peer_conn.qp[0].qpn);
+}
+
+static int run_remote(const struct opts *o, uint32_t size)
+{
+	struct rfw_oob_msg m;
+	struct result res;
+	struct rfw_oob_result mine = {0}, peer = {0};
+	uint32_t depth, qi;
+	char how[160];
+	bool ok;
+	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+
+	is_server = o->server == NULL;
+	json_mode = is_server ? "server" : "client";
+	depth = remote_setup(o, size);
+	memset(&res, 0, sizeof(res));
+	res.bytes = size;
+	corrupt_at = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000)) / 2;
+	for (qi = 0; qi < o->qps; qi++) {
+		struct rfw_qp_attr a = {0};
+		int rc;
+
+		conns[qi].qa = make_qp(&A, 1024);
+		a.qp_state = RFW_QPS_INIT;
+		a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+		                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
+		rc = rfw_modify_qp(conns[qi].qa, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+		if (rc != 0)
+			die("modify_qp INIT", rc);
+	}
+	fill_conn(o, depth, size);
+
+	if (is_server) {
+		int lfd = rfw_oob_listen(o->tcp_port);
+		uint64_t t0 = now_ns();
+
+		if (lfd < 0) {
+			fprintf(stderr, "rocefw-perf: server: cannot listen on TCP port %u: %s\n",
+			        o->tcp_port, strerror(-lfd));
+			exit(1);
+		}
+		printf("rocefw-perf: server waiting for a client on TCP port %u\n", o->tcp_port);
+		fflush(stdout);
+		/* No timeout here: a server waits for its client (as perftest's). The NIC is
+		 * polled meanwhile, so ARP requests get answers. */
+		while ((oob_fd = rfw_oob_accept(lfd)) == -EAGAIN) {
+			rfw_nic_poll(A.nic);
+			if (now_ns() - t0 < 1000000)
+				continue;
+			usleep(100);
+		}
+		close(lfd);
+		if (oob_fd < 0) {
+			fprintf(stderr, "rocefw-perf: server: accept: %s\n", strerror(-oob_fd));
+			exit(1);
+		}
+		remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
+		take_peer_conn(o, &m);
+		remote_resolve(o);
+		for (qi = 0; qi < o->qps; qi++)
+			remote_qp_connect(conns[qi].qa, qi, o);
+		/* Receives before our record goes out: the client may send at once. */
+		if (o->op == OP_SEND || (o->op == OP_WRITE && !o->lat))
+			for (qi = 0; qi < o->qps; qi++) {
+				uint64_t s;
+
+				for (s = 0; s < 2ull * depth; s++)
+					if (remote_post_recv(&conns[qi], o, size, s, now_ns()) != 0)
+						remote_abort("post_recv failed");
+			}
+		m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
+		if (rfw_oob_send(oob_fd, &m) != 0)
+			remote_abort("sending the conn record failed");
+		snprintf(how, sizeof(how), "server on port %s", A.port->name);
+	} else {
+		oob_fd = rfw_oob_connect(o->server, o->tcp_port, o->oob_timeout_s * 1000);
+		if (oob_fd < 0) {
+			fprintf(stderr, "rocefw-perf: client: cannot connect to %s port %u: %s\n",
+			        o->server, o->tcp_port, strerror(-oob_fd));
+			exit(1);
+		}
+		m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
+		if (rfw_oob_send(oob_fd, &m) != 0)
+			remote_abort("sending the conn record failed");
+		remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
+		take_peer_conn(o, &m);
+		remote_resolve(o);
+		for (qi = 0; qi < o->qps; qi++)
+			remote_qp_connect(conns[qi].qa, qi, o);
+		snprintf(how, sizeof(how), "client of %s on port %s", o->server, A.port->name);
+	}
+	header_extra = print_addresses;
+	print_header(o, depth, how);
+	fflush(stdout);
+
+	if (is_server) {
+		struct rfw_oob_result client;
+
+		server_run(o, depth, size, &res, &client);
+		mine.messages = res.iters;
+		mine.checked_bytes = res.checked_bytes;
+		/* What this side had to check: WRITE and SEND data (every message the client
+		 * completed); atomics: the counters (checked in server_run). */
+		mine.verified = !failed && (o->op == OP_READ || o->op == OP_ATOMIC ||
+		                            (res.iters == client.messages &&
+		                             res.checked_bytes == client.messages * msg_bytes));
+		snprintf(mine.error, sizeof(mine.error), "%s", first_err);
+		m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
+		if (rfw_oob_send(oob_fd, &m) != 0)
+			fprintf(stderr, "rocefw-perf: server: sending the result failed\n");
+		peer = client;
+		/* The run is verified when both sides' checks hold. */
+		res.verified = mine.verified && client.verified;
+		if (o->op == OP_READ || o->op == OP_ATOMIC)
+			res.checked_bytes = client.checked_bytes;
+		printf(" server: %" PRIu64 " messages seen, %" PRIu64
+		       " bytes checked here; client: %" PRIu64 " messages completed, %" PRIu64
+		       " bytes checked there%s%s\n",
+		       mine.messages, mine.checked_bytes, client.messages, client.checked_bytes,
+		       client.error[0] ? "; client error: " : "", client.error);
+		printf(" %-10u %-14" PRIu64 " %-16" PRIu64 " %s\n", size, client.messages,
+		       res.checked_bytes, res.verified ? "yes" : "NO");
+	} else {
+		client_run(o, depth, size, &res);
+		mine.messages = res.iters;
+		mine.checked_bytes = res.checked_bytes;
+		mine.verified = !failed;
+		if (failed)
+			snprintf(mine.error, sizeof(mine.error), "%s", first_err);
+		m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
+		if (rfw_oob_send(oob_fd, &m) != 0)
+			remote_abort("sending the result failed");
+		remote_recv(&m, STALL_NS * 2, "result");
+		if (m.type != RFW_OOB_RESULT)
+			remote_abort("expected a result record, got %s", rfw_oob_type_name(m.type));
+		peer = m.u.result;
+		if (peer.error[0] != '\0')
+			fprintf(stderr, "rocefw-perf: client: the server reports: %s\n",
+			        peer.error);
+		/* Where the data landed decides who compared it: the server for WRITE and SEND,
+		 * this side for READ and atomics. Every byte, or not verified. */
+		if (o->op == OP_WRITE || o->op == OP_SEND)
+			res.checked_bytes = peer.checked_bytes;
+		res.verified = mine.verified && peer.verified && res.iters > 0 &&
+		               res.checked_bytes == res.iters * msg_bytes;
+		res.bound_gbps = o->op == OP_ATOMIC
+		                     ? measure_bound(conns[0].src, 1, 8, o->mtu)
+		                     : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
+		print_result(o, &res);
+	}
+	have_peer_result = true;
+	peer_result = peer;
+	printf("-------------------------------------------------------------------------------"
+	       "---------\n");
+	ok = res.verified;
+	if (!ok)
+		fprintf(stderr, "rocefw-perf: verification FAILED\n");
+	if (o->json != NULL && write_json(o, &res, 1) != 0)
+		ok = false;
+	/* Let the last ACKs go out before the QPs go. */
+	{
+		uint64_t t0 = now_ns();
+
+		while (now_ns() - t0 < 20 * 1000 * 1000)
+			rfw_nic_poll(A.nic);
+	}
+	close(oob_fd);
+	for (qi = 0; qi < o->qps; qi++) {
+		rfw_nic_qp_detach(A.nic, conns[qi].qa);
+		rfw_destroy_qp(conns[qi].qa);
+	}
+	rfw_dereg_mr(A.mr);
+	rfw_destroy_cq(A.cq);
+	rfw_dealloc_pd(A.pd);
+	rfw_nic_destroy(A.nic);
+	rfw_port_close(A.port);
+	free(A.mem);
+	rte_eal_cleanup();
+	return ok ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -1278,6 +2415,8 @@ int main(int argc, char **argv)
 	ret = rfw_eal_init(dd, argv);
 	if (ret < 0)
 		return 1;
+	if (!o.loopback)
+		return run_remote(&o, sizes[0]);
 	r_ab =
 	    rte_ring_create("perf_ab", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	r_ba =
@@ -1345,7 +2484,7 @@ int main(int argc, char **argv)
 			off_b += per_qp_dst;
 	}
 
-	print_header(&o, depth);
+	print_header(&o, depth, "loopback over a DPDK ring pair");
 	/* WRITE latency: B writes pongs into A's otherwise unused destination share. */
 	pong_buf = A.mem + (size_t)o.qps * per_qp_src;
 	for (k = 0; k < nsizes; k++) {
