@@ -57,6 +57,7 @@ struct opts {
 	uint32_t depth;
 	uint32_t line_gbps;
 	uint32_t sample_us;
+	uint32_t time_scale;
 	uint32_t link_wait_ms;
 	const char *profile;
 	struct dcqcn_params params;
@@ -80,6 +81,8 @@ static void usage(FILE *f)
 	        "shared-port (default unified)\n"
 	        "  --cc NAME=VALUE      override one DCQCN parameter (cc/dcqcn_params.h), "
 	        "repeatable\n"
+	        "  --cc-time-scale N    multiply the profile's DCQCN time constants by N, "
+	        "1..1000 (default 10)\n"
 	        "  --sample-us US       time series period, 100..1000000 (default 1000)\n"
 	        "  --link-wait-ms MS    wait for both links, 0..60000 (default 15000)\n"
 	        "  --csv FILE           per-flow time series (schema " DEMO_CSV_SCHEMA ")\n"
@@ -123,6 +126,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		O_PROF,
 		O_CC,
 		O_SAMPLE,
+		O_SCALE,
 		O_LINK,
 		O_CSV,
 		O_CNP,
@@ -139,6 +143,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"cc-profile", required_argument, NULL, O_PROF},
 	    {"cc", required_argument, NULL, O_CC},
 	    {"sample-us", required_argument, NULL, O_SAMPLE},
+	    {"cc-time-scale", required_argument, NULL, O_SCALE},
 	    {"link-wait-ms", required_argument, NULL, O_LINK},
 	    {"csv", required_argument, NULL, O_CSV},
 	    {"cnp-csv", required_argument, NULL, O_CNP},
@@ -160,6 +165,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->depth = 8;
 	o->line_gbps = 4;
 	o->sample_us = 1000;
+	o->time_scale = 10;
 	o->link_wait_ms = 15000;
 	o->profile = "unified";
 	optind = 1;
@@ -196,6 +202,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				bad("--cc: more than 64 overrides%s%s", "", "");
 			cc_over[ncc++] = optarg;
 			break;
+		case O_SCALE:
+			o->time_scale = num_arg("--cc-time-scale", optarg, 1, 1000);
+			break;
 		case O_SAMPLE:
 			o->sample_us = num_arg("--sample-us", optarg, 100, 1000000);
 			break;
@@ -229,6 +238,18 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		    "", "");
 	prof_id = dcqcn_profile_lookup(o->profile);
 	dcqcn_params_init(&o->params, (enum dcqcn_profile)prof_id);
+	/*
+	 * The profiles are tuned for 40-100 Gb/s fabrics, where a queue at Kmax drains in tens of
+	 * microseconds. At the demo's 1 Gb/s bottleneck with 4 KiB frames it takes a millisecond:
+	 * every time constant of the control loop (CNP spacing, the rate-reduce monitor period,
+	 * the alpha period, the rate-increase timer) is stretched by the same factor so that the
+	 * loop sees the same number of feedback rounds per queue drain. Rates and byte counts are
+	 * left alone. --cc overrides come after and win.
+	 */
+	o->params.np_min_time_between_cnps *= o->time_scale;
+	o->params.rp_rate_reduce_monitor_period *= o->time_scale;
+	o->params.rp_dce_tcp_rtt *= o->time_scale;
+	o->params.rp_time_reset *= o->time_scale;
 	for (i = 0; i < ncc; i++) {
 		char name[64];
 		const char *eq = strchr(cc_over[i], '=');
@@ -293,6 +314,7 @@ static struct fsample *samples; /* [nsamples][flows] */
 static uint64_t *sample_t;
 static uint32_t nsamples, maxsamples;
 static struct cnp_rec *cnps;
+static uint64_t t0_r; /* the receiver NIC's clock at the sender's t0 */
 static uint32_t ncnps;
 static uint64_t cnps_unlogged, cnps_rx_at_sender;
 static volatile sig_atomic_t quit;
@@ -645,7 +667,7 @@ static int write_csv(const char *path, uint64_t t0, uint64_t t0_mono)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-static int write_cnp_csv(const char *path, uint64_t t0)
+static int write_cnp_csv(const char *path)
 {
 	FILE *f = fopen(path, "w");
 
@@ -663,8 +685,8 @@ static int write_cnp_csv(const char *path, uint64_t t0)
 		for (unsigned fi = 0; fi < O.flows; fi++)
 			if (rfw_qp_num(flows[fi].qs) == cnps[i].dqpn)
 				fl = (int)fi;
-		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%u,%d\n", cnps[i].np_ns - t0,
-		        cnps[i].tx_ns - t0, cnps[i].dqpn, fl);
+		fprintf(f, "%" PRId64 ",%" PRId64 ",%u,%d\n", (int64_t)(cnps[i].np_ns - t0_r),
+		        (int64_t)(cnps[i].tx_ns - t0_r), cnps[i].dqpn, fl);
 	}
 	return fclose(f) == 0 ? 0 : -EIO;
 }
@@ -717,9 +739,9 @@ static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t 
 	fprintf(f,
 	        "  \"config\": {\"flows\": %u, \"duration_ms\": %u, \"stagger_ms\": %u, "
 	        "\"size\": %u, \"depth\": %u, \"line_gbps\": %u, \"sample_us\": %u, "
-	        "\"cc_profile\": \"%s\", \"cc\": {",
+	        "\"cc_profile\": \"%s\", \"cc_time_scale\": %u, \"cc\": {",
 	        O.flows, O.duration_ms, O.stagger_ms, O.size, O.depth, O.line_gbps, O.sample_us,
-	        O.profile);
+	        O.profile, O.time_scale);
 	for (unsigned k = 0; k < DCQCN_PARAM__COUNT; k++)
 		fprintf(f, "%s\"%s\": %u", k ? ", " : "", dcqcn_param_info(k)->name,
 		        dcqcn_param_get(&O.params, k));
@@ -771,11 +793,14 @@ static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t 
 
 static void run(void)
 {
+	/* Each NIC's clock has its own origin: read both back to back (CNPs are logged on the
+	 * receiver's clock). */
 	uint64_t t0 = rfw_nic_clock_ns(S.nic), t0_mono = mono_ns();
 	uint64_t sample_ns = (uint64_t)O.sample_us * 1000, next_sample = t0;
 	uint64_t end = t0 + (uint64_t)O.duration_ms * 1000000, last_progress = t0, now = t0;
 	uint64_t done_seen = 0, settle_until = 0;
 
+	t0_r = rfw_nic_clock_ns(R.nic);
 	for (unsigned fi = 0; fi < O.flows; fi++) {
 		flows[fi].start_ns = t0 + (uint64_t)fi * O.stagger_ms * 1000000;
 		flows[fi].stop_ns = end - (uint64_t)fi * O.stagger_ms * 1000000;
@@ -845,7 +870,7 @@ static void run(void)
 	}
 	if (O.csv && write_csv(O.csv, t0, t0_mono) != 0)
 		die(O.csv, errno);
-	if (O.cnp_csv && write_cnp_csv(O.cnp_csv, t0) != 0)
+	if (O.cnp_csv && write_cnp_csv(O.cnp_csv) != 0)
 		die(O.cnp_csv, errno);
 	if (O.json && write_json(O.json, t0, t0_mono, now) != 0)
 		die(O.json, errno);
