@@ -157,6 +157,7 @@ def main():
                    "cp": {k: float(v) for k, v in qkv.items() if k != "schema"}},
         "np_min_time_between_cnps_us": demo["config"]["cc"]["np_min_time_between_cnps"],
         "cp": {"marked_ce": sum(p["marked_ce"] for p in cp["ports"]),
+               "marked_ce_to_receiver": cpp[1]["marked_ce"],
                "dropped": cp_drops,
                "queue_hw_bytes": cpp[1]["queue_hw_bytes"],
                "forwarded_to_receiver": cpp[1]["forwarded"],
