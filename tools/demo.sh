@@ -64,16 +64,20 @@ trap cleanup EXIT
 trap 'echo "demo.sh: interrupted" >&2; exit 130' INT TERM
 
 memif="socket-abstract=no,bsize=8192"
-rm -f "$out"/{flows.csv,cnps.csv,demo.json,cp.json,queue.csv,summary.json,demo.png}
+rm -f "$out"/{flows.csv,cnps.csv,demo.json,cp.json,queue.csv,summary.json,demo.png,cp.log,demo.log}
 "$cp_bin" "${eal[@]}" -l $cp_core \
   --vdev=net_memif0,role=server,socket="$tmp/s.sock",$memif \
   --vdev=net_memif1,role=server,socket="$tmp/r.sock",$memif -- \
-  "${cp_opts[@]}" --csv "$out/queue.csv" --json >"$out/cp.json" &
+  "${cp_opts[@]}" --csv "$out/queue.csv" --json >"$out/cp.json" 2>"$out/cp.log" &
 cp_pid=$!
 # EAL start-up without hugepages touches 512 MB: wait for the server sockets.
 for _ in $(seq 600); do
   [ -S "$tmp/s.sock" ] && [ -S "$tmp/r.sock" ] && break
-  kill -0 $cp_pid 2>/dev/null || { echo "demo.sh: rocefw-cp exited at start-up" >&2; exit 1; }
+  if ! kill -0 $cp_pid 2>/dev/null; then
+    echo "demo.sh: rocefw-cp exited at start-up:" >&2
+    tail -n 20 "$out/cp.log" >&2
+    exit 1
+  fi
   sleep 0.05
 done
 [ -S "$tmp/r.sock" ] || { echo "demo.sh: rocefw-cp created no memif sockets" >&2; exit 1; }
@@ -85,7 +89,8 @@ set +e
   --vdev=net_memif0,role=client,socket="$tmp/s.sock",$memif \
   --vdev=net_memif1,role=client,socket="$tmp/r.sock",$memif -- \
   "${demo_opts[@]}" "$@" \
-  --csv "$out/flows.csv" --cnp-csv "$out/cnps.csv" --json "$out/demo.json" &
+  --csv "$out/flows.csv" --cnp-csv "$out/cnps.csv" --json "$out/demo.json" \
+  >"$out/demo.log" 2>&1 &
 demo_pid=$!
 wait $demo_pid
 demo_rc=$?
@@ -95,9 +100,11 @@ wait $cp_pid
 cp_rc=$?
 cp_pid=""
 set -e
-if [ $cp_rc -ne 0 ] || [ ! -s "$out/demo.json" ]; then
-  echo "demo.sh: rocefw-cp exit $cp_rc, rocefw-demo exit $demo_rc" >&2
-  exit 1
+# EAL and PMD start-up chatter goes to the logs; they are shown when something failed.
+if [ $cp_rc -ne 0 ] || [ $demo_rc -ne 0 ] || [ ! -s "$out/demo.json" ]; then
+  echo "demo.sh: rocefw-cp exit $cp_rc, rocefw-demo exit $demo_rc; logs:" >&2
+  tail -n 20 "$out/cp.log" "$out/demo.log" >&2
+  [ -s "$out/demo.json" ] || exit 1
 fi
 report_rc=0
 python3 "$root/tools/demo/report.py" "$out" || report_rc=$?
