@@ -39,15 +39,18 @@ def header_kv(comment):
 
 
 def cnp_gaps(cnp_rows, nflows):
-    """Per flow: CNPs on the wire and the smallest gap between two consecutive ones (us), on the
-    NP's clock and on the TX clock."""
+    """Per flow: CNPs on the wire, the smallest gap between two consecutive ones (us) on the
+    NP's clock and on the TX clock, and the longest time from the poll iteration that produced
+    a CNP to its hand-over to the PMD (host scheduling: the TX gaps differ by at most this)."""
     out = []
     for fi in range(nflows):
         np_t = [int(r["np_ns"]) for r in cnp_rows if int(r["flow"]) == fi]
         tx_t = [int(r["tx_ns"]) for r in cnp_rows if int(r["flow"]) == fi]
         gap = lambda t: min((b - a for a, b in zip(t, t[1:])), default=None)
         g_np, g_tx = gap(np_t), gap(tx_t)
+        delay = max((b - a for a, b in zip(np_t, tx_t)), default=None)
         out.append({"cnps_on_wire": len(np_t),
+                    "max_np_to_tx_us": None if delay is None else delay / 1e3,
                     "min_gap_np_us": None if g_np is None else g_np / 1e3,
                     "min_gap_tx_us": None if g_tx is None else g_tx / 1e3})
     return out
