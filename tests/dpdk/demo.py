@@ -16,7 +16,8 @@ files it writes (summary.json, cnps.csv, flows.csv, queue.csv):
   Retransmissions are reported, not asserted: the NIC's pacer can reorder a QP's packets when
   its rate returns to the line rate while packets are parked (docs/demo.md, Known issues), which
   costs go-back-N retransmissions although no frame is lost.
-- the PNG exists and every file carries its schema.
+- the PNG exists and every file carries its schema;
+- bad rocefw-demo options are refused with exit status 2, naming the option.
 
 usage: demo.py DEMO_SH BUILD_DIR
 """
@@ -44,7 +45,21 @@ def rows(path):
         list(csv.DictReader(l for l in lines if not l.startswith("#")))
 
 
+def bad_options():
+    """rocefw-demo refuses bad values before EAL starts: exit 2, the option named."""
+    demo = os.path.join(BUILD, "tools", "demo", "rocefw-demo")
+    for args, name in ((["--flows", "9"], "--flows"), (["--cc-profile", "fast"], "--cc-profile"),
+                       (["--cc", "rp_gd=99"], "rp_gd"), (["--cc", "rp_gd"], "--cc"),
+                       (["--stagger-ms", "2000"], "--stagger-ms"),
+                       (["--size", "4194304", "--depth", "8"], "--size"),
+                       (["--duration-ms", "1.5"], "--duration-ms")):
+        r = subprocess.run([demo, "--"] + args, capture_output=True, text=True, timeout=10)
+        check(r.returncode == 2 and name in r.stderr,
+              f"rocefw-demo {' '.join(args)}: refused naming {name}")
+
+
 def main():
+    bad_options()
     with tempfile.TemporaryDirectory() as out:
         r = subprocess.run([DEMO_SH, "--short", "--build", BUILD, "--out", out],
                            capture_output=True, text=True, timeout=90)

@@ -74,9 +74,9 @@ static void usage(FILE *f)
 	        "  --stagger-ms MS      flow i runs from i*MS to duration - i*MS, 0..300000 "
 	        "(default 1000)\n"
 	        "  --size BYTES         WRITE size, 1..4194304 (default 65536)\n"
-	        "  --depth N            outstanding WRITEs per flow, 1..256 (default 8)\n"
+	        "  --depth N            outstanding WRITEs per flow, 1..256 (default 4)\n"
 	        "  --line-gbps G        line rate DCQCN starts from and recovers to, 1..400 "
-	        "(default 4)\n"
+	        "(default 10)\n"
 	        "  --cc-profile P       DCQCN profile: unified, paper, mlx5-cx5, hpcc-ns3, "
 	        "shared-port (default unified)\n"
 	        "  --cc NAME=VALUE      override one DCQCN parameter (cc/dcqcn_params.h), "
@@ -91,11 +91,10 @@ static void usage(FILE *f)
 	        MAX_FLOWS);
 }
 
-static void bad(const char *fmt, const char *a, const char *b)
+/* A bad option value: "rocefw-demo: <what><detail>", exit status 2 (nothing started yet). */
+static void bad(const char *what, const char *detail)
 {
-	fprintf(stderr, "rocefw-demo: ");
-	fprintf(stderr, fmt, a, b);
-	fprintf(stderr, "\n");
+	fprintf(stderr, "rocefw-demo: %s%s\n", what, detail);
 	exit(2);
 }
 
@@ -162,8 +161,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->duration_ms = 4000;
 	o->stagger_ms = 1000;
 	o->size = 65536;
-	o->depth = 8;
-	o->line_gbps = 4;
+	o->depth = 4;
+	o->line_gbps = 10;
 	o->sample_us = 1000;
 	o->time_scale = 10;
 	o->link_wait_ms = 15000;
@@ -192,14 +191,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_PROF:
 			if (dcqcn_profile_lookup(optarg) < 0)
-				bad("--cc-profile: '%s' is not one of unified, paper, mlx5-cx5, "
-				    "hpcc-ns3, shared-port%s",
-				    optarg, "");
+				bad("--cc-profile: expected unified, paper, mlx5-cx5, hpcc-ns3 or "
+				    "shared-port, "
+				    "not ",
+				    optarg);
 			o->profile = optarg;
 			break;
 		case O_CC:
 			if (ncc == sizeof(cc_over) / sizeof(cc_over[0]))
-				bad("--cc: more than 64 overrides%s%s", "", "");
+				bad("--cc: more than 64 overrides", "");
 			cc_over[ncc++] = optarg;
 			break;
 		case O_SCALE:
@@ -231,11 +231,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind < argc)
-		bad("unexpected argument '%s'%s", argv[optind], "");
+		bad("unexpected argument: ", argv[optind]);
 	if (o->flows > 1 && 2ull * (o->flows - 1) * o->stagger_ms >= o->duration_ms)
-		bad("--stagger-ms: the last flow would never run (need 2 x (flows - 1) x "
-		    "stagger < duration)%s%s",
-		    "", "");
+		bad("--stagger-ms: the last flow would never run (need 2 x (flows - 1) x stagger < "
+		    "duration)",
+		    "");
+	/* Source (two parities) and destination slots of every flow are allocated up front. */
+	if ((uint64_t)o->size * o->depth > 16u << 20)
+		bad("--size x --depth: more than 16 MiB in flight per flow", "");
 	prof_id = dcqcn_profile_lookup(o->profile);
 	dcqcn_params_init(&o->params, (enum dcqcn_profile)prof_id);
 	/*
@@ -255,14 +258,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		const char *eq = strchr(cc_over[i], '=');
 
 		if (eq == NULL || eq == cc_over[i] || (size_t)(eq - cc_over[i]) >= sizeof(name))
-			bad("--cc: '%s' is not NAME=VALUE%s", cc_over[i], "");
+			bad("--cc: expected NAME=VALUE, not ", cc_over[i]);
 		memcpy(name, cc_over[i], (size_t)(eq - cc_over[i]));
 		name[eq - cc_over[i]] = '\0';
 		if (dcqcn_param_set_msg(&o->params, name, eq + 1, msg, sizeof(msg)) != 0)
-			bad("--cc: %s%s", msg, "");
+			bad("--cc: ", msg);
 	}
 	if (dcqcn_params_validate(&o->params, msg, sizeof(msg)) != 0)
-		bad("--cc: %s%s", msg, "");
+		bad("--cc: ", msg);
 }
 
 /* ---- endpoints ---- */
@@ -479,6 +482,8 @@ static uint16_t cnp_rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pk
 		ihl = (uint32_t)(f[RFW_ETH_HLEN] & 0xf) * 4;
 		if (f[RFW_ETH_HLEN + 9] == IPPROTO_UDP &&
 		    len >= RFW_ETH_HLEN + ihl + RFW_UDP_HLEN + RFW_BTH_LEN &&
+		    ((uint32_t)f[RFW_ETH_HLEN + ihl + 2] << 8 | f[RFW_ETH_HLEN + ihl + 3]) ==
+		        ROCEV2_PORT &&
 		    f[RFW_ETH_HLEN + ihl + RFW_UDP_HLEN] == RFW_OP_CNP)
 			cnps_rx_at_sender++;
 	}
