@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -130,6 +131,8 @@ static unsigned red_shift; /* log2 of the RED queue unit in bytes */
  */
 #define CREDIT_SHIFT 32
 static uint64_t rate_Bps, rate_fp, hz, depth_credit, dt_max, cap_bytes, drop_thresh, t0;
+/* CLOCK_MONOTONIC at t0 (ns): lets another process put the CSV's t_ns on its own time axis. */
+static uint64_t t0_mono_ns;
 static volatile int quit;
 
 static void on_signal(int sig)
@@ -719,8 +722,9 @@ static int inject(struct rte_mempool *mp)
 static void report(double secs)
 {
 	if (conf.json) {
-		printf("{\n  \"schema\": \"" CP_SCHEMA "\",\n  \"seconds\": %.6f,\n  \"ports\": [",
-		       secs);
+		printf("{\n  \"schema\": \"" CP_SCHEMA "\",\n  \"seconds\": %.6f,\n  "
+		       "\"t0_mono_ns\": %" PRIu64 ",\n  \"ports\": [",
+		       secs, t0_mono_ns);
 		for (unsigned i = 0; i < nports; i++) {
 			struct rte_eth_stats st = {0};
 
@@ -925,7 +929,13 @@ static int run(int argc, char **argv)
 	}
 	CP_LOG(NOTICE, "%u ports, %g Gbit/s, queue %u KiB, Kmin %u KiB, Kmax %u KiB, Pmax %g",
 	       nports, conf.rate_gbps, conf.queue_kb, conf.kmin_kb, conf.kmax_kb, conf.pmax);
-	t0 = rte_rdtsc();
+	{
+		struct timespec ts;
+
+		t0 = rte_rdtsc();
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0_mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	for (i = 0; i < nports; i++)
 		cps[i].last_tsc = t0;
 	loop();
