@@ -11,7 +11,8 @@ dpdk-telemetry.py does. Standard library only.
 3. test_nic --hold (two rfw_nic endpoints with a QP pair that moved traffic, CE-marked on the
    way so CNPs flowed): /rocefw/nics, /rocefw/nic, /rocefw/nic/counters, /rocefw/qp/list,
    /rocefw/qp/info, /rocefw/cc/state, /rocefw/cc/params, compared with the counters the
-   process printed from the C API.
+   process printed from the C API; then QP pairs churned (created, used, destroyed) while
+   /rocefw/qp/info and /rocefw/cc/state are read in a loop.
 
 usage: telemetry.py TEST_RX_CLASSIFY ROCEFW_CP GEN_ECT_PCAP ICRC_DATA_DIR   (1 and 2)
        telemetry.py --nic TEST_NIC                                        (3)
@@ -251,6 +252,36 @@ def test_nic():
               pr["params"]["rp_gd"] == 11 and pr["params"]["rp_time_reset"] == 300 and
               pr["params"]["np_min_time_between_cnps"] == 50 and len(pr["params"]) >= 20,
               "/rocefw/cc/params: the unified profile by dcqcn_params.h names")
+
+        # QPs created and destroyed while we read them: every reply is null or a whole,
+        # consistent snapshot of the QP asked for (never a crash, never another QP's data).
+        p.stdin.write("churn\n")
+        p.stdin.flush()
+        seen, churned, nulls, bad = 0, 0, 0, []
+        deadline = time.monotonic() + 0.45
+        while time.monotonic() < deadline:
+            for q in range(qa, qa + 4):
+                r = t.query(f"/rocefw/qp/info,{na},{q}")
+                if r is None:
+                    nulls += 1
+                    continue
+                seen += 1
+                churned += q != qa
+                if r.get("qpn") != q or r.get("schema") != "rocefw.qp.info/1" or \
+                        r.get("state") not in ("RESET", "INIT", "RTR", "RTS", "ERR") or \
+                        r.get("dst_ip") != "10.0.0.2":
+                    bad.append(r)
+                c = t.query(f"/rocefw/cc/state,{na},{q}")
+                if c is not None and c.get("qpn") != q:
+                    bad.append(c)
+        line = p.stdout.readline()
+        check(line.startswith("CHURNED") and int(line.split()[1]) > 10,
+              f"test_nic churned QP pairs: {line.strip()}")
+        check(not bad and churned > 0,
+              f"qp/info during churn: {seen} snapshots ({churned} of churned QPs), {nulls} "
+              f"nulls, {len(bad)} bad "
+              f"{bad[:2]}")
+        check(t.query(f"/rocefw/qp/list,{na}") == [qa], "after churn: only the held QP listed")
         t.close()
     finally:
         if p.stdin:

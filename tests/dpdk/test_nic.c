@@ -446,6 +446,25 @@ static void run_unreachable(void)
 	printf("ok   unreachable peer -> ERR, WR flushed\n");
 }
 
+/* Create, connect, use and destroy QP pairs for @ms (telemetry reads them meanwhile). */
+static unsigned churn(unsigned ms)
+{
+	static const struct variant cv = {"churn", false, false, false, false};
+	uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 1000 * ms;
+	unsigned n = 0;
+
+	while (rte_rdtsc() < end) {
+		struct pair p = connect_pair(&cv, 60);
+		struct rfw_wc wc;
+
+		CHECK(post(&A, p.qa, RFW_WR_RDMA_WRITE, 0, 2048, &B, 16384) == 0, "churn: post");
+		CHECK(wait_wc(&A, &wc) && wc.status == RFW_WC_SUCCESS, "churn: WRITE");
+		destroy_pair(&p);
+		n++;
+	}
+	return n;
+}
+
 /* --hold: a QP pair with traffic left in place for telemetry.py, expectations on stdout. */
 static void hold(void)
 {
@@ -481,13 +500,26 @@ static void hold(void)
 	       rfw_nic_qp_ctr(A.nic, p.qa, RFW_NIC_QP_CTR_rp_cnp_handled), qa_attr.sq_psn);
 	printf("READY\n");
 	fflush(stdout);
-	/* Keep polling (snapshots stay fresh) until the reader closes stdin. */
+	/*
+	 * Keep polling (snapshots stay fresh) until the reader closes stdin. A line "churn"
+	 * creates, uses and destroys QP pairs for 500 ms while the reader queries them, then
+	 * prints "CHURNED n".
+	 */
 	for (;;) {
 		char buf[64];
+		ssize_t r;
 
 		pump();
-		if (poll(&pfd, 1, 1) > 0 && read(0, buf, sizeof(buf)) <= 0)
+		if (poll(&pfd, 1, 1) <= 0)
+			continue;
+		r = read(0, buf, sizeof(buf) - 1);
+		if (r <= 0)
 			break;
+		buf[r] = '\0';
+		if (strstr(buf, "churn") != NULL) {
+			printf("CHURNED %u\n", churn(500));
+			fflush(stdout);
+		}
 	}
 	destroy_pair(&p);
 }
