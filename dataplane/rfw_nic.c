@@ -18,6 +18,8 @@
 #include <rte_telemetry.h>
 
 #include "cc/pacer.h"
+#include "dataplane/neigh_wire.h"
+#include "dataplane/rfw_neigh.h"
 #include "dataplane/rfw_nic.h"
 
 /*
@@ -113,6 +115,7 @@ struct nic_qp {
 	uint8_t l2; /* enum rfw_nic_l2 */
 	bool vlan;
 	uint16_t data_tci, cnp_tci;
+	uint64_t probe_tsc; /* last tagged ARP/ND probe (nq_tagged_probe) */
 	uint8_t dst_ip[16];
 	struct rte_mbuf *held[NIC_HOLD_MAX];
 	uint64_t held_dep[NIC_HOLD_MAX];
@@ -578,6 +581,58 @@ static void nq_set_mac(struct nic_qp *nq, const struct rte_ether_addr *mac)
 }
 
 /*
+ * The port's probes (rfw_port_resolve) are untagged; a peer reachable only on the QP's VLAN
+ * would never see them. So a tagged QP also sends its own probe on its VLAN (same PCP as its
+ * data), at most once per neigh_retrans_ms; the reply, tagged or not, is learnt by the port's
+ * RX path into the entry rfw_port_resolve created, and the next look-up finds it.
+ */
+static void nq_tagged_probe(struct rfw_nic *nic, struct nic_qp *nq, uint64_t tsc)
+{
+	static const uint8_t zero[6];
+	const struct rfw_port *p = nic->q->port;
+	uint8_t buf[RFW_NEIGH_FRAME_MAX];
+	struct rfw_l2 l2 = {0};
+	struct rte_mbuf *m;
+	char *d;
+	size_t len;
+
+	if (!nq->vlan || (nq->probe_tsc != 0 && tsc - nq->probe_tsc < p->neigh->retrans_tsc))
+		return;
+	nq->probe_tsc = tsc;
+	memcpy(l2.src, p->id.mac.addr_bytes, 6);
+	l2.nvlan = 1;
+	l2.vlan_tci[0] = nq->data_tci;
+	l2.vlan_tpid[0] = RFW_ETHERTYPE_VLAN;
+	if (nq->ip_ver == 4) {
+		memset(l2.dst, 0xff, 6);
+		len = rfw_arp_build(buf, sizeof(buf), &l2, 1, p->id.mac.addr_bytes, p->id.ip4, zero,
+		                    rfw_get_be32(nq->dst_ip + 12));
+	} else {
+		uint8_t sn[16];
+
+		rfw_ip6_solicited_node(sn, nq->dst_ip);
+		rfw_ip6_mcast_mac(l2.dst, sn);
+		len = rfw_nd_build_ns(buf, sizeof(buf), &l2, p->id.ip6, sn, nq->dst_ip);
+	}
+	if (len == 0)
+		return;
+	m = rte_pktmbuf_alloc(nic->pool);
+	if (m == NULL) {
+		nic->ctr[RFW_NIC_CTR_tx_no_mbuf]++;
+		return;
+	}
+	d = rte_pktmbuf_append(m, (uint16_t)len);
+	if (d == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memcpy(d, buf, len);
+	rfw_tx_one(nic->q, m);
+	nic->sent++;
+	nic->ctr[RFW_NIC_CTR_l2_tagged_probes]++;
+}
+
+/*
  * One look at the neighbour table for a resolving QP. rfw_port_resolve re-sends the probe
  * once per neigh_retrans_ms and gives up after neigh_max_probes: then the QP goes to ERR
  * (IBA 10.3.1: every outstanding WR completes with RFW_WC_WR_FLUSH_ERR) and stays FAILED.
@@ -587,8 +642,10 @@ static void nq_resolve(struct rfw_nic *nic, struct nic_qp *nq, uint64_t tsc)
 	struct rte_ether_addr mac;
 	int rc = rfw_port_resolve(nic->q, nq->dst_ip, tsc, &mac);
 
-	if (rc == -EAGAIN)
+	if (rc == -EAGAIN) {
+		nq_tagged_probe(nic, nq, tsc);
 		return;
+	}
 	nic->n_resolving--;
 	if (rc == 0) {
 		nq_set_mac(nq, &mac);
@@ -1031,14 +1088,16 @@ int rfw_nic_qp_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_n
 	nq->l2 = RFW_NIC_L2_READY;
 	if (resolve) {
 		struct rte_ether_addr mac;
+		uint64_t tsc = rte_rdtsc();
 
-		rc = rfw_port_resolve(nic->q, path->dst_ip, rte_rdtsc(), &mac);
+		rc = rfw_port_resolve(nic->q, path->dst_ip, tsc, &mac);
 		if (rc == 0) {
 			nq_set_mac(nq, &mac);
 			nic->ctr[RFW_NIC_CTR_l2_resolved]++;
 		} else if (rc == -EAGAIN) {
 			nq->l2 = RFW_NIC_L2_RESOLVING;
 			nic->n_resolving++;
+			nq_tagged_probe(nic, nq, tsc);
 		} else {
 			rte_free(nq);
 			return rc == -ENOSPC ? -ENOSPC : -EINVAL;

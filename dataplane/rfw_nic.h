@@ -63,6 +63,7 @@ extern "C" {
 	X(rx_bytes, "bytes of those frames")                                                       \
 	X(l2_resolved, "QPs attached with a zero dst_mac whose peer MAC ARP/ND resolved")          \
 	X(l2_resolve_failed, "QPs moved to ERR: their peer never answered ARP/ND")                 \
+	X(l2_tagged_probes, "ARP requests / NS sent by the NIC on a QP's VLAN while resolving")    \
 	X(snapshots, "per-QP telemetry snapshots published")
 
 /*

@@ -14,7 +14,9 @@ and with `rocefw-replay check --json`:
   udp.ignore_ipv6_zero_checksum is set: docs/nic.md explains the choice;
 - the opcodes of WRITE, SEND and READ with their ACKs and READ responses;
 - ARP request/reply (IPv4) and ND solicitation/advertisement (IPv6) in the variants that
-  resolve the peer MAC, none where it was already known.
+  resolve the peer MAC, none where it was already known; in the VLAN variants that resolve,
+  test_nic's wire drops untagged ARP/ND (the port's own probes), so the tagged probes the NIC
+  sends on the QP's VLAN must do the job.
 
 usage: nic.py TEST_NIC ROCEFW_REPLAY
 """
@@ -31,7 +33,7 @@ EAL = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "-l", "0",
 VARIANTS = [("ipv4", False, False, False), ("ipv6", True, False, False),
             ("ipv4-vlan", False, True, False), ("ipv6-vlan", True, True, False),
             ("ipv4-vlan-resolve", False, True, True), ("ipv6-resolve", True, False, True),
-            ("ipv4-resolve", False, False, False)]
+            ("ipv4-resolve", False, False, False), ("ipv6-vlan-resolve", True, True, True)]
 FIELDS = ["frame.number", "vlan.id", "vlan.priority", "ip.version", "ipv6.version", "ip.dsfield",
           "ipv6.tclass", "ip.src", "ipv6.src", "udp.dstport", "udp.checksum",
           "udp.checksum.status", "infiniband.bth.opcode", "arp.opcode", "icmpv6.type"]
@@ -123,11 +125,19 @@ def check_variant(tmp, idx, name, v6, vlan, neigh):
 
     arp = sorted(num(r["arp.opcode"]) for r in rows if r["arp.opcode"])
     nd = sorted(num(r["icmpv6.type"]) for r in rows if r["icmpv6.type"] in ("135", "136"))
+    # Requests / solicitations: (VLAN id or None) of each.
+    req_vlans = {num(r["vlan.id"]) for r in rows
+                 if r["arp.opcode"] == "1" or r["icmpv6.type"] == "135"}
     if neigh and not v6:
         check(1 in arp and 2 in arp, f"{name}: ARP request and reply on the wire {arp}")
     elif neigh and v6:
         check(135 in nd and 136 in nd, f"{name}: ND solicitation and advertisement {nd}")
-    else:
+    if neigh and vlan:
+        # The port's own probes are untagged and the wire drops them in this variant (a peer
+        # only on the VLAN never sees them): what resolved the MAC went on the QP's VLAN.
+        check(req_vlans == {100 + idx},
+              f"{name}: every probe on the wire on VLAN {100 + idx}: {req_vlans}")
+    if not neigh:
         check(not arp and not nd, f"{name}: no ARP/ND (MAC given or already known)")
 
 

@@ -199,8 +199,8 @@ def test_nic():
               nic["counters"]["tx_bytes"] > 0 and nic["counters"]["rx_pkts"] > 0,
               f"/rocefw/nic counters: tx_pkts {nic['counters']['tx_pkts']} "
               f"(API {exp['a_nic_tx_pkts']})")
-        check(nic["counters"]["l2_resolved"] == 3 and nic["counters"]["l2_resolve_failed"] == 1,
-              "/rocefw/nic: 3 peers resolved, 1 unreachable")
+        check(nic["counters"]["l2_resolved"] == 4 and nic["counters"]["l2_resolve_failed"] == 1,
+              "/rocefw/nic: 4 peers resolved, 1 unreachable")
         dev = nic["dev_counters"]
         check(dev["tx_packets"] == exp["a_dev_tx_packets"] and "np_cnp_sent" in dev and
               "out_of_sequence" in dev and "local_ack_timeout_err" in dev,
