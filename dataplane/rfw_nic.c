@@ -4,6 +4,7 @@
  * docs/nic.md.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include <rte_ip.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 #include <rte_prefetch.h>
 #include <rte_spinlock.h>
 #include <rte_telemetry.h>
@@ -1283,11 +1285,9 @@ static int tel_nic(const char *cmd __rte_unused, const char *params, struct rte_
 	struct rte_tel_data *c;
 	struct rfw_nic *nic;
 	unsigned attached = 0;
+	int n = tel_args(params, a);
 
-	if (tel_args(params, a) > 1 || tel_args(params, a) < 0)
-		return -EINVAL;
-	nic = tel_nic_lock(a[0]);
-	if (nic == NULL)
+	if (n < 0 || n > 1 || (nic = tel_nic_lock(a[0])) == NULL)
 		return -EINVAL;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "schema", "rocefw.nic/1");

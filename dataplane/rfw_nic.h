@@ -4,9 +4,11 @@
  * DPDK port (dataplane/rfw_port.h). This is the part of the software NIC that firmware would be:
  *
  *   - packets out: the transport writes the IB part of each packet straight into an mbuf taken
- *     from the port's mempool, after headroom for Ethernet/IPv4/UDP; the NIC copies a per-QP
- *     header template in front, patches lengths and the IPv4 checksum, appends the ICRC and
- *     buffers the frame for TX. No malloc on the packet path.
+ *     from the port's mempool, after room for the QP's headers (Ethernet, optional 802.1Q tag,
+ *     IPv4 or IPv6, UDP); the NIC copies the QP's header template in front, patches lengths
+ *     (and the IPv4 header checksum, or optionally the IPv6 UDP checksum), appends the ICRC
+ *     and buffers the frame for TX. No malloc on the packet path.
+ *   - peer MAC: given, or resolved by ARP/ND from the poll loop (the QP waits meanwhile).
  *   - packets in: rfw_rx_burst() (classification + ICRC) -> rfw_dev_rx() with the parsed view
  *     (ECN bits, addresses, UDP source port, RX time).
  *   - when: a paced scheduler. Each QP has a pacer (cc/pacer.h) driven by its DCQCN reaction
