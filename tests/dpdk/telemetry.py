@@ -12,7 +12,8 @@ dpdk-telemetry.py does. Standard library only.
    way so CNPs flowed): /rocefw/nics, /rocefw/nic, /rocefw/nic/counters, /rocefw/qp/list,
    /rocefw/qp/info, /rocefw/cc/state, /rocefw/cc/params, compared with the counters the
    process printed from the C API; then QP pairs churned (created, used, destroyed) while
-   /rocefw/qp/info and /rocefw/cc/state are read in a loop.
+   /rocefw/qp/info and /rocefw/cc/state are read in a loop; and once through DPDK's own client,
+   dpdk-telemetry.py (Debian dpdk-dev).
 
 usage: telemetry.py TEST_RX_CLASSIFY ROCEFW_CP GEN_ECT_PCAP ICRC_DATA_DIR   (1 and 2)
        telemetry.py --nic TEST_NIC                                        (3)
@@ -252,6 +253,24 @@ def test_nic():
               pr["params"]["rp_gd"] == 11 and pr["params"]["rp_time_reset"] == 300 and
               pr["params"]["np_min_time_between_cnps"] == 50 and len(pr["params"]) >= 20,
               "/rocefw/cc/params: the unified profile by dcqcn_params.h names")
+
+        # DPDK's own client reads the same commands (dpdk-dev's dpdk-telemetry.py).
+        tool = shutil.which("dpdk-telemetry.py")
+        check(tool is not None, "dpdk-telemetry.py installed (Debian dpdk-dev)")
+        if tool is not None:
+            r = subprocess.run([tool, "-f", prefix], input=f"/rocefw/qp/list,{na}\n"
+                               f"/rocefw/cc/state,{nb},{qb}\n", capture_output=True, text=True,
+                               timeout=20)
+            replies = {}
+            for line in r.stdout.splitlines():
+                line = line.strip()
+                if line.startswith("{"):
+                    replies.update(json.loads(line))
+            print("  dpdk-telemetry.py:", replies)
+            check(replies.get("/rocefw/qp/list") == [qa] and
+                  replies.get("/rocefw/cc/state", {}).get("np_counters", {}).get(
+                      "np_cnp_sent") == exp["b_qp_np_cnp_sent"],
+                  "dpdk-telemetry.py reads /rocefw/qp/list and /rocefw/cc/state")
 
         # QPs created and destroyed while we read them: every reply is null or a whole,
         # consistent snapshot of the QP asked for (never a crash, never another QP's data).
