@@ -499,6 +499,86 @@ static unsigned churn(unsigned ms)
 	return n;
 }
 
+/* Bad paths and configurations are refused, nothing half-attached is left behind. */
+static void run_bad_input(void)
+{
+	struct rfw_nic_path ok = {0}, bad;
+	struct rfw_qp *qa = make_qp(&A);
+	struct rte_ring *rx, *tx;
+	struct rfw_port *pc;
+	struct rfw_identity id6 = {.has_ip6 = true};
+	struct rfw_nic *nc;
+	struct rfw_nic_conf conf;
+
+	ok.dst_mac = B.port->id.mac;
+	memcpy(ok.dst_ip, B.ip4m, 16);
+	bad = ok;
+	bad.vlan = RFW_NIC_VLAN_TAG; /* vlan_id 0 */
+	CHECK(rfw_nic_qp_attach(A.nic, qa, &bad) == -EINVAL, "VLAN id 0 refused");
+	bad.vlan_id = 4095;
+	CHECK(rfw_nic_qp_attach(A.nic, qa, &bad) == -EINVAL, "VLAN id 4095 refused");
+	bad = ok;
+	bad.vlan = 7;
+	CHECK(rfw_nic_qp_attach(A.nic, qa, &bad) == -EINVAL, "unknown vlan mode refused");
+	bad = ok;
+	bad.pcp_set = true;
+	bad.pcp = 8;
+	CHECK(rfw_nic_qp_attach(A.nic, qa, &bad) == -EINVAL, "PCP 8 refused");
+	CHECK(rfw_nic_qp_l2(A.nic, qa) == RFW_NIC_L2_FAILED, "nothing attached after refusals");
+	CHECK(rfw_nic_qp_attach(A.nic, qa, &ok) == 0 &&
+	          rfw_nic_qp_attach(A.nic, qa, &ok) == -EEXIST,
+	      "attach once, then -EEXIST");
+	rfw_nic_qp_detach(A.nic, qa);
+	rfw_destroy_qp(qa);
+
+	conf = (struct rfw_nic_conf){.vlan = true, .vlan_id = 0};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL && rte_errno == EINVAL,
+	      "NIC conf: VLAN id 0 refused");
+	conf = (struct rfw_nic_conf){.pcp = 9};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: PCP 9 refused");
+	conf = (struct rfw_nic_conf){.snapshot_us = 5};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: snapshot_us 5 refused");
+
+	/* An IPv6-only port: IPv6 paths only, GID = its IPv6 address. */
+	rx = rte_ring_create("nic_c_in", 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	tx = rte_ring_create("nic_c_out", 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	memcpy(id6.ip6, ip6_a, 16);
+	id6.ip6[15] = 3;
+	pc = rfw_port_setup(ring_port("nicC", rx, tx), &(struct rfw_port_conf){.nb_mbufs = 512},
+	                    &id6);
+	CHECK(pc != NULL, "IPv6-only port");
+	if (pc == NULL)
+		return;
+	nc = rfw_nic_create(pc->q[0], NULL);
+	CHECK(nc != NULL && memcmp(rfw_nic_gid(nc), id6.ip6, 16) == 0,
+	      "NIC on an IPv6-only port, GID = its address");
+	if (nc != NULL) {
+		struct rfw_pd *pd = rfw_alloc_pd(rfw_nic_dev(nc));
+		struct rfw_cq *cq = rfw_create_cq(rfw_nic_dev(nc), 16);
+		struct rfw_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq};
+		struct rfw_qp *qc;
+
+		ia.cap.max_send_wr = ia.cap.max_recv_wr = 4;
+		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+		qc = rfw_create_qp(pd, &ia);
+		CHECK(qc != NULL, "QP on the IPv6-only NIC");
+		if (qc != NULL) {
+			struct rfw_nic_path p6 = ok;
+
+			CHECK(rfw_nic_qp_attach(nc, qc, &ok) == -EINVAL, "IPv4 path refused");
+			memcpy(p6.dst_ip, B.ip6, 16);
+			CHECK(rfw_nic_qp_attach(nc, qc, &p6) == 0, "IPv6 path accepted");
+			rfw_nic_qp_detach(nc, qc);
+			rfw_destroy_qp(qc);
+		}
+		rfw_destroy_cq(cq);
+		rfw_dealloc_pd(pd);
+		rfw_nic_destroy(nc);
+	}
+	rfw_port_close(pc);
+	printf("ok   bad input refused\n");
+}
+
 /* --hold: a QP pair with traffic left in place for telemetry.py, expectations on stdout. */
 static void hold(void)
 {
@@ -630,6 +710,7 @@ int main(int argc, char **argv)
 	      "VLAN paths resolved through tagged probes (%lu sent; %u untagged ARP/ND dropped)",
 	      rfw_nic_ctr(A.nic, RFW_NIC_CTR_l2_tagged_probes), untagged_neigh_dropped);
 	run_unreachable();
+	run_bad_input();
 	if (hold_mode)
 		hold();
 	pcap_close(pcap_dead);
