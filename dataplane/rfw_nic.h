@@ -59,7 +59,7 @@ extern "C" {
 	X(rp_cnp_handled, "CNPs handed to a reaction point (mlx5 rp_cnp_handled)")                 \
 	X(timer_fired, "transport timer wheel entries that expired")                               \
 	X(sched_rounds, "QP services by the round-robin scheduler")                                \
-	X(tx_pkts, "RoCEv2 frames queued for TX (all QPs)")                                        \
+	X(tx_pkts, "RoCEv2 frames built for TX, sent or parked (all QPs)")                         \
 	X(tx_bytes, "bytes of those frames (Ethernet header to ICRC)")                             \
 	X(rx_pkts, "RoCEv2 frames handed to the transport (all QPs)")                              \
 	X(rx_bytes, "bytes of those frames")                                                       \
@@ -73,7 +73,7 @@ extern "C" {
  * counters (rfw_qp_counters) are a separate table.
  */
 #define RFW_FOREACH_NIC_QP_CTR(X)                                                                  \
-	X(tx_pkts, "frames of this QP queued for TX (requests, responses, CNPs)")                  \
+	X(tx_pkts, "frames of this QP built for TX, sent or parked (requests, responses, CNPs)")   \
 	X(tx_bytes, "bytes of those frames (Ethernet header to ICRC)")                             \
 	X(rx_pkts, "RoCEv2 frames for this QP handed to the transport")                            \
 	X(rx_bytes, "bytes of those frames")                                                       \
@@ -148,7 +148,9 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 void rfw_nic_destroy(struct rfw_nic *nic);
 /* The transport device to create PDs, MRs, CQs and QPs on. */
 struct rfw_dev *rfw_nic_dev(struct rfw_nic *nic);
-/* The port GID (IPv4-mapped) to put in a peer's rfw_ah_attr.dgid. */
+/* The port GID to put in a peer's rfw_ah_attr.dgid: IPv4-mapped if the port has an IPv4
+ * address, else its IPv6 address (for IPv6 paths on a dual-stack port, use the IPv6 address
+ * of the port's identity). */
 const uint8_t *rfw_nic_gid(const struct rfw_nic *nic);
 
 /* VLAN choice of a path. */
