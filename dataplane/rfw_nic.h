@@ -51,7 +51,8 @@ extern "C" {
 	X(np_ecn_marked_roce_packets, "CE-marked RoCE data packets received (mlx5)")               \
 	X(rp_cnp_handled, "CNPs handed to a reaction point (mlx5 rp_cnp_handled)")                 \
 	X(timer_fired, "transport timer wheel entries that expired")                               \
-	X(sched_rounds, "QP services by the round-robin scheduler")
+	X(sched_rounds, "QP services by the round-robin scheduler")                                \
+	X(pkey_violations, "RoCEv2 frames dropped: P_Key not the default partition (IBA 10.9.3)")
 
 enum rfw_nic_ctr {
 #define RFW_NIC_CTR_ENUM(name, doc) RFW_NIC_CTR_##name,
