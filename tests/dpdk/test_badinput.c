@@ -546,7 +546,8 @@ static void check_ep(struct ep *e)
 	drops = pctr(e, RFW_PORT_CTR_rx_icrc_bad) + pctr(e, RFW_PORT_CTR_rx_malformed) +
 	        pctr(e, RFW_PORT_CTR_rx_multiseg) + pctr(e, RFW_PORT_CTR_rx_not_for_us) +
 	        pctr(e, RFW_PORT_CTR_rx_not_rocev2) + pctr(e, RFW_PORT_CTR_rx_other) +
-	        pctr(e, RFW_PORT_CTR_rx_arp) + pctr(e, RFW_PORT_CTR_rx_nd);
+	        pctr(e, RFW_PORT_CTR_rx_arp) + pctr(e, RFW_PORT_CTR_rx_nd) +
+	        rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_mac_control_phy);
 	CHECK(drops == injected - pass, "%s: port drops %" PRIu64 " != %" PRIu64, e->name, drops,
 	      injected - pass);
 	CHECK(pctr(e, RFW_PORT_CTR_rx_rocev2) == pctr(e->peer, RFW_PORT_CTR_tx_pkts) + pass,
