@@ -59,6 +59,10 @@ int rfw_pfc_conf_check(const struct rfw_pfc_conf *c)
 	if (c->link_mbps > RFW_PFC_LINK_MBPS_MAX || c->wd_ms > RFW_PFC_WD_MS_MAX ||
 	    c->wd_restore_ms > RFW_PFC_WD_MS_MAX)
 		return -EINVAL;
+	if (c->gen_prio_mask != 0 &&
+	    (c->gen_xoff == 1 || c->gen_xoff > 65535 ||
+	     (c->gen_xon != 0 && c->gen_xon >= (c->gen_xoff ? c->gen_xoff : 256u))))
+		return -EINVAL;
 	if (c->dscp2prio != NULL)
 		for (unsigned i = 0; i < 64; i++)
 			if (c->dscp2prio[i] > 7)
@@ -82,6 +86,10 @@ int rfw_pfc_port_init(struct rfw_port *p, const struct rfw_pfc_conf *c, int sock
 	    s->hz / 1000 * (c->wd_restore_ms ? c->wd_restore_ms : RFW_PFC_WD_RESTORE_MS_DEFAULT);
 	for (unsigned i = 0; i < 64; i++)
 		s->dscp2prio[i] = c->dscp2prio ? c->dscp2prio[i] : (uint8_t)(i >> 3);
+	s->gen_mask = c->gen_prio_mask;
+	s->gen_xoff = c->gen_xoff ? c->gen_xoff : 256;
+	s->gen_xon = c->gen_xon ? c->gen_xon : s->gen_xoff / 2;
+	s->gen_quanta = c->gen_quanta ? c->gen_quanta : 0xffff;
 	for (unsigned i = 0; i < RFW_MAX_QUEUES; i++) {
 		struct rfw_queue *q = p->q[i];
 
@@ -318,6 +326,69 @@ void rfw_pfc_tx_filter(struct rfw_queue *q)
 	}
 	b->length = keep;
 	q->pfc_held = t->held;
+}
+
+/* ---- generation ---- */
+
+/* One PFC frame for the generation mask with @quanta (0: XON), straight to the PMD. */
+static bool gen_send(struct rfw_queue *q, struct rfw_pfc *s, uint16_t quanta)
+{
+	uint16_t qv[RFW_PFC_PRIOS];
+	struct rte_mbuf *m = rte_pktmbuf_alloc(q->port->pool);
+	char *d;
+
+	for (unsigned pr = 0; pr < RFW_PFC_PRIOS; pr++)
+		qv[pr] = quanta;
+	if (m == NULL || (d = rte_pktmbuf_append(m, RFW_MACCTL_FRAME_LEN)) == NULL) {
+		rte_pktmbuf_free(m);
+		s->ctr[RFW_PFC_CTR_tx_pause_alloc_failed]++;
+		return false;
+	}
+	rfw_pfc_build((uint8_t *)d, RFW_MACCTL_FRAME_LEN, q->port->id.mac.addr_bytes, s->gen_mask,
+	              qv);
+	if (rte_eth_tx_burst(q->port_id, q->qid, &m, 1) != 1) {
+		rte_pktmbuf_free(m);
+		s->ctr[RFW_PFC_CTR_tx_pause_alloc_failed]++;
+		return false;
+	}
+	s->ctr[RFW_PFC_CTR_tx_pause_ctrl_phy]++;
+	for (unsigned pr = 0; pr < RFW_PFC_PRIOS; pr++)
+		if (s->gen_mask >> pr & 1)
+			s->prio_ctr[RFW_PFC_PCTR_tx_pause][pr]++;
+	return true;
+}
+
+int rfw_pfc_rx_backlog(struct rfw_queue *q, uint32_t depth, uint64_t now_tsc)
+{
+	struct rfw_pfc *s = q->port->pfc;
+
+	if (s->gen_mask == 0)
+		return -ENOTSUP;
+	if (!s->gen_on) {
+		if (depth >= s->gen_xoff && gen_send(q, s, s->gen_quanta)) {
+			s->gen_on = true;
+			s->gen_since = now_tsc;
+			s->gen_next = now_tsc + quanta_tsc(s, s->gen_quanta) / 2;
+		}
+		return s->gen_on;
+	}
+	if (depth <= s->gen_xon) {
+		/* An XON that cannot be sent is retried at the next report; the peer's pause
+		 * also runs out by itself. */
+		if (gen_send(q, s, 0)) {
+			uint64_t us = (now_tsc - s->gen_since) * 1000000 / s->hz;
+
+			for (unsigned pr = 0; pr < RFW_PFC_PRIOS; pr++)
+				if (s->gen_mask >> pr & 1)
+					s->prio_ctr[RFW_PFC_PCTR_tx_pause_duration][pr] += us;
+			s->gen_on = false;
+		}
+		return s->gen_on;
+	}
+	/* Still above XON: refresh at half the pause time so the peer's pause never lapses. */
+	if (now_tsc >= s->gen_next && gen_send(q, s, s->gen_quanta))
+		s->gen_next = now_tsc + quanta_tsc(s, s->gen_quanta) / 2;
+	return 1;
 }
 
 /* ---- reading ---- */

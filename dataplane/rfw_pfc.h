@@ -50,6 +50,17 @@ struct rfw_pfc_conf {
 	/* DSCP -> priority for untagged IP frames, 64 entries 0..7; NULL: DSCP / 8 (mlx5's
 	 * default map; RoCE's DSCP 26 -> priority 3). Copied at setup. */
 	const uint8_t *dscp2prio;
+	/*
+	 * Generation (a receiver's side of PFC): when the receive backlog reported to
+	 * rfw_pfc_rx_backlog() reaches gen_xoff frames, send XOFF for the priorities in
+	 * gen_prio_mask with gen_quanta, again every half pause while the backlog stays above
+	 * gen_xon, and XON once it falls to gen_xon. gen_prio_mask 0: never send (default).
+	 * gen_xoff default 256, range 2..65535; gen_xon default gen_xoff / 2, below gen_xoff;
+	 * gen_quanta default 65535, range 1..65535.
+	 */
+	uint8_t gen_prio_mask;
+	uint32_t gen_xoff, gen_xon;
+	uint16_t gen_quanta;
 };
 
 /* Port-wide counters (X(name, meaning)); mlx5 ethtool names where mlx5 has one. */
@@ -59,7 +70,9 @@ struct rfw_pfc_conf {
 	X(rx_unsupported_op_phy, "MAC Control frames with another opcode: dropped (mlx5 name)")    \
 	X(rx_macctl_bad, "PAUSE/PFC frames dropped as invalid (reason in macctl_bad_by_reason)")   \
 	X(rx_global_pause, "802.3x PAUSE frames received (mlx5 rx_global_pause)")                  \
-	X(rx_pause_not_honoured, "valid PAUSE/PFC frames ignored because PFC is off")
+	X(rx_pause_not_honoured, "valid PAUSE/PFC frames ignored because PFC is off")              \
+	X(tx_pause_ctrl_phy, "PFC frames sent by the backlog thresholds (mlx5 name)")              \
+	X(tx_pause_alloc_failed, "PFC frames not sent: mempool empty or PMD refused")
 
 enum rfw_pfc_ctr {
 #define RFW_PFC_CTR_ENUM(name, doc) RFW_PFC_CTR_##name,
@@ -87,7 +100,11 @@ enum rfw_pfc_ctr {
 	  "PFC storms detected by the watchdog (SONiC DEADLOCK_DETECTED)")                         \
 	X(wd_restored, "rx_prio%u_pfc_wd_restored", "storms ended after the quiet time (SONiC)")   \
 	X(wd_ignored, "rx_prio%u_pfc_wd_ignored", "XOFF for this priority ignored during a storm") \
-	X(wd_dropped, "tx_prio%u_pfc_wd_dropped", "held frames dropped when a storm was detected")
+	X(wd_dropped, "tx_prio%u_pfc_wd_dropped", "held frames dropped when a storm was detected") \
+	X(tx_pause, "tx_prio%u_pause",                                                             \
+	  "PFC frames sent with this class enabled, XOFF and XON (mlx5)")                          \
+	X(tx_pause_duration, "tx_prio%u_pause_duration",                                           \
+	  "time from our first XOFF to our XON, us, added at the XON (mlx5 name)")
 
 enum rfw_pfc_prio_ctr {
 #define RFW_PFC_PCTR_ENUM(id, name, doc) RFW_PFC_PCTR_##id,
@@ -122,6 +139,12 @@ struct rfw_pfc {
 	uint64_t ctr[RFW_PFC_CTR__COUNT];
 	uint64_t prio_ctr[RFW_PFC_PCTR__COUNT][RFW_PFC_PRIOS];
 	uint64_t bad[RFW_PFC_ERR__COUNT];
+	/* generation (RX writer only) */
+	uint8_t gen_mask;
+	uint16_t gen_quanta;
+	uint32_t gen_xoff, gen_xon;
+	bool gen_on;                  /* XOFF in force toward the peer */
+	uint64_t gen_since, gen_next; /* first XOFF; when to refresh it */
 };
 
 /* Per TX queue: the held frames, in a ring per priority. */
@@ -163,6 +186,15 @@ uint64_t rfw_pfc_ctr(const struct rfw_port *p, enum rfw_pfc_ctr c);
 uint64_t rfw_pfc_prio_ctr(const struct rfw_port *p, enum rfw_pfc_prio_ctr c, unsigned prio);
 /* Frames currently held on @p's TX queues for @prio. */
 uint32_t rfw_pfc_held(const struct rfw_port *p, unsigned prio);
+
+/*
+ * Generation: report the receive backlog of @q (frames waiting: rte_eth_rx_queue_count() where
+ * the PMD has it, or the application's own queue) at @now_tsc. Sends XOFF / refresh / XON on
+ * @q's TX queue directly (never held, never buffered), from the port's pool. Returns 1 if an
+ * XOFF is in force after the call, 0 if not, -ENOTSUP if generation is not configured. Call
+ * from the lcore that owns queue 0.
+ */
+int rfw_pfc_rx_backlog(struct rfw_queue *q, uint32_t depth, uint64_t now_tsc);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@
  *
  * usage: test_pfc [EAL options]
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ struct side {
 	unsigned nrec;
 	struct rec *rec;
 	const struct rte_eth_rxtx_callback *cb;
+	bool own_rings;
 };
 
 static struct rte_mempool *gen_pool;
@@ -99,17 +101,25 @@ static uint16_t tx_stamp(uint16_t port __rte_unused, uint16_t queue __rte_unused
 	return nb;
 }
 
-static void side_setup(struct side *s, const char *name, const struct rfw_pfc_conf *pc)
+/* A ring port; @in / @out NULL: rings of its own (freed by side_close). */
+static void side_setup_rings(struct side *s, const char *name, const struct rfw_pfc_conf *pc,
+                             struct rte_ring *in, struct rte_ring *out)
 {
 	struct rfw_port_conf conf = {.nb_mbufs = 2048, .pfc = *pc};
 	char rn[32];
 	int p;
 
 	s->name = name;
-	snprintf(rn, sizeof(rn), "%s_in", name);
-	s->in = rte_ring_create(rn, 1024, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	snprintf(rn, sizeof(rn), "%s_out", name);
-	s->out = rte_ring_create(rn, 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	s->own_rings = in == NULL;
+	if (s->own_rings) {
+		snprintf(rn, sizeof(rn), "%s_in", name);
+		in = rte_ring_create(rn, 1024, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(rn, sizeof(rn), "%s_out", name);
+		out =
+		    rte_ring_create(rn, 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	}
+	s->in = in;
+	s->out = out;
 	if (s->in == NULL || s->out == NULL)
 		die("rte_ring_create");
 	p = rte_eth_from_rings(name, &s->in, 1, &s->out, 1, (unsigned)rte_socket_id());
@@ -127,6 +137,11 @@ static void side_setup(struct side *s, const char *name, const struct rfw_pfc_co
 	s->period = hz / 2000; /* a frame of each priority every 500 us */
 }
 
+static void side_setup(struct side *s, const char *name, const struct rfw_pfc_conf *pc)
+{
+	side_setup_rings(s, name, pc, NULL, NULL);
+}
+
 static void side_close(struct side *s)
 {
 	uint16_t port_id = s->port->port_id;
@@ -134,8 +149,10 @@ static void side_close(struct side *s)
 	/* Port ids are reused: the next port must not inherit this callback. */
 	rte_eth_remove_tx_callback(port_id, 0, s->cb);
 	rfw_port_close(s->port);
-	rte_ring_free(s->in);
-	rte_ring_free(s->out);
+	if (s->own_rings) {
+		rte_ring_free(s->in);
+		rte_ring_free(s->out);
+	}
 	free(s->rec);
 }
 
@@ -440,6 +457,126 @@ static void test_quanta(void)
 	side_close(&s);
 }
 
+/*
+ * Generation: a receiver R that stops polling builds a backlog; at gen_xoff frames it sends
+ * XOFF for priority 3 to the sender S, refreshes it every half pause while the backlog stays
+ * above gen_xon, and sends XON once it has drained. S honours all of it: no priority-3 frame
+ * leaves S from the XOFF to the XON (the pause, 51.2 ms, is shorter than the 90 ms it is held:
+ * only the refreshes keep it), priority 0 keeps flowing, the held frames follow in order.
+ */
+static void test_generate(void)
+{
+	struct rfw_pfc_conf pr = {.link_mbps = 100,
+	                          .gen_prio_mask = 1u << PRIO_HI,
+	                          .gen_xoff = 100,
+	                          .gen_xon = 20,
+	                          .gen_quanta = 10000};
+	struct rfw_pfc_conf ps = {.link_mbps = 100, .wd_off = true};
+	struct rte_ring *r_sr, *r_rs;
+	struct side S = {0}, R = {0};
+	struct rte_mbuf *pk[RFW_MAX_BURST];
+	struct rfw_rx_view v[RFW_MAX_BURST];
+	uint64_t now, t_on = 0, t_s_xoff = 0, t_s_xon = 0, t_drain = 0, t_stop = 0, next0 = 0;
+	uint32_t depth, max_depth = 0;
+	uint64_t t0 = rte_rdtsc();
+
+	r_sr = rte_ring_create("gen_sr", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	r_rs = rte_ring_create("gen_rs", 1024, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (r_sr == NULL || r_rs == NULL)
+		die("rte_ring_create");
+	side_setup_rings(&S, "gen_s", &ps, r_rs, r_sr);
+	side_setup_rings(&R, "gen_r", &pr, r_sr, r_rs);
+	CHECK(rfw_pfc_rx_backlog(S.port->q[0], 1000, rte_rdtsc()) == -ENOTSUP,
+	      "generation without gen_prio_mask");
+	S.period = hz / 2500; /* priority 3 every 400 us; priority 0 every ms */
+	for (;;) {
+		now = rte_rdtsc();
+		if (S.last_poll != 0 && now - S.last_poll > S.max_gap)
+			S.max_gap = now - S.last_poll;
+		S.last_poll = now;
+		/* S: pause frames in, frames out. */
+		rte_pktmbuf_free_bulk(pk, rfw_rx_burst(S.port->q[0], now, pk, v, RFW_MAX_BURST));
+		if (now >= S.next_gen) {
+			gen_one(&S, 26);
+			S.next_gen = now + S.period;
+		}
+		if (now >= next0) {
+			gen_one(&S, 0);
+			next0 = now + ms(1);
+		}
+		rfw_tx_flush(S.port->q[0], now);
+		if (t_s_xoff == 0 && pctr(&S, RFW_PFC_PCTR_rx_pause, PRIO_HI) != 0)
+			t_s_xoff = now;
+		if (t_s_xon == 0 && pctr(&S, RFW_PFC_PCTR_rx_xon, PRIO_HI) != 0)
+			t_s_xon = now;
+		/* R: polls nothing until 90 ms after its XOFF, then drains. */
+		if (t_drain != 0)
+			rte_pktmbuf_free_bulk(
+			    pk, rfw_rx_burst(R.port->q[0], now, pk, v, RFW_MAX_BURST));
+		depth = rte_ring_count(r_sr);
+		/* While R does not poll, only priority 0 (and what was in flight) adds to it. */
+		if (t_drain == 0 && depth > max_depth)
+			max_depth = depth;
+		if (rfw_pfc_rx_backlog(R.port->q[0], depth, now) == 1 && t_on == 0)
+			t_on = now;
+		if (t_on == 0 && now > t0 + ms(200))
+			break; /* never reached gen_xoff: reported below */
+		if (t_on != 0 && t_drain == 0 && now >= t_on + ms(90))
+			t_drain = now;
+		if (t_s_xon != 0 && t_stop == 0)
+			t_stop = now + ms(20);
+		if ((t_stop != 0 && now >= t_stop) || (t_on != 0 && now > t_on + ms(600)))
+			break;
+	}
+	/* The rest of R's ring, then counts. */
+	while (rfw_rx_burst(R.port->q[0], now, pk, v, RFW_MAX_BURST) != 0 ||
+	       rte_ring_count(r_sr) != 0)
+		;
+	printf("generate: XOFF at backlog %u, max backlog %u, %" PRIu64
+	       " PFC frames sent (XOFF, refreshes, XON), priority 3 paused %.3f ms at the sender\n",
+	       R.port->pfc->gen_xoff, max_depth, rfw_pfc_ctr(R.port, RFW_PFC_CTR_tx_pause_ctrl_phy),
+	       t_s_xon && t_s_xoff ? to_ms(t_s_xon - t_s_xoff) : -1.0);
+	CHECK(t_on != 0 && t_s_xoff != 0 && t_s_xon != 0, "XOFF %d, at S %d, XON at S %d",
+	      t_on != 0, t_s_xoff != 0, t_s_xon != 0);
+	CHECK(rfw_pfc_ctr(R.port, RFW_PFC_CTR_tx_pause_ctrl_phy) >= 5,
+	      "XOFF + refreshes (90 ms / 25.6 ms) + XON: %" PRIu64,
+	      rfw_pfc_ctr(R.port, RFW_PFC_CTR_tx_pause_ctrl_phy));
+	CHECK(pctr(&S, RFW_PFC_PCTR_rx_pause, PRIO_HI) ==
+	              pctr(&R, RFW_PFC_PCTR_tx_pause, PRIO_HI) &&
+	          pctr(&S, RFW_PFC_PCTR_rx_pause, 0) == 0,
+	      "S received %" PRIu64 " of %" PRIu64 " PFC frames",
+	      pctr(&S, RFW_PFC_PCTR_rx_pause, PRIO_HI), pctr(&R, RFW_PFC_PCTR_tx_pause, PRIO_HI));
+	/* The held frames released at the XON may raise R's backlog again: more rounds are fine. */
+	CHECK(pctr(&S, RFW_PFC_PCTR_rx_xon, PRIO_HI) >= 1, "XON at S: %" PRIu64,
+	      pctr(&S, RFW_PFC_PCTR_rx_xon, PRIO_HI));
+	CHECK(t_s_xon > t_s_xoff && sent_between(&S, PRIO_HI, t_s_xoff, t_s_xon) == 0,
+	      "%u priority-3 frames left S between XOFF and XON",
+	      sent_between(&S, PRIO_HI, t_s_xoff, t_s_xon));
+	CHECK(t_s_xon - t_s_xoff >= ms(89), "paused only %.3f ms", to_ms(t_s_xon - t_s_xoff));
+	CHECK(sent_between(&S, 0, t_s_xoff, t_s_xon) >= FLOWING(t_s_xon - t_s_xoff, ms(1)),
+	      "priority 0 at S during the pause: %u", sent_between(&S, 0, t_s_xoff, t_s_xon));
+	CHECK(first_after(&S, PRIO_HI, t_s_xon) <= t_s_xon + S.max_gap + ms(1),
+	      "priority 3 resumed after the XON");
+	CHECK(max_depth <= R.port->pfc->gen_xoff + 8 + sent_between(&S, 0, t_s_xoff, t_s_xon),
+	      "backlog grew to %u", max_depth);
+	CHECK(pctr(&R, RFW_PFC_PCTR_tx_pause_duration, PRIO_HI) >= 89000,
+	      "tx_prio3_pause_duration %" PRIu64 " us",
+	      pctr(&R, RFW_PFC_PCTR_tx_pause_duration, 3));
+	CHECK(rfw_pfc_held(S.port, PRIO_HI) == 0 &&
+	          pctr(&S, RFW_PFC_PCTR_tx_pause_hold_full, 3) == 0,
+	      "S still holds frames or dropped some");
+	CHECK(rfw_port_ctr(R.port, RFW_PORT_CTR_rx_pkts) ==
+	          rfw_port_ctr(S.port, RFW_PORT_CTR_tx_pkts),
+	      "R received %" PRIu64 " of the %" PRIu64 " frames S sent",
+	      rfw_port_ctr(R.port, RFW_PORT_CTR_rx_pkts),
+	      rfw_port_ctr(S.port, RFW_PORT_CTR_tx_pkts));
+	check_order(&S);
+	side_close(&S);
+	side_close(&R);
+	rte_ring_free(r_sr);
+	rte_ring_free(r_rs);
+}
+
 int main(int argc, char **argv)
 {
 	if (rfw_eal_init(argc, argv) < 0)
@@ -451,6 +588,7 @@ int main(int argc, char **argv)
 		die("mempool");
 	test_quanta();
 	test_storm();
+	test_generate();
 	rte_mempool_free(gen_pool);
 	rte_eal_cleanup();
 	printf("test_pfc: %s\n", failures ? "FAILED" : "ok");
