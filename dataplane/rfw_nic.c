@@ -805,6 +805,16 @@ unsigned rfw_nic_poll(struct rfw_nic *nic)
 		};
 		uint32_t qi = v->ib.bth.dqpn - nic->qpn_base;
 
+		/*
+		 * P_Key check (IBA 10.9.3): the NIC's partition table holds only the
+		 * default partition 0xffff (full member, what the transport sends), so a packet
+		 * matches when its low 15 bits are 0x7fff. Anything else is dropped before the
+		 * transport sees it and counted, as PortInfo:P_KeyViolations is.
+		 */
+		if (unlikely((v->ib.bth.pkey & 0x7fff) != 0x7fff)) {
+			nic->ctr[RFW_NIC_CTR_pkey_violations]++;
+			continue;
+		}
 		memcpy(rx.src_ip, v->f.src_ip, 16);
 		memcpy(rx.dst_ip, v->f.dst_ip, 16);
 		nic->ctr[RFW_NIC_CTR_rx_pkts]++;

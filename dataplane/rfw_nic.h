@@ -66,7 +66,8 @@ extern "C" {
 	X(l2_resolved, "QPs attached with a zero dst_mac whose peer MAC ARP/ND resolved")          \
 	X(l2_resolve_failed, "QPs moved to ERR: their peer never answered ARP/ND")                 \
 	X(l2_tagged_probes, "ARP requests / NS sent by the NIC on a QP's VLAN while resolving")    \
-	X(snapshots, "per-QP telemetry snapshots published")
+	X(snapshots, "per-QP telemetry snapshots published")                                    \
+	X(pkey_violations, "RoCEv2 frames dropped: P_Key not the default partition (IBA 10.9.3)")
 
 /*
  * Per-QP NIC counters (X(name, meaning)); telemetry /rocefw/qp/info. The transport's per-QP
