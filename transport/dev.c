@@ -97,6 +97,27 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	/* Half the PSN space at most: beyond it serial arithmetic cannot tell old from new. */
 	if (dev->attr.max_unacked_psns > (1u << 22))
 		dev->attr.max_unacked_psns = 1u << 22;
+	/* Selective repeat (docs/transport.md "Tunables"). */
+	if (dev->attr.sr_window == 0)
+		dev->attr.sr_window = 4096;
+	if (dev->attr.sr_rto_low_ns == 0)
+		dev->attr.sr_rto_low_ns = 100000;
+	if (dev->attr.sr_rto_high_ns == 0)
+		dev->attr.sr_rto_high_ns = 1000000;
+	if (dev->attr.sr_rto_low_pkts == 0)
+		dev->attr.sr_rto_low_pkts = 3;
+	if (dev->attr.link_gbps == 0)
+		dev->attr.link_gbps = 100;
+	if (dev->attr.base_rtt_ns == 0)
+		dev->attr.base_rtt_ns = 10000;
+	/* sr_bdp_bytes 0: derived per QP from link_gbps, base_rtt_ns and its MTU (sr.c). */
+	if (dev->attr.sr_window < 64 || dev->attr.sr_window > 65536 ||
+	    (dev->attr.sr_window & (dev->attr.sr_window - 1)) ||
+	    dev->attr.sr_rto_high_ns < dev->attr.sr_rto_low_ns) {
+		free(dev);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (dev->attr.qpn_base + dev->attr.max_qp > RFW_QPN_MASK || dev->attr.max_mr > (1u << 24)) {
 		free(dev);
 		errno = EINVAL;

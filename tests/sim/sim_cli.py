@@ -147,7 +147,8 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 2 and "s.ini:2" in err, f"bad ini: rc {rc} {err}")
 
 # 6. Usage errors exit 2 with a message; a dead link exits 1.
-for bad in (["--loss", "2"], ["--mtu", "1000"], ["--op", "nope"], ["--transport", "sr"],
+for bad in (["--loss", "2"], ["--mtu", "1000"], ["--op", "nope"], ["--transport", "rxe"],
+            ["--transport", "sr", "--peer-transport", "gbn"],
             ["--frobnicate"], ["stray"]):
     rc, out, err = sim(*bad)
     check(rc == 2 and err.strip(), f"{bad}: rc {rc}, stderr {err!r}")

@@ -307,7 +307,19 @@ static void test_config(void **s)
 	assert_int_equal(rfw_sim_set(&c, "mtu", "2048"), 0);
 	assert_null(rfw_sim_validate(&c));
 	assert_int_equal(rfw_sim_set(&c, "transport", "sr"), 0);
+	assert_null(rfw_sim_validate(&c));
+	assert_true(c.sr);
+	/* One end sr, the other gbn: refused at setup, with the reason. */
+	assert_int_equal(rfw_sim_set(&c, "peer-transport", "gbn"), 0);
 	assert_non_null(rfw_sim_validate(&c));
+	assert_non_null(strstr(rfw_sim_validate(&c), "mismatch"));
+	assert_int_equal(rfw_sim_set(&c, "peer-transport", "sr"), 0);
+	assert_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "sr-window", "100"), 0);
+	assert_non_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "sr-window", "1024"), 0);
+	assert_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "peer-transport", "rxe"), -EINVAL);
 }
 
 int main(void)

@@ -26,7 +26,9 @@ static void usage(FILE *o)
 	    "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
 	    "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
 	    "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
-	    "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
+	    "  transport: --transport gbn|sr  --peer-transport gbn|sr  --start-psn N\n"
+	    "             --bdp-bytes N  --rto-low-us U  --rto-high-us U  --sr-window N (sr)\n"
+	    "             --skip-mode-check 1  --timeout N  --retry-cnt N\n"
 	    "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
 	    "             --max-unacked-psns N\n"
 	    "  switch:    --flows N (backlogged senders) | --incast N (senders of --messages)\n"
@@ -54,6 +56,12 @@ static const char *const value_opts[] = {
     "start-psn",
     "seed",
     "transport",
+    "peer-transport",
+    "bdp-bytes",
+    "rto-low-us",
+    "rto-high-us",
+    "sr-window",
+    "skip-mode-check",
     "pcap",
     "burst-loss",
     "burst-len",

@@ -51,7 +51,12 @@ struct rfw_sim_cfg {
 	uint32_t burst_len; /* burst duration in MTU-frame times at the link rate */
 	uint32_t start_psn;
 	uint64_t seed;
-	bool sr; /* --transport sr: selective repeat (not implemented yet: rejected) */
+	bool sr;              /* --transport sr: selective repeat (docs/transport-sr.md) */
+	int peer_sr;          /* --peer-transport: the responder's mode; -1 = as --transport */
+	bool skip_mode_check; /* --skip-mode-check: connect mismatched modes anyway (test) */
+	uint64_t bdp_bytes;   /* --bdp-bytes: SR cap on bytes in flight; 0 = derived */
+	double rto_low_us, rto_high_us; /* --rto-low-us / --rto-high-us; 0 = transport default */
+	uint32_t sr_window;             /* --sr-window PSNs; 0 = transport default */
 	const char *pcap;
 	/* transport knobs */
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic;
