@@ -66,7 +66,8 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 {
 	(void)now_ns;
-	if (qp->sr && qp->sr->rtx_active && !qp->req.rnr_wait && rfw_qp_sq_active(qp))
+	if (qp->sr && (qp->sr->rtx_active || qp->sr->probe) && !qp->req.rnr_wait &&
+	    rfw_qp_sq_active(qp))
 		return true;
 	return next_wqe(qp) != NULL;
 }

@@ -104,6 +104,7 @@ void rfw_sr_reset(struct rfw_qp *qp)
 	sr->rtx_active = false;
 	sr->round_open = false;
 	sr->timer_low = false;
+	sr->probe = false;
 	sr->tx_rsn = 0;
 	sr_mtu(qp);
 }
@@ -420,11 +421,20 @@ void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 
 	if (restart)
 		qp->comp.timer = 0;
-	if (qp->comp.timer || qp->req.rnr_wait || rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0)
+	if (qp->req.rnr_wait || rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0)
 		return;
 	/* IRN: a short timeout when too few packets are in flight to draw a NAK. */
 	n = rfw_psn_diff(qp->req.high_psn, qp->comp.psn) - (int32_t)sr->nsacked;
+	if (qp->comp.timer) {
+		/* More went out since it was armed short: the long one applies now. */
+		if (sr->timer_low && n > (int32_t)sr->rto_low_pkts) {
+			sr->timer_low = false;
+			qp->comp.timer = sr->timer_start + sr->rto_high;
+		}
+		return;
+	}
 	sr->timer_low = n <= (int32_t)sr->rto_low_pkts;
+	sr->timer_start = qp->now;
 	qp->comp.timer = qp->now + (sr->timer_low ? sr->rto_low : sr->rto_high);
 }
 
@@ -751,7 +761,23 @@ void rfw_sr_timer(struct rfw_qp *qp)
 		return;
 	}
 	qp->comp.retry_left--;
-	sr_new_round(qp, qp->req.high_psn);
+	if (rfw_wqe_is_rd_atomic(rfw_sq_at(qp, qp->comp.idx))) {
+		/* A READ or atomic alone in flight: ask again for all that is missing. */
+		sr_new_round(qp, qp->req.high_psn);
+	} else {
+		/*
+		 * The holes SACKs reported go again, plus one probe: the highest PSN not known
+		 * received (a tail loss probe). Its answer, an ACK or a NAK with SACK, tells what
+		 * else is missing; resending every unacknowledged packet would mostly duplicate.
+		 */
+		uint32_t x = rfw_psn_add(qp->req.high_psn, RFW_PSN_MASK);
+
+		sr_new_round(qp, qp->comp.psn);
+		while (rfw_psn_cmp(x, qp->comp.psn) > 0 && rfw_bit(sr->sack, sr->win, x))
+			x = rfw_psn_add(x, RFW_PSN_MASK);
+		sr->probe = true;
+		sr->probe_psn = x;
+	}
 	rfw_sr_arm_timer(qp, false);
 }
 
@@ -783,7 +809,24 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 	struct rfw_sr *sr = qp->sr;
 	uint32_t lim;
 
-	if (!sr->rtx_active || qp->req.rnr_wait)
+	if (qp->req.rnr_wait)
+		return NULL;
+	if (sr->probe) {
+		struct rfw_swqe *w;
+
+		sr->probe = false;
+		if (rfw_psn_cmp(sr->probe_psn, qp->comp.psn) >= 0 &&
+		    rfw_psn_cmp(sr->probe_psn, qp->req.high_psn) < 0 &&
+		    !rfw_bit(sr->sack, sr->win, sr->probe_psn)) {
+			w = sr_wqe_of(qp, sr->probe_psn);
+			if (w && rfw_wqe_is_send_write(w)) {
+				*psn = sr->probe_psn;
+				*npsn = 1;
+				return w;
+			}
+		}
+	}
+	if (!sr->rtx_active)
 		return NULL;
 	if (rfw_psn_cmp(sr->rtx_scan, qp->comp.psn) < 0)
 		sr->rtx_scan = qp->comp.psn;
@@ -830,7 +873,8 @@ void rfw_sr_sent_rtx(struct rfw_qp *qp, uint32_t psn, uint32_t npsn)
 
 	for (uint32_t i = 0; i < npsn; i++)
 		rfw_bit_set(sr->rtxd, sr->win, rfw_psn_add(psn, i));
-	sr->rtx_scan = rfw_psn_add(psn, npsn);
+	if (rfw_psn_cmp(psn, sr->rtx_scan) == 0)
+		sr->rtx_scan = rfw_psn_add(psn, npsn);
 	sr->round_mark = qp->req.high_psn;
 	rfw_sr_arm_timer(qp, false);
 }
