@@ -135,17 +135,16 @@ struct rfw_sr {
 	uint32_t ooo_since_nak;   /* out-of-order arrivals since the last SACK queued */
 	/* requester */
 	uint64_t *sack;       /* known received beyond comp.psn (SACK, READ responses) */
-	uint64_t *rtxd;       /* retransmitted in the current round */
+	uint64_t *rtxd;       /* retransmitted, and not known received since */
+	uint32_t *rtx_mark;   /* per PSN: high_psn when it was last retransmitted */
 	uint32_t nsacked;     /* set bits of sack */
 	uint32_t sack_high;   /* one past the highest PSN known received */
 	uint32_t rtx_scan;    /* next PSN to look at for retransmission */
-	uint32_t round_mark;  /* high_psn at the last retransmission of the round */
 	bool rtx_active;      /* holes below sack_high wait for retransmission */
 	bool timer_low;       /* the armed timer is RTO_low */
 	uint64_t timer_start; /* when it was armed */
 	bool probe;           /* after a timeout: resend probe_psn first */
 	uint32_t probe_psn;
-	bool round_open;
 	uint32_t tx_rsn; /* RSN of the next SEND / WRITE_WITH_IMM */
 };
 

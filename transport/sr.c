@@ -37,6 +37,7 @@ void rfw_sr_free(struct rfw_qp *qp)
 	free(sr->slot);
 	free(sr->sack);
 	free(sr->rtxd);
+	free(sr->rtx_mark);
 	free(sr);
 	qp->sr = NULL;
 }
@@ -57,9 +58,10 @@ int rfw_sr_setup(struct rfw_qp *qp)
 	sr->rx_bits = calloc(words, sizeof(uint64_t));
 	sr->sack = calloc(words, sizeof(uint64_t));
 	sr->rtxd = calloc(words, sizeof(uint64_t));
+	sr->rtx_mark = calloc(sr->win, sizeof(uint32_t));
 	sr->slot = calloc(sr->win, sizeof(*sr->slot));
 	qp->sr = sr;
-	if (!sr->rx_bits || !sr->sack || !sr->rtxd || !sr->slot) {
+	if (!sr->rx_bits || !sr->sack || !sr->rtxd || !sr->slot || !sr->rtx_mark) {
 		rfw_sr_free(qp);
 		return -ENOMEM;
 	}
@@ -100,9 +102,7 @@ void rfw_sr_reset(struct rfw_qp *qp)
 	sr->nsacked = 0;
 	sr->sack_high = qp->comp.psn;
 	sr->rtx_scan = qp->comp.psn;
-	sr->round_mark = qp->req.high_psn;
 	sr->rtx_active = false;
-	sr->round_open = false;
 	sr->timer_low = false;
 	sr->probe = false;
 	sr->tx_rsn = 0;
@@ -423,8 +423,15 @@ void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 		qp->comp.timer = 0;
 	if (qp->req.rnr_wait || rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0)
 		return;
-	/* IRN: a short timeout when too few packets are in flight to draw a NAK. */
+	/*
+	 * IRN: a short timeout when too few packets are in flight to draw a NAK. rocefw also
+	 * takes the short one when the send queue is drained: nothing will follow the packets in
+	 * flight either, and with AckReq only every ack_every packets the count since the last
+	 * ACK says little about how many are really still in the network.
+	 */
 	n = rfw_psn_diff(qp->req.high_psn, qp->comp.psn) - (int32_t)sr->nsacked;
+	if (qp->req.idx == qp->sq_prod)
+		n = 0;
 	if (qp->comp.timer) {
 		/* More went out since it was armed short: the long one applies now. */
 		if (sr->timer_low && n > (int32_t)sr->rto_low_pkts) {
@@ -438,33 +445,36 @@ void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 	qp->comp.timer = qp->now + (sr->timer_low ? sr->rto_low : sr->rto_high);
 }
 
-/* A new retransmission round: every hole below @limit may be sent again. */
+/* After a timeout: every hole below @limit may be sent again, retransmitted or not. */
 static void sr_new_round(struct rfw_qp *qp, uint32_t limit)
 {
 	struct rfw_sr *sr = qp->sr;
 
 	memset(sr->rtxd, 0, sr->win / 64 * sizeof(uint64_t));
 	sr->rtx_scan = qp->comp.psn;
-	sr->round_mark = qp->req.high_psn;
-	sr->round_open = true;
 	if (rfw_psn_cmp(limit, sr->sack_high) > 0)
 		sr->sack_high = limit;
 	sr->rtx_active = true;
 }
 
 /*
- * Holes below sack_high are to be retransmitted, each once per round. A round ends when a
- * packet sent after its last retransmission is known received: a hole still open then was
- * lost again, and the next round sends it again.
+ * New SACK information: look at the holes below sack_high again. A hole not retransmitted
+ * yet goes; one retransmitted goes again once a packet sent after that retransmission is
+ * known received (its retransmission was lost too: the rule IRN and RACK use, per PSN).
  */
 static void sr_round_update(struct rfw_qp *qp)
 {
-	struct rfw_sr *sr = qp->sr;
+	qp->sr->rtx_scan = qp->comp.psn;
+	qp->sr->rtx_active = true;
+}
 
-	if (!sr->round_open || rfw_psn_cmp(sr->sack_high, sr->round_mark) > 0)
-		sr_new_round(qp, sr->sack_high);
-	else
-		sr->rtx_active = true;
+/* Whether hole @x may be (re)transmitted now. */
+static bool sr_rtx_eligible(const struct rfw_sr *sr, uint32_t x)
+{
+	if (rfw_bit(sr->sack, sr->win, x))
+		return false;
+	return !rfw_bit(sr->rtxd, sr->win, x) ||
+	       rfw_psn_cmp(sr->sack_high, sr->rtx_mark[x & (sr->win - 1)]) > 0;
 }
 
 static void sr_mark_sacked(struct rfw_qp *qp, uint32_t psn)
@@ -835,7 +845,7 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 		uint32_t x = sr->rtx_scan;
 		struct rfw_swqe *w;
 
-		if (rfw_bit(sr->sack, sr->win, x) || rfw_bit(sr->rtxd, sr->win, x)) {
+		if (!sr_rtx_eligible(sr, x)) {
 			sr->rtx_scan = rfw_psn_add(x, 1);
 			continue;
 		}
@@ -853,7 +863,7 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 			uint32_t n = 1, y = rfw_psn_add(x, 1);
 
 			while (rfw_psn_cmp(y, w->last_psn) <= 0 && rfw_psn_cmp(y, lim) < 0 &&
-			       !rfw_bit(sr->sack, sr->win, y) && !rfw_bit(sr->rtxd, sr->win, y)) {
+			       sr_rtx_eligible(sr, y)) {
 				n++;
 				y = rfw_psn_add(y, 1);
 			}
@@ -871,10 +881,13 @@ void rfw_sr_sent_rtx(struct rfw_qp *qp, uint32_t psn, uint32_t npsn)
 {
 	struct rfw_sr *sr = qp->sr;
 
-	for (uint32_t i = 0; i < npsn; i++)
-		rfw_bit_set(sr->rtxd, sr->win, rfw_psn_add(psn, i));
+	for (uint32_t i = 0; i < npsn; i++) {
+		uint32_t x = rfw_psn_add(psn, i);
+
+		rfw_bit_set(sr->rtxd, sr->win, x);
+		sr->rtx_mark[x & (sr->win - 1)] = qp->req.high_psn;
+	}
 	if (rfw_psn_cmp(psn, sr->rtx_scan) == 0)
 		sr->rtx_scan = rfw_psn_add(psn, npsn);
-	sr->round_mark = qp->req.high_psn;
 	rfw_sr_arm_timer(qp, false);
 }

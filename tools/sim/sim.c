@@ -78,6 +78,7 @@ struct link {
 	bool red; /* a switch port: RED/ECN marking at enqueue */
 	bool busy;
 	uint64_t burst_until; /* a loss burst drops every frame leaving before this (ns) */
+	uint64_t nframes;     /* frames that left this link (--lose-frame counts them) */
 };
 
 struct wl_qp; /* workload state of one QP pair */
@@ -455,7 +456,12 @@ static void link_tx_done(struct link *l, struct frame *f)
 	bool lose = false;
 
 	l->busy = false;
-	if (s->now < l->burst_until) {
+	l->nframes++;
+	if (c->lose_frame && l->idx == 0 && l->nframes == c->lose_frame) {
+		/* --lose-frame N: exactly the Nth frame host 0 sends is lost (recovery timing). */
+		lose = true;
+		s->res->lost_frame_ns = s->now + l->delay_ns;
+	} else if (s->now < l->burst_until) {
 		lose = true;
 	} else if (c->burst_loss > 0 && rng_unit(&s->rng) < c->burst_loss) {
 		/* The link is out for burst_len MTU-frame times: a flap is bounded in time, so a
@@ -1268,6 +1274,7 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 	U("queue-bytes", queue_bytes, 1u << 30)
 	U("bdp-bytes", bdp_bytes, 1ull << 40)
 	U("sr-window", sr_window, 65536)
+	U("lose-frame", lose_frame, 1ull << 40)
 	if (strcmp(name, "time-limit-ms") == 0) {
 		rc = parse_u64(v, &x, 1ull << 40);
 		if (rc == 0)

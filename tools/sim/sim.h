@@ -57,6 +57,7 @@ struct rfw_sim_cfg {
 	uint64_t bdp_bytes;   /* --bdp-bytes: SR cap on bytes in flight; 0 = derived */
 	double rto_low_us, rto_high_us; /* --rto-low-us / --rto-high-us; 0 = transport default */
 	uint32_t sr_window;             /* --sr-window PSNs; 0 = transport default */
+	uint64_t lose_frame; /* --lose-frame N: lose exactly host 0's Nth frame (0: none) */
 	const char *pcap;
 	/* transport knobs */
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic;
@@ -100,6 +101,7 @@ struct rfw_sim_result {
 	uint64_t flushed_completions; /* RFW_WC_WR_FLUSH_ERR */
 	uint64_t retransmitted_packets, timeouts, nak_seq_err;
 	uint64_t sim_time_ns;
+	uint64_t lost_frame_ns; /* --lose-frame: when the lost frame would have arrived */
 	double goodput_gbps;
 	/* the network */
 	uint64_t frames_sent, frames_delivered, frames_lost, frames_duplicated, frames_reordered,
