@@ -151,6 +151,13 @@ void rfw_dev_counters(const struct rfw_dev *dev, uint64_t out[RFW_CNT__COUNT])
 	memcpy(out, dev->cnt, sizeof(dev->cnt));
 	for (uint32_t i = 0; i < dev->attr.max_qp; i++)
 		if (dev->qps[i])
-			for (int c = 0; c < RFW_CNT__COUNT; c++)
+			for (int c = 0; c < RFW_CNT__COUNT; c++) {
+				if (c == RFW_CNT_inflight_bytes_hwm) {
+					/* a high-water mark: the device's is the largest */
+					if (dev->qps[i]->cnt[c] > out[c])
+						out[c] = dev->qps[i]->cnt[c];
+					continue;
+				}
 				out[c] += dev->qps[i]->cnt[c];
+			}
 }

@@ -2127,7 +2127,10 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 
 		rfw_dev_counters(s.host[i].dev, cnt);
 		for (int k = 0; k < RFW_CNT__COUNT; k++)
-			res->cnt[k] += cnt[k];
+			if (k == RFW_CNT_inflight_bytes_hwm) /* a maximum, not a sum */
+				res->cnt[k] = cnt[k] > res->cnt[k] ? cnt[k] : res->cnt[k];
+			else
+				res->cnt[k] += cnt[k];
 	}
 	res->retransmitted_packets = res->cnt[RFW_CNT_retransmitted_packets];
 	res->timeouts = res->cnt[RFW_CNT_local_ack_timeout_err];
