@@ -396,9 +396,13 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 		if (qp->mode == RFW_TRANSPORT_GBN)
 			rfw_sr_free(qp);
 	}
-	/* PSNs or MTU changed: the SR windows start over from them. */
-	if (qp->sr && (mask & (RFW_QP_PATH_MTU | RFW_QP_RQ_PSN | RFW_QP_SQ_PSN)))
-		rfw_sr_reset(qp);
+	/* PSNs or MTU changed: the SR state starts over from them, each half on its own. */
+	if (qp->sr && (mask & RFW_QP_RQ_PSN))
+		rfw_sr_reset_resp(qp);
+	if (qp->sr && (mask & RFW_QP_SQ_PSN))
+		rfw_sr_reset_req(qp);
+	if (qp->sr && (mask & RFW_QP_PATH_MTU))
+		rfw_sr_mtu(qp);
 
 	if (mask & RFW_QP_STATE) {
 		if (next == RFW_QPS_RESET) {

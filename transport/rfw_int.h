@@ -340,7 +340,10 @@ void rfw_resp_reset(struct rfw_qp *qp);
 /* sr.c: selective repeat (docs/transport-sr.md) */
 int rfw_sr_setup(struct rfw_qp *qp); /* allocate (mode set to SR) */
 void rfw_sr_free(struct rfw_qp *qp);
-void rfw_sr_reset(struct rfw_qp *qp); /* RESET, and RTR/RTS PSN changes */
+void rfw_sr_reset(struct rfw_qp *qp);      /* both halves (RESET) */
+void rfw_sr_reset_resp(struct rfw_qp *qp); /* RQ_PSN set */
+void rfw_sr_reset_req(struct rfw_qp *qp);  /* SQ_PSN set */
+void rfw_sr_mtu(struct rfw_qp *qp);        /* path MTU set */
 void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
 void rfw_sr_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
 void rfw_sr_timer(struct rfw_qp *qp);

@@ -73,7 +73,7 @@ int rfw_sr_setup(struct rfw_qp *qp)
 }
 
 /* Per-MTU values: called at setup and whenever the path MTU changes. */
-static void sr_mtu(struct rfw_qp *qp)
+void rfw_sr_mtu(struct rfw_qp *qp)
 {
 	const struct rfw_dev_attr *a = &qp->dev->attr;
 	struct rfw_sr *sr = qp->sr;
@@ -88,17 +88,27 @@ static void sr_mtu(struct rfw_qp *qp)
 		          (uint64_t)((a->ack_every ? a->ack_every : 1) + 2) * qp->mtu;
 }
 
-void rfw_sr_reset(struct rfw_qp *qp)
+/*
+ * The responder half and the requester half start over separately: RQ_PSN is set at
+ * INIT->RTR, SQ_PSN at RTR->RTS, and the peer may already be sending in between.
+ */
+void rfw_sr_reset_resp(struct rfw_qp *qp)
+{
+	struct rfw_sr *sr = qp->sr;
+
+	memset(sr->rx_bits, 0, sr->win / 64 * sizeof(uint64_t));
+	sr->rx_high = qp->resp.psn;
+	sr->rx_rsn = 0;
+	sr->ooo_since_nak = 0;
+}
+
+void rfw_sr_reset_req(struct rfw_qp *qp)
 {
 	struct rfw_sr *sr = qp->sr;
 	size_t words = sr->win / 64;
 
-	memset(sr->rx_bits, 0, words * sizeof(uint64_t));
 	memset(sr->sack, 0, words * sizeof(uint64_t));
 	memset(sr->rtxd, 0, words * sizeof(uint64_t));
-	sr->rx_high = qp->resp.psn;
-	sr->rx_rsn = 0;
-	sr->ooo_since_nak = 0;
 	sr->nsacked = 0;
 	sr->sack_high = qp->comp.psn;
 	sr->rtx_scan = qp->comp.psn;
@@ -106,7 +116,13 @@ void rfw_sr_reset(struct rfw_qp *qp)
 	sr->timer_low = false;
 	sr->probe = false;
 	sr->tx_rsn = 0;
-	sr_mtu(qp);
+}
+
+void rfw_sr_reset(struct rfw_qp *qp)
+{
+	rfw_sr_reset_resp(qp);
+	rfw_sr_reset_req(qp);
+	rfw_sr_mtu(qp);
 }
 
 /* ---- responder ---- */

@@ -501,6 +501,78 @@ static void test_sr_rnr(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- the peer sends while this end is still in RTR: its RTS must not forget that ---- */
+
+static void test_sr_traffic_in_rtr(void **s)
+{
+	static uint8_t src[2][3000], dst[2][3000];
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	struct rfw_qp_attr a = {0};
+	struct rfw_mr *smr, *dmr;
+	struct rfw_wc wc;
+	struct rfw_qp *b;
+
+	(void)s;
+	c.mode[0] = c.mode[1] = RFW_TRANSPORT_SR;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	b = lb->ep[1].qp;
+	smr = lb_mr(&lb->ep[0], src, sizeof(src));
+	dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
+	/* B back to RESET, then INIT and RTR only (A stays in RTS). */
+	a.qp_state = RFW_QPS_RESET;
+	assert_int_equal(rfw_modify_qp(b, &a, RFW_QP_STATE), 0);
+	a.qp_state = RFW_QPS_INIT;
+	a.qp_access_flags = c.access;
+	a.transport_mode = RFW_TRANSPORT_SR;
+	assert_int_equal(
+	    rfw_modify_qp(b, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS | RFW_QP_TRANSPORT_MODE), 0);
+	a.qp_state = RFW_QPS_RTR;
+	a.path_mtu = c.mtu;
+	a.dest_qp_num = rfw_qp_num(lb->ep[0].qp);
+	a.rq_psn = c.psn[0];
+	a.max_dest_rd_atomic = c.max_rd_atomic;
+	a.min_rnr_timer = c.min_rnr_timer;
+	assert_int_equal(rfw_modify_qp(b, &a,
+	                               RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU |
+	                                   RFW_QP_DEST_QPN | RFW_QP_RQ_PSN |
+	                                   RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER),
+	                 0);
+	for (int i = 0; i < 2; i++) {
+		fill(src[i], sizeof(src[i]), 40u + (uint32_t)i);
+		assert_int_equal(post_recv(&lb->ep[1], 10u + (uint32_t)i, dst[i], 3000, dmr), 0);
+	}
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 0, src[0], 3000, smr, 0, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 1);
+	assert_int_equal(wc.wr_id, 10);
+	/* Now B goes to RTS: its responder half keeps its place. */
+	a.qp_state = RFW_QPS_RTS;
+	a.sq_psn = c.psn[1];
+	a.timeout = c.timeout;
+	a.retry_cnt = c.retry_cnt;
+	a.rnr_retry = c.rnr_retry;
+	a.max_rd_atomic = c.max_rd_atomic;
+	assert_int_equal(rfw_modify_qp(b, &a,
+	                               RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT |
+	                                   RFW_QP_RETRY_CNT | RFW_QP_RNR_RETRY |
+	                                   RFW_QP_MAX_QP_RD_ATOMIC),
+	                 0);
+	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, src[1], 3000, smr, 0, 0), 0);
+	lb_run(lb, 10000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 11);
+	assert_memory_equal(src[0], dst[0], 3000);
+	assert_memory_equal(src[1], dst[1], 3000);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	lb_destroy(lb);
+}
+
 /* ---- the BDP cap ---- */
 
 static void test_sr_bdp_cap(void **s)
@@ -577,6 +649,7 @@ int main(void)
 	    cmocka_unit_test(test_sr_atomic_once),
 	    cmocka_unit_test(test_sr_rnr),
 	    cmocka_unit_test(test_sr_bdp_cap),
+	    cmocka_unit_test(test_sr_traffic_in_rtr),
 	    cmocka_unit_test(test_mode_mismatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
