@@ -196,6 +196,15 @@ b = sim_json("--transport", "sr", "--loss", "0.02", "--reorder", "0.02", "--seed
 check(a.get("goodput_gbps") == b.get("goodput_gbps") and
       a.get("retransmitted_packets") == b.get("retransmitted_packets"), "sr determinism")
 
+if SCEN:
+    for name in ("lossy-mix.ini", "psn-wrap.ini"):
+        o = sim_json("--config", os.path.join(SCEN, name), "--transport", "sr")
+        check(o.get("completed") is True and o.get("corrupt") == 0 and
+              o.get("duplicates_delivered") == 0, f"sr {name}: {o.get('first_error')}")
+    o = sim_json("--config", os.path.join(SCEN, "sr-done-when.ini"))
+    check(o.get("completed") is True and o.get("config", {}).get("transport") == "sr" and
+          (o.get("goodput_gbps") or 0) >= 0.85 * g["sr", "0"], f"sr-done-when.ini: {o}")
+
 # 8. Human output names the verdict.
 rc, out, err = sim("--messages", "5")
 check(rc == 0 and "OK: every message completed intact" in out, f"human: {out}")
