@@ -40,11 +40,11 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 		if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->sr->win ||
 		    !rfw_sr_may_send(qp))
 			return NULL;
-		/* READ and atomic execute in PSN order (sr.c): one starts when everything before
-		 * it is acknowledged, nothing new starts while one is outstanding. */
-		if (qp->req.off == 0 && !rfw_wqe_is_local(w) &&
-		    (rd_atomic_in_flight(qp) ||
-		     (rfw_wqe_is_rd_atomic(w) && qp->comp.idx != qp->req.idx)))
+		/* The responder executes READ and atomic requests in PSN order only, but places
+		 * SEND/WRITE out of order: so no SEND/WRITE starts while a READ or atomic is
+		 * outstanding (it could land before the READ reads, RC ordering). READs and
+		 * atomics themselves pipeline (transport-sr.md "Ordering"). */
+		if (qp->req.off == 0 && rfw_wqe_is_send_write(w) && rd_atomic_in_flight(qp))
 			return NULL;
 	} else if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >=
 	           (int32_t)qp->dev->attr.max_unacked_psns) {

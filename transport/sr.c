@@ -346,9 +346,16 @@ void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	if (p->op->flags & (RFW_OPF_READ | RFW_OPF_ATOMIC)) {
 		uint32_t old = r->psn;
 
-		/* Executed in PSN order only: one beyond ePSN is dropped and reported as a hole. */
+		/*
+		 * Executed in PSN order only: one beyond the ePSN is dropped and reported as a
+		 * hole, and stays one (rx_high past it) so that when the ePSN reaches it a NAK
+		 * says so, rather than an ACK the requester could only answer with its timer.
+		 */
 		if (d > 0) {
 			rfw_cnt(qp, RFW_CNT_out_of_sequence);
+			if (d < (int32_t)sr->win &&
+			    rfw_psn_cmp(rfw_psn_add(p->bth.psn, 1), sr->rx_high) > 0)
+				sr->rx_high = rfw_psn_add(p->bth.psn, 1);
 			rfw_resp_queue_sr_state(qp);
 			return;
 		}
@@ -360,6 +367,10 @@ void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 		if (rfw_psn_cmp(sr->rx_high, r->psn) < 0)
 			sr->rx_high = r->psn;
 		sr_advance(qp);
+		/* Holes behind it (a READ or atomic dropped out of order): say so now. */
+		if (rfw_psn_cmp(r->psn, old) != 0 && rfw_psn_cmp(sr->rx_high, r->psn) > 0 &&
+		    qp->state != RFW_QPS_ERR)
+			rfw_resp_queue_sr_state(qp);
 		return;
 	}
 	if (d < 0 || (d < (int32_t)sr->win && rfw_bit(sr->rx_bits, sr->win, p->bth.psn))) {
@@ -430,6 +441,28 @@ bool rfw_sr_may_send(const struct rfw_qp *qp)
 	return b == 0 || b + qp->mtu <= qp->sr->bdp;
 }
 
+/*
+ * Nothing new will follow the packets in flight: the send queue is empty, or its next WQE is a
+ * SEND/WRITE held back behind an outstanding READ or atomic.
+ */
+static bool sr_drained(const struct rfw_qp *qp)
+{
+	const struct rfw_swqe *w;
+
+	if (qp->req.idx == qp->sq_prod)
+		return true;
+	w = &qp->sq[qp->req.idx % qp->sq_size];
+	if (qp->req.off || !rfw_wqe_is_send_write(w))
+		return false;
+	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
+		const struct rfw_swqe *x = &qp->sq[i % qp->sq_size];
+
+		if (rfw_wqe_is_rd_atomic(x) && x->state != SWQE_DONE)
+			return true;
+	}
+	return false;
+}
+
 void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 {
 	struct rfw_sr *sr = qp->sr;
@@ -446,7 +479,7 @@ void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 	 * ACK says little about how many are really still in the network.
 	 */
 	n = rfw_psn_diff(qp->req.high_psn, qp->comp.psn) - (int32_t)sr->nsacked;
-	if (qp->req.idx == qp->sq_prod)
+	if (sr_drained(qp))
 		n = 0;
 	if (qp->comp.timer) {
 		/* More went out since it was armed short: the long one applies now. */
@@ -559,21 +592,36 @@ static void sr_cumulative(struct rfw_qp *qp, uint32_t cum)
 
 	for (uint32_t i = qp->comp.idx; i != qp->sq_prod; i++) {
 		struct rfw_swqe *w = rfw_sq_at(qp, i);
+		uint32_t u;
 
 		if (!w->psn_valid || rfw_psn_cmp(w->first_psn, cum) >= 0)
 			break;
-		if (rfw_wqe_is_rd_atomic(w) && w->state != SWQE_DONE) {
-			if (rfw_psn_cmp(cum, w->first_psn) > 0) {
-				cum = w->first_psn;
-				rfw_cnt(qp, RFW_CNT_implied_nak_seq_err);
-				sr_new_round(qp, rfw_psn_add(w->last_psn, 1));
-			}
-			break;
+		if (!rfw_wqe_is_rd_atomic(w) || w->state == SWQE_DONE)
+			continue;
+		/* Its first response not received yet. */
+		u = rfw_psn_cmp(w->first_psn, qp->comp.psn) > 0 ? w->first_psn : qp->comp.psn;
+		while (rfw_psn_cmp(u, w->last_psn) <= 0 && rfw_bit(sr->sack, sr->win, u))
+			u = rfw_psn_add(u, 1);
+		if (rfw_psn_cmp(u, w->last_psn) > 0)
+			continue; /* answered in full */
+		if (rfw_psn_cmp(cum, u) > 0) {
+			cum = u;
+			rfw_cnt(qp, RFW_CNT_implied_nak_seq_err);
+			if (rfw_psn_cmp(rfw_psn_add(w->last_psn, 1), sr->sack_high) > 0)
+				sr->sack_high = rfw_psn_add(w->last_psn, 1);
+			sr_round_update(qp);
 		}
+		break;
 	}
 	if (rfw_psn_cmp(cum, qp->req.high_psn) > 0)
 		cum = qp->req.high_psn;
 	while (rfw_psn_cmp(qp->comp.psn, cum) < 0) {
+		sr_comp_step(qp);
+		moved = true;
+	}
+	/* Responses that came early (READ, atomic) and SACKed packets right behind it. */
+	while (rfw_psn_cmp(qp->comp.psn, qp->req.high_psn) < 0 &&
+	       rfw_bit(sr->sack, sr->win, qp->comp.psn)) {
 		sr_comp_step(qp);
 		moved = true;
 	}
@@ -678,20 +726,57 @@ static void sr_ack(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 }
 
 /* READ responses land where their PSN says, in any order; only holes are asked for again. */
-static void sr_read_resp(struct rfw_qp *qp, struct rfw_swqe *w, const struct rfw_ib_pkt *p)
+/* The WQE that holds @psn, among those sent. */
+static struct rfw_swqe *sr_wqe_of(struct rfw_qp *qp, uint32_t psn)
+{
+	for (uint32_t i = qp->comp.idx; i != qp->sq_prod; i++) {
+		struct rfw_swqe *w = rfw_sq_at(qp, i);
+
+		if (w->state == SWQE_DONE || rfw_wqe_is_local(w))
+			continue;
+		if (!w->psn_valid)
+			return NULL;
+		if (rfw_psn_cmp(psn, w->first_psn) >= 0 && rfw_psn_cmp(psn, w->last_psn) <= 0)
+			return w;
+	}
+	return NULL;
+}
+
+/* A response at @psn arrived: comp.psn moves over every PSN known done, WQEs retire in order. */
+static void sr_resp_done(struct rfw_qp *qp, uint32_t psn)
+{
+	struct rfw_sr *sr = qp->sr;
+
+	if (psn != qp->comp.psn) {
+		rfw_cnt(qp, RFW_CNT_ooo_accepted);
+		sr_mark_sacked(qp, psn);
+		sr_round_update(qp); /* responses come in PSN order: the gap below is lost */
+		rfw_sr_arm_timer(qp, true);
+		return;
+	}
+	sr_comp_step(qp);
+	while (rfw_psn_cmp(qp->comp.psn, qp->req.high_psn) < 0 &&
+	       rfw_bit(sr->sack, sr->win, qp->comp.psn))
+		sr_comp_step(qp);
+	sr_retire(qp);
+	sr_progress(qp);
+}
+
+/* READ responses land where their PSN says, in any order; only holes are asked for again. */
+static void sr_read_resp(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 {
 	struct rfw_sr *sr = qp->sr;
 	uint32_t psn = p->bth.psn;
+	struct rfw_swqe *w;
 	uint32_t off, rem, want;
 
-	if (w->wr.opcode != RFW_WR_RDMA_READ || rfw_psn_cmp(psn, w->first_psn) < 0 ||
-	    rfw_psn_cmp(psn, w->last_psn) > 0) {
-		rfw_cnt(qp, rfw_psn_cmp(psn, qp->comp.psn) < 0 ? RFW_CNT_duplicate_response
-		                                               : RFW_CNT_rx_bad_response);
-		return;
-	}
 	if (rfw_psn_cmp(psn, qp->comp.psn) < 0 || rfw_bit(sr->sack, sr->win, psn)) {
 		rfw_cnt(qp, RFW_CNT_duplicate_response);
+		return;
+	}
+	w = sr_wqe_of(qp, psn);
+	if (w == NULL || w->wr.opcode != RFW_WR_RDMA_READ || w->state != SWQE_PENDING) {
+		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return;
 	}
 	off = (uint32_t)rfw_psn_diff(psn, w->first_psn) * qp->mtu;
@@ -703,42 +788,31 @@ static void sr_read_resp(struct rfw_qp *qp, struct rfw_swqe *w, const struct rfw
 	}
 	if (want)
 		rfw_sge_copy_in(w->sge, w->wr.num_sge, off, p->payload, want);
-	if (psn != qp->comp.psn) {
-		rfw_cnt(qp, RFW_CNT_ooo_accepted);
-		sr_mark_sacked(qp, psn);
-		sr_round_update(qp); /* responses come in order: the gap below is lost */
-		rfw_sr_arm_timer(qp, true);
-		return;
-	}
-	sr_comp_step(qp);
-	while (rfw_psn_cmp(qp->comp.psn, qp->req.high_psn) < 0 &&
-	       rfw_bit(sr->sack, sr->win, qp->comp.psn))
-		sr_comp_step(qp);
-	if (rfw_psn_cmp(qp->comp.psn, w->last_psn) > 0)
-		rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
-	sr_retire(qp);
-	sr_progress(qp);
+	sr_resp_done(qp, psn);
 }
 
-static void sr_atomic_resp(struct rfw_qp *qp, struct rfw_swqe *w, const struct rfw_ib_pkt *p)
+static void sr_atomic_resp(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 {
+	struct rfw_sr *sr = qp->sr;
 	uint64_t v = p->atomic_orig;
+	struct rfw_swqe *w;
 	uint8_t b[8];
 
-	if (!rfw_wqe_is_rd_atomic(w) || w->wr.opcode == RFW_WR_RDMA_READ ||
-	    p->bth.psn != w->first_psn ||
+	if (rfw_psn_cmp(p->bth.psn, qp->comp.psn) < 0 || rfw_bit(sr->sack, sr->win, p->bth.psn)) {
+		rfw_cnt(qp, RFW_CNT_duplicate_response);
+		return;
+	}
+	w = sr_wqe_of(qp, p->bth.psn);
+	if (w == NULL || !rfw_wqe_is_rd_atomic(w) || w->wr.opcode == RFW_WR_RDMA_READ ||
+	    w->state != SWQE_PENDING || p->bth.psn != w->first_psn ||
 	    rfw_aeth_syndrome_type(p->aeth.syndrome) != RFW_AETH_ACK) {
-		rfw_cnt(qp, rfw_psn_cmp(p->bth.psn, qp->comp.psn) < 0 ? RFW_CNT_duplicate_response
-		                                                      : RFW_CNT_rx_bad_response);
+		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return;
 	}
 	memcpy(b, &v, sizeof(b));
 	rfw_sge_copy_in(w->sge, w->wr.num_sge, 0, b, sizeof(b));
 	w->atomic_orig = v;
-	sr_comp_step(qp);
-	rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
-	sr_retire(qp);
-	sr_progress(qp);
+	sr_resp_done(qp, p->bth.psn);
 }
 
 void rfw_sr_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
@@ -760,9 +834,9 @@ void rfw_sr_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 			return;
 		}
 		if (p->op->flags & RFW_OPF_READ)
-			sr_read_resp(qp, w, p);
+			sr_read_resp(qp, p);
 		else
-			sr_atomic_resp(qp, w, p);
+			sr_atomic_resp(qp, p);
 		return;
 	}
 	sr_ack(qp, p);
@@ -814,22 +888,6 @@ void rfw_sr_rnr_expired(struct rfw_qp *qp)
 	rfw_sr_arm_timer(qp, true);
 }
 
-/* The WQE that holds @psn, among those sent. */
-static struct rfw_swqe *sr_wqe_of(struct rfw_qp *qp, uint32_t psn)
-{
-	for (uint32_t i = qp->comp.idx; i != qp->sq_prod; i++) {
-		struct rfw_swqe *w = rfw_sq_at(qp, i);
-
-		if (w->state == SWQE_DONE || rfw_wqe_is_local(w))
-			continue;
-		if (!w->psn_valid)
-			return NULL;
-		if (rfw_psn_cmp(psn, w->first_psn) >= 0 && rfw_psn_cmp(psn, w->last_psn) <= 0)
-			return w;
-	}
-	return NULL;
-}
-
 struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *npsn)
 {
 	struct rfw_sr *sr = qp->sr;
@@ -847,6 +905,28 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 			w = sr_wqe_of(qp, sr->probe_psn);
 			if (w && rfw_wqe_is_send_write(w)) {
 				*psn = sr->probe_psn;
+				*npsn = 1;
+				return w;
+			}
+			if (w && w->wr.opcode == RFW_WR_RDMA_READ) {
+				/* The READ's first missing run: its request may be what was lost.
+				 */
+				uint32_t y = w->first_psn, n = 0;
+
+				while (rfw_psn_cmp(y, w->last_psn) < 0 &&
+				       rfw_bit(sr->sack, sr->win, y))
+					y = rfw_psn_add(y, 1);
+				*psn = y;
+				while (rfw_psn_cmp(y, w->last_psn) <= 0 &&
+				       !rfw_bit(sr->sack, sr->win, y)) {
+					n++;
+					y = rfw_psn_add(y, 1);
+				}
+				*npsn = n ? n : 1;
+				return w;
+			}
+			if (w) { /* an atomic */
+				*psn = w->first_psn;
 				*npsn = 1;
 				return w;
 			}
@@ -877,8 +957,11 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 		if (w->wr.opcode == RFW_WR_RDMA_READ) {
 			/* One request for the whole run of missing responses. */
 			uint32_t n = 1, y = rfw_psn_add(x, 1);
+			/* Nothing of it arrived: the request itself may be what was lost (the
+			 * responder drops one out of order), so ask for all of it. */
+			uint32_t rlim = x == w->first_psn ? rfw_psn_add(w->last_psn, 1) : lim;
 
-			while (rfw_psn_cmp(y, w->last_psn) <= 0 && rfw_psn_cmp(y, lim) < 0 &&
+			while (rfw_psn_cmp(y, w->last_psn) <= 0 && rfw_psn_cmp(y, rlim) < 0 &&
 			       sr_rtx_eligible(sr, y)) {
 				n++;
 				y = rfw_psn_add(y, 1);
