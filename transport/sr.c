@@ -253,7 +253,7 @@ static void sr_place(struct rfw_qp *qp, const struct rfw_ib_pkt *p, int32_t d)
 		int32_t k = (int32_t)(e.rsn - sr->rx_rsn);
 		struct rfw_rwqe *w;
 
-		if (k < 0 || k >= (int32_t)qp->rq_size) {
+		if (k < 0) { /* a message already completed, under a PSN not seen: bogus */
 			sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
 			return;
 		}

@@ -573,6 +573,50 @@ static void test_sr_traffic_in_rtr(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- more SENDs in flight than the receive queue holds: RNR, then all in order ---- */
+
+static void test_sr_sends_beyond_rq(void **s)
+{
+	static uint8_t src[6][100], dst[6][100];
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	struct rfw_mr *smr, *dmr;
+	struct rfw_wc wc;
+
+	(void)s;
+	c.mode[0] = c.mode[1] = RFW_TRANSPORT_SR;
+	c.max_recv_wr = 2;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	smr = lb_mr(&lb->ep[0], src, sizeof(src));
+	dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
+	for (int i = 0; i < 6; i++) {
+		fill(src[i], 100, 60u + (uint32_t)i);
+		assert_int_equal(
+		    post_op(&lb->ep[0], RFW_WR_SEND, (uint64_t)i, src[i], 100, smr, 0, 0), 0);
+	}
+	for (int i = 0; i < 6; i += 2) {
+		assert_int_equal(post_recv(&lb->ep[1], 20u + (uint32_t)i, dst[i], 100, dmr), 0);
+		assert_int_equal(post_recv(&lb->ep[1], 21u + (uint32_t)i, dst[i + 1], 100, dmr), 0);
+		lb_run(lb, 200000);
+		for (int k = i; k < i + 2; k++) {
+			assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 1);
+			assert_int_equal(wc.status, RFW_WC_SUCCESS);
+			assert_int_equal(wc.wr_id, 20u + (uint32_t)k);
+		}
+	}
+	lb_run(lb, 10000000);
+	for (int i = 0; i < 6; i++) {
+		assert_memory_equal(src[i], dst[i], 100);
+		assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, (uint64_t)i);
+	}
+	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 0);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_RTS);
+	lb_destroy(lb);
+}
+
 /* ---- the BDP cap ---- */
 
 static void test_sr_bdp_cap(void **s)
@@ -650,6 +694,7 @@ int main(void)
 	    cmocka_unit_test(test_sr_rnr),
 	    cmocka_unit_test(test_sr_bdp_cap),
 	    cmocka_unit_test(test_sr_traffic_in_rtr),
+	    cmocka_unit_test(test_sr_sends_beyond_rq),
 	    cmocka_unit_test(test_mode_mismatch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
