@@ -63,6 +63,7 @@ struct wnode {
 	struct wnode *next, *prev;
 	uint64_t at; /* ns */
 	bool armed;
+	bool is_dep; /* a pacing departure (nic_qp.dep), else a transport timer (nic_qp.tmr) */
 };
 
 /*
@@ -326,7 +327,11 @@ static void wheel_advance(struct rfw_nic *nic)
 				struct nic_qp *nq;
 
 				wheel_remove(n);
-				if (n == &(nq = dep_owner(n))->dep) {
+				/* The node says what it is: dep and tmr sit at different offsets in
+				 * struct nic_qp, so the owner is found only once the kind is known.
+				 */
+				if (n->is_dep) {
+					nq = dep_owner(n);
 					ready_push(nic, nq);
 				} else {
 					nq = tmr_owner(n);
@@ -505,10 +510,16 @@ static void io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t l
 	nq->ctr[RFW_NIC_QP_CTR_tx_bytes] += m->pkt_len;
 
 	rate = opcode_is_response(op) ? 0 : nq_rate_kbps(nq, nic->now_ns);
-	if (rate != 0) {
-		uint64_t dep = cc_pacer_depart(&nq->pacer, nic->now_ns, m->pkt_len, rate);
+	/*
+	 * Requests already parked go first (PSN order), even if this one could leave - also when
+	 * the rate recovered to line rate meanwhile (unpaced): overtaking them would look like a
+	 * PSN gap to the responder and cost a go-back-N round.
+	 */
+	if (rate != 0 || (!opcode_is_response(op) && nq->held_n != 0)) {
+		uint64_t dep = rate != 0
+		                   ? cc_pacer_depart(&nq->pacer, nic->now_ns, m->pkt_len, rate)
+		                   : nic->now_ns;
 
-		/* Packets already parked go first (PSN order), even if this one could leave. */
 		if (dep > nic->now_ns || nq->held_n != 0) {
 			unsigned slot = (nq->held_head + nq->held_n) % NIC_HOLD_MAX;
 
@@ -1092,6 +1103,7 @@ int rfw_nic_qp_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_n
 		return -ENOMEM;
 	nq->qp = qp;
 	nq->nic = nic;
+	nq->dep.is_dep = true;
 	rc = nq_template(nic, nq, path);
 	if (rc != 0) {
 		rte_free(nq);

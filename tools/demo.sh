@@ -90,14 +90,18 @@ set +e
   --vdev=net_memif1,role=client,socket="$tmp/r.sock",$memif -- \
   "${demo_opts[@]}" "$@" \
   --csv "$out/flows.csv" --cnp-csv "$out/cnps.csv" --json "$out/demo.json" \
-  >"$out/demo.log" 2>&1 &
+  --linger-pid $cp_pid >"$out/demo.log" 2>&1 &
 demo_pid=$!
-wait $demo_pid
-demo_rc=$?
-demo_pid=""
+# Stop rocefw-cp first, once the demo has written its summary (or exited): memif's PMD unmaps a
+# connection's rings when the peer goes away, racing with a data path still polling them, so the
+# side that leaves must be the one no longer polling (rocefw-demo --linger-pid waits for it).
+while kill -0 $demo_pid 2>/dev/null && [ ! -e "$out/demo.json" ]; do sleep 0.05; done
 kill -TERM $cp_pid
 wait $cp_pid
 cp_rc=$?
+wait $demo_pid
+demo_rc=$?
+demo_pid=""
 cp_pid=""
 set -e
 # EAL and PMD start-up chatter goes to the logs; they are shown when something failed.

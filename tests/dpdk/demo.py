@@ -13,9 +13,9 @@ files it writes (summary.json, cnps.csv, flows.csv, queue.csv):
 - nothing lost: rocefw-cp dropped nothing (RED, tail, random, RX ring or mbufs), the PMDs
   refused nothing, and every frame counted leaving one hop is counted arriving at the next,
   both directions; every WRITE completed and was verified at the responder.
-  Retransmissions are reported, not asserted: the NIC's pacer can reorder a QP's packets when
-  its rate returns to the line rate while packets are parked (docs/demo.md, Known issues), which
-  costs go-back-N retransmissions although no frame is lost.
+  With nothing lost, nothing is retransmitted and the receiver sees no PSN out of sequence
+  (the pacer keeps a QP's packets in PSN order also when its rate returns to the line rate while
+  packets are parked).
 - the PNG exists and every file carries its schema;
 - bad rocefw-demo options are refused with exit status 2, naming the option.
 
@@ -132,7 +132,9 @@ def main():
                   f["bad_messages"] == 0 and
                   f["verified_bytes"] == f["messages"] * s["config"]["demo"]["size"],
                   f"flow {fi}: all {f['messages']} WRITEs completed and verified")
-            print(f"     flow {fi}: {f['retransmitted_packets']} packets retransmitted, "
+            check(f["retransmitted_packets"] == 0 and f["out_of_sequence_at_receiver"] == 0
+                  and f["local_ack_timeouts"] == 0,
+                  f"flow {fi}: {f['retransmitted_packets']} packets retransmitted, "
                   f"{f['out_of_sequence_at_receiver']} out of sequence at the receiver, "
                   f"{f['local_ack_timeouts']} ACK timeouts")
 

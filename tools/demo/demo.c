@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -62,6 +63,7 @@ struct opts {
 	const char *profile;
 	struct dcqcn_params params;
 	const char *csv, *cnp_csv, *json;
+	long linger_pid;
 };
 
 static void usage(FILE *f)
@@ -87,7 +89,10 @@ static void usage(FILE *f)
 	        "  --link-wait-ms MS    wait for both links, 0..60000 (default 15000)\n"
 	        "  --csv FILE           per-flow time series (schema " DEMO_CSV_SCHEMA ")\n"
 	        "  --cnp-csv FILE       every CNP the receiver sent (schema " DEMO_CNP_SCHEMA ")\n"
-	        "  --json FILE          summary (schema " DEMO_SCHEMA ")\n",
+	        "  --json FILE          summary (schema " DEMO_SCHEMA ")\n"
+	        "  --linger-pid PID     after the run, close the ports only once process PID (the\n"
+	        "                       memif peer, rocefw-cp) has exited, at most 10 s (default: "
+	        "off)\n",
 	        MAX_FLOWS);
 }
 
@@ -130,6 +135,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		O_CSV,
 		O_CNP,
 		O_JSON,
+		O_LINGER,
 		O_HELP
 	};
 	static const struct option lo[] = {
@@ -147,6 +153,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"csv", required_argument, NULL, O_CSV},
 	    {"cnp-csv", required_argument, NULL, O_CNP},
 	    {"json", required_argument, NULL, O_JSON},
+	    {"linger-pid", required_argument, NULL, O_LINGER},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
@@ -219,6 +226,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_JSON:
 			o->json = optarg;
+			break;
+		case O_LINGER:
+			o->linger_pid = (long)num_arg("--linger-pid", optarg, 1, 4194304);
 			break;
 		case O_HELP:
 			usage(stdout);
@@ -982,6 +992,18 @@ int main(int argc, char **argv)
 	}
 
 	run();
+
+	/*
+	 * DPDK's memif PMD unmaps a connection's rings from its control thread when the peer
+	 * disconnects, racing with a data path still polling them. So the peer (rocefw-cp, still
+	 * polling) must stop first: this side closes its ports only once the peer has exited, and
+	 * polls nothing meanwhile.
+	 */
+	for (unsigned i = 0; O.linger_pid != 0 && i < 10000; i++) {
+		if (kill((pid_t)O.linger_pid, 0) != 0)
+			break;
+		usleep(1000);
+	}
 
 	for (unsigned fi = 0; fi < O.flows; fi++) {
 		rfw_nic_qp_detach(S.nic, flows[fi].qs);
