@@ -17,13 +17,19 @@
  *           leave in order right after it, the others keep flowing; pause counters and
  *           rx_prio3_pause_duration agree.
  *
- * usage: test_pfc [EAL options]
+ * The storm port's counters are also read back through telemetry (/rocefw/port/pfc), over the
+ * process's own socket: run with --file-prefix, not --no-shconf.
+ *
+ * usage: test_pfc [EAL options with --file-prefix=NAME]
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
@@ -270,6 +276,41 @@ static uint64_t pctr(const struct side *s, enum rfw_pfc_prio_ctr c, unsigned pri
 	return rfw_pfc_prio_ctr(s->port, c, prio);
 }
 
+/* /rocefw/port/pfc,<port> over this process's telemetry socket: the reply must carry @want. */
+static void check_telemetry(uint16_t port_id, const char *const *want, unsigned nwant)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	static char buf[65536];
+	char cmd[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/dpdk_telemetry.v2",
+	         rte_eal_get_runtime_dir());
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		CHECK(0, "telemetry socket %s: %s (run with --file-prefix)", sa.sun_path,
+		      strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	n = recv(fd, buf, sizeof(buf) - 1, 0); /* the server's greeting */
+	snprintf(cmd, sizeof(cmd), "/rocefw/port/pfc,%u", port_id);
+	if (n > 0 && send(fd, cmd, strlen(cmd), 0) > 0)
+		n = recv(fd, buf, sizeof(buf) - 1, 0);
+	else
+		n = -1;
+	close(fd);
+	CHECK(n > 0, "no telemetry reply");
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (unsigned i = 0; i < nwant; i++)
+		CHECK(strstr(buf, want[i]) != NULL, "telemetry reply lacks '%s': %.300s", want[i],
+		      buf);
+}
+
 static void test_storm(void)
 {
 	/* 100 Mb/s: an XOFF of 65535 quanta lasts 335 ms, so the refreshes (every ms) keep the
@@ -368,6 +409,14 @@ static void test_storm(void)
 	      "priority-3 frames: %" PRIu64 " sent + dropped + held != %u generated", sent3_total,
 	      s.seq[PRIO_HI]);
 	CHECK(pctr(&s, RFW_PFC_PCTR_tx_pause_hold_full, PRIO_HI) == 0, "hold ring overflowed");
+	{
+		static const char *const want[] = {
+		    "\"schema\":\"rocefw.port.pfc/1\"", "\"link_mbps\":100",
+		    "\"rx_prio3_pfc_wd_storm\":1",      "\"rx_prio3_pfc_wd_restored\":1",
+		    "\"rx_prio0_pfc_wd_storm\":0",      "\"tx_pause_ctrl_phy\":0"};
+
+		check_telemetry(s.port->port_id, want, RTE_DIM(want));
+	}
 	check_order(&s);
 	side_close(&s);
 }
