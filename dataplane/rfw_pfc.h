@@ -52,7 +52,8 @@ struct rfw_pfc_conf {
 	const uint8_t *dscp2prio;
 	/*
 	 * Generation (a receiver's side of PFC): when the receive backlog reported to
-	 * rfw_pfc_rx_backlog() reaches gen_xoff frames, send XOFF for the priorities in
+	 * rfw_pfc_rx_backlog() reaches gen_xoff (in the caller's unit: frames, or KiB as
+	 * rocefw-cp reports), send XOFF for the priorities in
 	 * gen_prio_mask with gen_quanta, again every half pause while the backlog stays above
 	 * gen_xon, and XON once it falls to gen_xon. gen_prio_mask 0: never send (default).
 	 * gen_xoff default 256, range 2..65535; gen_xon default gen_xoff / 2, below gen_xoff;
@@ -189,7 +190,8 @@ uint32_t rfw_pfc_held(const struct rfw_port *p, unsigned prio);
 
 /*
  * Generation: report the receive backlog of @q (frames waiting: rte_eth_rx_queue_count() where
- * the PMD has it, or the application's own queue) at @now_tsc. Sends XOFF / refresh / XON on
+ * the PMD has it, or the application's own queue; any unit, the thresholds' one) at @now_tsc. Sends
+ * XOFF / refresh / XON on
  * @q's TX queue directly (never held, never buffered), from the port's pool. Returns 1 if an
  * XOFF is in force after the call, 0 if not, -ENOTSUP if generation is not configured. Call
  * from the lcore that owns queue 0.
