@@ -22,6 +22,9 @@
  *   ud_opcode  UD SEND ONLY to the RC QP -> rx_bad_opcode (IBA 9.6)
  *   init_qp    SEND ONLY and ACK to a QP in INIT -> rx_bad_state (IBA 10.3.1)
  *   bad_icrc   a well-formed WRITE ONLY with one ICRC bit flipped -> rx_icrc_bad
+ *   macctl     PFC frames damaged one way each (truncated, other opcode, other destination,
+ *              group source, VLAN-tagged) -> rx_macctl_bad / rx_unsupported_op_phy, and
+ *              nothing paused
  *
  * Asserted: exact counts for the classes whose counter nothing else touches, at-least counts
  * for the sequence classes (the NAKs they provoke make go-back-N retransmissions, which the
@@ -70,11 +73,12 @@ enum cls {
 	C_UD_OPCODE,
 	C_INIT_QP,
 	C_BAD_ICRC,
+	C_MACCTL,
 	C__COUNT
 };
 static const char *const cls_name[C__COUNT] = {
     "pcap",       "random",   "rand_ib",   "qpn",     "pkey",     "psn_ahead",
-    "psn_behind", "resp_far", "ud_opcode", "init_qp", "bad_icrc",
+    "psn_behind", "resp_far", "ud_opcode", "init_qp", "bad_icrc", "macctl",
 };
 
 /* Regions of an endpoint's memory, NMSG x MSG bytes each. */
@@ -416,6 +420,30 @@ static size_t hostile(uint8_t *buf, struct ep *t, enum cls c)
 			pk.bth.opcode = RFW_OP_RC_SEND_ONLY;
 		}
 		break;
+	case C_MACCTL: {
+		/* PAUSE/PFC frames that must not pause anything: each damaged in one way. */
+		const uint16_t q[RFW_PFC_PRIOS] = {0xffff, 0xffff, 0xffff, 0xffff,
+		                                   0xffff, 0xffff, 0xffff, 0xffff};
+
+		len = rfw_pfc_build(buf, RFW_FRAME_MAX, t->peer->port->id.mac.addr_bytes, 0xff, q);
+		switch (rnd() % 5) {
+		case 0: /* truncated inside the PFC body */
+			return 14 + 2 + rnd() % (RFW_PFC_BODY_LEN - 2);
+		case 1: /* opcode neither PAUSE nor PFC */
+			buf[15] = (uint8_t)(2 + rnd() % 200);
+			return len;
+		case 2: /* to some other station */
+			memcpy(buf, "\x02\x99\x99\x99\x99\x99", 6);
+			return len;
+		case 3: /* from a group address */
+			buf[6] |= 1;
+			return len;
+		default: /* VLAN-tagged */
+			memmove(buf + 16, buf + 12, len - 12);
+			buf[12] = 0x81, buf[13] = 0x00, buf[14] = 0x60, buf[15] = 0x01;
+			return len + 4;
+		}
+	}
 	case C_BAD_ICRC:
 		pk.bth.psn = far;
 		len = roce_frame(buf, t, &pk, payload);
@@ -558,6 +586,18 @@ static void check_ep(struct ep *e)
 	      "%s: rx_icrc_bad %" PRIu64, e->name, pctr(e, RFW_PORT_CTR_rx_icrc_bad));
 	CHECK(q->malformed_ib[RFW_IB_ERR_TRUNC_BTH] == e->pcap_replays,
 	      "%s: truncated_bth %" PRIu64, e->name, q->malformed_ib[RFW_IB_ERR_TRUNC_BTH]);
+	CHECK(rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_mac_control_phy) == n[C_MACCTL] &&
+	          rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_macctl_bad) +
+	                  rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_unsupported_op_phy) ==
+	              n[C_MACCTL] &&
+	          rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_pause_ctrl_phy) == 0 &&
+	          rfw_pfc_storm(e->port) == 0 && rfw_pfc_paused(e->port, rte_rdtsc()) == 0,
+	      "%s: MAC Control: %" PRIu64 " received, %" PRIu64 " bad, %" PRIu64
+	      " unsupported, %" PRIu64 " accepted",
+	      e->name, rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_mac_control_phy),
+	      rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_macctl_bad),
+	      rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_unsupported_op_phy),
+	      rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_pause_ctrl_phy));
 	CHECK(rfw_nic_ctr(e->nic, RFW_NIC_CTR_pkey_violations) == n[C_PKEY],
 	      "%s: pkey_violations %" PRIu64, e->name,
 	      rfw_nic_ctr(e->nic, RFW_NIC_CTR_pkey_violations));
