@@ -6,7 +6,9 @@
  * (interop/case.c) on rfw_verbs.
  *
  *   rocefw-interop-case [EAL] -- --ip A.B.C.D --peer HOST [--port 18515] [--json]
- *                                 key=value ...   (case fields: name dir op size mtu ...)
+ *                                 [--if-mtu IFACE=MTU] key=value ...  (case fields)
+ *   rocefw-interop-case [EAL] -- ... --stdin      (prints "ready", then one case per line
+ *                                                  of stdin, one result line each)
  *
  * Prints one line "case NAME: pass|FAIL ..." (with --json, a rocefw.interop.case/1 object)
  * and exits 0 on pass, 1 on fail, 2 on usage errors.
@@ -354,18 +356,10 @@ static void json_result(const char *who, const struct rfw_oob_result *r, bool ha
 	putchar('}');
 }
 
-int main(int argc, char **argv)
+/* Connect to the peer, run @c, print the result line; 0 on pass, 1 otherwise. */
+static int run_one(const struct ic_case *c, const char *peer, unsigned port, bool json)
 {
-	static const struct option lo[] = {{"ip", required_argument, NULL, 'i'},
-	                                   {"peer", required_argument, NULL, 'p'},
-	                                   {"port", required_argument, NULL, 'P'},
-	                                   {"json", no_argument, NULL, 'j'},
-	                                   {"help", no_argument, NULL, 'h'},
-	                                   {"if-mtu", required_argument, NULL, 'm'},
-	                                   {NULL, 0, NULL, 0}};
-	struct rfw_port_conf pc = {.nb_mbufs = 4096, .promisc = true};
-	struct rfw_identity id = {.has_ip4 = true};
-	struct rfw_nic_conf nc = {0};
+	static struct ic_conn cn;
 	struct ic_backend b = {
 	    .ctx = &R,
 	    .open = r_open,
@@ -377,17 +371,84 @@ int main(int argc, char **argv)
 	    .close = r_close,
 	    .status_str = r_status_str,
 	};
-	static struct ic_conn cn;
-	struct ic_case c;
 	struct ic_outcome out;
+	uint64_t dev_ctr[RFW_CNT__COUNT], nic0[RFW_NIC_CTR__COUNT];
+	int i, rc, fd;
+
+	static uint64_t dev0[RFW_CNT__COUNT];
+
+	/* counters are the device's since start: report this case's share */
+	for (i = 0; i < RFW_NIC_CTR__COUNT; i++)
+		nic0[i] = rfw_nic_ctr(R.nic, (enum rfw_nic_ctr)i);
+	rfw_dev_counters(rfw_nic_dev(R.nic), dev0);
+	/* the peer's TCP port, the NIC polled meanwhile (ARP from the guest) */
+	fd = rfw_oob_connect(peer, (uint16_t)port, 10000);
+	if (fd < 0) {
+		fprintf(stderr, "rocefw-interop-case: connect to %s:%u: %s\n", peer, port,
+		        strerror(-fd));
+		return 1;
+	}
+	memset(&cn, 0, sizeof(cn));
+	cn.fd = fd;
+	rc = ic_send_case(&cn, c);
+	if (rc != 0) {
+		fprintf(stderr, "rocefw-interop-case: sending the case: %s\n", strerror(-rc));
+		return 1;
+	}
+	rc = ic_run(c, true, &cn, &b, &out);
+	close(fd);
+	rfw_dev_counters(rfw_nic_dev(R.nic), dev_ctr);
+	if (json) {
+		printf("{\"schema\": \"rocefw.interop.case/1\", \"name\": ");
+		json_str(c->name);
+		printf(", \"dir\": \"%s\", \"op\": \"%s\", \"fault\": \"%s\", \"size\": %u, "
+		       "\"mtu\": %u, \"count\": %u, \"psn\": %u, \"pass\": %s, ",
+		       ic_dir_name(c->dir), ic_op_name(c->op), ic_fault_name(c->fault), c->size,
+		       c->mtu, c->count, c->psn, out.pass ? "true" : "false");
+		json_result("rocefw", &out.mine, true);
+		printf(", ");
+		json_result("rxe", &out.peer, out.have_peer);
+		printf(", \"counters\": {");
+		for (i = 0; i < RFW_NIC_CTR__COUNT; i++)
+			printf("%s\"nic_%s\": %" PRIu64, i ? ", " : "",
+			       rfw_nic_ctr_name((enum rfw_nic_ctr)i),
+			       rfw_nic_ctr(R.nic, (enum rfw_nic_ctr)i) - nic0[i]);
+		for (i = 0; i < RFW_CNT__COUNT; i++)
+			if (dev_ctr[i] != dev0[i])
+				printf(", \"%s\": %" PRIu64, rfw_counter_name((enum rfw_counter)i),
+				       dev_ctr[i] - dev0[i]);
+		printf("}}\n");
+	} else {
+		printf("case %s: %s rocefw: messages %" PRIu64 " checked %" PRIu64
+		       "%s%s; rxe: %s%s\n",
+		       c->name, out.pass ? "pass" : "FAIL", out.mine.messages,
+		       out.mine.checked_bytes, out.mine.error[0] ? " error: " : "", out.mine.error,
+		       !out.have_peer      ? "no result"
+		       : out.peer.verified ? "verified"
+		                           : "NOT verified ",
+		       out.have_peer ? out.peer.error : "");
+	}
+	return out.pass && rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"ip", required_argument, NULL, 'i'},   {"peer", required_argument, NULL, 'p'},
+	    {"port", required_argument, NULL, 'P'}, {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},       {"if-mtu", required_argument, NULL, 'm'},
+	    {"stdin", no_argument, NULL, 's'},      {NULL, 0, NULL, 0}};
+	struct rfw_port_conf pc = {.nb_mbufs = 4096, .promisc = true};
+	struct rfw_identity id = {.has_ip4 = true};
+	struct rfw_nic_conf nc = {0};
+	struct ic_case c;
 	const char *peer = NULL, *if_mtu = NULL;
 	unsigned port = RFW_OOB_PORT_DEFAULT;
-	bool json = false;
+	bool json = false, from_stdin = false;
 	char err[RFW_OOB_ERR_MAX];
 	struct in_addr ia;
-	uint64_t dev_ctr[RFW_CNT__COUNT];
 	uint16_t pid = RTE_MAX_ETHPORTS, p;
-	int i, dd = -1, opt, rc, fd;
+	int i, dd = -1, opt, rc;
 
 	for (i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--") == 0) {
@@ -422,6 +483,9 @@ int main(int argc, char **argv)
 			break;
 		case 'm':
 			if_mtu = optarg;
+			break;
+		case 's':
+			from_stdin = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -483,54 +547,40 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-interop-case: link of %s down\n", R.port->name);
 		return 1;
 	}
-	/* the peer's TCP port, the NIC polled meanwhile (ARP from the guest) */
-	fd = rfw_oob_connect(peer, (uint16_t)port, 10000);
-	if (fd < 0) {
-		fprintf(stderr, "rocefw-interop-case: connect to %s:%u: %s\n", peer, port,
-		        strerror(-fd));
-		return 1;
-	}
-	cn.fd = fd;
-	rc = ic_send_case(&cn, &c);
-	if (rc != 0) {
-		fprintf(stderr, "rocefw-interop-case: sending the case: %s\n", strerror(-rc));
-		return 1;
-	}
-	rc = ic_run(&c, true, &cn, &b, &out);
-	close(fd);
-	rfw_dev_counters(rfw_nic_dev(R.nic), dev_ctr);
-	if (json) {
-		printf("{\"schema\": \"rocefw.interop.case/1\", \"name\": ");
-		json_str(c.name);
-		printf(", \"dir\": \"%s\", \"op\": \"%s\", \"fault\": \"%s\", \"size\": %u, "
-		       "\"mtu\": %u, \"count\": %u, \"psn\": %u, \"pass\": %s, ",
-		       ic_dir_name(c.dir), ic_op_name(c.op), ic_fault_name(c.fault), c.size, c.mtu,
-		       c.count, c.psn, out.pass ? "true" : "false");
-		json_result("rocefw", &out.mine, true);
-		printf(", ");
-		json_result("rxe", &out.peer, out.have_peer);
-		printf(", \"counters\": {");
-		for (i = 0; i < RFW_NIC_CTR__COUNT; i++)
-			printf("%s\"nic_%s\": %" PRIu64, i ? ", " : "",
-			       rfw_nic_ctr_name((enum rfw_nic_ctr)i),
-			       rfw_nic_ctr(R.nic, (enum rfw_nic_ctr)i));
-		for (i = 0; i < RFW_CNT__COUNT; i++)
-			if (dev_ctr[i])
-				printf(", \"%s\": %" PRIu64, rfw_counter_name((enum rfw_counter)i),
-				       dev_ctr[i]);
-		printf("}}\n");
+	if (!from_stdin) {
+		rc = run_one(&c, peer, port, json);
 	} else {
-		printf("case %s: %s rocefw: messages %" PRIu64 " checked %" PRIu64
-		       "%s%s; rxe: %s%s\n",
-		       c.name, out.pass ? "pass" : "FAIL", out.mine.messages,
-		       out.mine.checked_bytes, out.mine.error[0] ? " error: " : "", out.mine.error,
-		       !out.have_peer      ? "no result"
-		       : out.peer.verified ? "verified"
-		                           : "NOT verified ",
-		       out.have_peer ? out.peer.error : "");
+		/* one case per line ("key=value ..."), one result line each, until EOF */
+		char line[1024];
+
+		printf("ready\n");
+		fflush(stdout);
+		rc = 0;
+		while (fgets(line, sizeof(line), stdin) != NULL) {
+			char *tok, *save = NULL;
+			int bad = 0;
+
+			ic_case_init(&c);
+			for (tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
+			     tok = strtok_r(NULL, " \t\r\n", &save))
+				if (ic_case_set(&c, tok, err, sizeof(err)) != 0)
+					bad = 1;
+			if (bad || ic_case_check(&c, err, sizeof(err)) != 0) {
+				printf("{\"schema\": \"rocefw.interop.case/1\", \"pass\": false, "
+				       "\"usage_error\": ");
+				json_str(err);
+				printf("}\n");
+				fflush(stdout);
+				rc = 1;
+				continue;
+			}
+			if (run_one(&c, peer, port, json) != 0)
+				rc = 1;
+			fflush(stdout);
+		}
 	}
 	rfw_nic_destroy(R.nic);
 	rfw_port_close(R.port);
 	rte_eal_cleanup();
-	return out.pass && rc == 0 ? 0 : 1;
+	return rc;
 }
