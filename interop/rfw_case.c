@@ -440,7 +440,13 @@ int main(int argc, char **argv)
 	    {"stdin", no_argument, NULL, 's'},      {NULL, 0, NULL, 0}};
 	struct rfw_port_conf pc = {.nb_mbufs = 4096, .promisc = true};
 	struct rfw_identity id = {.has_ip4 = true};
-	struct rfw_nic_conf nc = {0};
+	/*
+	 * The transport's documented defaults, spelled out: rfw_dev_create() applies them only
+	 * when it gets no attribute struct, and rfw_nic passes its (zeroed) dev_attr, which would
+	 * mean AckReq on last packets only and no CNP spacing at all.
+	 */
+	struct rfw_nic_conf nc = {
+	    .dev_attr = {.ack_every = 64, .np_min_time_between_cnps_ns = 4000}};
 	struct ic_case c;
 	const char *peer = NULL, *if_mtu = NULL;
 	unsigned port = RFW_OOB_PORT_DEFAULT;
