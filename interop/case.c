@@ -737,8 +737,10 @@ static int run_requester(struct eng *e)
 		if (c->fault == IC_FAULT_BAD_RKEY)
 			w.rkey = e->peer.rkey ^ 0x00ff5a00u;
 		else if (c->fault == IC_FAULT_OOB)
-			w.raddr =
-			    e->peer.qp[0].addr + e->peer.qp[0].len - (w.len > 1 ? w.len / 2 : 0);
+			/* half the message past the MR's end; an atomic (8-byte aligned, IBA
+			 * 9.4.5) just past it */
+			w.raddr = e->peer.qp[0].addr + e->peer.qp[0].len -
+			          (is_atomic(c->op) ? 0 : (w.len > 1 ? w.len / 2 : 0));
 		rc = e->b->post_send(e->b->ctx, &w);
 		if (rc != 0)
 			return fail_local(e, rc, "post_send %u: %s", k, strerror(-rc));
