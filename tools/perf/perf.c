@@ -2346,12 +2346,25 @@ static int run_remote(const struct opts *o, uint32_t size)
 		fprintf(stderr, "rocefw-perf: verification FAILED\n");
 	if (o->json != NULL && write_json(o, &res, 1) != 0)
 		ok = false;
-	/* Let the last ACKs go out before the QPs go. */
+	/*
+	 * Teardown order: the client polls a little longer (its last ACKs), then hangs up; the
+	 * server polls until it sees the hang-up. Neither polls its port once the other may be
+	 * closing its own: net_memif (DPDK 22.11) was seen to crash a receiver polling while its
+	 * peer disconnected.
+	 */
 	{
 		uint64_t t0 = now_ns();
 
-		while (now_ns() - t0 < 20 * 1000 * 1000)
-			rfw_nic_poll(A.nic);
+		if (is_server) {
+			char err[RFW_OOB_ERR_MAX];
+
+			while (now_ns() - t0 < STALL_NS &&
+			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
+				rfw_nic_poll(A.nic);
+		} else {
+			while (now_ns() - t0 < 20 * 1000 * 1000)
+				rfw_nic_poll(A.nic);
+		}
 	}
 	close(oob_fd);
 	for (qi = 0; qi < o->qps; qi++) {
