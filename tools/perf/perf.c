@@ -1392,6 +1392,25 @@ static uint32_t peer_rkey;
 static struct rte_ether_addr peer_mac;
 static bool is_server;
 
+/* The port counters that tell why a peer is silent (for error messages). */
+static const char *port_summary(void)
+{
+	static char buf[200];
+
+	snprintf(buf, sizeof(buf),
+	         "port %s: rx %" PRIu64 " frames (%" PRIu64 " ARP, %" PRIu64 " RoCEv2, %" PRIu64
+	         " not for us), tx %" PRIu64 " frames (%" PRIu64 " ARP requests, %" PRIu64
+	         " ARP replies)",
+	         A.port->name, rfw_port_ctr(A.port, RFW_PORT_CTR_rx_pkts),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_arp),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_rocev2),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_not_for_us),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_tx_pkts),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_arp_request_sent),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_arp_reply_sent));
+	return buf;
+}
+
 /* Refuse or abort: tell the peer (error record) if it is connected, say why, exit 1. */
 static void remote_abort(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void remote_abort(const char *fmt, ...)
@@ -1430,8 +1449,8 @@ static void remote_recv(struct rfw_oob_msg *m, uint64_t timeout_ns, const char *
 		}
 		rfw_nic_poll(A.nic);
 		if (now_ns() - t0 > timeout_ns) {
-			fprintf(stderr, "rocefw-perf: no %s record from the peer in %.0f s\n", what,
-			        (double)timeout_ns / 1e9);
+			fprintf(stderr, "rocefw-perf: no %s record from the peer in %.0f s (%s)\n",
+			        what, (double)timeout_ns / 1e9, port_summary());
 			exit(1);
 		}
 	}
@@ -1455,9 +1474,10 @@ static void remote_resolve(const struct opts *o)
 		if (rc != -EAGAIN && rc != -EHOSTUNREACH)
 			remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
 		if (now_ns() - t0 > (uint64_t)o->oob_timeout_s * NS_PER_S)
-			remote_abort("no ARP reply from %u.%u.%u.%u in %u s", peer_conn.ip4 >> 24,
-			             (peer_conn.ip4 >> 16) & 0xff, (peer_conn.ip4 >> 8) & 0xff,
-			             peer_conn.ip4 & 0xff, o->oob_timeout_s);
+			remote_abort("no ARP reply from %u.%u.%u.%u in %u s (%s)",
+			             peer_conn.ip4 >> 24, (peer_conn.ip4 >> 16) & 0xff,
+			             (peer_conn.ip4 >> 8) & 0xff, peer_conn.ip4 & 0xff,
+			             o->oob_timeout_s, port_summary());
 		rfw_nic_poll(A.nic);
 	}
 }
