@@ -1617,10 +1617,10 @@ static int remote_post_recv(struct conn *c, const struct opts *o, uint32_t size,
 	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size, rfw_mr_lkey(A.mr)};
 	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *badw;
 
-	if (o->op == OP_WRITE) {
-		wr.sg_list = NULL;
+	/* No buffer: num_sge 0. sg_list stays a valid pointer (rfw_post_recv copies num_sge
+	 * entries from it, and a memcpy from NULL is undefined even for 0 bytes). */
+	if (o->op == OP_WRITE)
 		wr.num_sge = 0;
-	}
 	return rfw_post_recv(c->qa, &wr, &badw, t);
 }
 
