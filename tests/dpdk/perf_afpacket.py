@@ -2,12 +2,18 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """rocefw-perf WRITE and SEND between two processes over net_af_packet, with loss on the path.
 
-Two private network namespaces joined by a veth pair; in each, one rocefw-perf process drives
-its veth end through net_af_packet (server in namespace B on core 0, client in namespace A on
-core 1). The kernel addresses on the veths (192.168.N.1/2) carry only the out-of-band TCP
-exchange; RoCE uses 10.N.0.1/2, which the kernel does not own (so it neither answers their ARP
-nor sends ICMP port-unreachable for UDP 4791). Loss comes from nftables on the path: a netdev
-egress chain on each veth end (so af_packet must not bypass the qdisc layer: qdisc_bypass=0).
+Two private network namespaces A and B, each with one rocefw-perf process driving a veth end
+through net_af_packet (server in B on core 0, client in A on core 1). The veth pairs meet in a
+third namespace, the path: a bridge there joins them, and nftables drops packets in the
+bridge's forward chain. The kernel addresses on the veths (192.168.N.1/2) carry only the
+out-of-band TCP exchange; RoCE uses 10.N.0.1/2, which the kernel does not own (so it neither
+answers their ARP nor sends ICMP port-unreachable for UDP 4791).
+
+Why not nftables directly on the veth ends of one pair: a packet socket sees received frames
+before the netdev ingress hook, and a frame the netdev egress hook drops under af_packet's
+transmit ring is not lost - the kernel leaves it in the ring with "send request" status and
+sends it again on the next sendto(), so the transport never sees a loss (tried: not one
+retransmission by the transport for 144 drops).
 
 Cases, for the transport mode given (gbn or sr), each with a short local ACK timeout
 (--ack-timeout 10: 4.2 ms) so that recovery is quick:
@@ -35,7 +41,7 @@ import time
 
 PERF, MODE = sys.argv[1], sys.argv[2]
 tag = os.getpid() % 100000
-NA, NB = f"rfwpa{tag}", f"rfwpb{tag}"
+NA, NB, NR = f"rfwpa{tag}", f"rfwpb{tag}", f"rfwpr{tag}"
 NET = 100 + tag % 100
 KA, KB = f"192.168.{NET}.1", f"192.168.{NET}.2"
 RA, RB = f"10.{NET}.0.1", f"10.{NET}.0.2"
@@ -59,25 +65,32 @@ def sh(*args, ns=None, check_rc=True, inp=None):
     return r.stdout
 
 
-def set_loss(rule):
-    """(Re)load the loss table on both veth ends: @rule drops, then a counter of what passed."""
-    for ns, dev in ((NA, "vA"), (NB, "vB")):
-        sh("nft", "delete", "table", "netdev", "rfwloss", ns=ns, check_rc=False)
-        r = rule(dev)
-        sh("nft", "-f", "-", ns=ns, inp=f"""
-table netdev rfwloss {{
-  chain eg {{
-    type filter hook egress device {dev} priority 0;
-    {r}
+def set_loss(rule_ab, rule_ba):
+    """(Re)load the loss table of the path: per direction (A -> B: client to server, B -> A) a
+    drop rule, then a counter of the RoCE packets that passed."""
+    sh("nft", "delete", "table", "bridge", "rfwloss", ns=NR, check_rc=False)
+    sh("nft", "-f", "-", ns=NR, inp=f"""
+table bridge rfwloss {{
+  chain path {{
+    type filter hook forward priority 0;
+    iifname "pA" oifname "pB" jump ab
+    iifname "pB" oifname "pA" jump ba
+  }}
+  chain ab {{
+    {rule_ab}
+    udp dport 4791 counter
+  }}
+  chain ba {{
+    {rule_ba}
     udp dport 4791 counter
   }}
 }}
 """)
 
 
-def counters(ns):
-    """(dropped, passed) packets of the loss table in @ns."""
-    out = sh("nft", "list", "table", "netdev", "rfwloss", ns=ns)
+def counters(chain):
+    """(dropped, passed) RoCE packets in @chain ('ab' or 'ba') of the path's loss table."""
+    out = sh("nft", "list", "chain", "bridge", "rfwloss", chain, ns=NR)
     drop = [int(m) for m in re.findall(r"counter packets (\d+) bytes \d+ drop", out)]
     passed = [int(m) for m in re.findall(r"counter packets (\d+) bytes \d+\s*$", out, re.M)]
     return sum(drop), sum(passed)
@@ -88,7 +101,7 @@ def pair(tmp, args):
     for f in (js, jc):
         if os.path.exists(f):
             os.unlink(f)
-    vdev = "net_af_packet0,iface={},qdisc_bypass=0"
+    vdev = "net_af_packet0,iface={}"
     srv = subprocess.Popen(["ip", "netns", "exec", NB, PERF] + EAL +
                            ["-l", "0", "--vdev=" + vdev.format("vB"), "--"] + args +
                            ["--ip", RB, "--out_json", js],
@@ -111,14 +124,14 @@ def pair(tmp, args):
     return srv.returncode, cli.returncode, out_s, cli.stdout + cli.stderr, res[0], res[1]
 
 
-def lossy_case(tmp, name, op, rule, exact_drops=None):
-    set_loss(rule)
+def lossy_case(tmp, name, op, rule_ab, rule_ba, exact_drops=None):
+    set_loss(rule_ab, rule_ba)
     args = [op, "bw"] + COMMON
     t0 = time.time()
     rs, rc, out_s, out_c, js, jc = pair(tmp, args)
     dt = time.time() - t0
-    da, pa = counters(NA)
-    db, pb = counters(NB)
+    da, pa = counters("ab")
+    db, pb = counters("ba")
     title = f"{MODE} {op} bw 64 KiB x 200, {name}"
     print(f"  {title}: {dt:.1f} s; dropped {da} client->server, {db} server->client; "
           f"passed {pa} / {pb}")
@@ -141,6 +154,14 @@ def lossy_case(tmp, name, op, rule, exact_drops=None):
     check(js["results"][0]["verified"] is True and js["results"][0]["checked_bytes"] == want,
           f"{title}: the server's own account agrees")
     check(jc["transport"] == MODE and js["transport"] == MODE, f"{title}: transport {MODE}")
+    # Every packet of the run crossed the path once at least: what passed A -> B is the
+    # client's packets, retransmissions included, so a loss the transport recovered from shows
+    # as more than the 200 x 64 packets of the data.
+    if da > 0:
+        check(pa > 200 * 64, f"{title}: the transport retransmitted ({pa} RoCE packets crossed "
+              f"client -> server for {200 * 64} packets of data)")
+    else:
+        check(pa >= 200 * 64, f"{title}: {pa} RoCE packets crossed client -> server")
 
 
 def main():
@@ -151,10 +172,18 @@ def main():
     tmp = tempfile.mkdtemp(prefix="perf_afpacket_")
     t_start = time.time()
     try:
-        sh("ip", "netns", "add", NA)
-        sh("ip", "netns", "add", NB)
-        sh("ip", "link", "add", "vA", "netns", NA, "type", "veth", "peer", "name", "vB",
-           "netns", NB)
+        for ns in (NA, NB, NR):
+            sh("ip", "netns", "add", ns)
+        sh("ip", "link", "add", "vA", "netns", NA, "type", "veth", "peer", "name", "pA",
+           "netns", NR)
+        sh("ip", "link", "add", "vB", "netns", NB, "type", "veth", "peer", "name", "pB",
+           "netns", NR)
+        sh("ip", "link", "add", "br0", "type", "bridge", ns=NR)
+        for dev in ("pA", "pB"):
+            sh("ip", "link", "set", dev, "master", "br0", ns=NR)
+            sh("ip", "link", "set", dev, "up", ns=NR)
+            sh("ethtool", "-K", dev, "tx", "off", ns=NR)
+        sh("ip", "link", "set", "br0", "up", ns=NR)
         for ns, dev, addr in ((NA, "vA", KA), (NB, "vB", KB)):
             sh("ip", "link", "set", "lo", "up", ns=ns)
             sh("ip", "addr", "add", addr + "/24", "dev", dev, ns=ns)
@@ -163,19 +192,17 @@ def main():
             # chatter from the kernel on the RoCE MAC.
             sh("ethtool", "-K", dev, "tx", "off", ns=ns)
             sh("sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1", ns=ns, check_rc=False)
+        rnd = "udp dport 4791 numgen random mod 100 < 1 counter drop"
+        # BTH PSN: 24 bits at byte 9 of the BTH, which follows the 8-byte UDP header (bit 136
+        # from the transport header). Only client -> server (data) packets; the quota lets the
+        # match fire once, so the retransmission of PSN 5 passes.
+        once = "udp dport 4791 @th,136,24 5 quota until 2000 bytes counter drop"
         for op in ("write", "send"):
-            lossy_case(tmp, "1% random loss both ways", op,
-                       lambda d: "udp dport 4791 numgen random mod 100 < 1 counter drop")
-            # BTH PSN: 24 bits at byte 9 of the BTH, which follows the 8-byte UDP header
-            # (bit 136 from the transport header). Only the client's data packets (vA) are
-            # matched; the quota lets one packet through the match, so the retransmission of
-            # PSN 5 passes.
-            lossy_case(tmp, "data packet PSN 5 dropped once", op,
-                       lambda d: ("udp dport 4791 @th,136,24 5 quota until 2000 bytes "
-                                  "counter drop") if d == "vA" else "", exact_drops=1)
+            lossy_case(tmp, "1% random loss both ways", op, rnd, rnd)
+            lossy_case(tmp, "data packet PSN 5 dropped once", op, once, "", exact_drops=1)
     finally:
-        sh("ip", "netns", "del", NA, check_rc=False)
-        sh("ip", "netns", "del", NB, check_rc=False)
+        for ns in (NA, NB, NR):
+            sh("ip", "netns", "del", ns, check_rc=False)
         subprocess.run(["rm", "-rf", tmp])
     print(f"  {time.time() - t_start:.1f} s in all")
     if failures:
