@@ -85,6 +85,7 @@ struct rte_mempool *rfw_pktmbuf_pool_create(const char *name, unsigned n, int so
 
 static void port_free(struct rfw_port *p)
 {
+	rfw_pfc_port_free(p);
 	for (unsigned i = 0; i < RFW_MAX_QUEUES; i++) {
 		if (p->q[i] != NULL)
 			rte_free(p->q[i]->txb);
@@ -104,7 +105,7 @@ static int conf_check(const struct rfw_port_conf *c)
 		return -EINVAL;
 	if (c->neigh_capacity != 0 && c->neigh_capacity < 8)
 		return -EINVAL;
-	return 0;
+	return rfw_pfc_conf_check(&c->pfc);
 }
 
 #define DEF(v, d) ((v) ? (v) : (d))
@@ -205,7 +206,7 @@ struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *co
 	static const struct rfw_port_conf defaults;
 	const struct rfw_port_conf *c = conf ? conf : &defaults;
 	uint64_t hz = rte_get_tsc_hz();
-	struct rte_eth_link link;
+	struct rte_eth_link link = {0};
 	struct rfw_port *p;
 	char name[RTE_MEMZONE_NAMESIZE];
 	int socket, ret;
@@ -286,6 +287,10 @@ struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *co
 		rte_eth_tx_buffer_set_err_callback(q->txb, rte_eth_tx_buffer_count_callback,
 		                                   &q->ctr[RFW_PORT_CTR_tx_dropped]);
 	}
+	if (rfw_pfc_port_init(p, &c->pfc, socket) != 0) {
+		rte_errno = ENOMEM;
+		goto fail;
+	}
 	ret = port_configure(p, c);
 	if (ret != 0) {
 		RFW_LOG(ERR, "port %u (%s): setup failed: %s", port_id, p->name,
@@ -297,6 +302,7 @@ struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *co
 	if (rte_eth_link_get_nowait(port_id, &link) == 0)
 		RFW_LOG(INFO, "port %u (%s): link %s, %u Mb/s, MTU %u", port_id, p->name,
 		        link.link_status ? "up" : "down", link.link_speed, p->mtu);
+	rfw_pfc_port_link(p, link.link_speed);
 	return p;
 fail:
 	port_free(p);
@@ -650,6 +656,8 @@ static inline bool classify(struct rfw_queue *q, struct rte_mbuf *m, struct rfw_
 		if (v->kind == RFW_FRAME_NOT_IP) {
 			if (v->ethertype == RFW_ETHERTYPE_ARP)
 				neigh_input(q, d, m->data_len, true, now_tsc);
+			else if (v->ethertype == RFW_ETHERTYPE_MAC_CONTROL)
+				rfw_pfc_rx(q, d, m->data_len, now_tsc);
 			else
 				q->ctr[RFW_PORT_CTR_rx_other]++;
 		} else if (v->ip_ver == 6 && v->ip_proto == RFW_IPPROTO_ICMPV6 &&
@@ -690,6 +698,9 @@ uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **p
 	struct rte_mbuf *in[RFW_MAX_BURST];
 	uint16_t n, i, out = 0;
 
+	/* Pause expiry and the PFC watchdog: queue 0's lcore owns the port's pause state. */
+	if (unlikely(__atomic_load_n(q->pfc_state, __ATOMIC_RELAXED) != 0) && q->qid == 0)
+		rfw_pfc_poll(q->port, now_tsc);
 	n = rte_eth_rx_burst(q->port_id, q->qid, in, RTE_MIN(max, (uint16_t)RFW_MAX_BURST));
 	if (n == 0)
 		return 0;

@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 
 #include "dataplane/frame.h"
+#include "dataplane/rfw_pfc.h"
 #include "transport/ib_hdr.h"
 
 #ifdef __cplusplus
@@ -115,6 +116,7 @@ struct rfw_port_conf {
 	uint32_t neigh_retrans_ms;
 	uint32_t neigh_max_probes;
 	uint32_t neigh_gc_ms;
+	struct rfw_pfc_conf pfc; /* PAUSE / PFC and the PFC watchdog (docs/pfc.md) */
 };
 
 struct rfw_port;
@@ -132,6 +134,10 @@ struct rfw_queue {
 	uint64_t malformed_frame[RFW_FRAME_ERR__COUNT];
 	uint64_t malformed_ib[RFW_IB_ERR__COUNT];
 	uint64_t neigh_bad[32]; /* by enum rfw_neigh_err */
+	/* PFC (rfw_pfc.h): the port's pause state word, and this queue's held frames. */
+	const uint16_t *pfc_state;
+	uint32_t pfc_held;
+	struct rfw_pfc_txq *pfc_txq;
 } __rte_cache_aligned;
 
 struct rfw_port {
@@ -146,6 +152,7 @@ struct rfw_port {
 	uint16_t mtu;
 	struct rfw_neigh *neigh;
 	struct rfw_queue *q[RFW_MAX_QUEUES];
+	struct rfw_pfc *pfc;
 };
 
 /* RoCEv2 frames handed out by rfw_rx_burst(): the parsed frame and IB headers (pointing into
@@ -196,23 +203,43 @@ uint64_t rfw_port_ctr(const struct rfw_port *p, enum rfw_port_ctr c);
 uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **pkts,
                       struct rfw_rx_view *views, uint16_t max);
 
+/*
+ * Hand the TX buffer to the PMD. While a PFC pause or watchdog storm is in force on the port, or
+ * frames are held on this queue, the burst goes through rfw_pfc_tx_filter() first; otherwise
+ * this costs one load and test per burst.
+ */
+static inline void rfw_tx_burst_out(struct rfw_queue *q)
+{
+	if (unlikely((__atomic_load_n(q->pfc_state, __ATOMIC_RELAXED) | q->pfc_held) != 0))
+		rfw_pfc_tx_filter(q);
+	q->ctr[RFW_PORT_CTR_tx_pkts] += rte_eth_tx_buffer_flush(q->port_id, q->qid, q->txb);
+}
+
 /* Buffer one frame for transmission on @q; sent when the buffer fills or at the deadline. */
 static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 {
-	q->ctr[RFW_PORT_CTR_tx_pkts] += rte_eth_tx_buffer(q->port_id, q->qid, q->txb, m);
+	struct rte_eth_dev_tx_buffer *b = q->txb;
+
+	/* rte_eth_tx_buffer(), with the burst going out through rfw_tx_burst_out(). */
+	b->pkts[b->length++] = m;
+	if (b->length == b->size)
+		rfw_tx_burst_out(q);
 }
 
 /* Send whatever is buffered now. */
 static inline void rfw_tx_flush(struct rfw_queue *q, uint64_t now_tsc)
 {
-	q->ctr[RFW_PORT_CTR_tx_pkts] += rte_eth_tx_buffer_flush(q->port_id, q->qid, q->txb);
+	rfw_tx_burst_out(q);
 	q->last_flush_tsc = now_tsc;
 }
 
-/* Flush if the drain deadline has passed (call once per poll iteration). */
+/*
+ * Flush if the drain deadline has passed (call once per poll iteration); every iteration while
+ * PFC holds frames on the queue, so that they leave as soon as their pause ends.
+ */
 static inline void rfw_tx_flush_if_due(struct rfw_queue *q, uint64_t now_tsc)
 {
-	if (now_tsc - q->last_flush_tsc >= q->drain_tsc)
+	if (now_tsc - q->last_flush_tsc >= q->drain_tsc || unlikely(q->pfc_held != 0))
 		rfw_tx_flush(q, now_tsc);
 }
 

@@ -180,6 +180,7 @@ static enum comp_state check_ack(struct comp_ctx *c)
 				progress(qp);
 			}
 			rfw_cnt(qp, RFW_CNT_packet_seq_err);
+			rfw_cnt(qp, RFW_CNT_naks_received);
 			return COMPST_RETRY;
 		case RFW_NAK_INVALID_REQUEST:
 			rfw_cnt(qp, RFW_CNT_req_remote_invalid_request);
@@ -342,6 +343,10 @@ void rfw_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt)
 	struct comp_ctx c = {.qp = qp, .pkt = pkt};
 	enum comp_state s = COMPST_GET_WQE;
 
+	if (qp->sr) {
+		rfw_sr_comp_rx(qp, pkt);
+		return;
+	}
 	while (s != COMPST_EXIT)
 		s = comp_handlers[s](&c);
 }
@@ -351,10 +356,15 @@ void rfw_comp_timer(struct rfw_qp *qp)
 {
 	struct comp_ctx c = {.qp = qp};
 
+	if (qp->sr) {
+		rfw_sr_timer(qp);
+		return;
+	}
 	qp->comp.timer = 0;
 	if (rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0 || qp->req.rnr_wait)
 		return;
 	rfw_cnt(qp, RFW_CNT_local_ack_timeout_err);
+	rfw_cnt(qp, RFW_CNT_rto_high_timeouts); /* GBN's one timer: IBA's local ACK timeout */
 	rfw_comp_drain(qp);
 	if (qp->state == RFW_QPS_ERR || qp->comp.idx == qp->sq_prod)
 		return;

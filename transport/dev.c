@@ -97,6 +97,27 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	/* Half the PSN space at most: beyond it serial arithmetic cannot tell old from new. */
 	if (dev->attr.max_unacked_psns > (1u << 22))
 		dev->attr.max_unacked_psns = 1u << 22;
+	/* Selective repeat (docs/transport.md "Tunables"). */
+	if (dev->attr.sr_window == 0)
+		dev->attr.sr_window = 4096;
+	if (dev->attr.sr_rto_low_ns == 0)
+		dev->attr.sr_rto_low_ns = 100000;
+	if (dev->attr.sr_rto_high_ns == 0)
+		dev->attr.sr_rto_high_ns = 1000000;
+	if (dev->attr.sr_rto_low_pkts == 0)
+		dev->attr.sr_rto_low_pkts = 3;
+	if (dev->attr.link_gbps == 0)
+		dev->attr.link_gbps = 100;
+	if (dev->attr.base_rtt_ns == 0)
+		dev->attr.base_rtt_ns = 10000;
+	/* sr_bdp_bytes 0: derived per QP from link_gbps, base_rtt_ns and its MTU (sr.c). */
+	if (dev->attr.sr_window < 64 || dev->attr.sr_window > 65536 ||
+	    (dev->attr.sr_window & (dev->attr.sr_window - 1)) ||
+	    dev->attr.sr_rto_high_ns < dev->attr.sr_rto_low_ns) {
+		free(dev);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (dev->attr.qpn_base + dev->attr.max_qp > RFW_QPN_MASK || dev->attr.max_mr > (1u << 24)) {
 		free(dev);
 		errno = EINVAL;
@@ -130,6 +151,13 @@ void rfw_dev_counters(const struct rfw_dev *dev, uint64_t out[RFW_CNT__COUNT])
 	memcpy(out, dev->cnt, sizeof(dev->cnt));
 	for (uint32_t i = 0; i < dev->attr.max_qp; i++)
 		if (dev->qps[i])
-			for (int c = 0; c < RFW_CNT__COUNT; c++)
+			for (int c = 0; c < RFW_CNT__COUNT; c++) {
+				if (c == RFW_CNT_inflight_bytes_hwm) {
+					/* a high-water mark: the device's is the largest */
+					if (dev->qps[i]->cnt[c] > out[c])
+						out[c] = dev->qps[i]->cnt[c];
+					continue;
+				}
 				out[c] += dev->qps[i]->cnt[c];
+			}
 }

@@ -220,7 +220,9 @@ enum rfw_ib_err rfw_ib_parse(const uint8_t *buf, size_t len, struct rfw_ib_pkt *
 	if (pkt->bth.padcnt > rest)
 		return RFW_IB_ERR_PAD_EXCEEDS_PAYLOAD;
 	rest -= pkt->bth.padcnt;
-	if (rest && !(oi->flags & RFW_OPF_PAYLOAD))
+	/* rocefw SR extension: an SR-marked ACKNOWLEDGE carries a SACK block (transport-sr.md). */
+	if (rest && !(oi->flags & RFW_OPF_PAYLOAD) &&
+	    !(pkt->bth.opcode == RFW_OP_RC_ACKNOWLEDGE && pkt->bth.resv7 == RFW_SR_MARK))
 		return RFW_IB_ERR_UNEXPECTED_PAYLOAD;
 	pkt->payload_len = (uint32_t)rest;
 	pkt->payload = rest ? buf + off : NULL;

@@ -36,6 +36,17 @@ extern "C" {
 #define RFW_TVER            0 /* the only transport header version (IBA 9.2) */
 #define RFW_ROCEV2_UDP_PORT 4791
 
+/*
+ * rocefw selective-repeat extension (docs/transport-sr.md): every packet of an SR QP carries
+ * this value in the BTH Resv7 field (byte 8 bits 6:0), which IBA transmits as zero. An SR
+ * ACKNOWLEDGE carries a SACK block as payload; SR SEND/WRITE packets carry an SRETH as the
+ * first RFW_SRETH_LEN payload bytes.
+ */
+#define RFW_SR_MARK        0x53
+#define RFW_SRETH_LEN      16
+#define RFW_SACK_HDRLEN    4
+#define RFW_SACK_MAX_WORDS 64 /* at most 2048 PSNs reported beyond the cumulative ACK */
+
 /* Transport service, the top three bits of the opcode (IBA 9.2, table 38). */
 enum rfw_ib_transport {
 	RFW_IB_RC = 0,

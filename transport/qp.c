@@ -34,6 +34,7 @@ static void qp_free_queues(struct rfw_qp *qp)
 	free(qp->rq);
 	free(qp->resp.res);
 	free(qp->resp.rsp);
+	rfw_sr_free(qp);
 }
 
 struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *ia)
@@ -174,6 +175,8 @@ static void qp_reset(struct rfw_qp *qp)
 	rfw_resp_reset(qp);
 	for (uint32_t i = 0; i < qp->sq_size; i++)
 		qp->sq[i].state = SWQE_DONE;
+	if (qp->sr)
+		rfw_sr_reset(qp);
 }
 
 /*
@@ -340,10 +343,11 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 		/* Only before the QP talks: RESET->INIT or INIT->RTR (or while in RESET/INIT). */
 		if (qp->state != RFW_QPS_RESET && qp->state != RFW_QPS_INIT)
 			return -EINVAL;
-		if (a->transport_mode == RFW_TRANSPORT_SR)
-			return -EOPNOTSUPP; /* selective repeat: not implemented yet (issue 4) */
-		if (a->transport_mode != RFW_TRANSPORT_GBN)
+		if (a->transport_mode != RFW_TRANSPORT_GBN && a->transport_mode != RFW_TRANSPORT_SR)
 			return -EINVAL;
+		/* SR state is allocated here, never on the packet path (transport-sr.md). */
+		if (a->transport_mode == RFW_TRANSPORT_SR && rfw_sr_setup(qp))
+			return -ENOMEM;
 	}
 
 	if (mask & RFW_QP_ACCESS_FLAGS)
@@ -386,6 +390,19 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 	}
 	if (mask & RFW_QP_DEST_QPN)
 		qp->attr.dest_qp_num = a->dest_qp_num;
+	if (mask & RFW_QP_TRANSPORT_MODE) {
+		qp->attr.transport_mode = a->transport_mode;
+		qp->mode = a->transport_mode;
+		if (qp->mode == RFW_TRANSPORT_GBN)
+			rfw_sr_free(qp);
+	}
+	/* PSNs or MTU changed: the SR state starts over from them, each half on its own. */
+	if (qp->sr && (mask & RFW_QP_RQ_PSN))
+		rfw_sr_reset_resp(qp);
+	if (qp->sr && (mask & RFW_QP_SQ_PSN))
+		rfw_sr_reset_req(qp);
+	if (qp->sr && (mask & RFW_QP_PATH_MTU))
+		rfw_sr_mtu(qp);
 
 	if (mask & RFW_QP_STATE) {
 		if (next == RFW_QPS_RESET) {
@@ -586,8 +603,12 @@ void rfw_qp_timer(struct rfw_qp *qp, uint64_t now_ns)
 		return;
 	if (qp->req.rnr_wait && now_ns >= qp->req.rnr_deadline) {
 		/* IBA 9.7.5.2.8: after the RNR timer, resend from the NAKed PSN. */
-		qp->req.rnr_wait = false;
-		rfw_req_rewind(qp, qp->req.rnr_psn);
+		if (qp->sr) {
+			rfw_sr_rnr_expired(qp);
+		} else {
+			qp->req.rnr_wait = false;
+			rfw_req_rewind(qp, qp->req.rnr_psn);
+		}
 	}
 	if (qp->comp.timer && now_ns >= qp->comp.timer)
 		rfw_comp_timer(qp);

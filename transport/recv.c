@@ -32,6 +32,20 @@ static void np_ce(struct rfw_qp *qp, uint64_t now)
 	}
 }
 
+/*
+ * The transport modes of the two ends differ (docs/transport-sr.md "Mode mismatch"): an SR QP
+ * accepts only SR-marked packets, a GBN QP refuses SR-marked ones (other Resv7 values stay
+ * ignored, as IBA 9.2 wants). The out-of-band exchange should have refused the connection;
+ * this catches the first packet anyway.
+ */
+static bool mode_mismatch(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
+{
+	if ((p->bth.resv7 == RFW_SR_MARK) == (qp->sr != NULL))
+		return false;
+	rfw_cnt(qp, RFW_CNT_rx_transport_mismatch);
+	return true;
+}
+
 int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_ns)
 {
 	const struct rfw_ib_pkt *p = rx->pkt;
@@ -74,6 +88,14 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 			rfw_cnt(qp, RFW_CNT_rx_bad_state);
 			return -EINVAL;
 		}
+		if (mode_mismatch(qp, p)) {
+			/* Never placed: the connection ends with an invalid-request NAK. */
+			rfw_qp_error(qp);
+			rfw_resp_queue_nak(qp,
+			                   RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_INVALID_REQUEST),
+			                   p->bth.psn);
+			return -EINVAL;
+		}
 		if (rx->ecn == 3 && carries_data(p))
 			np_ce(qp, now_ns);
 		rfw_resp_rx(qp, p);
@@ -81,6 +103,12 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 	}
 	if (!rfw_qp_sq_active(qp)) {
 		rfw_cnt(qp, RFW_CNT_rx_bad_state);
+		return -EINVAL;
+	}
+	if (mode_mismatch(qp, p)) {
+		if (qp->comp.idx != qp->sq_prod)
+			rfw_qp_complete_swqe(qp, rfw_sq_at(qp, qp->comp.idx), RFW_WC_BAD_RESP_ERR);
+		rfw_qp_error(qp);
 		return -EINVAL;
 	}
 	if (rx->ecn == 3 && carries_data(p))
@@ -113,6 +141,8 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 	uint32_t len = hl + payload_len + p->bth.padcnt;
 
 	(void)rfw_ib_build(buf, hl, p);
+	if (qp->sr)
+		buf[8] = (uint8_t)((buf[8] & 0x80) | RFW_SR_MARK); /* SR marker in Resv7 */
 	for (uint32_t i = 0; i < p->bth.padcnt; i++)
 		buf[hl + payload_len + i] = 0;
 	rfw_cnt(qp, RFW_CNT_tx_packets);

@@ -35,9 +35,23 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 	/* SQD (IBA 10.3.1): finish the message in progress, start no new one. */
 	if (qp->state == RFW_QPS_SQD && qp->req.off == 0 && !w->psn_valid)
 		return NULL;
-	/* The window: at most max_unacked_psns PSNs beyond the oldest unacknowledged one. */
-	if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->dev->attr.max_unacked_psns)
+	if (qp->sr) {
+		/* SR: the PSN window of the bitmaps and the BDP cap on bytes in flight. */
+		if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->sr->win ||
+		    !rfw_sr_may_send(qp))
+			return NULL;
+		/* The responder executes READ and atomic requests in PSN order only, but places
+		 * SEND/WRITE out of order: so no SEND/WRITE starts while a READ or atomic is
+		 * outstanding (it could land before the READ reads, RC ordering). READs and
+		 * atomics themselves pipeline (transport-sr.md "Ordering"). */
+		if (qp->req.off == 0 && rfw_wqe_is_send_write(w) && rd_atomic_in_flight(qp))
+			return NULL;
+	} else if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >=
+	           (int32_t)qp->dev->attr.max_unacked_psns) {
+		/* The window: at most max_unacked_psns PSNs beyond the oldest unacknowledged one.
+		 */
 		return NULL;
+	}
 	if (qp->req.off == 0 && !rfw_wqe_is_local(w)) {
 		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations. */
 		if ((w->wr.send_flags & RFW_SEND_FENCE) && rd_atomic_in_flight(qp))
@@ -52,12 +66,20 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 {
 	(void)now_ns;
+	if (qp->sr && (qp->sr->rtx_active || qp->sr->probe) && !qp->req.rnr_wait &&
+	    rfw_qp_sq_active(qp))
+		return true;
 	return next_wqe(qp) != NULL;
 }
 
 void rfw_req_arm_timer(struct rfw_qp *qp)
 {
 	uint64_t t = rfw_ack_timeout_ns(qp->attr.timeout);
+
+	if (qp->sr) {
+		rfw_sr_arm_timer(qp, false);
+		return;
+	}
 
 	if (qp->comp.timer == 0 && t != UINT64_MAX)
 		qp->comp.timer = qp->now + t;
@@ -185,20 +207,173 @@ static void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
 		w->npkts = rfw_msg_npkts(w->length, qp->mtu);
 		break;
 	}
+	if (qp->sr &&
+	    (w->wr.opcode == RFW_WR_SEND || w->wr.opcode == RFW_WR_SEND_WITH_IMM ||
+	     w->wr.opcode == RFW_WR_SEND_WITH_INV || w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM))
+		w->rsn = qp->sr->tx_rsn++; /* consumes a receive WQE: its place in the RQ */
+	if (qp->sr && rfw_wqe_is_send_write(w))
+		w->npkts = rfw_msg_npkts(w->length, qp->sr->seg);
 	w->first_psn = qp->req.psn;
 	w->last_psn = rfw_psn_add(w->first_psn, w->npkts - 1);
 	w->psn_valid = true;
 }
 
-int rfw_req_tx(struct rfw_qp *qp)
+/*
+ * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
+ * a READ request asks for). Outputs: whether it is the message's last packet, its data
+ * length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
+ */
+static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
+                bool retx, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
 {
-	struct rfw_swqe *w;
 	struct rfw_ib_pkt p;
-	uint32_t paylen = 0, npsn = 1, left;
-	bool first, last;
+	uint32_t paylen = 0, npsn = 1, left, seg = rfw_wqe_seg(qp, w), ext = 0;
+	bool first, last, sr_data;
 	uint8_t opcode;
 	uint8_t *buf;
 
+	left = w->length - off;
+	first = off == 0;
+	switch (w->wr.opcode) {
+	case RFW_WR_SEND:
+	case RFW_WR_SEND_WITH_IMM:
+	case RFW_WR_SEND_WITH_INV:
+	case RFW_WR_RDMA_WRITE:
+	case RFW_WR_RDMA_WRITE_WITH_IMM:
+		paylen = left < seg ? left : seg;
+		last = left <= seg;
+		opcode = (w->wr.opcode == RFW_WR_RDMA_WRITE ||
+		          w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM)
+		             ? write_opcode(w, first, last)
+		             : send_opcode(w, first, last);
+		break;
+	case RFW_WR_RDMA_READ:
+		opcode = RFW_OP_RC_RDMA_READ_REQUEST;
+		if (rd_len && rd_len < left)
+			left = rd_len;
+		npsn = rfw_msg_npkts(left, qp->mtu);
+		last = true;
+		break;
+	default: /* atomics */
+		opcode = w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ? RFW_OP_RC_COMPARE_SWAP
+		                                                   : RFW_OP_RC_FETCH_ADD;
+		last = true;
+		break;
+	}
+	sr_data = qp->sr && rfw_wqe_is_send_write(w);
+	if (sr_data)
+		ext = RFW_SRETH_LEN;
+
+	buf = rfw_tx_begin(qp, &p, opcode, psn, paylen + ext);
+	if (buf == NULL)
+		return -ENOBUFS;
+	if (p.op->hdrs & RFW_HDR_RETH) {
+		p.reth.va = w->wr.wr.rdma.remote_addr + off;
+		p.reth.rkey = w->wr.wr.rdma.rkey;
+		p.reth.dma_len = left;
+		if (opcode != RFW_OP_RC_RDMA_READ_REQUEST)
+			p.reth.dma_len = w->length; /* WRITE FIRST/ONLY: the whole message */
+	}
+	if (p.op->hdrs & RFW_HDR_ATOMICETH) {
+		p.atomiceth.va = w->wr.wr.atomic.remote_addr;
+		p.atomiceth.rkey = w->wr.wr.atomic.rkey;
+		if (opcode == RFW_OP_RC_COMPARE_SWAP) {
+			p.atomiceth.swap_add = w->wr.wr.atomic.swap;
+			p.atomiceth.compare = w->wr.wr.atomic.compare_add;
+		} else {
+			p.atomiceth.swap_add = w->wr.wr.atomic.compare_add;
+		}
+	}
+	if (p.op->hdrs & RFW_HDR_IMMDT)
+		p.imm = w->wr.imm_data;
+	if (p.op->hdrs & RFW_HDR_IETH)
+		p.ieth_rkey = w->wr.invalidate_rkey;
+	if (sr_data) {
+		/* SRETH (docs/transport-sr.md): where this packet's data goes on its own. */
+		uint8_t *e = buf + p.op->hdr_len;
+
+		if (p.op->flags & RFW_OPF_SEND) {
+			rfw_put_be32(e, w->rsn);
+			rfw_put_be32(e + 4, 0);
+			rfw_put_be32(e + 8, 0);
+		} else {
+			rfw_put_be64(e, w->wr.wr.rdma.remote_addr + off);
+			rfw_put_be32(e + 8, w->wr.wr.rdma.rkey);
+		}
+		rfw_put_be32(e + 12, off);
+	}
+	if (paylen)
+		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
+	/*
+	 * AckReq (IBA 9.7.6.1.1 allows any coalescing): on the last packet of every message and
+	 * on READ/atomic requests, plus every ack_every packets so long messages are acknowledged
+	 * (and the window opens) before they end, like hardware and rxe, and on the packet that
+	 * fills the window. SR also asks on retransmissions (each fills a hole) and on the packet
+	 * that fills the BDP cap.
+	 */
+	if (!retx)
+		qp->req.since_ackreq++;
+	if (qp->sr)
+		p.bth.ackreq =
+		    retx || last ||
+		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
+		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >= (int32_t)qp->sr->win ||
+		    rfw_sr_inflight_bytes(qp) + 2ull * qp->mtu > qp->sr->bdp;
+	else
+		p.bth.ackreq =
+		    last ||
+		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
+		    /* the window closes behind this packet: ask, or nothing would
+		       reopen it */
+		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >=
+		        (int32_t)qp->dev->attr.max_unacked_psns;
+	if (p.bth.ackreq && !retx)
+		qp->req.since_ackreq = 0;
+	p.bth.se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
+	           (p.op->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
+	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)
+		rfw_cnt(qp, RFW_CNT_retransmitted_packets);
+	rfw_tx_end(qp, buf, &p, paylen + ext);
+	*lastp = last;
+	*paylenp = paylen;
+	*npsnp = npsn;
+	return 1;
+}
+
+/* SR: resend one hole (a READ: one request for a run of missing responses). */
+static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t npsn)
+{
+	uint32_t seg = rfw_wqe_seg(qp, w), off = 0, rd_len = 0, paylen, np;
+	bool last;
+	int rc;
+
+	if (w->wr.opcode == RFW_WR_RDMA_READ) {
+		off = (uint32_t)rfw_psn_diff(psn, w->first_psn) * qp->mtu;
+		rd_len = npsn * qp->mtu;
+	} else if (rfw_wqe_is_send_write(w)) {
+		off = (uint32_t)rfw_psn_diff(psn, w->first_psn) * seg;
+	}
+	rc = emit(qp, w, psn, off, rd_len, true, &last, &paylen, &np);
+	if (rc < 0)
+		return rc;
+	rfw_sr_sent_rtx(qp, psn, npsn);
+	return 1;
+}
+
+int rfw_req_tx(struct rfw_qp *qp)
+{
+	struct rfw_swqe *w;
+	uint32_t paylen, npsn;
+	bool last;
+	int rc;
+
+	if (qp->sr && rfw_qp_sq_active(qp)) {
+		uint32_t psn, n;
+
+		w = rfw_sr_next_rtx(qp, &psn, &n);
+		if (w)
+			return req_tx_sr_rtx(qp, w, psn, n);
+	}
 	for (;;) {
 		w = next_wqe(qp);
 		if (w == NULL)
@@ -219,78 +394,9 @@ int rfw_req_tx(struct rfw_qp *qp)
 	if (!w->psn_valid)
 		assign_psns(qp, w);
 
-	left = w->length - qp->req.off;
-	first = qp->req.off == 0;
-	switch (w->wr.opcode) {
-	case RFW_WR_SEND:
-	case RFW_WR_SEND_WITH_IMM:
-	case RFW_WR_SEND_WITH_INV:
-	case RFW_WR_RDMA_WRITE:
-	case RFW_WR_RDMA_WRITE_WITH_IMM:
-		paylen = left < qp->mtu ? left : qp->mtu;
-		last = left <= qp->mtu;
-		opcode = (w->wr.opcode == RFW_WR_RDMA_WRITE ||
-		          w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM)
-		             ? write_opcode(w, first, last)
-		             : send_opcode(w, first, last);
-		break;
-	case RFW_WR_RDMA_READ:
-		opcode = RFW_OP_RC_RDMA_READ_REQUEST;
-		npsn = rfw_msg_npkts(left, qp->mtu);
-		last = true;
-		break;
-	default: /* atomics */
-		opcode = w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ? RFW_OP_RC_COMPARE_SWAP
-		                                                   : RFW_OP_RC_FETCH_ADD;
-		last = true;
-		break;
-	}
-
-	buf = rfw_tx_begin(qp, &p, opcode, qp->req.psn, paylen);
-	if (buf == NULL)
-		return -ENOBUFS;
-	if (p.op->hdrs & RFW_HDR_RETH) {
-		p.reth.va = w->wr.wr.rdma.remote_addr + qp->req.off;
-		p.reth.rkey = w->wr.wr.rdma.rkey;
-		p.reth.dma_len = left;
-		if (opcode != RFW_OP_RC_RDMA_READ_REQUEST)
-			p.reth.dma_len = w->length; /* WRITE FIRST/ONLY: the whole message */
-	}
-	if (p.op->hdrs & RFW_HDR_ATOMICETH) {
-		p.atomiceth.va = w->wr.wr.atomic.remote_addr;
-		p.atomiceth.rkey = w->wr.wr.atomic.rkey;
-		if (opcode == RFW_OP_RC_COMPARE_SWAP) {
-			p.atomiceth.swap_add = w->wr.wr.atomic.swap;
-			p.atomiceth.compare = w->wr.wr.atomic.compare_add;
-		} else {
-			p.atomiceth.swap_add = w->wr.wr.atomic.compare_add;
-		}
-	}
-	if (p.op->hdrs & RFW_HDR_IMMDT)
-		p.imm = w->wr.imm_data;
-	if (p.op->hdrs & RFW_HDR_IETH)
-		p.ieth_rkey = w->wr.invalidate_rkey;
-	if (paylen)
-		rfw_sge_copy_out(w->sge, w->wr.num_sge, qp->req.off, buf + p.op->hdr_len, paylen);
-	/*
-	 * AckReq (IBA 9.7.6.1.1 allows any coalescing): on the last packet of every message and
-	 * on READ/atomic requests, plus every ack_every packets so long messages are acknowledged
-	 * (and the window opens) before they end, like hardware and rxe, and on the packet that
-	 * fills the window.
-	 */
-	qp->req.since_ackreq++;
-	p.bth.ackreq =
-	    last || (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
-	    /* the window closes behind this packet: ask, or nothing would reopen it */
-	    rfw_psn_diff(rfw_psn_add(qp->req.psn, npsn), qp->comp.psn) >=
-	        (int32_t)qp->dev->attr.max_unacked_psns;
-	if (p.bth.ackreq)
-		qp->req.since_ackreq = 0;
-	p.bth.se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
-	           (p.op->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
-	if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) < 0)
-		rfw_cnt(qp, RFW_CNT_retransmitted_packets);
-	rfw_tx_end(qp, buf, &p, paylen);
+	rc = emit(qp, w, qp->req.psn, qp->req.off, 0, false, &last, &paylen, &npsn);
+	if (rc < 0)
+		return rc;
 
 	qp->req.psn = rfw_psn_add(qp->req.psn, npsn);
 	if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) > 0)
@@ -302,6 +408,9 @@ int rfw_req_tx(struct rfw_qp *qp)
 	} else {
 		qp->req.off += paylen;
 	}
+	rfw_cnt_max(qp, RFW_CNT_inflight_bytes_hwm,
+	            qp->sr ? rfw_sr_inflight_bytes(qp)
+	                   : (uint64_t)rfw_psn_diff(qp->req.high_psn, qp->comp.psn) * qp->mtu);
 	rfw_req_arm_timer(qp);
 	return 1;
 }

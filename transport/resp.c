@@ -467,6 +467,7 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 	struct rfw_res *res;
 
 	if (c->flags & (RFW_OPF_SEND | RFW_OPF_WRITE)) {
+		rfw_cnt(qp, RFW_CNT_spurious_retransmissions);
 		if (p->bth.ackreq)
 			queue_ack(qp, ACK_SYNDROME, rfw_psn_add(qp->resp.psn, RFW_PSN_MASK));
 		return RESPST_EXIT;
@@ -481,7 +482,10 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 		if (off > res->len)
 			return RESPST_EXIT;
 		rfw_cnt(qp, RFW_CNT_read_replays);
-		queue_read(qp, p->bth.psn, res->va + off, res->rkey, res->len - off);
+		/* SR asks again for a missing run only: answer that much (transport-sr.md). */
+		queue_read(qp, p->bth.psn, res->va + off, res->rkey,
+		           qp->sr && p->reth.dma_len < res->len - off ? p->reth.dma_len
+		                                                      : res->len - off);
 		return RESPST_EXIT;
 	}
 	if (res && res->type == RES_ATOMIC && res->first_psn == p->bth.psn) {
@@ -499,6 +503,7 @@ static enum resp_state err_psn_out_of_seq(struct resp_ctx *c)
 	if (!qp->resp.nak_sent) {
 		qp->resp.nak_sent = true;
 		rfw_cnt(qp, RFW_CNT_nak_seq_err_sent);
+		rfw_cnt(qp, RFW_CNT_naks_sent);
 		queue_nak(qp, RFW_NAK_PSN_SEQ_ERR, qp->resp.psn);
 	}
 	return RESPST_EXIT;
@@ -584,13 +589,48 @@ static const resp_fn resp_handlers[RESPST__COUNT] = {
     [RESPST_ERR_REMOTE_OP] = err_remote_op,
 };
 
-void rfw_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt)
+void rfw_resp_run_gbn(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt)
 {
 	struct resp_ctx c = {.qp = qp, .pkt = pkt, .flags = pkt->op->flags};
 	enum resp_state s = RESPST_CHK_PSN;
 
 	while (s != RESPST_EXIT)
 		s = resp_handlers[s](&c);
+}
+
+void rfw_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt)
+{
+	if (qp->sr)
+		rfw_sr_resp_rx(qp, pkt);
+	else
+		rfw_resp_run_gbn(qp, pkt);
+}
+
+void rfw_resp_queue_nak(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	queue_ack(qp, syndrome, psn);
+}
+
+/*
+ * SR: an ACK or SACK NAK, built when it is sent from the state then (so queued ones
+ * coalesce), but never acknowledging beyond the ePSN of the last time it was queued: a READ
+ * response queued after it must go first.
+ */
+void rfw_resp_queue_sr_state(struct rfw_qp *qp)
+{
+	struct rfw_resp *r = &qp->resp;
+	struct rfw_rsp *t;
+
+	if (r->rsp_prod != r->rsp_cons) {
+		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
+		if (t->kind == RSP_SR_STATE) {
+			t->psn = r->psn;
+			return;
+		}
+	}
+	t = rsp_push(qp);
+	if (t)
+		*t = (struct rfw_rsp){.kind = RSP_SR_STATE, .psn = r->psn};
 }
 
 /* ---- output ---- */
@@ -668,6 +708,27 @@ int rfw_resp_tx(struct rfw_qp *qp)
 
 		if (n != 0)
 			return n;
+	}
+	if (t->kind == RSP_SR_STATE) {
+		/* NAK with SACK while holes are open at the ePSN it was queued for, else ACK. */
+		bool nak = t->psn == r->psn && rfw_psn_cmp(qp->sr->rx_high, r->psn) > 0;
+		uint32_t slen = nak ? rfw_sr_sack_len(qp) : 0;
+
+		buf = rfw_tx_begin(qp, &p, RFW_OP_RC_ACKNOWLEDGE,
+		                   nak ? r->psn : rfw_psn_add(t->psn, RFW_PSN_MASK), slen);
+		if (buf == NULL)
+			return -1;
+		p.aeth.syndrome =
+		    nak ? RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_PSN_SEQ_ERR) : ACK_SYNDROME;
+		p.aeth.msn = r->msn;
+		if (slen)
+			rfw_sr_build_sack(qp, buf + p.op->hdr_len, slen);
+		if (nak)
+			rfw_cnt(qp, RFW_CNT_naks_sent);
+		rfw_cnt(qp, RFW_CNT_tx_acks);
+		rfw_tx_end(qp, buf, &p, slen);
+		r->rsp_cons++;
+		return 1;
 	}
 	if (t->kind == RSP_ATOMIC) {
 		buf = rfw_tx_begin(qp, &p, RFW_OP_RC_ATOMIC_ACKNOWLEDGE, t->psn, 0);

@@ -38,6 +38,15 @@ extern "C" {
 	X(retry_exceeded)                                                                          \
 	X(rnr_retry_exceeded)                                                                      \
 	X(duplicate_response)                                                                      \
+	/* loss recovery, both transport modes (docs/transport-sr.md) */                           \
+	X(spurious_retransmissions)                                                                \
+	X(naks_sent)                                                                               \
+	X(naks_received)                                                                           \
+	X(rto_low_timeouts)                                                                        \
+	X(rto_high_timeouts)                                                                       \
+	X(ooo_accepted)                                                                            \
+	X(inflight_bytes_hwm)                                                                      \
+	X(rx_transport_mismatch)                                                                   \
 	/* congestion control (mlx5 names) */                                                      \
 	X(np_ecn_marked_roce_packets)                                                              \
 	X(np_cnp_sent)                                                                             \

@@ -61,6 +61,7 @@ struct rfw_swqe {
 	bool psn_valid; /* PSNs assigned (first send); a retry reuses them */
 	bool checked;   /* local keys validated */
 	bool signaled;
+	uint32_t rsn; /* SR: receive sequence number of a SEND / WRITE_WITH_IMM (SRETH) */
 	enum rfw_wc_status status;
 	uint64_t atomic_orig;
 };
@@ -85,7 +86,7 @@ struct rfw_res {
 };
 
 /* A response the responder has to send, queued in PSN order. */
-enum rfw_rsp_kind { RSP_ACK, RSP_READ, RSP_ATOMIC };
+enum rfw_rsp_kind { RSP_ACK, RSP_READ, RSP_ATOMIC, RSP_SR_STATE };
 struct rfw_rsp {
 	uint8_t kind;
 	uint8_t syndrome;
@@ -100,6 +101,52 @@ struct rfw_rsp {
 };
 
 enum rfw_msg_class { MSG_NONE, MSG_SEND, MSG_WRITE };
+
+/* SR responder: what completing a message needs, kept for its last packet's PSN. */
+enum rfw_sr_slot_flag {
+	SR_SLOT_END = 1u << 0,  /* the PSN is the last packet of a message */
+	SR_SLOT_SEND = 1u << 1, /* ... of a SEND (else a WRITE) */
+	SR_SLOT_IMM = 1u << 2,
+	SR_SLOT_INV = 1u << 3,
+	SR_SLOT_SE = 1u << 4,
+};
+struct rfw_sr_slot {
+	uint8_t flags;
+	uint32_t imm;
+	uint32_t inv_rkey;
+	uint32_t len; /* message length in bytes */
+};
+
+/*
+ * Selective repeat state (docs/transport-sr.md "Memory"): allocated when the QP is set to
+ * RFW_TRANSPORT_SR, never on the packet path. Bitmaps are indexed by PSN & (win - 1).
+ */
+struct rfw_sr {
+	uint32_t win; /* PSN window, a power of two */
+	uint32_t seg; /* SEND/WRITE data bytes per packet: MTU - SRETH */
+	uint64_t bdp; /* cap on bytes in flight */
+	uint64_t rto_low, rto_high;
+	uint32_t rto_low_pkts;
+	/* responder */
+	uint64_t *rx_bits;        /* received, at or beyond ePSN */
+	struct rfw_sr_slot *slot; /* per PSN, valid where rx_bits and SR_SLOT_END */
+	uint32_t rx_high;         /* one past the highest PSN received */
+	uint32_t rx_rsn;          /* RSN of the message the RWQE at rq_cons belongs to */
+	uint32_t ooo_since_nak;   /* out-of-order arrivals since the last SACK queued */
+	/* requester */
+	uint64_t *sack;       /* known received beyond comp.psn (SACK, READ responses) */
+	uint64_t *rtxd;       /* retransmitted, and not known received since */
+	uint32_t *rtx_mark;   /* per PSN: high_psn when it was last retransmitted */
+	uint32_t nsacked;     /* set bits of sack */
+	uint32_t sack_high;   /* one past the highest PSN known received */
+	uint32_t rtx_scan;    /* next PSN to look at for retransmission */
+	bool rtx_active;      /* holes below sack_high wait for retransmission */
+	bool timer_low;       /* the armed timer is RTO_low */
+	uint64_t timer_start; /* when it was armed */
+	bool probe;           /* after a timeout: resend probe_psn first */
+	uint32_t probe_psn;
+	uint32_t tx_rsn; /* RSN of the next SEND / WRITE_WITH_IMM */
+};
 
 struct rfw_req {
 	uint32_t idx; /* SQ index of the WQE being sent */
@@ -165,6 +212,8 @@ struct rfw_qp {
 	struct rfw_req req;
 	struct rfw_comp comp;
 	struct rfw_resp resp;
+	enum rfw_transport_mode mode;
+	struct rfw_sr *sr; /* mode SR only */
 	const struct rfw_cc_ops *cc_ops;
 	void *cc;
 	uint64_t now; /* time of the current entry point */
@@ -205,6 +254,45 @@ static inline uint32_t rfw_div_up(uint64_t a, uint32_t b)
 static inline uint32_t rfw_msg_npkts(uint64_t len, uint32_t mtu)
 {
 	return len ? rfw_div_up(len, mtu) : 1;
+}
+
+static inline bool rfw_is_sr(const struct rfw_qp *qp)
+{
+	return qp->mode == RFW_TRANSPORT_SR;
+}
+static inline bool rfw_wqe_is_send_write(const struct rfw_swqe *w)
+{
+	return w->wr.opcode == RFW_WR_SEND || w->wr.opcode == RFW_WR_SEND_WITH_IMM ||
+	       w->wr.opcode == RFW_WR_SEND_WITH_INV || w->wr.opcode == RFW_WR_RDMA_WRITE ||
+	       w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM;
+}
+/* Message bytes one packet of @w carries: the MTU, less the SRETH for SR SEND/WRITE. */
+static inline uint32_t rfw_wqe_seg(const struct rfw_qp *qp, const struct rfw_swqe *w)
+{
+	return (qp->sr && rfw_wqe_is_send_write(w)) ? qp->sr->seg : qp->mtu;
+}
+static inline void rfw_cnt_max(struct rfw_qp *qp, enum rfw_counter c, uint64_t v)
+{
+	if (v > qp->cnt[c])
+		qp->cnt[c] = v;
+}
+static inline bool rfw_bit(const uint64_t *b, uint32_t win, uint32_t psn)
+{
+	uint32_t i = psn & (win - 1);
+
+	return (b[i >> 6] >> (i & 63)) & 1;
+}
+static inline void rfw_bit_set(uint64_t *b, uint32_t win, uint32_t psn)
+{
+	uint32_t i = psn & (win - 1);
+
+	b[i >> 6] |= 1ull << (i & 63);
+}
+static inline void rfw_bit_clr(uint64_t *b, uint32_t win, uint32_t psn)
+{
+	uint32_t i = psn & (win - 1);
+
+	b[i >> 6] &= ~(1ull << (i & 63));
 }
 
 /* mr.c */
@@ -248,6 +336,32 @@ void rfw_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
 bool rfw_resp_has_work(const struct rfw_qp *qp);
 int rfw_resp_tx(struct rfw_qp *qp); /* as rfw_req_tx */
 void rfw_resp_reset(struct rfw_qp *qp);
+
+/* sr.c: selective repeat (docs/transport-sr.md) */
+int rfw_sr_setup(struct rfw_qp *qp); /* allocate (mode set to SR) */
+void rfw_sr_free(struct rfw_qp *qp);
+void rfw_sr_reset(struct rfw_qp *qp);      /* both halves (RESET) */
+void rfw_sr_reset_resp(struct rfw_qp *qp); /* RQ_PSN set */
+void rfw_sr_reset_req(struct rfw_qp *qp);  /* SQ_PSN set */
+void rfw_sr_mtu(struct rfw_qp *qp);        /* path MTU set */
+void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
+void rfw_sr_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
+void rfw_sr_timer(struct rfw_qp *qp);
+void rfw_sr_rnr_expired(struct rfw_qp *qp);
+void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart);
+/* The PSN to retransmit next (and its WQE), if any. */
+struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *npsn);
+void rfw_sr_sent_rtx(struct rfw_qp *qp, uint32_t psn, uint32_t npsn);
+/* Whether the BDP cap lets one more new packet go. */
+bool rfw_sr_may_send(const struct rfw_qp *qp);
+uint64_t rfw_sr_inflight_bytes(const struct rfw_qp *qp);
+/* The SACK block of an SR ACK/NAK into @buf (capacity bytes); returns its length. */
+uint32_t rfw_sr_build_sack(struct rfw_qp *qp, uint8_t *buf, uint32_t cap);
+uint32_t rfw_sr_sack_len(const struct rfw_qp *qp);
+/* resp.c helpers SR reuses */
+void rfw_resp_run_gbn(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
+void rfw_resp_queue_sr_state(struct rfw_qp *qp);
+void rfw_resp_queue_nak(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn);
 
 /* Packet output shared by all three. */
 /*

@@ -61,6 +61,17 @@ struct rfw_dev_attr {
 	                              last packet (default 64, as rxe; 0 = last packet only) */
 	uint32_t max_unacked_psns; /* requester window in PSNs (default 1024) */
 	uint64_t np_min_time_between_cnps_ns; /* built-in notification point (default 4000) */
+	/*
+	 * Selective repeat (RFW_TRANSPORT_SR QPs only; docs/transport.md "Tunables"). 0 picks the
+	 * default.
+	 */
+	uint32_t sr_window;       /* PSN window, power of two 64..65536 (default 4096) */
+	uint64_t sr_rto_low_ns;   /* short retransmission timeout (default 100 us) */
+	uint64_t sr_rto_high_ns;  /* long retransmission timeout (default 1 ms) */
+	uint32_t sr_rto_low_pkts; /* RTO_low applies with at most this many in flight (def. 3) */
+	uint64_t sr_bdp_bytes;    /* cap on bytes in flight (default: link x RTT, below) */
+	uint32_t link_gbps;       /* for the bdp default (default 100) */
+	uint64_t base_rtt_ns;     /* for the bdp default (default 10000) */
 };
 
 struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw_io_ops *ops,

@@ -8,8 +8,15 @@ dpdk-telemetry.py does. Standard library only.
 1. test_rx_classify --hold: /rocefw/ports, /rocefw/port/info, /rocefw/port/stats (counters
    from malformed.pcap and vectors.pcap), /rocefw/neigh (an INCOMPLETE entry), /help.
 2. rocefw-cp on net_pcap: /rocefw/cp/ports, /rocefw/cp/config, /rocefw/cp/stats.
+3. test_nic --hold (two rfw_nic endpoints with a QP pair that moved traffic, CE-marked on the
+   way so CNPs flowed): /rocefw/nics, /rocefw/nic, /rocefw/nic/counters, /rocefw/qp/list,
+   /rocefw/qp/info, /rocefw/cc/state, /rocefw/cc/params, compared with the counters the
+   process printed from the C API; then QP pairs churned (created, used, destroyed) while
+   /rocefw/qp/info and /rocefw/cc/state are read in a loop; and once through DPDK's own client,
+   dpdk-telemetry.py (Debian dpdk-dev).
 
-usage: telemetry.py TEST_RX_CLASSIFY ROCEFW_CP GEN_ECT_PCAP ICRC_DATA_DIR
+usage: telemetry.py TEST_RX_CLASSIFY ROCEFW_CP GEN_ECT_PCAP ICRC_DATA_DIR   (1 and 2)
+       telemetry.py --nic TEST_NIC                                        (3)
 """
 import json
 import os
@@ -20,7 +27,11 @@ import sys
 import tempfile
 import time
 
-RXC, CP, GEN, DATA = sys.argv[1:5]
+if sys.argv[1] == "--nic":
+    NIC = sys.argv[2]
+else:
+    RXC, CP, GEN, DATA = sys.argv[1:5]
+    NIC = None
 failures = []
 
 
@@ -157,10 +168,159 @@ def test_cp(tmp):
     check(p.returncode == 0, f"rocefw-cp exit status {p.returncode}")
 
 
+def test_nic():
+    prefix = f"rfwtel{os.getpid()}c"
+    p = subprocess.Popen([NIC] + eal(prefix) + ["--", "--hold"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        exp = None
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                raise SystemExit("test_nic --hold ended before READY")
+            if line.startswith("{"):
+                exp = json.loads(line)
+            if line.strip() == "READY":
+                break
+        print("  test_nic expects:", exp)
+        t = Telemetry(prefix)
+        cmds = t.query("/")
+        check(all(c in cmds for c in ("/rocefw/nics", "/rocefw/nic", "/rocefw/nic/counters",
+                                      "/rocefw/qp/list", "/rocefw/qp/info", "/rocefw/cc/state",
+                                      "/rocefw/cc/params")), "all NIC commands registered")
+        na, nb, qa, qb = exp["nic_a"], exp["nic_b"], exp["qpn_a"], exp["qpn_b"]
+        check(t.query("/rocefw/nics") == [na, nb], "/rocefw/nics lists both NICs")
+
+        nic = t.query(f"/rocefw/nic,{na}")
+        print("  /rocefw/nic:", {k: v for k, v in nic.items() if not isinstance(v, dict)})
+        check(nic["schema"] == "rocefw.nic/1" and nic["nic"] == na and nic["qps_attached"] == 1
+              and nic["cc"] == "dcqcn" and nic["dscp"] == 26 and nic["pcp"] == 3,
+              "/rocefw/nic: schema, one QP attached, DCQCN, DSCP 26, PCP 3")
+        check(nic["counters"]["tx_pkts"] == exp["a_nic_tx_pkts"] and
+              nic["counters"]["tx_bytes"] > 0 and nic["counters"]["rx_pkts"] > 0,
+              f"/rocefw/nic counters: tx_pkts {nic['counters']['tx_pkts']} "
+              f"(API {exp['a_nic_tx_pkts']})")
+        check(nic["counters"]["l2_resolved"] == 4 and nic["counters"]["l2_resolve_failed"] == 1,
+              "/rocefw/nic: 4 peers resolved, 1 unreachable")
+        dev = nic["dev_counters"]
+        check(dev["tx_packets"] == exp["a_dev_tx_packets"] and "np_cnp_sent" in dev and
+              "out_of_sequence" in dev and "local_ack_timeout_err" in dev,
+              "/rocefw/nic dev_counters: mlx5 names, tx_packets as the API says")
+        docs = t.query("/rocefw/nic/counters")
+        check(set(docs["nic"]) <= set(nic["counters"]) and "rx_pkts" in docs["qp"],
+              "/rocefw/nic/counters documents every counter")
+
+        check(t.query(f"/rocefw/qp/list,{na}") == [qa], f"/rocefw/qp/list: [{qa}]")
+        check(t.query("/rocefw/qp/list") == [qa], "/rocefw/qp/list defaults to NIC 0")
+        qi = t.query(f"/rocefw/qp/info,{na},{qa}")
+        print("  /rocefw/qp/info:", {k: v for k, v in qi.items() if not isinstance(v, dict)})
+        check(qi["schema"] == "rocefw.qp.info/1" and qi["qpn"] == qa and qi["state"] == "RTS" and
+              qi["transport_mode"] == "gbn" and qi["l2"] == "ready" and qi["dest_qpn"] == qb,
+              "/rocefw/qp/info: RTS, go-back-N, MAC known, dest QPN")
+        check(qi["ip_version"] == 4 and qi["src_ip"] == "10.0.0.1" and
+              qi["dst_ip"] == "10.0.0.2" and qi["dst_mac"] == "02:00:00:00:00:0b" and
+              qi["udp_sport"] == (0xc000 | (qa & 0x3fff)) and qi["vlan_id"] == -1 and
+              qi["path_mtu"] == 1024, "/rocefw/qp/info: path")
+        check(qi["sq_psn"] == exp["a_sq_psn"] and qi["sq_psn"] > 0, "/rocefw/qp/info: sq_psn")
+        qc = qi["nic_counters"]
+        check(qc["tx_pkts"] == exp["a_qp_tx_pkts"] and qc["rx_pkts"] == exp["a_qp_rx_pkts"] and
+              qc["tx_bytes"] == exp["a_qp_tx_bytes"] and qc["tx_pkts"] > 80,
+              f"/rocefw/qp/info nic_counters: tx {qc['tx_pkts']} rx {qc['rx_pkts']} "
+              f"(API {exp['a_qp_tx_pkts']} / {exp['a_qp_rx_pkts']})")
+        check(qi["counters"]["tx_packets"] == exp["a_qp_transport_tx_packets"] ==
+              qc["tx_pkts"], "/rocefw/qp/info counters: transport tx_packets = NIC tx_pkts")
+        check(t.query(f"/rocefw/qp/info,{qa}")["qpn"] == qa, "/rocefw/qp/info,QPN: NIC 0")
+        check(t.query("/rocefw/qp/info,0,9999") is None and
+              t.query("/rocefw/qp/info,5,17") is None and
+              t.query("/rocefw/qp/info,x") is None, "unknown QP / NIC / bad params: null")
+
+        cs = t.query(f"/rocefw/cc/state,{na},{qa}")
+        print("  /rocefw/cc/state (A):", {k: v for k, v in cs.items() if not isinstance(v, dict)})
+        check(cs["schema"] == "rocefw.cc.state/1" and cs["cc"] == "dcqcn" and
+              cs["rp_state"] in ("idle", "fr", "ai", "hai", "max") and cs["rate_kbps"] > 0 and
+              cs["target_kbps"] >= cs["rate_kbps"] and 0 <= cs["alpha"] <= 1024,
+              "/rocefw/cc/state: RP state, RC <= RT, alpha")
+        check(cs["rp_counters"]["rp_cnp_handled"] == exp["a_qp_rp_cnp_handled"] > 0,
+              f"/rocefw/cc/state: rp_cnp_handled {cs['rp_counters']['rp_cnp_handled']}")
+        cb = t.query(f"/rocefw/cc/state,{nb},{qb}")
+        check(cb["np_counters"]["np_cnp_sent"] == exp["b_qp_np_cnp_sent"] > 0 and
+              cb["np_counters"]["np_ecn_marked_roce_packets"] >= cb["np_counters"]["np_cnp_sent"],
+              f"/rocefw/cc/state (B): np_cnp_sent {cb['np_counters']['np_cnp_sent']}")
+        pr = t.query(f"/rocefw/cc/params,{na}")
+        print("  /rocefw/cc/params:", pr)
+        check(pr["schema"] == "rocefw.cc.params/1" and pr["line_rate_mbps"] == 100000 and
+              pr["params"]["np_cnp_dscp"] == 48 and pr["params"]["np_cnp_prio"] == 6 and
+              pr["params"]["rp_gd"] == 11 and pr["params"]["rp_time_reset"] == 300 and
+              pr["params"]["np_min_time_between_cnps"] == 50 and len(pr["params"]) >= 20,
+              "/rocefw/cc/params: the unified profile by dcqcn_params.h names")
+
+        # DPDK's own client reads the same commands (dpdk-dev's dpdk-telemetry.py).
+        tool = shutil.which("dpdk-telemetry.py")
+        check(tool is not None, "dpdk-telemetry.py installed (Debian dpdk-dev)")
+        if tool is not None:
+            r = subprocess.run([tool, "-f", prefix], input=f"/rocefw/qp/list,{na}\n"
+                               f"/rocefw/cc/state,{nb},{qb}\n", capture_output=True, text=True,
+                               timeout=20)
+            replies = {}
+            for line in r.stdout.splitlines():
+                line = line.strip()
+                if line.startswith("{"):
+                    replies.update(json.loads(line))
+            print("  dpdk-telemetry.py:", replies)
+            check(replies.get("/rocefw/qp/list") == [qa] and
+                  replies.get("/rocefw/cc/state", {}).get("np_counters", {}).get(
+                      "np_cnp_sent") == exp["b_qp_np_cnp_sent"],
+                  "dpdk-telemetry.py reads /rocefw/qp/list and /rocefw/cc/state")
+
+        # QPs created and destroyed while we read them: every reply is null or a whole,
+        # consistent snapshot of the QP asked for (never a crash, never another QP's data).
+        p.stdin.write("churn\n")
+        p.stdin.flush()
+        seen, churned, nulls, bad = 0, 0, 0, []
+        deadline = time.monotonic() + 0.45
+        while time.monotonic() < deadline:
+            for q in range(qa, qa + 4):
+                r = t.query(f"/rocefw/qp/info,{na},{q}")
+                if r is None:
+                    nulls += 1
+                    continue
+                seen += 1
+                churned += q != qa
+                if r.get("qpn") != q or r.get("schema") != "rocefw.qp.info/1" or \
+                        r.get("state") not in ("RESET", "INIT", "RTR", "RTS", "ERR") or \
+                        r.get("dst_ip") != "10.0.0.2":
+                    bad.append(r)
+                c = t.query(f"/rocefw/cc/state,{na},{q}")
+                if c is not None and c.get("qpn") != q:
+                    bad.append(c)
+        line = p.stdout.readline()
+        check(line.startswith("CHURNED") and int(line.split()[1]) > 10,
+              f"test_nic churned QP pairs: {line.strip()}")
+        check(not bad and churned > 0,
+              f"qp/info during churn: {seen} snapshots ({churned} of churned QPs), {nulls} "
+              f"nulls, {len(bad)} bad "
+              f"{bad[:2]}")
+        check(t.query(f"/rocefw/qp/list,{na}") == [qa], "after churn: only the held QP listed")
+        t.close()
+    finally:
+        if p.stdin:
+            p.stdin.close()
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = -1
+        shutil.rmtree(rundir(prefix), ignore_errors=True)
+    check(rc == 0, f"test_nic --hold exit status {rc}")
+
+
 def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        test_port_layer(tmp)
-        test_cp(tmp)
+    if NIC is not None:
+        test_nic()
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            test_port_layer(tmp)
+            test_cp(tmp)
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1

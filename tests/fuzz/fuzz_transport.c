@@ -13,11 +13,17 @@
  *                       bit4 the packet is CE-marked
  *                       bit5 advance the clock by (first packet byte) x 64 us and run timers
  *                       bit6 post one more send WR on A (opcode from the first packet byte)
+ *                       bit7 set the selective-repeat marker (BTH Resv7 = RFW_SR_MARK) and,
+ *                            with bit3, rebase the SRETH VA/R_Key of a WRITE too
+ *
+ * Every input runs twice: on a go-back-N pair and on a selective-repeat pair
+ * (docs/transport-sr.md), so both parsers, the SACK reader and the mode check are reached.
  *   bytes 1-2  length (big-endian), then that many bytes: the IB part, BTH first
  *
  * Oracles: no sanitizer report; every packet transport emits parses and is RC or a CNP; every
  * completion has a known status; memory around the MRs (canaries) is never written.
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,14 +85,15 @@ static void fz_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
 
 static const struct rfw_io_ops fz_ops = {.tx_alloc = fz_alloc, .tx_send = fz_send};
 
-static void fz_connect(struct rfw_qp *qp, uint32_t dqpn, uint32_t sq, uint32_t rq)
+static void fz_connect(struct rfw_qp *qp, uint32_t dqpn, uint32_t sq, uint32_t rq, bool sr)
 {
 	struct rfw_qp_attr a = {0};
 
 	a.qp_state = RFW_QPS_INIT;
 	a.qp_access_flags =
 	    RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-	rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	a.transport_mode = sr ? RFW_TRANSPORT_SR : RFW_TRANSPORT_GBN;
+	rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS | RFW_QP_TRANSPORT_MODE);
 	a.qp_state = RFW_QPS_RTR;
 	a.path_mtu = RFW_MTU_256;
 	a.dest_qp_num = dqpn;
@@ -188,15 +195,17 @@ static void drain_cqs(struct fz *f)
 					__builtin_trap();
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void run_one(const uint8_t *data, size_t size, bool sr)
 {
 	static struct fz f;
 	static uint8_t pkt[MAXPKT];
 
 	memset(&f, 0, sizeof(f));
 	for (int s = 0; s < 2; s++) {
-		struct rfw_dev_attr da = {
-		    .ack_every = 4, .max_unacked_psns = 32, .qpn_base = 17 + 10 * (uint32_t)s};
+		struct rfw_dev_attr da = {.ack_every = 4,
+		                          .max_unacked_psns = 32,
+		                          .qpn_base = 17 + 10 * (uint32_t)s,
+		                          .sr_window = 64}; /* small: its wrap is reachable */
 		struct rfw_qp_init_attr qa = {0};
 
 		f.dev[s] = rfw_dev_create(&da, &fz_ops, &f.out[s]);
@@ -214,8 +223,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
 		                         RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
 	}
-	fz_connect(f.qp[0], rfw_qp_num(f.qp[1]), 0xfffff0, 0x1000);
-	fz_connect(f.qp[1], rfw_qp_num(f.qp[0]), 0x1000, 0xfffff0);
+	fz_connect(f.qp[0], rfw_qp_num(f.qp[1]), 0xfffff0, 0x1000, sr);
+	fz_connect(f.qp[1], rfw_qp_num(f.qp[0]), 0x1000, 0xfffff0, sr);
 	for (int i = 0; i < 3; i++) {
 		struct rfw_sge sge = {(uint64_t)(uintptr_t)(f.mem[1] + CANARY + 2048 * (unsigned)i),
 		                      2048, rfw_mr_lkey(f.mr[1])};
@@ -262,6 +271,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				             (uint64_t)(uintptr_t)(f.mem[to] + CANARY) + va);
 				rfw_put_be32(pkt + RFW_BTH_LEN + 8, rfw_mr_rkey(f.mr[to]));
 			}
+			if ((ctl & 8) && (ctl & 0x80) && (p.op->flags & RFW_OPF_WRITE) &&
+			    p.payload_len >= RFW_SRETH_LEN) {
+				/* The SRETH: VA of this packet's data, then the R_Key. */
+				uint8_t *e = pkt + p.op->hdr_len;
+				uint64_t va = rfw_get_be64(e) % MRLEN;
+
+				rfw_put_be64(e, (uint64_t)(uintptr_t)(f.mem[to] + CANARY) + va);
+				rfw_put_be32(e + 8, rfw_mr_rkey(f.mr[to]));
+			}
+			if (ctl & 0x80)
+				pkt[8] = (uint8_t)((pkt[8] & 0x80) | RFW_SR_MARK);
 		}
 		if (ctl & 0x40)
 			post_one(&f, len ? pkt[0] : 0);
@@ -288,5 +308,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rfw_dev_destroy(f.dev[s]);
 		free(f.mem[s]);
 	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	run_one(data, size, false);
+	run_one(data, size, true);
 	return 0;
 }

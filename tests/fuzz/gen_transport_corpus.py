@@ -11,6 +11,7 @@ os.makedirs(out, exist_ok=True)
 
 B, A = 0, 1                      # target bit: 0 = B (responder side), 1 = A (requester side)
 QPN, PSN, VA, CE, TIME, POST = 2, 4, 8, 16, 32, 64
+SR = 128                         # set the selective-repeat marker (docs/transport-sr.md)
 
 
 def bth(op, psn_delta=0, ack=True, pad=0):
@@ -24,6 +25,18 @@ def reth(va=0, rkey=0, length=0):
 
 def aeth(syn, msn=0):
     return struct.pack(">I", (syn << 24) | msn)
+
+
+def sreth_write(va=0, rkey=0, off=0):
+    return struct.pack(">QII", va, rkey, off)
+
+
+def sreth_send(rsn=0, off=0):
+    return struct.pack(">IIII", rsn, 0, 0, off)
+
+
+def sack(words):
+    return struct.pack(">HH", len(words), 0) + b"".join(struct.pack(">I", w) for w in words)
 
 
 def rec(ctl, ib):
@@ -57,6 +70,25 @@ seeds = {
     "timeouts": rec(TIME, b"\xff") * 6,
     "post_more": rec(POST, b"\x02") + rec(POST, b"\x05") + rec(TIME, b"\x10"),
     "garbage": rec(B, b"\xde\xad\xbe\xef" * 5),
+    # selective repeat (the target runs every input on an sr pair too; MTU 256: 240-byte
+    # segments after the 16-byte SRETH)
+    "sr_write_middle_ooo": rec(B | QPN | PSN | VA | SR, bth(0x07, 3) + sreth_write(0, 0, 720) +
+                                bytes(240)) +
+    rec(B | QPN | PSN | VA | SR, bth(0x06) + reth(0, 0, 1000) + sreth_write(0, 0, 0) +
+        bytes(240)),
+    "sr_write_only": rec(B | QPN | PSN | VA | SR, bth(0x0a) + reth(64, 0, 64) +
+                         sreth_write(64, 0, 0) + bytes(range(64))),
+    "sr_send_last_first": rec(B | QPN | PSN | SR, bth(0x02, 1) + sreth_send(0, 240) +
+                              bytes(20)) +
+    rec(B | QPN | PSN | SR, bth(0x00) + sreth_send(0, 0) + bytes(240)),
+    "sr_send_dup": rec(B | QPN | PSN | SR, bth(0x04) + sreth_send(0, 0) + bytes(8)) * 2,
+    "sr_nak_sack": rec(A | QPN | PSN | SR, bth(0x11) + aeth(0x60) + sack([0x5, 0xffffffff])),
+    "sr_nak_bad_sack": rec(A | QPN | PSN | SR, bth(0x11) + aeth(0x60) + struct.pack(">HH", 99,
+                                                                                  0)),
+    "sr_ack": rec(A | QPN | PSN | SR, bth(0x11) + aeth(0x1f)) + rec(TIME, b"\x02"),
+    "sr_read_resp_ooo": rec(A | QPN | PSN | SR, bth(0x0e, 2) + aeth(0x1f) + bytes(256)) +
+    rec(A | QPN | PSN | SR, bth(0x0d) + aeth(0x1f) + bytes(256)),
+    "sr_timeouts": rec(TIME | SR, b"\x03") * 4 + rec(POST, b"\x01") + rec(TIME, b"\x30"),
 }
 for name, data in seeds.items():
     with open(os.path.join(out, name + ".bin"), "wb") as f:

@@ -147,7 +147,8 @@ with tempfile.TemporaryDirectory() as d:
     check(rc == 2 and "s.ini:2" in err, f"bad ini: rc {rc} {err}")
 
 # 6. Usage errors exit 2 with a message; a dead link exits 1.
-for bad in (["--loss", "2"], ["--mtu", "1000"], ["--op", "nope"], ["--transport", "sr"],
+for bad in (["--loss", "2"], ["--mtu", "1000"], ["--op", "nope"], ["--transport", "rxe"],
+            ["--transport", "sr", "--peer-transport", "gbn"],
             ["--frobnicate"], ["stray"]):
     rc, out, err = sim(*bad)
     check(rc == 2 and err.strip(), f"{bad}: rc {rc}, stderr {err!r}")
@@ -163,6 +164,46 @@ if SCEN:
         o = sim_json("--config", os.path.join(SCEN, name), expect_rc=rc_want)
         check(o.get("completed") is done and o.get("corrupt") == 0 and
               o.get("duplicates_delivered") == 0, f"{name}: {o.get('first_error')}")
+
+# 7b. Selective repeat (docs/transport-sr.md): the done-when figures through the CLI,
+# its knobs in the JSON config, and sr against gbn refused at setup with the reason.
+DW = ["--size", "1048576", "--messages", "32", "--mtu", "1024", "--rate-gbps", "100",
+      "--rtt-us", "10"]
+g = {}
+for t in ("sr", "gbn"):
+    for loss in ("0", "0.01"):
+        o = sim_json(*DW, "--transport", t, "--loss", loss)
+        check(o.get("completed") is True and o.get("corrupt") == 0 and
+              o.get("duplicates_delivered") == 0 and o.get("bytes_verified") == 32 << 20,
+              f"done-when {t} {loss}: {o.get('first_error')}")
+        g[t, loss] = o.get("goodput_gbps") or 0
+check(g["sr", "0.01"] >= 0.85 * g["sr", "0"], f"sr 1% vs own loss-free: {g}")
+check(g["sr", "0.01"] >= 2 * g["gbn", "0.01"], f"sr vs gbn at 1%: {g}")
+check(g["sr", "0"] >= 0.97 * g["gbn", "0"], f"sr vs gbn at 0 loss: {g}")
+o = sim_json(*DW, "--transport", "sr", "--bdp-bytes", "200000", "--rto-low-us", "50",
+             "--rto-high-us", "500", "--sr-window", "2048", "--loss", "0.001")
+cfg = o.get("config", {})
+check(cfg.get("transport") == "sr" and cfg.get("bdp_bytes") == 200000 and
+      cfg.get("sr_window") == 2048 and o.get("completed") is True, f"sr knobs: {cfg}")
+rc, out, err = sim("--transport", "sr", "--peer-transport", "gbn")
+check(rc == 2 and "mismatch" in err and "both ends must be sr" in err, f"mismatch: {rc} {err}")
+o = sim_json("--transport", "sr", "--peer-transport", "gbn", "--skip-mode-check", "1",
+             "--messages", "4", expect_rc=1)
+check(o.get("completed") is False and o.get("bytes_verified") == 0 and o.get("corrupt") == 0,
+      f"in-band mismatch: {o}")
+a = sim_json("--transport", "sr", "--loss", "0.02", "--reorder", "0.02", "--seed", "7")
+b = sim_json("--transport", "sr", "--loss", "0.02", "--reorder", "0.02", "--seed", "7")
+check(a.get("goodput_gbps") == b.get("goodput_gbps") and
+      a.get("retransmitted_packets") == b.get("retransmitted_packets"), "sr determinism")
+
+if SCEN:
+    for name in ("lossy-mix.ini", "psn-wrap.ini"):
+        o = sim_json("--config", os.path.join(SCEN, name), "--transport", "sr")
+        check(o.get("completed") is True and o.get("corrupt") == 0 and
+              o.get("duplicates_delivered") == 0, f"sr {name}: {o.get('first_error')}")
+    o = sim_json("--config", os.path.join(SCEN, "sr-done-when.ini"))
+    check(o.get("completed") is True and o.get("config", {}).get("transport") == "sr" and
+          (o.get("goodput_gbps") or 0) >= 0.85 * g["sr", "0"], f"sr-done-when.ini: {o}")
 
 # 8. Human output names the verdict.
 rc, out, err = sim("--messages", "5")

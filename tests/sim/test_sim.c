@@ -17,12 +17,16 @@
 
 #include "sim.h"
 
+/* The transport mode the shared scenarios run in (the *_sr tests set it). */
+static bool g_sr;
+
 static struct rfw_sim_cfg base(void)
 {
 	struct rfw_sim_cfg c;
 
 	rfw_sim_cfg_default(&c);
 	c.timeout = 8; /* 1 ms: keeps lossy runs short in simulated time */
+	c.sr = g_sr;
 	return c;
 }
 
@@ -307,17 +311,155 @@ static void test_config(void **s)
 	assert_int_equal(rfw_sim_set(&c, "mtu", "2048"), 0);
 	assert_null(rfw_sim_validate(&c));
 	assert_int_equal(rfw_sim_set(&c, "transport", "sr"), 0);
+	assert_null(rfw_sim_validate(&c));
+	assert_true(c.sr);
+	/* One end sr, the other gbn: refused at setup, with the reason. */
+	assert_int_equal(rfw_sim_set(&c, "peer-transport", "gbn"), 0);
 	assert_non_null(rfw_sim_validate(&c));
+	assert_non_null(strstr(rfw_sim_validate(&c), "mismatch"));
+	assert_int_equal(rfw_sim_set(&c, "peer-transport", "sr"), 0);
+	assert_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "sr-window", "100"), 0);
+	assert_non_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "sr-window", "1024"), 0);
+	assert_null(rfw_sim_validate(&c));
+	assert_int_equal(rfw_sim_set(&c, "peer-transport", "rxe"), -EINVAL);
+}
+
+/* ---- the same scenarios in selective-repeat mode (docs/transport-sr.md) ---- */
+
+static void test_ops_sizes_mtus_sr(void **s)
+{
+	g_sr = true;
+	test_ops_sizes_mtus(s);
+	g_sr = false;
+}
+
+static void test_psn_wrap_sr(void **s)
+{
+	g_sr = true;
+	test_psn_wrap(s);
+	g_sr = false;
+}
+
+static void test_loss_levels_sr(void **s)
+{
+	g_sr = true;
+	test_loss_levels(s);
+	g_sr = false;
+}
+
+static void test_impairment_mix_sr(void **s)
+{
+	g_sr = true;
+	test_impairment_mix(s);
+	g_sr = false;
+}
+
+static void test_many_qps_sr(void **s)
+{
+	g_sr = true;
+	test_many_qps(s);
+	g_sr = false;
+}
+
+static double goodput(bool sr, double loss, uint64_t *timeouts)
+{
+	struct rfw_sim_cfg c;
+	struct rfw_sim_result r;
+
+	rfw_sim_cfg_default(&c); /* 100 Gb/s, RTT 10 us, MTU 1024 */
+	c.sr = sr;
+	c.op = RFW_SIM_WRITE;
+	c.size = 1u << 20;
+	c.messages = 32;
+	c.loss = loss;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	assert_int_equal(r.bytes_verified, c.size * c.messages);
+	if (timeouts)
+		*timeouts = r.timeouts;
+	return r.goodput_gbps;
+}
+
+/*
+ * The issue's "done when": 100 Gb/s, RTT 10 us, MTU 1024, 1 MiB WRITEs. At 1 % random loss sr
+ * keeps >= 0.85 of its loss-free goodput and >= 2 x gbn's; at 0 loss sr is within 3 % of gbn.
+ */
+static void test_done_when_sr_vs_gbn(void **s)
+{
+	double sr0 = goodput(true, 0, NULL), gbn0 = goodput(false, 0, NULL);
+	double sr1 = goodput(true, 0.01, NULL), gbn1 = goodput(false, 0.01, NULL);
+
+	(void)s;
+	print_message("goodput Gb/s: sr %.2f / %.2f, gbn %.2f / %.2f (loss 0 / 1%%)\n", sr0, sr1,
+	              gbn0, gbn1);
+	assert_true(sr1 >= 0.85 * sr0);
+	assert_true(sr1 >= 2 * gbn1);
+	assert_true(sr0 >= 0.97 * gbn0);
+}
+
+/* A dead link in sr: the timer's retries run out as in gbn. */
+static void test_dead_link_sr(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	(void)s;
+	c.sr = true;
+	c.loss = 1;
+	c.messages = 3;
+	c.retry_cnt = 2;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	assert_false(r.completed);
+	assert_int_equal(r.error_completions, 1);
+	assert_int_equal(r.messages_completed, 0);
+	assert_non_null(strstr(r.first_error, "retry counter exceeded"));
+	assert_int_equal(r.cnt[RFW_CNT_local_ack_timeout_err], 3);
+}
+
+/* --skip-mode-check: the transport itself refuses sr against gbn on the first packet. */
+static void test_mode_mismatch_in_band(void **s)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	(void)s;
+	c.sr = true;
+	c.peer_sr = 0;
+	assert_non_null(rfw_sim_validate(&c));
+	c.skip_mode_check = true;
+	assert_null(rfw_sim_validate(&c));
+	c.messages = 4;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	assert_false(r.completed);
+	assert_int_equal(r.bytes_verified, 0);
+	assert_int_equal(r.corrupt, 0);
+	assert_true(r.cnt[RFW_CNT_rx_transport_mismatch] >= 1);
+	assert_true(r.error_completions >= 1);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_config),        cmocka_unit_test(test_ops_sizes_mtus),
-	    cmocka_unit_test(test_many_qps),      cmocka_unit_test(test_psn_wrap),
-	    cmocka_unit_test(test_loss_levels),   cmocka_unit_test(test_impairment_mix),
-	    cmocka_unit_test(test_dead_link),     cmocka_unit_test(test_determinism),
-	    cmocka_unit_test(test_goodput_bound), cmocka_unit_test(test_ce_cnp),
+	    cmocka_unit_test(test_config),
+	    cmocka_unit_test(test_ops_sizes_mtus),
+	    cmocka_unit_test(test_many_qps),
+	    cmocka_unit_test(test_psn_wrap),
+	    cmocka_unit_test(test_loss_levels),
+	    cmocka_unit_test(test_impairment_mix),
+	    cmocka_unit_test(test_dead_link),
+	    cmocka_unit_test(test_determinism),
+	    cmocka_unit_test(test_goodput_bound),
+	    cmocka_unit_test(test_ce_cnp),
+	    cmocka_unit_test(test_ops_sizes_mtus_sr),
+	    cmocka_unit_test(test_psn_wrap_sr),
+	    cmocka_unit_test(test_loss_levels_sr),
+	    cmocka_unit_test(test_impairment_mix_sr),
+	    cmocka_unit_test(test_many_qps_sr),
+	    cmocka_unit_test(test_done_when_sr_vs_gbn),
+	    cmocka_unit_test(test_dead_link_sr),
+	    cmocka_unit_test(test_mode_mismatch_in_band),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,8 @@ struct lb_cfg {
 	uint32_t max_unacked;
 	uint32_t max_send_wr, max_recv_wr;
 	unsigned access;
+	enum rfw_transport_mode mode[2]; /* per endpoint; zero = GBN */
+	uint64_t sr_rto_low_ns, sr_rto_high_ns;
 };
 
 static inline struct lb_cfg lb_default_cfg(void)
@@ -107,15 +109,18 @@ static inline struct lb_cfg lb_default_cfg(void)
 	                                 RFW_ACCESS_REMOTE_ATOMIC};
 }
 
-static inline int lb_connect(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
-                             uint32_t sq_psn, uint32_t rq_psn)
+static inline int lb_connect_mode(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
+                                  uint32_t sq_psn, uint32_t rq_psn, enum rfw_transport_mode m)
 {
 	struct rfw_qp_attr a = {0};
 	int rc;
 
 	a.qp_state = RFW_QPS_INIT;
 	a.qp_access_flags = c->access;
-	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	a.transport_mode = m;
+	rc = rfw_modify_qp(qp, &a,
+	                   RFW_QP_STATE | RFW_QP_ACCESS_FLAGS |
+	                       (m != RFW_TRANSPORT_GBN ? RFW_QP_TRANSPORT_MODE : 0));
 	if (rc)
 		return rc;
 	a.qp_state = RFW_QPS_RTR;
@@ -140,6 +145,12 @@ static inline int lb_connect(struct rfw_qp *qp, uint32_t dqpn, const struct lb_c
 	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
 }
 
+static inline int lb_connect(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
+                             uint32_t sq_psn, uint32_t rq_psn)
+{
+	return lb_connect_mode(qp, dqpn, c, sq_psn, rq_psn, RFW_TRANSPORT_GBN);
+}
+
 static inline struct loop *lb_create(const struct lb_cfg *c)
 {
 	struct loop *lb = calloc(1, sizeof(*lb));
@@ -152,7 +163,9 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 		struct rfw_dev_attr da = {.ack_every = c->ack_every,
 		                          .max_unacked_psns = c->max_unacked,
 		                          .np_min_time_between_cnps_ns = 4000,
-		                          .qpn_base = 17 + 100 * (uint32_t)i};
+		                          .qpn_base = 17 + 100 * (uint32_t)i,
+		                          .sr_rto_low_ns = c->sr_rto_low_ns,
+		                          .sr_rto_high_ns = c->sr_rto_high_ns};
 		struct rfw_qp_init_attr qa = {0};
 
 		e->lb = lb;
@@ -172,8 +185,10 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 		if (e->qp == NULL)
 			return NULL;
 	}
-	if (lb_connect(lb->ep[0].qp, rfw_qp_num(lb->ep[1].qp), c, c->psn[0], c->psn[1]) ||
-	    lb_connect(lb->ep[1].qp, rfw_qp_num(lb->ep[0].qp), c, c->psn[1], c->psn[0]))
+	if (lb_connect_mode(lb->ep[0].qp, rfw_qp_num(lb->ep[1].qp), c, c->psn[0], c->psn[1],
+	                    c->mode[0]) ||
+	    lb_connect_mode(lb->ep[1].qp, rfw_qp_num(lb->ep[0].qp), c, c->psn[1], c->psn[0],
+	                    c->mode[1]))
 		return NULL;
 	return lb;
 }

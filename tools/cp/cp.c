@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -84,6 +85,9 @@ struct cp_conf {
 	bool touch;
 	bool json;
 	uint32_t nb_mbufs;
+	/* PFC generation toward the senders (docs/pfc.md): -1 off, else the priority. */
+	int pfc_prio;
+	uint32_t pfc_xoff_kb, pfc_xon_kb, pfc_quanta;
 };
 
 /* The egress side of a port: FIFO, token bucket, RED, counters. One lcore. */
@@ -113,6 +117,8 @@ static struct cp_conf conf = {
     .burst_kb = 16,
     .sample_us = 100,
     .inject_len = 1024,
+    .pfc_prio = -1,
+    .pfc_quanta = 65535,
 };
 static struct cp_port *cps;
 static unsigned nports;
@@ -130,6 +136,8 @@ static unsigned red_shift; /* log2 of the RED queue unit in bytes */
  */
 #define CREDIT_SHIFT 32
 static uint64_t rate_Bps, rate_fp, hz, depth_credit, dt_max, cap_bytes, drop_thresh, t0;
+/* CLOCK_MONOTONIC at t0 (ns): lets another process put the CSV's t_ns on its own time axis. */
+static uint64_t t0_mono_ns;
 static volatile int quit;
 
 static void on_signal(int sig)
@@ -171,6 +179,13 @@ static void usage(FILE *f)
 	    "  --touch           with --io-fwd: also read each frame's IP header\n"
 	    "  --mbufs N         mbufs in the pool (4.5 KiB each)                 1024..1048576\n"
 	    "                    [ports x (queue-kb x 4 + 768 + inject), at most 65536]\n"
+	    "  --pfc-prio P      send PFC XOFF/XON for priority P out of the port frames\n"
+	    "                    arrive on, from the egress queue they feed, like a switch\n"
+	    "                    (not with --io-fwd)                    [off]  0..7\n"
+	    "  --pfc-xoff-kb K   queue depth that sends XOFF, KiB  [queue-kb / 2]  2..queue-kb\n"
+	    "  --pfc-xon-kb K    queue depth that sends XON, KiB     [xoff / 2]  1..xoff-1\n"
+	    "  --pfc-quanta Q    pause time in the XOFF, quanta of 512 bit times at\n"
+	    "                    --rate-gbps; refreshed every half   [65535]  1..65535\n"
 	    "  --json            print the exit statistics as JSON (schema " CP_SCHEMA ")\n"
 	    "  --help\n");
 }
@@ -227,6 +242,10 @@ static int parse_args(int argc, char **argv)
 	    {"touch", no_argument, NULL, 'T'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"mbufs", required_argument, NULL, 'm'},
+	    {"pfc-prio", required_argument, NULL, 'P'},
+	    {"pfc-xoff-kb", required_argument, NULL, 'X'},
+	    {"pfc-xon-kb", required_argument, NULL, 'N'},
+	    {"pfc-quanta", required_argument, NULL, 'Q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -297,6 +316,22 @@ static int parse_args(int argc, char **argv)
 		case 'm':
 			ret = parse_u32("mbufs", optarg, 1024, 1048576, &conf.nb_mbufs);
 			break;
+		case 'P': {
+			uint32_t v;
+
+			ret = parse_u32("pfc-prio", optarg, 0, 7, &v);
+			conf.pfc_prio = (int)v;
+			break;
+		}
+		case 'X':
+			ret = parse_u32("pfc-xoff-kb", optarg, 2, 65535, &conf.pfc_xoff_kb);
+			break;
+		case 'N':
+			ret = parse_u32("pfc-xon-kb", optarg, 1, 65534, &conf.pfc_xon_kb);
+			break;
+		case 'Q':
+			ret = parse_u32("pfc-quanta", optarg, 1, 65535, &conf.pfc_quanta);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -322,6 +357,20 @@ static int parse_args(int argc, char **argv)
 		fprintf(stderr, "rocefw-cp: --kmin-kb: %u must be below --kmax-kb %u\n",
 		        conf.kmin_kb, conf.kmax_kb);
 		return -EINVAL;
+	}
+	if (conf.pfc_prio >= 0) {
+		if (conf.pfc_xoff_kb == 0)
+			conf.pfc_xoff_kb = conf.queue_kb / 2 >= 2 ? conf.queue_kb / 2 : 2;
+		if (conf.pfc_xon_kb == 0)
+			conf.pfc_xon_kb = conf.pfc_xoff_kb / 2;
+		if (conf.pfc_xoff_kb > conf.queue_kb || conf.pfc_xon_kb >= conf.pfc_xoff_kb ||
+		    conf.io_fwd) {
+			fprintf(stderr,
+			        "rocefw-cp: --pfc-*: need xon-kb (%u) < xoff-kb (%u) <= "
+			        "queue-kb (%u), and no --io-fwd\n",
+			        conf.pfc_xon_kb, conf.pfc_xoff_kb, conf.queue_kb);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -719,8 +768,9 @@ static int inject(struct rte_mempool *mp)
 static void report(double secs)
 {
 	if (conf.json) {
-		printf("{\n  \"schema\": \"" CP_SCHEMA "\",\n  \"seconds\": %.6f,\n  \"ports\": [",
-		       secs);
+		printf("{\n  \"schema\": \"" CP_SCHEMA "\",\n  \"seconds\": %.6f,\n  "
+		       "\"t0_mono_ns\": %" PRIu64 ",\n  \"ports\": [",
+		       secs, t0_mono_ns);
 		for (unsigned i = 0; i < nports; i++) {
 			struct rte_eth_stats st = {0};
 
@@ -729,8 +779,10 @@ static void report(double secs)
 			for (unsigned c = 0; c < CP_CTR__COUNT; c++)
 				printf(", \"%s\": %" PRIu64, cp_ctr_names[c], cps[i].ctr[c]);
 			printf(", \"queue_bytes\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64
-			       ", \"imissed\": %" PRIu64 "}",
-			       cps[i].qbytes, st.rx_nombuf, st.imissed);
+			       ", \"imissed\": %" PRIu64 ", \"pfc_frames_sent\": %" PRIu64 "}",
+			       cps[i].qbytes, st.rx_nombuf, st.imissed,
+			       rfw_pfc_ctr(rfw_port_get(cps[i].port_id),
+			                   RFW_PFC_CTR_tx_pause_ctrl_phy));
 		}
 		printf("\n  ]\n}\n");
 		return;
@@ -805,6 +857,12 @@ static void loop(void)
 
 			for (unsigned i = 0; i < nports; i++) {
 				service(&cps[i], now);
+				/* The depth of the queue port i feeds, in KiB, to its PFC
+				 * thresholds. */
+				if (conf.pfc_prio >= 0)
+					rfw_pfc_rx_backlog(rfw_port_get(cps[i].port_id)->q[0],
+					                   (uint32_t)(cps[cps[i].out].qbytes >> 10),
+					                   now);
 				busy |= cps[i].head != cps[i].tail || cps[i].ntx;
 				fwd += cps[i].ctr[CP_CTR_forwarded];
 			}
@@ -892,6 +950,15 @@ static int run(int argc, char **argv)
 		    .no_rx_filter = true,
 		    .nb_rxd = 512,
 		    .nb_txd = 512,
+		    /* PFC generation: this port pauses its senders when the queue it feeds is
+		     * deep; the pause time runs at the bottleneck rate. */
+		    .pfc = {.gen_prio_mask =
+		                conf.pfc_prio >= 0 ? (uint8_t)(1u << conf.pfc_prio) : 0,
+		            .gen_xoff = conf.pfc_xoff_kb,
+		            .gen_xon = conf.pfc_xon_kb,
+		            .gen_quanta = (uint16_t)conf.pfc_quanta,
+		            .link_mbps = (uint32_t)RTE_MIN(ceil(conf.rate_gbps * 1000),
+		                                           (double)RFW_PFC_LINK_MBPS_MAX)},
 		};
 		struct cp_port *o = &cps[i];
 
@@ -925,7 +992,13 @@ static int run(int argc, char **argv)
 	}
 	CP_LOG(NOTICE, "%u ports, %g Gbit/s, queue %u KiB, Kmin %u KiB, Kmax %u KiB, Pmax %g",
 	       nports, conf.rate_gbps, conf.queue_kb, conf.kmin_kb, conf.kmax_kb, conf.pmax);
-	t0 = rte_rdtsc();
+	{
+		struct timespec ts;
+
+		t0 = rte_rdtsc();
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0_mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
 	for (i = 0; i < nports; i++)
 		cps[i].last_tsc = t0;
 	loop();

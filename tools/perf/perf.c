@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -2367,8 +2368,9 @@ static int run_remote(const struct opts *o, uint32_t size)
 	if (o->json != NULL && write_json(o, &res, 1) != 0)
 		ok = false;
 	/*
-	 * Teardown order: the client polls a little longer (its last ACKs), then hangs up; the
-	 * server polls until it sees the hang-up. Neither polls its port once the other may be
+	 * Teardown order: the client polls a little longer (its last ACKs), then hangs up and waits
+	 * without polling; the server polls until it sees the hang-up, then hangs up too, and only
+	 * then does the client close its port. Neither polls its port once the other may be
 	 * closing its own: net_memif (DPDK 22.11) was seen to crash a receiver polling while its
 	 * peer disconnected.
 	 */
@@ -2382,8 +2384,17 @@ static int run_remote(const struct opts *o, uint32_t size)
 			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
 				rfw_nic_poll(A.nic);
 		} else {
+			char err[RFW_OOB_ERR_MAX];
+
 			while (now_ns() - t0 < 20 * 1000 * 1000)
 				rfw_nic_poll(A.nic);
+			/* Hang up, then wait (not polling any more) until the server has stopped
+			 * polling and hung up too: only then close the port under it. */
+			shutdown(oob_fd, SHUT_WR);
+			t0 = now_ns();
+			while (now_ns() - t0 < STALL_NS &&
+			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
+				usleep(1000);
 		}
 	}
 	close(oob_fd);

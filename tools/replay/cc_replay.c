@@ -14,6 +14,7 @@
 #include "check.h"
 #include "dataplane/frame.h"
 #include "transport/ib_hdr.h"
+#include "flow_index.h"
 
 #define HBINS           201   /* relative-error histogram: 0.5 % bins, last one is ">= 100 %" */
 #define HBIN_WIDTH      0.005 /* 0.5 % */
@@ -128,7 +129,7 @@ struct rfw_cc {
 	uint64_t last_ts;
 	struct rfw_cc_flow **flows;
 	uint32_t nflows, cap_flows;
-	uint32_t *slots, nslots;
+	struct rfw_flow_index fix; /* (src, dst, dqpn) -> index in flows */
 	struct rkey *rk;
 	uint32_t nrk, cap_rk;
 	struct group **groups;
@@ -141,7 +142,7 @@ struct rfw_cc {
 	} hosts[64];
 	uint32_t nhosts;
 	double max_host_gbps;
-	uint32_t *rslots, nrslots;
+	struct rfw_flow_index rix; /* (src, dst, dqpn) -> index in rk */
 	bool finished;
 	/* Timestamps all whole microseconds so far (pcap's default resolution): a packet gap at
 	 * 100 Gb/s is a third of that, so reactions are judged on blocks of packets spanning at
@@ -189,9 +190,9 @@ void rfw_cc_free(struct rfw_cc *c)
 	for (uint32_t i = 0; i < c->nflows; i++)
 		free(c->flows[i]);
 	free(c->flows);
-	free(c->slots);
+	rfw_flow_index_free(&c->fix);
 	free(c->rk);
-	free(c->rslots);
+	rfw_flow_index_free(&c->rix);
 	for (uint32_t i = 0; i < c->ngroups; i++)
 		free(c->groups[i]);
 	free(c->groups);
@@ -201,47 +202,6 @@ void rfw_cc_free(struct rfw_cc *c)
 int rfw_cc_linktype_supported(int linktype)
 {
 	return rfw_check_linktype_supported(linktype);
-}
-
-/* ---- hash tables (open addressing, load <= 1/2) ---- */
-
-/* Per packet, so word-wise: four 64-bit loads, multiply-xorshift mixing (splitmix64's
- * finaliser). Only the table's distribution depends on it. */
-static uint32_t key_hash(const uint8_t *src, const uint8_t *dst, uint32_t qpn)
-{
-	uint64_t w[4], h = qpn;
-
-	memcpy(&w[0], src, 8);
-	memcpy(&w[1], src + 8, 8);
-	memcpy(&w[2], dst, 8);
-	memcpy(&w[3], dst + 8, 8);
-	for (int i = 0; i < 4; i++) {
-		h ^= w[i];
-		h *= 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-	}
-	h *= 0x94d049bb133111ebull;
-	return (uint32_t)(h ^ (h >> 32));
-}
-
-static int flows_rehash(struct rfw_cc *c, uint32_t n)
-{
-	uint32_t *s = calloc(n, sizeof(*s));
-
-	if (s == NULL)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < c->nflows; i++) {
-		const struct rfw_cc_flow *f = c->flows[i];
-		uint32_t k = key_hash(f->src, f->dst, f->dqpn) & (n - 1);
-
-		while (s[k])
-			k = (k + 1) & (n - 1);
-		s[k] = i + 1;
-	}
-	free(c->slots);
-	c->slots = s;
-	c->nslots = n;
-	return 0;
 }
 
 static bool filter_match(const struct rfw_cc_filter *fl, const uint8_t *src, const uint8_t *dst,
@@ -254,19 +214,9 @@ static bool filter_match(const struct rfw_cc_filter *fl, const uint8_t *src, con
 static struct rfw_cc_flow *flow_find(const struct rfw_cc *c, const uint8_t *src, const uint8_t *dst,
                                      uint32_t qpn)
 {
-	uint32_t k;
+	int64_t i = rfw_flow_index_find(&c->fix, src, dst, qpn);
 
-	if (c->nslots == 0)
-		return NULL;
-	k = key_hash(src, dst, qpn) & (c->nslots - 1);
-	while (c->slots[k]) {
-		struct rfw_cc_flow *f = c->flows[c->slots[k] - 1];
-
-		if (f->dqpn == qpn && !memcmp(f->src, src, 16) && !memcmp(f->dst, dst, 16))
-			return f;
-		k = (k + 1) & (c->nslots - 1);
-	}
-	return NULL;
+	return i >= 0 ? c->flows[i] : NULL;
 }
 
 /* The group of model @mi for a flow src->dst; groups are few (one per host), so a list. */
@@ -310,9 +260,6 @@ static struct rfw_cc_flow *flow_get(struct rfw_cc *c, const struct rfw_frame_vie
 	 * destination or per port of one sender, never shared across senders. */
 	if (c->o.filter.has_src && memcmp(c->o.filter.src, v->src_ip, 16) != 0)
 		nm = 0;
-	if ((c->nslots == 0 && flows_rehash(c, 64)) ||
-	    ((c->nflows + 1) * 2 > c->nslots && flows_rehash(c, c->nslots * 2)))
-		return NULL;
 	if (c->nflows == c->cap_flows) {
 		uint32_t ncap = c->cap_flows ? c->cap_flows * 2 : 16;
 		struct rfw_cc_flow **nf = realloc(c->flows, ncap * sizeof(*nf));
@@ -351,54 +298,21 @@ static struct rfw_cc_flow *flow_get(struct rfw_cc *c, const struct rfw_frame_vie
 		}
 		m->mark = -1;
 	}
+	if (rfw_flow_index_insert(&c->fix, f->src, f->dst, qpn) < 0) {
+		free(f);
+		return NULL;
+	}
 	c->flows[c->nflows++] = f;
-	{
-		uint32_t k = key_hash(f->src, f->dst, qpn) & (c->nslots - 1);
-
-		while (c->slots[k])
-			k = (k + 1) & (c->nslots - 1);
-		c->slots[k] = c->nflows;
-	}
 	return f;
-}
-
-static int rk_rehash(struct rfw_cc *c, uint32_t n)
-{
-	uint32_t *s = calloc(n, sizeof(*s));
-
-	if (s == NULL)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < c->nrk; i++) {
-		uint32_t k = key_hash(c->rk[i].src, c->rk[i].dst, c->rk[i].dqpn) & (n - 1);
-
-		while (s[k])
-			k = (k + 1) & (n - 1);
-		s[k] = i + 1;
-	}
-	free(c->rslots);
-	c->rslots = s;
-	c->nrslots = n;
-	return 0;
 }
 
 static struct rkey *rk_get(struct rfw_cc *c, const struct rfw_frame_view *v, uint32_t qpn)
 {
-	uint32_t k;
+	int64_t i = rfw_flow_index_find(&c->rix, v->src_ip, v->dst_ip, qpn);
+	struct rkey *r;
 
-	if (c->nrslots) {
-		k = key_hash(v->src_ip, v->dst_ip, qpn) & (c->nrslots - 1);
-		while (c->rslots[k]) {
-			struct rkey *r = &c->rk[c->rslots[k] - 1];
-
-			if (r->dqpn == qpn && !memcmp(r->src, v->src_ip, 16) &&
-			    !memcmp(r->dst, v->dst_ip, 16))
-				return r;
-			k = (k + 1) & (c->nrslots - 1);
-		}
-	}
-	if ((c->nrslots == 0 && rk_rehash(c, 64)) ||
-	    ((c->nrk + 1) * 2 > c->nrslots && rk_rehash(c, c->nrslots * 2)))
-		return NULL;
+	if (i >= 0)
+		return &c->rk[i];
 	if (c->nrk == c->cap_rk) {
 		uint32_t ncap = c->cap_rk ? c->cap_rk * 2 : 16;
 		struct rkey *n = realloc(c->rk, ncap * sizeof(*n));
@@ -408,20 +322,15 @@ static struct rkey *rk_get(struct rfw_cc *c, const struct rfw_frame_view *v, uin
 		c->rk = n;
 		c->cap_rk = ncap;
 	}
-	{
-		struct rkey *r = &c->rk[c->nrk++];
-
-		memset(r, 0, sizeof(*r));
-		memcpy(r->src, v->src_ip, 16);
-		memcpy(r->dst, v->dst_ip, 16);
-		r->dqpn = qpn;
-		r->flow = -1;
-		k = key_hash(r->src, r->dst, qpn) & (c->nrslots - 1);
-		while (c->rslots[k])
-			k = (k + 1) & (c->nrslots - 1);
-		c->rslots[k] = c->nrk;
-		return r;
-	}
+	if (rfw_flow_index_insert(&c->rix, v->src_ip, v->dst_ip, qpn) < 0)
+		return NULL;
+	r = &c->rk[c->nrk++];
+	memset(r, 0, sizeof(*r));
+	memcpy(r->src, v->src_ip, 16);
+	memcpy(r->dst, v->dst_ip, 16);
+	r->dqpn = qpn;
+	r->flow = -1;
+	return r;
 }
 
 /*

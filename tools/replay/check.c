@@ -9,6 +9,7 @@
 
 #include "dataplane/frame.h"
 #include "transport/ib_hdr.h"
+#include "flow_index.h"
 
 #define MAX_REASONS 48
 
@@ -59,8 +60,7 @@ struct rfw_check {
 	unsigned nlist;
 	struct flow *flows;
 	uint32_t nflows, cap_flows;
-	uint32_t *slots; /* open addressing: flow index + 1, 0 = empty */
-	uint32_t nslots;
+	struct rfw_flow_index ix; /* (src, dst, dqpn) -> index in flows */
 	/* A frame cut by the snap length is parsed from a zero-filled copy of its wire length,
 	 * so the lengths in its headers hold; only bytes below caplen are ever used. */
 	uint8_t snapbuf[RFW_CHECK_MAX_FRAME];
@@ -89,7 +89,7 @@ void rfw_check_free(struct rfw_check *c)
 		return;
 	free(c->list);
 	free(c->flows);
-	free(c->slots);
+	rfw_flow_index_free(&c->ix);
 	free(c);
 }
 
@@ -112,54 +112,13 @@ int rfw_check_linktype_supported(int linktype)
 
 /* ---- flow table ---- */
 
-static uint32_t flow_hash(const uint8_t *src, const uint8_t *dst, uint32_t qpn)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (int i = 0; i < 16; i++)
-		h = (h ^ src[i]) * 16777619u;
-	for (int i = 0; i < 16; i++)
-		h = (h ^ dst[i]) * 16777619u;
-	for (int i = 0; i < 3; i++)
-		h = (h ^ ((qpn >> (8 * i)) & 0xff)) * 16777619u;
-	return h;
-}
-
-static int flow_rehash(struct rfw_check *c, uint32_t nslots)
-{
-	uint32_t *s = calloc(nslots, sizeof(*s));
-
-	if (s == NULL)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < c->nflows; i++) {
-		const struct flow *f = &c->flows[i];
-		uint32_t k = flow_hash(f->src, f->dst, f->dqpn) & (nslots - 1);
-
-		while (s[k])
-			k = (k + 1) & (nslots - 1);
-		s[k] = i + 1;
-	}
-	free(c->slots);
-	c->slots = s;
-	c->nslots = nslots;
-	return 0;
-}
-
 static struct flow *flow_get(struct rfw_check *c, const struct rfw_frame_view *v, uint32_t qpn)
 {
-	uint32_t k;
+	int64_t i = rfw_flow_index_find(&c->ix, v->src_ip, v->dst_ip, qpn);
 	struct flow *f;
 
-	if (c->nslots == 0 && flow_rehash(c, 64))
-		return NULL;
-	k = flow_hash(v->src_ip, v->dst_ip, qpn) & (c->nslots - 1);
-	while (c->slots[k]) {
-		f = &c->flows[c->slots[k] - 1];
-		if (f->dqpn == qpn && !memcmp(f->src, v->src_ip, 16) &&
-		    !memcmp(f->dst, v->dst_ip, 16))
-			return f;
-		k = (k + 1) & (c->nslots - 1);
-	}
+	if (i >= 0)
+		return &c->flows[i];
 	if (c->nflows == c->cap_flows) {
 		uint32_t ncap = c->cap_flows ? c->cap_flows * 2 : 16;
 		struct flow *nf = realloc(c->flows, ncap * sizeof(*nf));
@@ -169,17 +128,15 @@ static struct flow *flow_get(struct rfw_check *c, const struct rfw_frame_view *v
 		c->flows = nf;
 		c->cap_flows = ncap;
 	}
-	f = &c->flows[c->nflows];
+	if (rfw_flow_index_insert(&c->ix, v->src_ip, v->dst_ip, qpn) < 0)
+		return NULL;
+	f = &c->flows[c->nflows++];
 	memset(f, 0, sizeof(*f));
 	memcpy(f->src, v->src_ip, 16);
 	memcpy(f->dst, v->dst_ip, 16);
 	f->dqpn = qpn;
 	f->udp_sport = v->udp_sport;
-	c->slots[k] = ++c->nflows;
-	/* Keep the load factor at or below one half. */
-	if (c->nflows * 2 > c->nslots && flow_rehash(c, c->nslots * 2))
-		return NULL;
-	return &c->flows[c->nflows - 1];
+	return f;
 }
 
 /* ---- per-frame accounting ---- */

@@ -26,7 +26,9 @@ static void usage(FILE *o)
 	    "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
 	    "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
 	    "             --ce P (CE-mark ECT frames)  --queue-bytes N\n"
-	    "  transport: --transport gbn|sr  --start-psn N  --timeout N  --retry-cnt N\n"
+	    "  transport: --transport gbn|sr  --peer-transport gbn|sr  --start-psn N\n"
+	    "             --bdp-bytes N  --rto-low-us U  --rto-high-us U  --sr-window N (sr)\n"
+	    "             --skip-mode-check 1  --timeout N  --retry-cnt N\n"
 	    "             --rnr-retry N  --min-rnr-timer N  --max-rd-atomic N  --ack-every N\n"
 	    "             --max-unacked-psns N\n"
 	    "  switch:    --flows N (backlogged senders) | --incast N (senders of --messages)\n"
@@ -35,7 +37,8 @@ static void usage(FILE *o)
 	    "             --sample-us U  --csv DIR  --plot DIR\n"
 	    "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
 	    "             --pcap FILE  --pcap-point tx|sender|receiver|switch\n"
-	    "             --json  --bench  --version  --help\n");
+	    "             --json  --bench  --bench-transport (gbn vs sr)  --version  --help\n"
+	    "             --lose-frame N (lose exactly host 0's Nth frame)\n");
 }
 
 static const char *const value_opts[] = {
@@ -54,6 +57,13 @@ static const char *const value_opts[] = {
     "start-psn",
     "seed",
     "transport",
+    "peer-transport",
+    "bdp-bytes",
+    "rto-low-us",
+    "rto-high-us",
+    "sr-window",
+    "lose-frame",
+    "skip-mode-check",
     "pcap",
     "burst-loss",
     "burst-len",
@@ -83,7 +93,7 @@ static const char *const value_opts[] = {
 };
 #define N_VALUE_OPTS (sizeof(value_opts) / sizeof(value_opts[0]))
 
-enum { OPT_JSON = 1000, OPT_BENCH, OPT_CONFIG, OPT_VERSION, OPT_HELP };
+enum { OPT_JSON = 1000, OPT_BENCH, OPT_CONFIG, OPT_VERSION, OPT_HELP, OPT_BENCH_TRANSPORT };
 
 static void print_human(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
 {
@@ -231,12 +241,172 @@ static int bench(const struct rfw_sim_cfg *base, bool json)
 	return bad;
 }
 
+static json_t *mode_json(const struct rfw_sim_result *r)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "goodput_gbps", json_real(r->goodput_gbps));
+	json_object_set_new(o, "completed", json_boolean(r->completed));
+	json_object_set_new(o, "bytes_verified", json_integer((json_int_t)r->bytes_verified));
+	json_object_set_new(o, "retransmitted_packets",
+	                    json_integer((json_int_t)r->retransmitted_packets));
+	json_object_set_new(o, "timeouts", json_integer((json_int_t)r->timeouts));
+	json_object_set_new(o, "naks_received",
+	                    json_integer((json_int_t)r->cnt[RFW_CNT_naks_received]));
+	json_object_set_new(o, "spurious_retransmissions",
+	                    json_integer((json_int_t)r->cnt[RFW_CNT_spurious_retransmissions]));
+	json_object_set_new(o, "inflight_bytes_hwm",
+	                    json_integer((json_int_t)r->cnt[RFW_CNT_inflight_bytes_hwm]));
+	json_object_set_new(o, "sim_time_ns", json_integer((json_int_t)r->sim_time_ns));
+	return o;
+}
+
+/*
+ * gbn vs sr (issue 4's benchmark, docs/transport-sr.md "Benchmark"): 1 MiB WRITEs at the
+ * configured rate, RTT 10 and 100 us, MTU 1024 and 4096, random loss 0 .. 5 %; then the time
+ * one lost packet costs in each mode (a 1 MiB WRITE alone with its middle frame lost, minus the
+ * same WRITE without loss). The gbn window (max_unacked_psns) is raised to twice the BDP so
+ * the loss-free figures compare the recovery schemes, not the window.
+ */
+static int bench_transport(const struct rfw_sim_cfg *base, bool json)
+{
+	static const double rtts[] = {10, 100};
+	static const uint32_t mtus[] = {1024, 4096};
+	static const double losses[] = {0, 0.0001, 0.001, 0.01, 0.05};
+	json_t *runs = json ? json_array() : NULL, *rec = json ? json_array() : NULL;
+	int bad = 0;
+
+	if (!json)
+		printf("%6s %5s %7s %9s %9s %7s %8s %8s %6s %6s %s\n", "rtt_us", "mtu", "loss",
+		       "gbn_gbps", "sr_gbps", "sr/gbn", "gbn_retx", "sr_retx", "gbn_to", "sr_to",
+		       "intact");
+	for (size_t ri = 0; ri < 2; ri++)
+		for (size_t mi = 0; mi < 2; mi++)
+			for (size_t li = 0; li < 5; li++) {
+				struct rfw_sim_result r[2];
+				json_t *o;
+
+				for (int m = 0; m < 2; m++) {
+					struct rfw_sim_cfg c = *base;
+					double bdp_pkts =
+					    c.rate_gbps * rtts[ri] * 1e3 / 8 / mtus[mi];
+
+					c.op = RFW_SIM_WRITE;
+					c.size = 1u << 20;
+					if (c.messages == 100) /* the default: 32 MiB a run */
+						c.messages = 32;
+					c.rtt_us = rtts[ri];
+					c.mtu = mtus[mi];
+					c.loss = losses[li];
+					c.sr = m == 1;
+					c.peer_sr = -1;
+					if (c.max_unacked_psns < 2 * bdp_pkts)
+						c.max_unacked_psns = (uint32_t)(2 * bdp_pkts) + 1;
+					if (rfw_sim_run(&c, &r[m])) {
+						fprintf(stderr, "bench-transport: setup failed\n");
+						return 2;
+					}
+					if (!r[m].completed || r[m].corrupt ||
+					    r[m].duplicates_delivered)
+						bad = 1;
+				}
+				if (json) {
+					o = json_object();
+					json_object_set_new(o, "rtt_us", json_real(rtts[ri]));
+					json_object_set_new(o, "mtu", json_integer(mtus[mi]));
+					json_object_set_new(o, "loss", json_real(losses[li]));
+					json_object_set_new(o, "gbn", mode_json(&r[0]));
+					json_object_set_new(o, "sr", mode_json(&r[1]));
+					json_array_append_new(runs, o);
+				} else {
+					printf(
+					    "%6g %5u %7g %9.3f %9.3f %7.2f %8llu %8llu %6llu %6llu "
+					    "%s\n",
+					    rtts[ri], mtus[mi], losses[li], r[0].goodput_gbps,
+					    r[1].goodput_gbps,
+					    r[0].goodput_gbps > 0
+					        ? r[1].goodput_gbps / r[0].goodput_gbps
+					        : 0,
+					    (unsigned long long)r[0].retransmitted_packets,
+					    (unsigned long long)r[1].retransmitted_packets,
+					    (unsigned long long)r[0].timeouts,
+					    (unsigned long long)r[1].timeouts,
+					    r[0].completed && r[1].completed && !r[0].corrupt &&
+					            !r[1].corrupt
+					        ? "yes"
+					        : "NO");
+					fflush(stdout);
+				}
+			}
+	if (!json)
+		printf("\n%6s %5s %5s %12s %12s\n", "rtt_us", "mtu", "mode", "recovery_us", "retx");
+	for (size_t ri = 0; ri < 2; ri++)
+		for (size_t mi = 0; mi < 2; mi++)
+			for (int m = 0; m < 2; m++) {
+				struct rfw_sim_result r0, r1;
+				struct rfw_sim_cfg c = *base;
+				double bdp_pkts = c.rate_gbps * rtts[ri] * 1e3 / 8 / mtus[mi];
+				double us;
+
+				c.op = RFW_SIM_WRITE;
+				c.size = 1u << 20;
+				c.messages = 1;
+				c.depth = 1;
+				c.rtt_us = rtts[ri];
+				c.mtu = mtus[mi];
+				c.loss = 0;
+				c.sr = m == 1;
+				c.peer_sr = -1;
+				if (c.max_unacked_psns < 2 * bdp_pkts)
+					c.max_unacked_psns = (uint32_t)(2 * bdp_pkts) + 1;
+				if (rfw_sim_run(&c, &r0))
+					return 2;
+				/* the middle data frame of the message */
+				c.lose_frame = (c.size / c.mtu) / 2;
+				if (rfw_sim_run(&c, &r1))
+					return 2;
+				if (!r1.completed || r1.corrupt)
+					bad = 1;
+				us = ((double)r1.sim_time_ns - (double)r0.sim_time_ns) / 1e3;
+				if (json) {
+					json_t *o = json_object();
+
+					json_object_set_new(o, "rtt_us", json_real(rtts[ri]));
+					json_object_set_new(o, "mtu", json_integer(mtus[mi]));
+					json_object_set_new(o, "mode",
+					                    json_string(m ? "sr" : "gbn"));
+					json_object_set_new(o, "recovery_us", json_real(us));
+					json_object_set_new(
+					    o, "retransmitted_packets",
+					    json_integer((json_int_t)r1.retransmitted_packets));
+					json_array_append_new(rec, o);
+				} else {
+					printf("%6g %5u %5s %12.2f %12llu\n", rtts[ri], mtus[mi],
+					       m ? "sr" : "gbn", us,
+					       (unsigned long long)r1.retransmitted_packets);
+				}
+			}
+	if (json) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "schema", json_string("rocefw.sim.bench_transport/1"));
+		json_object_set_new(o, "rate_gbps", json_real(base->rate_gbps));
+		json_object_set_new(o, "size", json_integer(1 << 20));
+		json_object_set_new(o, "runs", runs);
+		json_object_set_new(o, "single_loss_recovery", rec);
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		printf("\n");
+		json_decref(o);
+	}
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
-	struct option opts[N_VALUE_OPTS + 6];
+	struct option opts[N_VALUE_OPTS + 7];
 	struct rfw_sim_cfg cfg;
 	struct rfw_sim_result res;
-	bool json = false, do_bench = false;
+	bool json = false, do_bench = false, do_bench_transport = false;
 	const char *err;
 	int c, idx, rc;
 
@@ -247,7 +417,9 @@ int main(int argc, char **argv)
 	opts[N_VALUE_OPTS + 2] = (struct option){"config", required_argument, NULL, OPT_CONFIG};
 	opts[N_VALUE_OPTS + 3] = (struct option){"version", no_argument, NULL, OPT_VERSION};
 	opts[N_VALUE_OPTS + 4] = (struct option){"help", no_argument, NULL, OPT_HELP};
-	opts[N_VALUE_OPTS + 5] = (struct option){0};
+	opts[N_VALUE_OPTS + 5] =
+	    (struct option){"bench-transport", no_argument, NULL, OPT_BENCH_TRANSPORT};
+	opts[N_VALUE_OPTS + 6] = (struct option){0};
 
 	rfw_sim_cfg_default(&cfg);
 	/* A --config file is read first so the command line can override it. */
@@ -279,6 +451,9 @@ int main(int argc, char **argv)
 		case OPT_BENCH:
 			do_bench = true;
 			break;
+		case OPT_BENCH_TRANSPORT:
+			do_bench_transport = true;
+			break;
 		case OPT_CONFIG:
 			break;
 		case OPT_VERSION:
@@ -307,6 +482,12 @@ int main(int argc, char **argv)
 		        "rocefw-sim: --bench runs the two-host model: no --flows/--incast\n");
 		return 2;
 	}
+	if (do_bench_transport && (cfg.flows || cfg.incast)) {
+		fprintf(stderr, "rocefw-sim: --bench-transport runs the two-host model\n");
+		return 2;
+	}
+	if (do_bench_transport)
+		return bench_transport(&cfg, json);
 	if (do_bench)
 		return bench(&cfg, json);
 	rc = rfw_sim_run(&cfg, &res);

@@ -78,6 +78,7 @@ struct link {
 	bool red; /* a switch port: RED/ECN marking at enqueue */
 	bool busy;
 	uint64_t burst_until; /* a loss burst drops every frame leaving before this (ns) */
+	uint64_t nframes;     /* frames that left this link (--lose-frame counts them) */
 };
 
 struct wl_qp; /* workload state of one QP pair */
@@ -455,7 +456,12 @@ static void link_tx_done(struct link *l, struct frame *f)
 	bool lose = false;
 
 	l->busy = false;
-	if (s->now < l->burst_until) {
+	l->nframes++;
+	if (c->lose_frame && l->idx == 0 && l->nframes == c->lose_frame) {
+		/* --lose-frame N: exactly the Nth frame host 0 sends is lost (recovery timing). */
+		lose = true;
+		s->res->lost_frame_ns = s->now + l->delay_ns;
+	} else if (s->now < l->burst_until) {
 		lose = true;
 	} else if (c->burst_loss > 0 && rng_unit(&s->rng) < c->burst_loss) {
 		/* The link is out for burst_len MTU-frame times: a flap is bounded in time, so a
@@ -1008,6 +1014,7 @@ void rfw_sim_cfg_default(struct rfw_sim_cfg *c)
 	c->queue_bytes = 1u << 20;
 	c->time_limit_ns = 60ull * 1000000000ull;
 	c->pcap_point = RFW_SIM_PCAP_TX;
+	c->peer_sr = -1;
 	/* The paper's marking for its 40G runs (reference/dcqcn.md): Kmin 5 KB, Kmax 200 KB, 1 %.
 	 */
 	c->kmin_kb = 5;
@@ -1174,6 +1181,25 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 			return -EINVAL;
 		return 0;
 	}
+	if (strcmp(name, "peer-transport") == 0) {
+		if (v && strcmp(v, "gbn") == 0)
+			c->peer_sr = 0;
+		else if (v && strcmp(v, "sr") == 0)
+			c->peer_sr = 1;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (strcmp(name, "skip-mode-check") == 0) {
+		rc = parse_u64(v, &x, 1);
+		if (rc == 0)
+			c->skip_mode_check = x != 0;
+		return rc;
+	}
+	if (strcmp(name, "rto-low-us") == 0)
+		return parse_pos(v, &c->rto_low_us);
+	if (strcmp(name, "rto-high-us") == 0)
+		return parse_pos(v, &c->rto_high_us);
 	if (strcmp(name, "pcap") == 0) {
 		c->pcap = v;
 		return 0;
@@ -1246,6 +1272,9 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 	U("ack-every", ack_every, 1u << 20)
 	U("max-unacked-psns", max_unacked_psns, 1u << 22)
 	U("queue-bytes", queue_bytes, 1u << 30)
+	U("bdp-bytes", bdp_bytes, 1ull << 40)
+	U("sr-window", sr_window, 65536)
+	U("lose-frame", lose_frame, 1ull << 40)
 	if (strcmp(name, "time-limit-ms") == 0) {
 		rc = parse_u64(v, &x, 1ull << 40);
 		if (rc == 0)
@@ -1315,8 +1344,21 @@ int rfw_sim_load_ini(struct rfw_sim_cfg *c, const char *path, int *line)
 
 const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
 {
-	if (c->sr)
-		return "--transport sr: selective repeat is not implemented yet (gbn only)";
+	/*
+	 * The out-of-band connection exchange carries each end's transport mode and refuses a
+	 * mismatch (docs/transport-sr.md "Mode mismatch"); --skip-mode-check connects anyway so
+	 * the transport's own first-packet check can be seen.
+	 */
+	if (c->peer_sr >= 0 && (c->peer_sr != 0) != c->sr && !c->skip_mode_check)
+		return c->sr
+		           ? "transport mode mismatch: this end is sr, the peer is gbn; both ends "
+		             "must be sr (refused at QP setup)"
+		           : "transport mode mismatch: this end is gbn, the peer is sr; both ends "
+		             "must be sr (refused at QP setup)";
+	if (c->sr_window && (c->sr_window < 64 || (c->sr_window & (c->sr_window - 1))))
+		return "--sr-window must be a power of two, 64 .. 65536";
+	if (c->rto_low_us && c->rto_high_us && c->rto_high_us < c->rto_low_us)
+		return "--rto-high-us must not be below --rto-low-us";
 	if (c->mtu != 256 && c->mtu != 512 && c->mtu != 1024 && c->mtu != 2048 && c->mtu != 4096)
 		return "--mtu must be 256, 512, 1024, 2048 or 4096";
 	if (c->qps == 0 || c->depth == 0 || c->messages == 0)
@@ -1349,8 +1391,6 @@ const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
 		return "--kmin-kb must be below --kmax-kb";
 	if (c->kmax_kb * 1000.0 > (double)c->queue_bytes)
 		return "--kmax-kb must not exceed --queue-bytes";
-	if (c->sr)
-		return "--transport sr: selective repeat is not implemented yet (gbn only)";
 	return NULL;
 }
 
@@ -1363,7 +1403,13 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 	                          .max_unacked_psns = s->cfg->max_unacked_psns,
 	                          .np_min_time_between_cnps_ns = 4000,
 	                          .max_qp = MAX_QPS,
-	                          .max_mr = 4 * MAX_QPS};
+	                          .max_mr = 4 * MAX_QPS,
+	                          .sr_window = s->cfg->sr_window,
+	                          .sr_rto_low_ns = (uint64_t)llround(s->cfg->rto_low_us * 1e3),
+	                          .sr_rto_high_ns = (uint64_t)llround(s->cfg->rto_high_us * 1e3),
+	                          .sr_bdp_bytes = s->cfg->bdp_bytes,
+	                          .link_gbps = (uint32_t)llround(s->cfg->rate_gbps),
+	                          .base_rtt_ns = (uint64_t)llround(s->cfg->rtt_us * 1e3)};
 	struct rfw_qp_init_attr qa = {0};
 
 	h->sim = s;
@@ -1406,7 +1452,7 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 	return 0;
 }
 
-static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer)
+static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer, bool sr)
 {
 	const struct rfw_sim_cfg *c = s->cfg;
 	struct rfw_qp_attr a = {0};
@@ -1418,7 +1464,8 @@ static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer)
 	a.qp_state = RFW_QPS_INIT;
 	a.qp_access_flags =
 	    RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	a.transport_mode = sr ? RFW_TRANSPORT_SR : RFW_TRANSPORT_GBN;
+	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS | RFW_QP_TRANSPORT_MODE);
 	a.qp_state = RFW_QPS_RTR;
 	a.path_mtu = m;
 	a.dest_qp_num = rfw_qp_num(peer);
@@ -1931,7 +1978,9 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		w->hb = &s.host[s.rx_host];
 		w->aqp = s.fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
 		w->bqp = w->hb->qp[q];
-		if (connect_qp(&s, w->aqp, w->bqp) || connect_qp(&s, w->bqp, w->aqp)) {
+		if (connect_qp(&s, w->aqp, w->bqp, cfg->sr) ||
+		    connect_qp(&s, w->bqp, w->aqp,
+		               cfg->peer_sr < 0 ? cfg->sr : cfg->peer_sr != 0)) {
 			rc = -EINVAL;
 			break;
 		}
@@ -2078,7 +2127,10 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 
 		rfw_dev_counters(s.host[i].dev, cnt);
 		for (int k = 0; k < RFW_CNT__COUNT; k++)
-			res->cnt[k] += cnt[k];
+			if (k == RFW_CNT_inflight_bytes_hwm) /* a maximum, not a sum */
+				res->cnt[k] = cnt[k] > res->cnt[k] ? cnt[k] : res->cnt[k];
+			else
+				res->cnt[k] += cnt[k];
 	}
 	res->retransmitted_packets = res->cnt[RFW_CNT_retransmitted_packets];
 	res->timeouts = res->cnt[RFW_CNT_local_ack_timeout_err];
@@ -2212,6 +2264,12 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	I(cfg, "start_psn", c->start_psn);
 	I(cfg, "seed", c->seed);
 	json_object_set_new(cfg, "transport", json_string(c->sr ? "sr" : "gbn"));
+	json_object_set_new(cfg, "peer_transport",
+	                    json_string((c->peer_sr < 0 ? c->sr : c->peer_sr != 0) ? "sr" : "gbn"));
+	json_object_set_new(cfg, "bdp_bytes", json_integer((json_int_t)c->bdp_bytes));
+	json_object_set_new(cfg, "rto_low_us", json_real(c->rto_low_us));
+	json_object_set_new(cfg, "rto_high_us", json_real(c->rto_high_us));
+	json_object_set_new(cfg, "sr_window", json_integer(c->sr_window));
 	I(cfg, "timeout", c->timeout);
 	I(cfg, "retry_cnt", c->retry_cnt);
 	I(cfg, "ack_every", c->ack_every);

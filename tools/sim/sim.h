@@ -51,7 +51,13 @@ struct rfw_sim_cfg {
 	uint32_t burst_len; /* burst duration in MTU-frame times at the link rate */
 	uint32_t start_psn;
 	uint64_t seed;
-	bool sr; /* --transport sr: selective repeat (not implemented yet: rejected) */
+	bool sr;              /* --transport sr: selective repeat (docs/transport-sr.md) */
+	int peer_sr;          /* --peer-transport: the responder's mode; -1 = as --transport */
+	bool skip_mode_check; /* --skip-mode-check: connect mismatched modes anyway (test) */
+	uint64_t bdp_bytes;   /* --bdp-bytes: SR cap on bytes in flight; 0 = derived */
+	double rto_low_us, rto_high_us; /* --rto-low-us / --rto-high-us; 0 = transport default */
+	uint32_t sr_window;             /* --sr-window PSNs; 0 = transport default */
+	uint64_t lose_frame; /* --lose-frame N: lose exactly host 0's Nth frame (0: none) */
 	const char *pcap;
 	/* transport knobs */
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer, max_rd_atomic;
@@ -95,6 +101,7 @@ struct rfw_sim_result {
 	uint64_t flushed_completions; /* RFW_WC_WR_FLUSH_ERR */
 	uint64_t retransmitted_packets, timeouts, nak_seq_err;
 	uint64_t sim_time_ns;
+	uint64_t lost_frame_ns; /* --lose-frame: when the lost frame would have arrived */
 	double goodput_gbps;
 	/* the network */
 	uint64_t frames_sent, frames_delivered, frames_lost, frames_duplicated, frames_reordered,

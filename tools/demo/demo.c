@@ -1,0 +1,1033 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-demo: DCQCN through a congestion point, end to end on DPDK ports.
+ *
+ *   rocefw-demo [EAL options] -- [options]
+ *
+ * Two endpoints in this process, on the calling lcore: a sender on DPDK port 0 and a receiver on
+ * port 1, each a software NIC (dataplane/rfw_nic.h) with DCQCN reaction and notification points.
+ * Between them, in another process on another core, rocefw-cp (tools/cp) forwards port 0 <-> 1
+ * of its own through a bottleneck queue with RED ECN marking. tools/demo.sh wires them with
+ * memif. N flows (one RC QP each, sender -> receiver) post RDMA WRITEs, start staggered and stop
+ * in reverse order, so the run shows one flow alone, the cut when the next one arrives, the
+ * shared rate, and the recovery when the others leave.
+ *
+ * Every WRITE is verified: when its completion arrives (the ACK means the bytes are in the
+ * receiver's memory, IBA 9.7.5.1.1) the receiver's slot is compared with the source.
+ *
+ * Out: a per-flow time series (--csv: rate RC, target RT, alpha, goodput, CNPs, cuts), a log of
+ * every CNP the receiver's port transmits (--cnp-csv, seen by a DPDK TX callback on the wire
+ * side of the NIC, with the NP's clock and the TSC at hand-over to the PMD), and a JSON summary
+ * (--json). See docs/demo.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+
+#include "cc/dcqcn.h"
+#include "cc/dcqcn_params.h"
+#include "dataplane/rfw_nic.h"
+#include "dataplane/rfw_port.h"
+
+#define DEMO_SCHEMA     "rocefw.demo/1"
+#define DEMO_CSV_SCHEMA "rocefw.demo.flows/1"
+#define DEMO_CNP_SCHEMA "rocefw.demo.cnps/1"
+#define MAX_FLOWS       8
+#define CNP_LOG_MAX     (1u << 20)            /* CNPs logged per run (16 MB) */
+#define STALL_NS        (5ull * NS_PER_S)     /* outstanding WRITEs, no completion: fail */
+#define SETTLE_NS       (20ull * 1000 * 1000) /* poll after the last completion (late frames) */
+#define ROCEV2_PORT     4791
+
+struct opts {
+	uint32_t flows;
+	uint32_t duration_ms;
+	uint32_t stagger_ms;
+	uint32_t size;
+	uint32_t depth;
+	uint32_t line_gbps;
+	uint32_t sample_us;
+	uint32_t time_scale;
+	uint32_t link_wait_ms;
+	const char *profile;
+	struct dcqcn_params params;
+	const char *csv, *cnp_csv, *json;
+	long linger_pid;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: rocefw-demo [EAL options: two ports, 0 = sender, 1 = receiver] -- "
+	        "[options]\n"
+	        "  --flows N            flows (RC QPs) sender -> receiver, 1..%u (default 2)\n"
+	        "  --duration-ms MS     run length, 100..600000 (default 4000)\n"
+	        "  --stagger-ms MS      flow i runs from i*MS to duration - i*MS, 0..300000 "
+	        "(default 1000)\n"
+	        "  --size BYTES         WRITE size, 1..4194304 (default 65536)\n"
+	        "  --depth N            outstanding WRITEs per flow, 1..256 (default 4)\n"
+	        "  --line-gbps G        line rate DCQCN starts from and recovers to, 1..400 "
+	        "(default 10)\n"
+	        "  --cc-profile P       DCQCN profile: unified, paper, mlx5-cx5, hpcc-ns3, "
+	        "shared-port (default unified)\n"
+	        "  --cc NAME=VALUE      override one DCQCN parameter (cc/dcqcn_params.h), "
+	        "repeatable\n"
+	        "  --cc-time-scale N    multiply the profile's DCQCN time constants by N, "
+	        "1..1000 (default 10)\n"
+	        "  --sample-us US       time series period, 100..1000000 (default 1000)\n"
+	        "  --link-wait-ms MS    wait for both links, 0..60000 (default 15000)\n"
+	        "  --csv FILE           per-flow time series (schema " DEMO_CSV_SCHEMA ")\n"
+	        "  --cnp-csv FILE       every CNP the receiver sent (schema " DEMO_CNP_SCHEMA ")\n"
+	        "  --json FILE          summary (schema " DEMO_SCHEMA ")\n"
+	        "  --linger-pid PID     after the run, close the ports only once process PID (the\n"
+	        "                       memif peer, rocefw-cp) has exited, at most 10 s (default: "
+	        "off)\n",
+	        MAX_FLOWS);
+}
+
+/* A bad option value: "rocefw-demo: <what><detail>", exit status 2 (nothing started yet). */
+static void bad(const char *what, const char *detail)
+{
+	fprintf(stderr, "rocefw-demo: %s%s\n", what, detail);
+	exit(2);
+}
+
+static uint32_t num_arg(const char *name, const char *s, uint32_t lo, uint32_t hi)
+{
+	char *end, range[48];
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
+		snprintf(range, sizeof(range), "an integer %u..%u", lo, hi);
+		fprintf(stderr, "rocefw-demo: %s: '%s' is not %s\n", name, s, range);
+		exit(2);
+	}
+	return (uint32_t)v;
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	enum {
+		O_FLOWS = 256,
+		O_DUR,
+		O_STAG,
+		O_SIZE,
+		O_DEPTH,
+		O_LINE,
+		O_PROF,
+		O_CC,
+		O_SAMPLE,
+		O_SCALE,
+		O_LINK,
+		O_CSV,
+		O_CNP,
+		O_JSON,
+		O_LINGER,
+		O_HELP
+	};
+	static const struct option lo[] = {
+	    {"flows", required_argument, NULL, O_FLOWS},
+	    {"duration-ms", required_argument, NULL, O_DUR},
+	    {"stagger-ms", required_argument, NULL, O_STAG},
+	    {"size", required_argument, NULL, O_SIZE},
+	    {"depth", required_argument, NULL, O_DEPTH},
+	    {"line-gbps", required_argument, NULL, O_LINE},
+	    {"cc-profile", required_argument, NULL, O_PROF},
+	    {"cc", required_argument, NULL, O_CC},
+	    {"sample-us", required_argument, NULL, O_SAMPLE},
+	    {"cc-time-scale", required_argument, NULL, O_SCALE},
+	    {"link-wait-ms", required_argument, NULL, O_LINK},
+	    {"csv", required_argument, NULL, O_CSV},
+	    {"cnp-csv", required_argument, NULL, O_CNP},
+	    {"json", required_argument, NULL, O_JSON},
+	    {"linger-pid", required_argument, NULL, O_LINGER},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	/* --cc overrides apply after the profile, whatever their order on the command line. */
+	const char *cc_over[64];
+	unsigned ncc = 0, i;
+	char msg[160];
+	int c, prof_id;
+
+	memset(o, 0, sizeof(*o));
+	o->flows = 2;
+	o->duration_ms = 4000;
+	o->stagger_ms = 1000;
+	o->size = 65536;
+	o->depth = 4;
+	o->line_gbps = 10;
+	o->sample_us = 1000;
+	o->time_scale = 10;
+	o->link_wait_ms = 15000;
+	o->profile = "unified";
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case O_FLOWS:
+			o->flows = num_arg("--flows", optarg, 1, MAX_FLOWS);
+			break;
+		case O_DUR:
+			o->duration_ms = num_arg("--duration-ms", optarg, 100, 600000);
+			break;
+		case O_STAG:
+			o->stagger_ms = num_arg("--stagger-ms", optarg, 0, 300000);
+			break;
+		case O_SIZE:
+			o->size = num_arg("--size", optarg, 1, 4u << 20);
+			break;
+		case O_DEPTH:
+			o->depth = num_arg("--depth", optarg, 1, 256);
+			break;
+		case O_LINE:
+			o->line_gbps = num_arg("--line-gbps", optarg, 1, 400);
+			break;
+		case O_PROF:
+			if (dcqcn_profile_lookup(optarg) < 0)
+				bad("--cc-profile: expected unified, paper, mlx5-cx5, hpcc-ns3 or "
+				    "shared-port, "
+				    "not ",
+				    optarg);
+			o->profile = optarg;
+			break;
+		case O_CC:
+			if (ncc == sizeof(cc_over) / sizeof(cc_over[0]))
+				bad("--cc: more than 64 overrides", "");
+			cc_over[ncc++] = optarg;
+			break;
+		case O_SCALE:
+			o->time_scale = num_arg("--cc-time-scale", optarg, 1, 1000);
+			break;
+		case O_SAMPLE:
+			o->sample_us = num_arg("--sample-us", optarg, 100, 1000000);
+			break;
+		case O_LINK:
+			o->link_wait_ms = num_arg("--link-wait-ms", optarg, 0, 60000);
+			break;
+		case O_CSV:
+			o->csv = optarg;
+			break;
+		case O_CNP:
+			o->cnp_csv = optarg;
+			break;
+		case O_JSON:
+			o->json = optarg;
+			break;
+		case O_LINGER:
+			o->linger_pid = (long)num_arg("--linger-pid", optarg, 1, 4194304);
+			break;
+		case O_HELP:
+			usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "rocefw-demo: unknown option or missing value: '%s'\n",
+			        argv[optind - 1]);
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (optind < argc)
+		bad("unexpected argument: ", argv[optind]);
+	if (o->flows > 1 && 2ull * (o->flows - 1) * o->stagger_ms >= o->duration_ms)
+		bad("--stagger-ms: the last flow would never run (need 2 x (flows - 1) x stagger < "
+		    "duration)",
+		    "");
+	/* Source (two parities) and destination slots of every flow are allocated up front. */
+	if ((uint64_t)o->size * o->depth > 16u << 20)
+		bad("--size x --depth: more than 16 MiB in flight per flow", "");
+	prof_id = dcqcn_profile_lookup(o->profile);
+	dcqcn_params_init(&o->params, (enum dcqcn_profile)prof_id);
+	/*
+	 * The profiles are tuned for 40-100 Gb/s fabrics, where a queue at Kmax drains in tens of
+	 * microseconds. At the demo's 1 Gb/s bottleneck with 4 KiB frames it takes a millisecond:
+	 * every time constant of the control loop (CNP spacing, the rate-reduce monitor period,
+	 * the alpha period, the rate-increase timer) is stretched by the same factor so that the
+	 * loop sees the same number of feedback rounds per queue drain. Rates and byte counts are
+	 * left alone. --cc overrides come after and win.
+	 */
+	o->params.np_min_time_between_cnps *= o->time_scale;
+	o->params.rp_rate_reduce_monitor_period *= o->time_scale;
+	o->params.rp_dce_tcp_rtt *= o->time_scale;
+	o->params.rp_time_reset *= o->time_scale;
+	for (i = 0; i < ncc; i++) {
+		char name[64];
+		const char *eq = strchr(cc_over[i], '=');
+
+		if (eq == NULL || eq == cc_over[i] || (size_t)(eq - cc_over[i]) >= sizeof(name))
+			bad("--cc: expected NAME=VALUE, not ", cc_over[i]);
+		memcpy(name, cc_over[i], (size_t)(eq - cc_over[i]));
+		name[eq - cc_over[i]] = '\0';
+		if (dcqcn_param_set_msg(&o->params, name, eq + 1, msg, sizeof(msg)) != 0)
+			bad("--cc: ", msg);
+	}
+	if (dcqcn_params_validate(&o->params, msg, sizeof(msg)) != 0)
+		bad("--cc: ", msg);
+}
+
+/* ---- endpoints ---- */
+
+struct side {
+	struct rfw_port *port;
+	struct rfw_nic *nic;
+	struct rfw_pd *pd;
+	struct rfw_cq *cq;
+	struct rfw_mr *mr;
+	uint8_t *mem;
+	size_t mem_len;
+};
+
+/* One flow's numbers at one sample. */
+struct fsample {
+	uint64_t rc_kbps, rt_kbps;
+	uint64_t bytes; /* verified, cumulative */
+	uint64_t cnp_handled, cuts, np_cnp_sent, ce_rx;
+	uint32_t alpha;
+	uint8_t state;
+};
+
+struct flow {
+	struct rfw_qp *qs, *qr; /* sender's and receiver's QP */
+	uint8_t *src;           /* 2 parities x depth slots at the sender */
+	uint8_t *dst;           /* depth slots at the receiver */
+	uint64_t start_ns, stop_ns;
+	uint64_t posted, done, bytes, bad;
+	uint64_t first_ns, last_ns; /* first post, last completion */
+	uint64_t min_rc_kbps;       /* lowest RC seen at a sample after the first CNP */
+	uint64_t cnt_s[RFW_CNT__COUNT], cnt_r[RFW_CNT__COUNT];
+	struct dcqcn_rp rp; /* copies taken before the QPs go */
+	struct dcqcn_np np;
+};
+
+/* One CNP seen leaving the receiver's port. */
+struct cnp_rec {
+	uint64_t np_ns; /* the NP's clock: the poll iteration in which it was produced */
+	uint64_t tx_ns; /* same clock, read when the frame was handed to the PMD */
+	uint32_t dqpn;  /* the sender QP it is for */
+};
+
+static struct opts O;
+static struct side S, R;
+static struct flow flows[MAX_FLOWS];
+static struct dcqcn_prof prof;
+static struct fsample *samples; /* [nsamples][flows] */
+static uint64_t *sample_t;
+static uint32_t nsamples, maxsamples;
+static struct cnp_rec *cnps;
+static uint64_t t0_r; /* the receiver NIC's clock at the sender's t0 */
+static uint32_t ncnps;
+static uint64_t cnps_unlogged, cnps_rx_at_sender;
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "rocefw-demo: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	exit(1);
+}
+
+static void side_setup(struct side *s, uint16_t port_id, uint32_t ip4)
+{
+	struct rfw_port_conf pc = {.nb_mbufs = 8192};
+	struct rfw_identity id = {.has_ip4 = true, .ip4 = ip4};
+	struct rfw_nic_conf nc = {0};
+
+	s->port = rfw_port_setup(port_id, &pc, &id);
+	if (s->port == NULL)
+		die("rfw_port_setup", rte_errno);
+	nc.dev_attr.max_qp = 2 * MAX_FLOWS;
+	nc.cc_prof = &prof;
+	s->nic = rfw_nic_create(s->port->q[0], &nc);
+	if (s->nic == NULL)
+		die("rfw_nic_create", rte_errno);
+	s->pd = rfw_alloc_pd(rfw_nic_dev(s->nic));
+	s->cq = rfw_create_cq(rfw_nic_dev(s->nic), 4096);
+	if (s->pd == NULL || s->cq == NULL)
+		die("PD/CQ", errno);
+}
+
+static struct rfw_qp *make_qp(struct side *s)
+{
+	struct rfw_qp_init_attr ia = {0};
+	struct rfw_qp *qp;
+
+	ia.send_cq = s->cq;
+	ia.recv_cq = s->cq;
+	ia.cap.max_send_wr = O.depth;
+	ia.cap.max_recv_wr = 1;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.sq_sig_all = true;
+	qp = rfw_create_qp(s->pd, &ia);
+	if (qp == NULL)
+		die("rfw_create_qp", errno);
+	return qp;
+}
+
+static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, struct rfw_qp *pqp)
+{
+	struct rfw_qp_attr a = {0};
+	struct rfw_nic_path path = {0};
+	int rc;
+
+	a.qp_state = RFW_QPS_INIT;
+	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE;
+	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		die("modify_qp INIT", rc);
+	/* rocefw-cp forwards frames unchanged: the peer's own MAC is the destination. */
+	path.dst_mac = peer->port->id.mac;
+	memcpy(path.dst_ip, rfw_nic_gid(peer->nic), 16);
+	rc = rfw_nic_qp_attach(s->nic, qp, &path);
+	if (rc != 0)
+		die("rfw_nic_qp_attach", rc);
+	a.qp_state = RFW_QPS_RTR;
+	memcpy(a.ah_attr.dgid, rfw_nic_gid(peer->nic), 16);
+	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
+	a.path_mtu = RFW_MTU_4096;
+	a.dest_qp_num = rfw_qp_num(pqp);
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	rc = rfw_modify_qp(qp, &a,
+	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
+	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
+	if (rc != 0)
+		die("modify_qp RTR", rc);
+	a.qp_state = RFW_QPS_RTS;
+	a.sq_psn = 0;
+	/* 4.096 us x 2^14 = 67 ms: far above the deepest queue here (2 MiB at 1 Gb/s: 17 ms),
+	 * so a retransmission means a frame was lost, not that the queue was long. */
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	rc = rfw_modify_qp(qp, &a,
+	                   RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
+	                       RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	if (rc != 0)
+		die("modify_qp RTS", rc);
+}
+
+/* ---- CNPs on the wire: a TX callback on the receiver's port ---- */
+
+/*
+ * Called by rte_eth_tx_burst() on the receiver's port (from rfw_nic_poll's flush, on this
+ * lcore) with every frame about to be handed to the PMD. RoCEv2 CNPs (BTH opcode 0x81, IBA
+ * A17.9.1 / RoCEv2 annex) are logged with the destination QP. No allocation: a fixed log.
+ */
+static uint16_t cnp_tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
+                          void *arg)
+{
+	struct rfw_nic *nic = arg;
+	uint64_t tx_ns = 0;
+
+	(void)port_id;
+	(void)queue;
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+		uint32_t len = pkts[i]->data_len, ihl;
+		const uint8_t *bth;
+
+		if (len < RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN ||
+		    f[12] != 0x08 || f[13] != 0x00)
+			continue;
+		ihl = (uint32_t)(f[RFW_ETH_HLEN] & 0xf) * 4;
+		if (f[RFW_ETH_HLEN + 9] != IPPROTO_UDP ||
+		    len < RFW_ETH_HLEN + ihl + RFW_UDP_HLEN + RFW_BTH_LEN)
+			continue;
+		bth = f + RFW_ETH_HLEN + ihl;
+		if (((uint32_t)bth[2] << 8 | bth[3]) != ROCEV2_PORT)
+			continue;
+		bth += RFW_UDP_HLEN;
+		if (bth[0] != RFW_OP_CNP)
+			continue;
+		if (ncnps == CNP_LOG_MAX) {
+			cnps_unlogged++;
+			continue;
+		}
+		if (tx_ns == 0)
+			tx_ns = rfw_nic_clock_ns(nic);
+		cnps[ncnps].np_ns = rfw_nic_now_ns(nic);
+		cnps[ncnps].tx_ns = tx_ns;
+		cnps[ncnps].dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+		ncnps++;
+	}
+	return n;
+}
+
+/* CNPs arriving at the sender's port, counted before the NIC sees them (cross-check). */
+static uint16_t cnp_rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
+                          uint16_t max, void *arg)
+{
+	(void)port_id;
+	(void)queue;
+	(void)max;
+	(void)arg;
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
+		uint32_t len = pkts[i]->data_len, ihl;
+
+		if (len < RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN ||
+		    f[12] != 0x08 || f[13] != 0x00)
+			continue;
+		ihl = (uint32_t)(f[RFW_ETH_HLEN] & 0xf) * 4;
+		if (f[RFW_ETH_HLEN + 9] == IPPROTO_UDP &&
+		    len >= RFW_ETH_HLEN + ihl + RFW_UDP_HLEN + RFW_BTH_LEN &&
+		    ((uint32_t)f[RFW_ETH_HLEN + ihl + 2] << 8 | f[RFW_ETH_HLEN + ihl + 3]) ==
+		        ROCEV2_PORT &&
+		    f[RFW_ETH_HLEN + ihl + RFW_UDP_HLEN] == RFW_OP_CNP)
+			cnps_rx_at_sender++;
+	}
+	return n;
+}
+
+/* ---- the data pattern (as rocefw-perf: two random parities, message number stamped) ---- */
+
+static void fill_random(uint8_t *p, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static uint8_t *slot_src(const struct flow *f, uint64_t k)
+{
+	return f->src + ((((k / O.depth) & 1) * O.depth) + k % O.depth) * (size_t)O.size;
+}
+
+/* Each 256-byte chunk carries the message number: no stale slot content can pass the check. */
+static void stamp(uint8_t *p, uint64_t k)
+{
+	for (uint32_t off = 0; off < O.size; off += 256) {
+		uint32_t n = O.size - off < 8 ? O.size - off : 8;
+
+		memcpy(p + off, &k, n);
+	}
+}
+
+static int post_write(struct flow *f, uint64_t now)
+{
+	uint64_t k = f->posted;
+	uint8_t *src = slot_src(f, k);
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)src, O.size, rfw_mr_lkey(S.mr)};
+	struct rfw_send_wr wr = {0}, *badw;
+
+	stamp(src, k);
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = RFW_WR_RDMA_WRITE;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(f->dst + (k % O.depth) * (size_t)O.size);
+	wr.wr.rdma.rkey = rfw_mr_rkey(R.mr);
+	return rfw_post_send(f->qs, &wr, &badw, now);
+}
+
+static bool failed;
+
+static void fail(const char *what, unsigned fi, uint64_t k)
+{
+	static unsigned printed;
+
+	if (printed++ < 5)
+		fprintf(stderr, "rocefw-demo: flow %u message %" PRIu64 ": %s\n", fi, k, what);
+	failed = true;
+}
+
+static void reap(uint64_t now)
+{
+	struct rfw_wc wc[32];
+	int n;
+
+	while ((n = rfw_poll_cq(S.cq, 32, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			unsigned fi;
+			struct flow *f = NULL;
+			uint64_t k = wc[i].wr_id;
+
+			for (fi = 0; fi < O.flows; fi++)
+				if (rfw_qp_num(flows[fi].qs) == wc[i].qp_num) {
+					f = &flows[fi];
+					break;
+				}
+			if (f == NULL) {
+				fail("completion for an unknown QP", wc[i].qp_num, k);
+				continue;
+			}
+			const char *why = NULL;
+
+			if (wc[i].status != RFW_WC_SUCCESS)
+				why = rfw_wc_status_str(wc[i].status);
+			else if (k != f->done)
+				why = "completion out of order";
+			else if (memcmp(f->dst + (k % O.depth) * (size_t)O.size, slot_src(f, k),
+			                O.size) != 0)
+				why = "WRITE data differs at the responder";
+			if (why != NULL) {
+				fail(why, fi, k);
+				f->bad++;
+			} else {
+				f->bytes += O.size;
+			}
+			f->done++;
+			f->last_ns = now;
+		}
+	}
+	if (n < 0)
+		die("rfw_poll_cq", n);
+	/* The receiver's CQ gets nothing for WRITEs without immediate; drain it anyway. */
+	while ((n = rfw_poll_cq(R.cq, 32, wc)) > 0)
+		fail("unexpected completion at the receiver", 0, wc[0].wr_id);
+}
+
+static void take_sample(uint64_t now)
+{
+	struct fsample *row = &samples[(size_t)nsamples * O.flows];
+
+	if (nsamples == maxsamples)
+		return;
+	sample_t[nsamples] = now;
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		const struct flow *f = &flows[fi];
+		const struct dcqcn_rp *rp = rfw_nic_qp_rp(S.nic, f->qs);
+		const struct dcqcn_np *np = rfw_nic_qp_np(R.nic, f->qr);
+		struct fsample *s = &row[fi];
+
+		s->rc_kbps = rp->rc_kbps;
+		s->rt_kbps = rp->rt_kbps;
+		s->alpha = rp->alpha;
+		s->state = rp->state;
+		s->bytes = f->bytes;
+		s->cnp_handled = rp->cnt[DCQCN_RP_CNT_rp_cnp_handled];
+		s->cuts = rp->cnt[DCQCN_RP_CNT_rp_rate_cuts];
+		s->np_cnp_sent = np->cnt[DCQCN_NP_CNT_np_cnp_sent];
+		s->ce_rx = np->cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets];
+		if (s->cnp_handled > 0 && rp->rc_kbps < flows[fi].min_rc_kbps)
+			flows[fi].min_rc_kbps = rp->rc_kbps;
+	}
+	nsamples++;
+}
+
+/* ---- output ---- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static int write_csv(const char *path, uint64_t t0, uint64_t t0_mono)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -errno;
+	fprintf(f,
+	        "# schema=" DEMO_CSV_SCHEMA " t0_mono_ns=%" PRIu64 " flows=%u sample_us=%u "
+	        "line_gbps=%u profile=%s; rates in Gb/s, alpha in 1/1024, counters cumulative\n",
+	        t0_mono, O.flows, O.sample_us, O.line_gbps, O.profile);
+	fprintf(f, "t_s");
+	for (unsigned fi = 0; fi < O.flows; fi++)
+		fprintf(f,
+		        ",f%u_rc_gbps,f%u_rt_gbps,f%u_alpha,f%u_goodput_gbps,f%u_cnps_handled,"
+		        "f%u_rate_cuts,f%u_cnps_sent,f%u_ce_rx,f%u_state",
+		        fi, fi, fi, fi, fi, fi, fi, fi, fi);
+	fprintf(f, "\n");
+	for (uint32_t k = 0; k < nsamples; k++) {
+		const struct fsample *row = &samples[(size_t)k * O.flows];
+		const struct fsample *prev = k ? &samples[(size_t)(k - 1) * O.flows] : NULL;
+		double dt = k ? (double)(sample_t[k] - sample_t[k - 1]) : 0;
+
+		fprintf(f, "%.6f", (double)(sample_t[k] - t0) / 1e9);
+		for (unsigned fi = 0; fi < O.flows; fi++) {
+			const struct fsample *s = &row[fi];
+			double g =
+			    prev && dt > 0 ? (double)(s->bytes - prev[fi].bytes) * 8.0 / dt : 0;
+
+			fprintf(f,
+			        ",%.4f,%.4f,%u,%.4f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			        ",%s",
+			        (double)s->rc_kbps / 1e6, (double)s->rt_kbps / 1e6, s->alpha, g,
+			        s->cnp_handled, s->cuts, s->np_cnp_sent, s->ce_rx,
+			        dcqcn_rp_state_name((enum dcqcn_rp_state)s->state));
+		}
+		fprintf(f, "\n");
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static int write_cnp_csv(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -errno;
+	fprintf(f,
+	        "# schema=" DEMO_CNP_SCHEMA " np_min_time_between_cnps_us=%u; np_ns: the NP's "
+	        "clock when it produced the CNP, tx_ns: when the frame went to the PMD; since the "
+	        "run started\n",
+	        O.params.np_min_time_between_cnps);
+	fprintf(f, "np_ns,tx_ns,dqpn,flow\n");
+	for (uint32_t i = 0; i < ncnps; i++) {
+		int fl = -1;
+
+		for (unsigned fi = 0; fi < O.flows; fi++)
+			if (rfw_qp_num(flows[fi].qs) == cnps[i].dqpn)
+				fl = (int)fi;
+		fprintf(f, "%" PRId64 ",%" PRId64 ",%u,%d\n", (int64_t)(cnps[i].np_ns - t0_r),
+		        (int64_t)(cnps[i].tx_ns - t0_r), cnps[i].dqpn, fl);
+	}
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+static void json_counters(FILE *f, const uint64_t *c)
+{
+	const char *sep = "";
+
+	fprintf(f, "{");
+	for (unsigned k = 0; k < RFW_CNT__COUNT; k++)
+		if (c[k] != 0) {
+			fprintf(f, "%s\"%s\": %" PRIu64, sep, rfw_counter_name((enum rfw_counter)k),
+			        c[k]);
+			sep = ", ";
+		}
+	fprintf(f, "}");
+}
+
+static void json_side(FILE *f, const char *name, const struct side *s)
+{
+	const char *sep = "";
+
+	fprintf(f, "    \"%s\": {\"port\": %u, ", name, s->port->port_id);
+	for (unsigned k = 0; k < RFW_NIC_CTR__COUNT; k++)
+		fprintf(f, "\"nic_%s\": %" PRIu64 ", ", rfw_nic_ctr_name((enum rfw_nic_ctr)k),
+		        rfw_nic_ctr(s->nic, (enum rfw_nic_ctr)k));
+	fprintf(f, "\"port_ctr\": {");
+	for (unsigned k = 0; k < RFW_PORT_CTR__COUNT; k++) {
+		fprintf(f, "%s\"%s\": %" PRIu64, sep, rfw_port_ctr_name((enum rfw_port_ctr)k),
+		        rfw_port_ctr(s->port, (enum rfw_port_ctr)k));
+		sep = ", ";
+	}
+	fprintf(f, "}}");
+}
+
+static double gbps(uint64_t bytes, uint64_t ns)
+{
+	return ns ? (double)bytes * 8.0 / (double)ns : 0;
+}
+
+static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t t_end)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f == NULL)
+		return -errno;
+	fprintf(f, "{\n  \"schema\": \"" DEMO_SCHEMA "\",\n");
+	fprintf(f, "  \"ok\": %s,\n  \"t0_mono_ns\": %" PRIu64 ",\n  \"seconds\": %.6f,\n",
+	        failed ? "false" : "true", t0_mono, (double)(t_end - t0) / 1e9);
+	fprintf(f,
+	        "  \"config\": {\"flows\": %u, \"duration_ms\": %u, \"stagger_ms\": %u, "
+	        "\"size\": %u, \"depth\": %u, \"line_gbps\": %u, \"sample_us\": %u, "
+	        "\"cc_profile\": \"%s\", \"cc_time_scale\": %u, \"cc\": {",
+	        O.flows, O.duration_ms, O.stagger_ms, O.size, O.depth, O.line_gbps, O.sample_us,
+	        O.profile, O.time_scale);
+	for (unsigned k = 0; k < DCQCN_PARAM__COUNT; k++)
+		fprintf(f, "%s\"%s\": %u", k ? ", " : "", dcqcn_param_info(k)->name,
+		        dcqcn_param_get(&O.params, k));
+	fprintf(f,
+	        "}},\n  \"cnp_log\": {\"logged\": %u, \"unlogged\": %" PRIu64
+	        ", \"rx_at_sender\": %" PRIu64 "},\n",
+	        ncnps, cnps_unlogged, cnps_rx_at_sender);
+	fprintf(f, "  \"flows\": [");
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		const struct flow *fl = &flows[fi];
+		uint64_t span = fl->last_ns > fl->first_ns ? fl->last_ns - fl->first_ns : 0;
+
+		fprintf(f,
+		        "%s\n    {\"flow\": %u, \"sender_qpn\": %u, \"receiver_qpn\": %u, "
+		        "\"start_s\": %.3f, \"stop_s\": %.3f, \"messages\": %" PRIu64
+		        ", \"completed\": %" PRIu64 ", \"verified_bytes\": %" PRIu64
+		        ", \"bad_messages\": %" PRIu64 ", \"goodput_gbps\": %.4f, "
+		        "\"line_gbps\": %u, \"min_rate_gbps\": %.4f, \"final_rate_gbps\": %.4f, "
+		        "\"final_alpha\": %u,\n     \"rp\": {",
+		        fi ? "," : "", fi, rfw_qp_num(fl->qs), rfw_qp_num(fl->qr),
+		        (double)(fl->start_ns - t0) / 1e9, (double)(fl->stop_ns - t0) / 1e9,
+		        fl->posted, fl->done, fl->bytes, fl->bad, gbps(fl->bytes, span),
+		        O.line_gbps,
+		        fl->min_rc_kbps == UINT64_MAX ? (double)O.line_gbps
+		                                      : (double)fl->min_rc_kbps / 1e6,
+		        (double)fl->rp.rc_kbps / 1e6, fl->rp.alpha);
+		for (unsigned k = 0; k < DCQCN_RP_CNT__COUNT; k++)
+			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", dcqcn_rp_counter_name(k),
+			        fl->rp.cnt[k]);
+		fprintf(f, "},\n     \"np\": {");
+		for (unsigned k = 0; k < DCQCN_NP_CNT__COUNT; k++)
+			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", dcqcn_np_counter_name(k),
+			        fl->np.cnt[k]);
+		fprintf(f, "},\n     \"sender_qp\": ");
+		json_counters(f, fl->cnt_s);
+		fprintf(f, ",\n     \"receiver_qp\": ");
+		json_counters(f, fl->cnt_r);
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n  ],\n  \"endpoints\": {\n");
+	json_side(f, "sender", &S);
+	fprintf(f, ",\n");
+	json_side(f, "receiver", &R);
+	fprintf(f, "\n  }\n}\n");
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+/* ---- the run ---- */
+
+static void run(void)
+{
+	/* Each NIC's clock has its own origin: read both back to back (CNPs are logged on the
+	 * receiver's clock). */
+	uint64_t t0 = rfw_nic_clock_ns(S.nic), t0_mono = mono_ns();
+	uint64_t sample_ns = (uint64_t)O.sample_us * 1000, next_sample = t0;
+	uint64_t end = t0 + (uint64_t)O.duration_ms * 1000000, last_progress = t0, now = t0;
+	uint64_t done_seen = 0, settle_until = 0;
+
+	t0_r = rfw_nic_clock_ns(R.nic);
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		flows[fi].start_ns = t0 + (uint64_t)fi * O.stagger_ms * 1000000;
+		flows[fi].stop_ns = end - (uint64_t)fi * O.stagger_ms * 1000000;
+		flows[fi].min_rc_kbps = UINT64_MAX;
+	}
+	for (;;) {
+		uint64_t outstanding = 0, done = 0;
+
+		rfw_nic_poll(S.nic);
+		rfw_nic_poll(R.nic);
+		now = rfw_nic_clock_ns(S.nic);
+		reap(now);
+		for (unsigned fi = 0; fi < O.flows; fi++) {
+			struct flow *f = &flows[fi];
+			bool kick = false;
+
+			while (!quit && now >= f->start_ns && now < f->stop_ns &&
+			       f->posted - f->done < O.depth) {
+				if (f->posted == 0)
+					f->first_ns = now;
+				if (post_write(f, now) != 0) {
+					fail("post_send refused", fi, f->posted);
+					break;
+				}
+				f->posted++;
+				kick = true;
+			}
+			if (kick)
+				rfw_nic_qp_kick(S.nic, f->qs);
+			outstanding += f->posted - f->done;
+			done += f->done;
+		}
+		if (now >= next_sample) {
+			take_sample(now);
+			next_sample += sample_ns;
+			if (next_sample < now)
+				next_sample = now + sample_ns;
+		}
+		if (done != done_seen) {
+			done_seen = done;
+			last_progress = now;
+		}
+		if (outstanding && now - last_progress > STALL_NS) {
+			fprintf(stderr,
+			        "rocefw-demo: no completion for 5 s with %" PRIu64
+			        " WRITEs outstanding\n",
+			        outstanding);
+			failed = true;
+			break;
+		}
+		if ((now >= end || quit) && outstanding == 0) {
+			/* Let trailing ACKs and CNPs land before the counters are read. */
+			if (settle_until == 0)
+				settle_until = now + SETTLE_NS;
+			else if (now >= settle_until)
+				break;
+		}
+	}
+	take_sample(now);
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		struct flow *f = &flows[fi];
+
+		f->rp = *rfw_nic_qp_rp(S.nic, f->qs);
+		f->np = *rfw_nic_qp_np(R.nic, f->qr);
+		rfw_qp_counters(f->qs, f->cnt_s);
+		rfw_qp_counters(f->qr, f->cnt_r);
+	}
+	if (O.csv && write_csv(O.csv, t0, t0_mono) != 0)
+		die(O.csv, errno);
+	if (O.cnp_csv && write_cnp_csv(O.cnp_csv) != 0)
+		die(O.cnp_csv, errno);
+	if (O.json && write_json(O.json, t0, t0_mono, now) != 0)
+		die(O.json, errno);
+
+	printf("rocefw-demo: %u flows, %.2f s, profile %s, line %u Gb/s, %u-byte WRITEs x %u\n",
+	       O.flows, (double)(now - t0) / 1e9, O.profile, O.line_gbps, O.size, O.depth);
+	printf("%-5s %9s %9s %10s %10s %9s %9s %9s %10s %8s\n", "flow", "start_s", "stop_s",
+	       "goodput", "verified", "CE_rx", "CNP_sent", "CNP_hdl", "rate_cuts", "min_rate");
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		const struct flow *f = &flows[fi];
+
+		printf("%-5u %9.3f %9.3f %6.3fGb/s %7.1fMiB %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+		       " %10" PRIu64 " %4.2fGb/s\n",
+		       fi, (double)(f->start_ns - t0) / 1e9, (double)(f->stop_ns - t0) / 1e9,
+		       gbps(f->bytes, f->last_ns - f->first_ns), (double)f->bytes / 1048576.0,
+		       f->np.cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets],
+		       f->np.cnt[DCQCN_NP_CNT_np_cnp_sent], f->rp.cnt[DCQCN_RP_CNT_rp_cnp_handled],
+		       f->rp.cnt[DCQCN_RP_CNT_rp_rate_cuts],
+		       f->min_rc_kbps == UINT64_MAX ? (double)O.line_gbps
+		                                    : (double)f->min_rc_kbps / 1e6);
+	}
+	if (quit) {
+		fprintf(stderr, "rocefw-demo: interrupted\n");
+		failed = true;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int dd = -1, ret;
+	size_t src_len, dst_len;
+	char msg[160];
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dd = i;
+			break;
+		}
+	parse_opts(dd < 0 ? 1 : argc - dd, dd < 0 ? argv : argv + dd, &O);
+	if (dd < 0) {
+		fprintf(stderr, "rocefw-demo: missing '--' between EAL and demo options\n");
+		usage(stderr);
+		return 2;
+	}
+	if (dcqcn_prof_config(&prof, &O.params, O.line_gbps * 1000, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "rocefw-demo: --cc-profile %s: %s\n", O.profile, msg);
+		return 2;
+	}
+	ret = rfw_eal_init(dd, argv);
+	if (ret < 0)
+		return 1;
+	if (rte_eth_dev_count_avail() != 2) {
+		fprintf(stderr,
+		        "rocefw-demo: need exactly two ports (0: sender, 1: receiver), have %u\n",
+		        rte_eth_dev_count_avail());
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	maxsamples = (uint32_t)((uint64_t)O.duration_ms * 1000 / O.sample_us + 64 +
+	                        STALL_NS / 1000 / O.sample_us);
+	samples = calloc((size_t)maxsamples * O.flows, sizeof(*samples));
+	sample_t = calloc(maxsamples, sizeof(*sample_t));
+	cnps = calloc(CNP_LOG_MAX, sizeof(*cnps));
+	if (samples == NULL || sample_t == NULL || cnps == NULL)
+		die("memory", ENOMEM);
+
+	side_setup(&S, 0, 0x0a000001);
+	side_setup(&R, 1, 0x0a000002);
+	if (rte_eth_add_tx_callback(R.port->port_id, 0, cnp_tx_cb, R.nic) == NULL ||
+	    rte_eth_add_rx_callback(S.port->port_id, 0, cnp_rx_cb, NULL) == NULL)
+		die("rte_eth_add_tx/rx_callback (DPDK built without RTE_ETHDEV_RXTX_CALLBACKS?)",
+		    rte_errno);
+	if (rfw_port_link_wait(S.port, O.link_wait_ms) != 0 ||
+	    rfw_port_link_wait(R.port, O.link_wait_ms) != 0) {
+		fprintf(stderr, "rocefw-demo: links not up after %u ms (is rocefw-cp running?)\n",
+		        O.link_wait_ms);
+		return 1;
+	}
+
+	src_len = 2ull * O.depth * O.size;
+	dst_len = (size_t)O.depth * O.size;
+	S.mem_len = ((size_t)O.flows * src_len + 4095) & ~(size_t)4095;
+	R.mem_len = ((size_t)O.flows * dst_len + 4095) & ~(size_t)4095;
+	S.mem = aligned_alloc(4096, S.mem_len);
+	R.mem = aligned_alloc(4096, R.mem_len);
+	if (S.mem == NULL || R.mem == NULL)
+		die("memory", ENOMEM);
+	memset(R.mem, 0, R.mem_len);
+	S.mr = rfw_reg_mr(S.pd, S.mem, S.mem_len, RFW_ACCESS_LOCAL_WRITE);
+	R.mr = rfw_reg_mr(R.pd, R.mem, R.mem_len, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
+	if (S.mr == NULL || R.mr == NULL)
+		die("rfw_reg_mr", errno);
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		struct flow *f = &flows[fi];
+
+		f->src = S.mem + fi * src_len;
+		f->dst = R.mem + fi * dst_len;
+		fill_random(f->src, src_len, fi + 1);
+		f->qs = make_qp(&S);
+		f->qr = make_qp(&R);
+		qp_connect(&S, f->qs, &R, f->qr);
+		qp_connect(&R, f->qr, &S, f->qs);
+	}
+
+	run();
+
+	/*
+	 * DPDK's memif PMD unmaps a connection's rings from its control thread when the peer
+	 * disconnects, racing with a data path still polling them. So the peer (rocefw-cp, still
+	 * polling) must stop first: this side closes its ports only once the peer has exited, and
+	 * polls nothing meanwhile.
+	 */
+	for (unsigned i = 0; O.linger_pid != 0 && i < 10000; i++) {
+		if (kill((pid_t)O.linger_pid, 0) != 0)
+			break;
+		usleep(1000);
+	}
+
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		rfw_nic_qp_detach(S.nic, flows[fi].qs);
+		rfw_nic_qp_detach(R.nic, flows[fi].qr);
+		if (rfw_destroy_qp(flows[fi].qs) != 0 || rfw_destroy_qp(flows[fi].qr) != 0)
+			die("rfw_destroy_qp", EBUSY);
+	}
+	rfw_dereg_mr(S.mr);
+	rfw_dereg_mr(R.mr);
+	rfw_destroy_cq(S.cq);
+	rfw_destroy_cq(R.cq);
+	rfw_dealloc_pd(S.pd);
+	rfw_dealloc_pd(R.pd);
+	rfw_nic_destroy(S.nic);
+	rfw_nic_destroy(R.nic);
+	rfw_port_close(S.port);
+	rfw_port_close(R.port);
+	free(S.mem);
+	free(R.mem);
+	free(samples);
+	free(sample_t);
+	free(cnps);
+	rte_eal_cleanup();
+	if (failed)
+		fprintf(stderr, "rocefw-demo: FAILED\n");
+	return failed ? 1 : 0;
+}
