@@ -357,11 +357,8 @@ static void cc_on_tx(void *cc, uint64_t now_ns, uint32_t bytes)
 static bool cc_np_on_ce(void *cc, uint64_t now_ns)
 {
 	struct nic_qp *nq = cc;
-	bool send = dcqcn_np_on_ce(&nq->np, now_ns);
-
-	nq->nic->ctr[RFW_NIC_CTR_np_ecn_marked_roce_packets]++;
-	nq->ctr[RFW_NIC_QP_CTR_np_ecn_marked_roce_packets]++;
-	return send;
+	/* np_ecn_marked_roce_packets is counted at RX, with or without a profile. */
+	return dcqcn_np_on_ce(&nq->np, now_ns);
 }
 
 static void cc_rp_on_cnp(void *cc, uint64_t now_ns)
@@ -833,7 +830,11 @@ unsigned rfw_nic_poll(struct rfw_nic *nic)
 		if (rfw_dev_rx(nic->dev, &rx, nic->now_ns) != 0)
 			nic->ctr[RFW_NIC_CTR_rx_dev_dropped]++;
 		/* The packet may have produced responses or opened the window: serve the QP. */
+		if (unlikely(rx.ecn == 3))
+			nic->ctr[RFW_NIC_CTR_np_ecn_marked_roce_packets]++;
 		if (qi < nic->max_qp && (nq = nic->qps[qi]) != NULL) {
+			if (unlikely(rx.ecn == 3))
+				nq->ctr[RFW_NIC_QP_CTR_np_ecn_marked_roce_packets]++;
 			nq->ctr[RFW_NIC_QP_CTR_rx_pkts]++;
 			nq->ctr[RFW_NIC_QP_CTR_rx_bytes] += pkts[i]->pkt_len;
 			ready_push(nic, nq);
@@ -910,6 +911,15 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 		c.dev_attr.max_qp = 64;
 	if (c.dev_attr.qpn_base == 0)
 		c.dev_attr.qpn_base = 17;
+	/*
+	 * The transport's defaults for these two apply only to a NULL attribute struct, where 0
+	 * is a value of its own (AckReq on last packets only; no CNP spacing); a NIC conf left
+	 * zero means "defaults" as for every other field. UINT32_MAX gives last-packet-only.
+	 */
+	if (c.dev_attr.ack_every == 0)
+		c.dev_attr.ack_every = 64;
+	if (c.dev_attr.np_min_time_between_cnps_ns == 0)
+		c.dev_attr.np_min_time_between_cnps_ns = 4000;
 
 	nic = rte_zmalloc("rfw_nic", sizeof(*nic), RTE_CACHE_LINE_SIZE);
 	if (nic == NULL) {

@@ -104,7 +104,10 @@ const char *rfw_nic_ctr_doc(enum rfw_nic_ctr c);
 
 /* NIC configuration. Zero fields take the default named beside them. */
 struct rfw_nic_conf {
-	struct rfw_dev_attr dev_attr; /* transport device attributes (transport defaults) */
+	/* Transport device attributes; 0 picks the transport's default for every field,
+	 * including ack_every (64; UINT32_MAX: AckReq on last packets only) and
+	 * np_min_time_between_cnps_ns (4000). */
+	struct rfw_dev_attr dev_attr;
 	/* DSCP of data and response packets, sent ECT(0); default 26 (mlx5 RoCE tos 106 >> 2),
 	 * range 0..63. Use dscp_set to send DSCP 0. */
 	uint8_t dscp;

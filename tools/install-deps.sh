@@ -14,6 +14,8 @@ pkgs=(
   gnuplot-nox                           # rocefw-replay cc --plot (PNG)
   clang-format
   iproute2                              # tests/dpdk/linux_peer.py: netns + veth Linux peer
+  # interop/run (docs/interop.md): the rxe guest in QEMU, its peer, the bridge and captures
+  qemu-system-x86 busybox-static cpio tcpdump nftables ethtool libibverbs-dev
 )
 
 missing=()

@@ -4,6 +4,8 @@
 #   2. build/       gcc, -O2: unit + wire suites
 #   3. build-asan/  gcc with AddressSanitizer + UBSan (-Db_sanitize=address,undefined): same
 #   4. build-fuzz/  clang + libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) seconds
+#   5. interop/run --quick with build/: rocefw against Linux rxe in a QEMU guest, one result
+#      per case (docs/interop.md); INTEROP=0 leaves it out, and says so
 # Environment: FUZZ_SECONDS=N (0 skips fuzzing, and says so), MESON_TEST_ARGS (extra
 # arguments for `meson test`, e.g. "--suite unit").
 set -uo pipefail
@@ -77,6 +79,29 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
 else
 	log "fuzz: NOT RUN (FUZZ_SECONDS=0)"
 	echo "SKIP fuzz:all" >>"$results"
+fi
+
+# ---- interop: rocefw <-> Linux rxe (QEMU guest), docs/interop.md ----
+if [ "${INTEROP:-1}" != 0 ]; then
+	log "interop: interop/run --quick (guest build + boot + matrix)"
+	ijson="$root/build/interop-quick.json"
+	rm -f "$ijson"
+	"$root/interop/run" --quick --build "$root/build" --json "$ijson"
+	irc=$?
+	# one result per case; a run that died before its cases (missing tool, guest) is a failure
+	if [ -f "$ijson" ]; then
+		/usr/bin/env python3 - "$ijson" >>"$results" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1]))["cases"]:
+    print(("OK" if c["pass"] else "FAIL"), "interop:" + c["name"])
+PY
+	fi
+	if [ "$irc" -ne 0 ] && ! grep -q '^FAIL interop:' "$results"; then
+		echo "FAIL interop:run" >>"$results"
+	fi
+else
+	log "interop: NOT RUN (INTEROP=0)"
+	echo "SKIP interop:all" >>"$results"
 fi
 
 log "results"

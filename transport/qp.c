@@ -450,8 +450,9 @@ static int check_send_wr(const struct rfw_qp *qp, const struct rfw_send_wr *wr, 
 		return EINVAL;
 	if ((wr->opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
 	     wr->opcode == RFW_WR_ATOMIC_FETCH_AND_ADD) &&
-	    total != 8)
-		return EINVAL;
+	    (total != 8 || (wr->wr.atomic.remote_addr & 7) != 0))
+		return EINVAL; /* IBA 9.4.5: 8 bytes, naturally aligned (rxe's library refuses too)
+		                */
 	*len = total;
 	return 0;
 }

@@ -11,6 +11,10 @@
 # The guest's init (see guest-init.sh) reads ip=ADDR/LEN from rxe.ip= on the kernel command
 # line, loads the modules, adds rxe0 on eth0 and then executes shell command lines that the
 # host sends over the serial port (see guestctl.py).
+#
+# RXE_PEER=path adds the interop peer (build/interop/rocefw-interop-peer, a host build linked
+# against libibverbs: the guest is the same Debian release) as /usr/bin/rocefw-interop-peer;
+# the initramfs is rebuilt when that file changes. interop/run sets it.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -125,7 +129,10 @@ MODDIR=$ROOT/lib/modules/$KVER
 
 if [ -f "$CACHE/initramfs.gz" ] && [ -f "$CACHE/vmlinuz" ] && [ "${RXE_REBUILD:-0}" = 0 ] &&
    [ "$CACHE/initramfs.gz" -nt "$stamp" ] && [ "$CACHE/initramfs.gz" -nt "$HERE/guest-init.sh" ] &&
-   [ "$CACHE/initramfs.gz" -nt "$0" ]; then
+   [ "$CACHE/initramfs.gz" -nt "$0" ] &&
+   { [ -z "${RXE_PEER:-}" ] || [ "$CACHE/initramfs.gz" -nt "$RXE_PEER" ]; } &&
+   { [ -z "${RXE_PEER:-}" ] || [ -f "$CACHE/.with-peer" ]; } &&
+   { [ -n "${RXE_PEER:-}" ] || [ ! -f "$CACHE/.with-peer" ]; }; then
     log "up to date: $CACHE/initramfs.gz (RXE_REBUILD=1 forces a rebuild)"
     exit 0
 fi
@@ -165,6 +172,12 @@ done
 for f in "${BINS[@]}"; do
     cp -a "$f" "$STAGE/usr/bin/"
 done
+rm -f "$CACHE/.with-peer"
+if [ -n "${RXE_PEER:-}" ]; then
+    [ -x "$RXE_PEER" ] || { echo "RXE_PEER=$RXE_PEER: not an executable" >&2; exit 1; }
+    install -m 0755 "$RXE_PEER" "$STAGE/usr/bin/rocefw-interop-peer"
+    BINS+=("$STAGE/usr/bin/rocefw-interop-peer")   # its libraries are collected below
+fi
 # busybox applets must not shadow the real ip/rdma etc: put /usr/bin first in PATH (init).
 
 # rdma-core providers (librxe) and their config (dlopen'ed: ldd cannot see them).
@@ -226,6 +239,7 @@ find "$STAGE" -exec touch -h -d @0 {} +   # reproducible archive: fixed mtimes
 (cd "$STAGE" && find . -print0 | LC_ALL=C sort -z |
     cpio --null -o -H newc --quiet --reproducible) | gzip -6 -n > "$CACHE/initramfs.gz.tmp"
 mv "$CACHE/initramfs.gz.tmp" "$CACHE/initramfs.gz"
+[ -z "${RXE_PEER:-}" ] || touch "$CACHE/.with-peer"
 cp "$ROOT/boot/vmlinuz-$KVER" "$CACHE/vmlinuz"
 log "done: $CACHE/vmlinuz $CACHE/initramfs.gz ($(du -h "$CACHE/initramfs.gz" | cut -f1))"
 cat "$CACHE/versions.txt" >&2
