@@ -149,7 +149,8 @@ static int mutate(const char *key, const char *line, char *err, size_t errlen)
 	assert_true(n > 0);
 	out[0] = '\0';
 	for (p = strtok(buf, "\n"); p != NULL; p = strtok(NULL, "\n")) {
-		if (strncmp(p, key, klen) == 0 && (p[klen] == '=' || p[klen] == ' ' || p[klen] == '\0')) {
+		if (strncmp(p, key, klen) == 0 &&
+		    (p[klen] == '=' || p[klen] == ' ' || p[klen] == '\0')) {
 			if (line != NULL) {
 				strcat(out, line);
 				strcat(out, "\n");

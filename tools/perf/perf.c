@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -1392,6 +1393,25 @@ static uint32_t peer_rkey;
 static struct rte_ether_addr peer_mac;
 static bool is_server;
 
+/* The port counters that tell why a peer is silent (for error messages). */
+static const char *port_summary(void)
+{
+	static char buf[200];
+
+	snprintf(buf, sizeof(buf),
+	         "port %s: rx %" PRIu64 " frames (%" PRIu64 " ARP, %" PRIu64 " RoCEv2, %" PRIu64
+	         " not for us), tx %" PRIu64 " frames (%" PRIu64 " ARP requests, %" PRIu64
+	         " ARP replies)",
+	         A.port->name, rfw_port_ctr(A.port, RFW_PORT_CTR_rx_pkts),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_arp),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_rocev2),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_not_for_us),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_tx_pkts),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_arp_request_sent),
+	         rfw_port_ctr(A.port, RFW_PORT_CTR_arp_reply_sent));
+	return buf;
+}
+
 /* Refuse or abort: tell the peer (error record) if it is connected, say why, exit 1. */
 static void remote_abort(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void remote_abort(const char *fmt, ...)
@@ -1430,8 +1450,8 @@ static void remote_recv(struct rfw_oob_msg *m, uint64_t timeout_ns, const char *
 		}
 		rfw_nic_poll(A.nic);
 		if (now_ns() - t0 > timeout_ns) {
-			fprintf(stderr, "rocefw-perf: no %s record from the peer in %.0f s\n", what,
-			        (double)timeout_ns / 1e9);
+			fprintf(stderr, "rocefw-perf: no %s record from the peer in %.0f s (%s)\n",
+			        what, (double)timeout_ns / 1e9, port_summary());
 			exit(1);
 		}
 	}
@@ -1455,9 +1475,10 @@ static void remote_resolve(const struct opts *o)
 		if (rc != -EAGAIN && rc != -EHOSTUNREACH)
 			remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
 		if (now_ns() - t0 > (uint64_t)o->oob_timeout_s * NS_PER_S)
-			remote_abort("no ARP reply from %u.%u.%u.%u in %u s", peer_conn.ip4 >> 24,
-			             (peer_conn.ip4 >> 16) & 0xff, (peer_conn.ip4 >> 8) & 0xff,
-			             peer_conn.ip4 & 0xff, o->oob_timeout_s);
+			remote_abort("no ARP reply from %u.%u.%u.%u in %u s (%s)",
+			             peer_conn.ip4 >> 24, (peer_conn.ip4 >> 16) & 0xff,
+			             (peer_conn.ip4 >> 8) & 0xff, peer_conn.ip4 & 0xff,
+			             o->oob_timeout_s, port_summary());
 		rfw_nic_poll(A.nic);
 	}
 }
@@ -1597,10 +1618,10 @@ static int remote_post_recv(struct conn *c, const struct opts *o, uint32_t size,
 	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size, rfw_mr_lkey(A.mr)};
 	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *badw;
 
-	if (o->op == OP_WRITE) {
-		wr.sg_list = NULL;
+	/* No buffer: num_sge 0. sg_list stays a valid pointer (rfw_post_recv copies num_sge
+	 * entries from it, and a memcpy from NULL is undefined even for 0 bytes). */
+	if (o->op == OP_WRITE)
 		wr.num_sge = 0;
-	}
 	return rfw_post_recv(c->qa, &wr, &badw, t);
 }
 
@@ -2346,12 +2367,35 @@ static int run_remote(const struct opts *o, uint32_t size)
 		fprintf(stderr, "rocefw-perf: verification FAILED\n");
 	if (o->json != NULL && write_json(o, &res, 1) != 0)
 		ok = false;
-	/* Let the last ACKs go out before the QPs go. */
+	/*
+	 * Teardown order: the client polls a little longer (its last ACKs), then hangs up and waits
+	 * without polling; the server polls until it sees the hang-up, then hangs up too, and only
+	 * then does the client close its port. Neither polls its port once the other may be
+	 * closing its own: net_memif (DPDK 22.11) was seen to crash a receiver polling while its
+	 * peer disconnected.
+	 */
 	{
 		uint64_t t0 = now_ns();
 
-		while (now_ns() - t0 < 20 * 1000 * 1000)
-			rfw_nic_poll(A.nic);
+		if (is_server) {
+			char err[RFW_OOB_ERR_MAX];
+
+			while (now_ns() - t0 < STALL_NS &&
+			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
+				rfw_nic_poll(A.nic);
+		} else {
+			char err[RFW_OOB_ERR_MAX];
+
+			while (now_ns() - t0 < 20 * 1000 * 1000)
+				rfw_nic_poll(A.nic);
+			/* Hang up, then wait (not polling any more) until the server has stopped
+			 * polling and hung up too: only then close the port under it. */
+			shutdown(oob_fd, SHUT_WR);
+			t0 = now_ns();
+			while (now_ns() - t0 < STALL_NS &&
+			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
+				usleep(1000);
+		}
 	}
 	close(oob_fd);
 	for (qi = 0; qi < o->qps; qi++) {

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""rocefw-perf in two processes over net_memif (docs/perf.md, docs/oob.md): a server on core 0,
+a client on core 1, connected out of band over TCP on 127.0.0.1 (rocefw-oob/1 records), each
+resolving the other's MAC by ARP over memif.
+
+Groups (one meson test each, to keep every test well under a minute; a process pair costs
+1-3 s of EAL start-up on the shared 2-core VM):
+  sizes:MTU:OP  OP (write, read, send) bw at MTU-1, MTU, MTU+1, 64 KiB-1, 64 KiB, 64 KiB+1
+                with path MTU MTU, every byte verified where it landed (server for WRITE/SEND,
+                client for READ), both processes' JSON checked.
+  misc          FETCH_AND_ADD on three QPs, WRITE on four; WRITE/SEND/READ/atomic latency.
+  refuse        the checker can fail across processes (a damaged byte at the checking side
+                fails both); transport mode mismatch (sr vs gbn, both ways), a path MTU and a
+                test mismatch refused by both sides before any RoCE packet; --transport sr on
+                both sides: refused with the transport's EOPNOTSUPP named while selective
+                repeat is not implemented, verified runs once it is; bad two-process options
+                named (exit 2, before EAL starts); a client without a server gives up clearly.
+
+usage: perf_memif.py ROCEFW_PERF sizes:1024:write|...|misc|refuse
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+PERF, GROUP = sys.argv[1], sys.argv[2]
+EAL = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--log-level=lib.eal:warning"]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+def pair(tmp, sargs, cargs, timeout=40):
+    """Run a server (core 0) and a client (core 1) over memif. Returns (rc_s, rc_c, out_s,
+    out_c, json_s, json_c)."""
+    sock = os.path.join(tmp, "memif.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    js, jc = os.path.join(tmp, "s.json"), os.path.join(tmp, "c.json")
+    for f in (js, jc):
+        if os.path.exists(f):
+            os.unlink(f)
+    memif = f"socket={sock},socket-abstract=no,bsize=8192"
+    port = str(free_port())
+    srv = subprocess.Popen([PERF] + EAL + ["-l", "0", f"--vdev=net_memif0,role=server,{memif}",
+                                           "--"] + sargs + ["--ip", "10.9.0.2", "-p", port,
+                                                            "--out_json", js],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The client starts once the server listens (its first line says so) or has died.
+    t0 = time.time()
+    while time.time() - t0 < 10 and srv.poll() is None and not os.path.exists(sock):
+        time.sleep(0.02)
+    cli = subprocess.run([PERF] + EAL + ["-l", "1", f"--vdev=net_memif0,role=client,{memif}",
+                                         "--"] + cargs + ["--ip", "10.9.0.1", "-p", port,
+                                                          "--out_json", jc, "127.0.0.1"],
+                         capture_output=True, text=True, timeout=timeout)
+    try:
+        out_s, err_s = srv.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        out_s, err_s = srv.communicate()
+        check(False, f"server of {' '.join(sargs)} exited by itself")
+
+    def load(f):
+        if not os.path.exists(f):
+            return None
+        with open(f) as fh:
+            return json.load(fh)
+    return (srv.returncode, cli.returncode, out_s + err_s, cli.stdout + cli.stderr, load(js),
+            load(jc))
+
+
+def verified_case(tmp, args, qps=1):
+    name = " ".join(args)
+    rs, rc, os_, oc, js, jc = pair(tmp, args, args)
+    if rs != 0 or rc != 0:
+        print("--- server\n" + os_ + "--- client\n" + oc)
+    check(rs == 0 and rc == 0, f"{name}: server exit {rs}, client exit {rc}")
+    if js is None or jc is None:
+        check(False, f"{name}: both JSON files written")
+        return
+    size = jc["results"][0]["bytes"]
+    n = int(args[args.index("-n") + 1]) if "-n" in args else None
+    msg_bytes = 8 if args[0] == "atomic" else size
+    r = jc["results"][0]
+    check(jc["schema"] == "rocefw-perf/1" and jc["mode"] == "client" and js["mode"] == "server",
+          f"{name}: schema and modes")
+    check(r["iterations"] == n * qps, f"{name}: client {r['iterations']} messages == {n * qps}")
+    check(r["verified"] is True and r["checked_bytes"] == n * qps * msg_bytes,
+          f"{name}: client verified, {r['checked_bytes']} bytes checked")
+    check(js["results"][0]["verified"] is True, f"{name}: server verified")
+    if args[0] in ("write", "send"):
+        # The data landed at the server: it compared every byte and said so.
+        check(js["results"][0]["checked_bytes"] == n * qps * size and
+              jc["peer"]["checked_bytes"] == n * qps * size,
+              f"{name}: server compared every byte ({js['results'][0]['checked_bytes']})")
+    else:
+        check(jc["peer"]["verified"] is True, f"{name}: server's account verified")
+    if args[1] == "lat":
+        check(0 < r["t_min_us"] <= r["t_typical_us"] <= r["p99_us"] <= r["p999_us"]
+              <= r["t_max_us"], f"{name}: latency percentiles ordered")
+    # The QPs talked over memif: RoCE packets sent and received at both ends.
+    check(all(j["counters_local"].get(k, 0) > 0 for j in (js, jc)
+              for k in ("tx_packets", "rx_packets")),
+          f"{name}: transport packets counted at both ends")
+
+
+def refused_case(tmp, sargs, cargs, want):
+    name = f"server [{' '.join(sargs)}] client [{' '.join(cargs)}]"
+    rs, rc, os_, oc, js, jc = pair(tmp, sargs, cargs)
+    check(rs == 1 and rc == 1, f"{name}: both exit 1 (server {rs}, client {rc})")
+    ok = want in os_ and want in oc
+    if not ok:
+        print("--- server\n" + os_ + "--- client\n" + oc)
+    check(ok, f"{name}: both name the cause '{want}'")
+    return os_, oc
+
+
+def sizes_group(tmp, mtu, op):
+    if True:
+        for size, n in ((mtu - 1, 300), (mtu, 300), (mtu + 1, 300),
+                        (65535, 60), (65536, 60), (65537, 60)):
+            verified_case(tmp, [op, "bw", "-s", str(size), "-n", str(n), "--mtu", str(mtu)])
+
+
+def sr_available():
+    p = subprocess.run([PERF] + EAL + ["-l", "0", "--", "write", "bw", "-n", "10", "-s", "64",
+                                       "--transport", "sr", "--loopback"],
+                       capture_output=True, text=True, timeout=60)
+    return p.returncode == 0, p.stdout + p.stderr
+
+
+def misc_group(tmp):
+    verified_case(tmp, ["atomic", "bw", "-n", "500", "-q", "3"], qps=3)
+    verified_case(tmp, ["write", "bw", "-s", "4096", "-n", "300", "-q", "4", "-t", "16"], qps=4)
+    for op, size in (("write", 64), ("send", 4097), ("read", 64), ("atomic", 8)):
+        verified_case(tmp, [op, "lat", "-s", str(size), "-n", "200"] if op != "atomic"
+                      else [op, "lat", "-n", "200"])
+
+
+def refuse_group(tmp):
+    # The checker can fail across processes: a byte damaged where it is checked fails both.
+    for op, side in (("write", "server"), ("send", "server"), ("read", "client")):
+        args = [op, "bw", "-s", "5000", "-n", "200"]
+        sargs = args + (["--check-corrupt-one"] if side == "server" else [])
+        cargs = args + (["--check-corrupt-one"] if side == "client" else [])
+        rs, rc, os_, oc, js, jc = pair(tmp, sargs, cargs)
+        check(rs == 1 and rc == 1, f"{op} damaged at the {side}: both exit 1 ({rs}, {rc})")
+        check(jc is not None and jc["results"][0]["verified"] is False,
+              f"{op} damaged at the {side}: client JSON verified=false")
+        check("differs" in os_ + oc, f"{op} damaged at the {side}: the damage is named")
+    # Transport mode mismatch, both ways, and an MTU mismatch: refused at setup by both, no
+    # RoCE frame sent.
+    for s_mode, c_mode in (("gbn", "sr"), ("sr", "gbn")):
+        os_, oc = refused_case(tmp, ["write", "bw", "-n", "10", "--transport", s_mode],
+                               ["write", "bw", "-n", "10", "--transport", c_mode],
+                               f"transport mode mismatch: server {s_mode}, client {c_mode}")
+        check("port tx 0 frames" in os_ and "port tx 0 frames" in oc,
+              f"mismatch {s_mode}/{c_mode}: refused before any RoCE packet")
+    refused_case(tmp, ["send", "bw", "-n", "10", "--mtu", "1024"], ["send", "bw", "-n", "10"],
+                 "path MTU mismatch: server 1024, client 4096")
+    refused_case(tmp, ["send", "bw", "-n", "10"], ["write", "bw", "-n", "10"],
+                 "test mismatch: server send, client write")
+    # Selective repeat on both sides: the transport decides.
+    avail, out = sr_available()
+    args = ["write", "bw", "-s", "65536", "-n", "50", "--transport", "sr"]
+    if avail:
+        verified_case(tmp, args)
+    else:
+        check("Operation not supported" in out, "loopback --transport sr names EOPNOTSUPP")
+        refused_case(tmp, args, args, "rfw_modify_qp(RTR, transport sr) on this side: "
+                     "Operation not supported (selective repeat is not implemented")
+    # Bad two-process options: named, exit 2, before EAL.
+    for args, want in ((["write", "bw"], "--ip"),
+                       (["write", "bw", "--ip", "10.0.0.300"], "--ip"),
+                       (["write", "bw", "--ip", "10.0.0.1", "--transport", "irn"], "--transport"),
+                       (["write", "bw", "--ip", "10.0.0.1", "-p", "0"], "--port"),
+                       (["write", "bw", "--ip", "10.0.0.1", "-p", "70000"], "--port"),
+                       (["write", "bw", "--ip", "10.0.0.1", "--ack-timeout", "0"],
+                        "--ack-timeout"),
+                       (["write", "bw", "--ip", "10.0.0.1", "--oob-timeout", "x"],
+                        "--oob-timeout"),
+                       (["write", "bw", "--ip", "10.0.0.1", "-a"], "--all"),
+                       (["write", "bw", "--ip", "10.0.0.1", "--ce-mark-every", "3"],
+                        "--ce-mark-every"),
+                       (["write", "bw", "--ip", "10.0.0.1", "--loopback"], "--ip"),
+                       (["write", "bw", "--ip", "10.0.0.1", "a", "b"], "unexpected argument")):
+        p = subprocess.run([PERF] + EAL + ["-l", "0", "--"] + args, capture_output=True,
+                           text=True, timeout=10)
+        check(p.returncode == 2 and want in p.stderr and "EAL: " not in p.stderr,
+              f"bad options {' '.join(args)}: exit {p.returncode}, names {want}")
+    # A client whose server never comes: a clear error, not a hang.
+    t0 = time.time()
+    p = subprocess.run([PERF] + EAL + ["-l", "1", "--vdev=net_memif0,role=server,socket=" +
+                                       os.path.join(tmp, "nobody.sock") +
+                                       ",socket-abstract=no", "--", "write", "bw", "--ip",
+                                       "10.9.0.1", "--oob-timeout", "2", "-p",
+                                       str(free_port()), "127.0.0.1"],
+                       capture_output=True, text=True, timeout=30)
+    check(p.returncode == 1 and ("still down" in p.stderr or "cannot connect" in p.stderr)
+          and time.time() - t0 < 15,
+          f"client without a server: exit {p.returncode} in {time.time() - t0:.1f} s, "
+          f"named ({p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''})")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="perf_memif_")
+    try:
+        g = GROUP.split(":")
+        if g[0] == "sizes" and len(g) == 3:
+            sizes_group(tmp, int(g[1]), g[2])
+        elif GROUP == "misc":
+            misc_group(tmp)
+        elif GROUP == "refuse":
+            refuse_group(tmp)
+        else:
+            check(False, f"known group {GROUP}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+sys.exit(main())
