@@ -419,7 +419,7 @@ static void flat_add(struct flat *f, const char *key, double v, bool counter)
 	}
 	f->key[f->n] = strdup(key);
 	f->val[f->n] = v;
-	f->counter[f->n] = true && counter;
+	f->counter[f->n] = counter;
 	f->n++;
 }
 

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""rocefw-stat against a running rocefw-perf --loopback (docs/stat.md, issue 9).
+
+Starts `rocefw-perf ... --file-prefix rfwstatPID -- write bw --loopback -D 6` (core 0) and, while
+it moves traffic:
+- rocefw-stat --json: schema rocefw-stat/1, the process (pid), 2 ports, 2 NICs, one QP each;
+  every counter rocefw-gen-counters --list names (the generated docs/counters.md) is present
+  where the document says it is read; Estats: as /rocefw/estats says (absent / disabled /
+  rows with p50, p99, p999, max);
+- a second --json read: TX counters grew;
+- --watch 1 --count 1 --json: rates per second > 0 for the TX / RX counters and consistent with
+  the values (rate ~ delta / interval); --watch as a table and --csv;
+- dpdk-telemetry.py (DPDK's client) reads /rocefw/nic,0 with the same counter names and values
+  not below rocefw-stat's earlier ones;
+- --all-processes finds the process;
+then the errors: a prefix without a socket (names the path, exit 1), bad options (named, exit 2).
+
+usage: stat.py ROCEFW_STAT ROCEFW_PERF ROCEFW_GEN_COUNTERS
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+STAT, PERF, GEN = sys.argv[1:4]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def sock_dir():
+    if os.getuid() == 0:
+        return "/var/run/dpdk"
+    return os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+
+
+def stat(*args, timeout=30):
+    return subprocess.run([STAT, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def documented():
+    """(table, key) for every counter of the generated document; PFC per-priority expanded."""
+    out = subprocess.run([GEN, "--list"], capture_output=True, text=True, check=True).stdout
+    rows, bad = [], []
+    for line in out.splitlines():
+        table, key, unit = line.split("\t")
+        if unit not in ("bytes", "us", "ns", "packets", "events"):
+            bad.append(f"{table}.{key}: {unit}")
+        if "%u" in key:
+            rows += [(table, key.replace("%u", str(p))) for p in range(8)]
+        else:
+            rows.append((table, key))
+    check(not bad, f"every counter has a unit (bad: {bad[:4]})")
+    return rows
+
+
+def where(proc, table):
+    """The dicts of a rocefw-stat/1 process object that hold the counters of TABLE."""
+    nics, ports = proc["nics"], proc["ports"]
+    qps = [q for n in nics for q in n["qps"]]
+    return {
+        "transport": [n["dev_counters"] for n in nics] + [q["counters"] for q in qps],
+        "nic": [n["counters"] for n in nics],
+        "nic_qp": [q["nic_counters"] for q in qps],
+        "port": [p["counters"] for p in ports],
+        "pfc": [p.get("pfc", {}) for p in ports],
+        "pfc_prio": [p.get("pfc", {}) for p in ports],
+        "dcqcn_rp": [q["rp_counters"] for q in qps],
+        "dcqcn_np": [q["np_counters"] for q in qps],
+    }[table]
+
+
+def check_estats(proc):
+    for n in proc["nics"]:
+        e = n["estats"]
+        if not e["available"]:
+            check(e["enabled"] is False and "rows" not in e,
+                  f"nic{n['nic']} estats: absent (no /rocefw/estats yet), said so")
+            continue
+        check(isinstance(e["enabled"], bool), f"nic{n['nic']} estats: enabled is a bool")
+        for r in e.get("rows", []):
+            ok = all(k in r for k in ("qpn", "op", "status", "stage", "count", "p50", "p99",
+                                      "p999", "max")) and r["p50"] <= r["p99"] <= r["p999"] \
+                <= r["max"]
+            check(ok, f"nic{n['nic']} estats row {r}: quantiles p50 <= p99 <= p999 <= max")
+            if not ok:
+                break
+        if e["enabled"]:
+            check(len(e.get("rows", [])) > 0, f"nic{n['nic']} estats enabled: rows present")
+
+
+def main():
+    prefix = f"rfwstat{os.getpid()}"
+    rows = documented()
+    check(len(rows) > 100, f"rocefw-gen-counters --list: {len(rows)} counters")
+    perf = subprocess.Popen(
+        [PERF, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", f"--file-prefix={prefix}",
+         "-l", "0", "--log-level=lib.eal:warning", "--", "write", "bw", "-s", "4096",
+         "--loopback", "-D", "6"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    path = os.path.join(sock_dir(), prefix, "dpdk_telemetry.v2")
+    try:
+        deadline = time.monotonic() + 15
+        while not os.path.exists(path) and perf.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        check(os.path.exists(path), f"telemetry socket {path} (with --no-shconf)")
+        # The NICs register and traffic starts shortly after EAL comes up.
+        time.sleep(1.0)
+
+        t0 = time.monotonic()
+        r = stat("--file-prefix", prefix, "--json")
+        t_json = time.monotonic() - t0
+        check(r.returncode == 0, f"--json exit status {r.returncode} {r.stderr.strip()}")
+        doc = json.loads(r.stdout)
+        check(doc["schema"] == "rocefw-stat/1" and len(doc["processes"]) == 1,
+              "--json: schema rocefw-stat/1, one process")
+        p = doc["processes"][0]
+        print(f"  --json read in {t_json:.2f} s: pid {p['pid']}, ports {len(p['ports'])}, "
+              f"nics {len(p['nics'])}")
+        check(p["pid"] == perf.pid and p["file_prefix"] == prefix and p["socket"] == path,
+              "--json: the process's pid, prefix and socket")
+        check(len(p["ports"]) == 2 and len(p["nics"]) == 2 and
+              all(len(n["qps"]) == 1 for n in p["nics"]), "--json: 2 ports, 2 NICs, 1 QP each")
+        missing = [f"{t}.{k}" for t, k in rows if not where(p, t) or
+                   any(k not in d for d in where(p, t))]
+        check(not missing, f"every documented counter is in the telemetry ({len(rows)} "
+              f"counters; missing: {missing[:8]})")
+        qa = p["nics"][0]["qps"][0]
+        check(qa["state"] == "RTS" and qa["cc"]["cc"] in ("dcqcn", "none"),
+              f"QP {qa['qpn']}: RTS, cc {qa['cc'].get('cc')}")
+        tx0 = p["nics"][0]["counters"]["tx_pkts"]
+        check(tx0 > 0 and p["nics"][0]["dev_counters"]["tx_packets"] > 0 and
+              p["ports"][0]["counters"]["tx_pkts"] > 0, f"traffic: nic0 tx_pkts {tx0}")
+        check_estats(p)
+
+        r = stat("--file-prefix", prefix, "--json")
+        p2 = json.loads(r.stdout)["processes"][0]
+        tx1 = p2["nics"][0]["counters"]["tx_pkts"]
+        check(tx1 > tx0 and p2["nics"][1]["counters"]["rx_pkts"] >
+              p["nics"][1]["counters"]["rx_pkts"], f"second read: nic0 tx_pkts {tx0} -> {tx1}")
+
+        r = stat("--file-prefix", prefix, "--watch", "1", "--count", "1", "--json")
+        check(r.returncode == 0, f"--watch 1 --count 1 --json exit status {r.returncode}")
+        lines = [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+        check(len(lines) == 1 and lines[0]["schema"] == "rocefw-stat.rates/1",
+              "--watch --json: one rocefw-stat.rates/1 object per interval")
+        w = lines[0]["processes"][0] if lines and lines[0]["processes"] else {}
+        rates, values = w.get("rates", {}), w.get("values", {})
+        dt = lines[0]["interval_s"] if lines else 0
+        print(f"  rates over {dt:.3f} s: nic0.tx_pkts {rates.get('nic0.tx_pkts', 0):.0f}/s, "
+              f"nic0.tx_bytes {rates.get('nic0.tx_bytes', 0) * 8 / 1e9:.2f} Gbit/s, "
+              f"port1.rx_pkts {rates.get('port1.rx_pkts', 0):.0f}/s")
+        check(0.9 < dt < 3 and all(rates.get(k, 0) > 0 for k in (
+            "nic0.tx_pkts", "nic0.tx_bytes", "nic1.rx_pkts", "port0.tx_pkts", "port1.rx_pkts",
+            "nic0.dev.tx_packets")), "--watch: TX/RX rates > 0 per second")
+        check(all(v > 0 for v in rates.values()), "--watch: only counters that moved listed")
+        check(values.get("nic0.tx_pkts", 0) >= rates.get("nic0.tx_pkts", 0) * dt * 0.99 and
+              values.get("nic0.tx_pkts", 0) > tx1, "--watch: value >= rate x interval, grew")
+
+        r = stat("--file-prefix", prefix, "--watch", "0.5", "--count", "1")
+        check(r.returncode == 0 and "rates over" in r.stdout and "nic0.tx_pkts" in r.stdout and
+              "/s" in r.stdout, "--watch as a table")
+        r = stat("--file-prefix", prefix, "--csv")
+        csv = r.stdout.splitlines()
+        check(r.returncode == 0 and csv[0] == "file_prefix,counter,value" and
+              any(x.startswith(f"{prefix},nic0.tx_pkts,") for x in csv), "--csv")
+        r = stat("--file-prefix", prefix)
+        check(r.returncode == 0 and "nic0.tx_pkts" in r.stdout and "estats" in r.stdout and
+              f"pid {perf.pid}" in r.stdout, "table: counters, QP line, estats line")
+        print("  " + "\n  ".join(r.stdout.splitlines()[:4]))
+        r = stat("--all-processes", "--json")
+        procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
+        check(any(x["file_prefix"] == prefix for x in procs), "--all-processes finds it")
+
+        tool = shutil.which("dpdk-telemetry.py")
+        check(tool is not None, "dpdk-telemetry.py installed (Debian dpdk-dev)")
+        if tool is not None:
+            r = subprocess.run([tool, "-f", prefix], input="/rocefw/nic,0\n",
+                               capture_output=True, text=True, timeout=20)
+            rep = {}
+            for line in r.stdout.splitlines():
+                line = line.strip()
+                if line.startswith("{"):
+                    rep.update(json.loads(line))
+            nic = rep.get("/rocefw/nic") or {}
+            c = nic.get("counters", {})
+            check(set(c) == set(p["nics"][0]["counters"]) and
+                  set(nic.get("dev_counters", {})) == set(p["nics"][0]["dev_counters"]) and
+                  c.get("tx_pkts", 0) >= tx1,
+                  f"dpdk-telemetry.py /rocefw/nic,0: same counters, tx_pkts {c.get('tx_pkts')}"
+                  f" >= {tx1}")
+        check(perf.poll() is None, "rocefw-perf still running through the reads")
+    finally:
+        try:
+            out, _ = perf.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            perf.kill()
+            out, _ = perf.communicate()
+    check(perf.returncode == 0, f"rocefw-perf exit status {perf.returncode}")
+    if perf.returncode != 0:
+        print(out[-2000:])
+    shutil.rmtree(os.path.join(sock_dir(), prefix), ignore_errors=True)
+
+    # Errors: the socket path named, options named.
+    r = stat("--file-prefix", prefix + "gone")
+    check(r.returncode == 1 and os.path.join(sock_dir(), prefix + "gone", "dpdk_telemetry.v2")
+          in r.stderr, f"missing prefix: exit 1, path named: {r.stderr.strip()}")
+    r = stat("--file-prefix", prefix, "--file-prefix", prefix + "gone")
+    check(r.returncode == 1, "one missing prefix of several: exit 1")
+    for args, name in ((["--bogus"], "--bogus"), (["--watch", "0"], "--watch"),
+                       (["--watch", "x"], "--watch"), (["--count", "2"], "--count"),
+                       (["--json", "--csv"], "--csv"), (["--file-prefix", "a/b"], "a/b"),
+                       (["extra"], "extra"), (["--timeout-ms", "-1"], "--timeout-ms")):
+        r = stat(*args)
+        check(r.returncode == 2 and name in r.stderr,
+              f"bad option {' '.join(args)}: exit 2, named: {r.stderr.strip().splitlines()[0]}")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
