@@ -720,7 +720,8 @@ static void print_rates(json_t *before, json_t *now, double dt, double t_rel)
 				       r);
 			else {
 				json_object_set_new(rates, b.key[k], json_real(r));
-				json_object_set_new(values, b.key[k], json_real(b.val[k]));
+				json_object_set_new(values, b.key[k],
+				                    json_integer((json_int_t)b.val[k]));
 			}
 		}
 		if (opt.fmt == FMT_TABLE && shown == 0)
