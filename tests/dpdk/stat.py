@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """rocefw-stat against a running rocefw-perf --loopback (docs/stat.md, issue 9).
 
-Starts `rocefw-perf ... --file-prefix rfwstatPID -- write bw --loopback -D 6` (core 0) and, while
-it moves traffic:
+Starts `rocefw-perf ... --file-prefix rfwstatPID -- write bw --loopback -D 6` (core 0) and a
+second one (prefix rfwstatPIDb, core 1) and, while they move traffic:
 - rocefw-stat --json: schema rocefw-stat/1, the process (pid), 2 ports, 2 NICs, one QP each;
   every counter rocefw-gen-counters --list names (the generated docs/counters.md) is present
   where the document says it is read; Estats: as /rocefw/estats says (absent / disabled /
@@ -13,7 +13,7 @@ it moves traffic:
   the values (rate ~ delta / interval); --watch as a table and --csv;
 - dpdk-telemetry.py (DPDK's client) reads /rocefw/nic,0 with the same counter names and values
   not below rocefw-stat's earlier ones;
-- --all-processes finds the process;
+- --file-prefix A --file-prefix B: both, in order, with rates; --all-processes finds both;
 then the errors: a prefix without a socket (names the path, exit 1), bad options (named, exit 2).
 
 usage: stat.py ROCEFW_STAT ROCEFW_PERF ROCEFW_GEN_COUNTERS
@@ -96,14 +96,39 @@ def check_estats(proc):
             check(isinstance(e.get("rows"), list), f"nic{n['nic']} estats enabled: rows listed")
 
 
+def start_perf(prefix, core):
+    return subprocess.Popen(
+        [PERF, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", f"--file-prefix={prefix}",
+         "-l", str(core), "--log-level=lib.eal:warning", "--", "write", "bw", "-s", "4096",
+         "--loopback", "-D", "6"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def check_two(prefix, prefix_b, pids):
+    """--file-prefix A --file-prefix B: both processes, in that order; rates for both."""
+    r = stat("--file-prefix", prefix, "--file-prefix", prefix_b, "--json")
+    procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
+    check([(x["file_prefix"], x["pid"]) for x in procs] == list(zip((prefix, prefix_b), pids))
+          and all(x["nics"][0]["counters"]["tx_pkts"] > 0 for x in procs),
+          "two --file-prefix: both processes, in order, with their pids and traffic")
+    r = stat("--file-prefix", prefix, "--file-prefix", prefix_b, "--watch", "0.5", "--count",
+             "1", "--json")
+    procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
+    check(len(procs) == 2 and all(x["rates"].get("nic0.tx_pkts", 0) > 0 for x in procs),
+          "two --file-prefix --watch: TX rates of both")
+    r = stat("--all-processes", "--json")
+    procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
+    found = {x["file_prefix"] for x in procs}
+    check(prefix in found and prefix_b in found, "--all-processes finds both")
+
+
 def main():
     prefix = f"rfwstat{os.getpid()}"
     rows = documented()
     check(len(rows) > 100, f"rocefw-gen-counters --list: {len(rows)} counters")
-    perf = subprocess.Popen(
-        [PERF, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", f"--file-prefix={prefix}",
-         "-l", "0", "--log-level=lib.eal:warning", "--", "write", "bw", "-s", "4096",
-         "--loopback", "-D", "6"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    perf = start_perf(prefix, 0)
+    # A second process (core 1) for the several-processes reads.
+    prefix_b = prefix + "b"
+    perf_b = start_perf(prefix_b, 1)
     path = os.path.join(sock_dir(), prefix, "dpdk_telemetry.v2")
     try:
         deadline = time.monotonic() + 15
@@ -174,9 +199,11 @@ def main():
         check(r.returncode == 0 and "nic0.tx_pkts" in r.stdout and "estats" in r.stdout and
               f"pid {perf.pid}" in r.stdout, "table: counters, QP line, estats line")
         print("  " + "\n  ".join(r.stdout.splitlines()[:4]))
-        r = stat("--all-processes", "--json")
-        procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
-        check(any(x["file_prefix"] == prefix for x in procs), "--all-processes finds it")
+        path_b = os.path.join(sock_dir(), prefix_b, "dpdk_telemetry.v2")
+        while not os.path.exists(path_b) and perf_b.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        check_two(prefix, prefix_b, (perf.pid, perf_b.pid))
 
         tool = shutil.which("dpdk-telemetry.py")
         check(tool is not None, "dpdk-telemetry.py installed (Debian dpdk-dev)")
@@ -195,17 +222,19 @@ def main():
                   c.get("tx_pkts", 0) >= tx1,
                   f"dpdk-telemetry.py /rocefw/nic,0: same counters, tx_pkts {c.get('tx_pkts')}"
                   f" >= {tx1}")
-        check(perf.poll() is None, "rocefw-perf still running through the reads")
+        check(perf.poll() is None and perf_b.poll() is None,
+              "both rocefw-perf still running through the reads")
     finally:
-        try:
-            out, _ = perf.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            perf.kill()
-            out, _ = perf.communicate()
-    check(perf.returncode == 0, f"rocefw-perf exit status {perf.returncode}")
-    if perf.returncode != 0:
-        print(out[-2000:])
-    shutil.rmtree(os.path.join(sock_dir(), prefix), ignore_errors=True)
+        for pr, pf in ((perf, prefix), (perf_b, prefix_b)):
+            try:
+                out, _ = pr.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                pr.kill()
+                out, _ = pr.communicate()
+            check(pr.returncode == 0, f"rocefw-perf ({pf}) exit status {pr.returncode}")
+            if pr.returncode != 0:
+                print(out[-2000:])
+            shutil.rmtree(os.path.join(sock_dir(), pf), ignore_errors=True)
 
     # Errors: the socket path named, options named.
     r = stat("--file-prefix", prefix + "gone")
