@@ -285,6 +285,7 @@ int main(int argc, char **argv)
 {
 	size_t len;
 	char *doc;
+	int rc = 0;
 
 	if (argc > 3 ||
 	    (argc == 3 && strcmp(argv[1], "-o") != 0 && strcmp(argv[1], "--check") != 0) ||
@@ -305,18 +306,18 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	doc = render(&len);
-	if (argc == 3 && strcmp(argv[1], "--check") == 0)
-		return check(argv[2], doc, len);
-	if (argc == 3) {
+	if (argc == 3 && strcmp(argv[1], "--check") == 0) {
+		rc = check(argv[2], doc, len);
+	} else if (argc == 3) {
 		FILE *f = fopen(argv[2], "wb");
 
 		if (f == NULL || fwrite(doc, 1, len, f) != len || fclose(f) != 0) {
 			fprintf(stderr, "gen_counters: %s: %m\n", argv[2]);
-			return 1;
+			rc = 1;
 		}
-		return 0;
+	} else {
+		fwrite(doc, 1, len, stdout);
 	}
-	fwrite(doc, 1, len, stdout);
 	free(doc);
-	return 0;
+	return rc;
 }
