@@ -77,30 +77,34 @@ def where(proc, table):
     }[table]
 
 
-def check_estats(proc):
-    for n in proc["nics"]:
-        e = n["estats"]
-        if not e["available"]:
-            check(e["enabled"] is False and "rows" not in e,
-                  f"nic{n['nic']} estats: absent (no /rocefw/estats yet), said so")
-            continue
-        check(isinstance(e["enabled"], bool), f"nic{n['nic']} estats: enabled is a bool")
-        for r in e.get("rows", []):
-            ok = all(k in r for k in ("qpn", "op", "status", "stage", "count", "p50", "p99",
-                                      "p999", "max")) and r["p50"] <= r["p99"] <= r["p999"] \
-                <= r["max"]
-            check(ok, f"nic{n['nic']} estats row {r}: quantiles p50 <= p99 <= p999 <= max")
-            if not ok:
-                break
-        if e["enabled"]:
-            check(isinstance(e.get("rows"), list), f"nic{n['nic']} estats enabled: rows listed")
+def check_estats(proc, want_enabled):
+    """Estats as /rocefw/estats says: absent (the command not registered), or enabled as the
+    process was started (ROCEFW_ESTATS) with write rows whose quantiles are ordered."""
+    es = [n["estats"] for n in proc["nics"]]
+    if not any(e["available"] for e in es):
+        check(all(e["enabled"] is False and "rows" not in e for e in es),
+              f"{proc['file_prefix']} estats: absent (no /rocefw/estats), said so")
+        return
+    check(all(e["available"] and e["enabled"] is want_enabled for e in es),
+          f"{proc['file_prefix']} estats: enabled is {want_enabled} on every NIC")
+    rows = [r for e in es for r in e.get("rows", [])]
+    bad = [r for r in rows if not all(k in r for k in (
+        "qpn", "op", "status", "stage", "count", "p50", "p99", "p999", "max")) or
+        not r["p50"] <= r["p99"] <= r["p999"] <= r["max"]]
+    check(not bad, f"estats rows: every field, p50 <= p99 <= p999 <= max (bad: {bad[:2]})")
+    if want_enabled:
+        check(any(r["op"] == "write" and r["count"] > 0 for r in rows),
+              f"estats: WRITE rows with samples ({len(rows)} rows)")
+    else:
+        check(not rows, "estats disabled: no rows")
 
 
-def start_perf(prefix, core):
+def start_perf(prefix, core, env=None):
     return subprocess.Popen(
         [PERF, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", f"--file-prefix={prefix}",
          "-l", str(core), "--log-level=lib.eal:warning", "--", "write", "bw", "-s", "4096",
-         "--loopback", "-D", "6"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+         "--loopback", "-D", "6"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env)
 
 
 def check_two(prefix, prefix_b, pids):
@@ -110,6 +114,8 @@ def check_two(prefix, prefix_b, pids):
     check([(x["file_prefix"], x["pid"]) for x in procs] == list(zip((prefix, prefix_b), pids))
           and all(x["nics"][0]["counters"]["tx_pkts"] > 0 for x in procs),
           "two --file-prefix: both processes, in order, with their pids and traffic")
+    if len(procs) == 2:
+        check_estats(procs[1], False)
     r = stat("--file-prefix", prefix, "--file-prefix", prefix_b, "--watch", "0.5", "--count",
              "1", "--json")
     procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
@@ -125,7 +131,9 @@ def main():
     prefix = f"rfwstat{os.getpid()}"
     rows = documented()
     check(len(rows) > 100, f"rocefw-gen-counters --list: {len(rows)} counters")
-    perf = start_perf(prefix, 0)
+    # Estats on (1 s windows) in the first process, off in the second.
+    perf = start_perf(prefix, 0, dict(os.environ, ROCEFW_ESTATS="1",
+                                      ROCEFW_ESTATS_INTERVAL_MS="1000"))
     # A second process (core 1) for the several-processes reads.
     prefix_b = prefix + "b"
     perf_b = start_perf(prefix_b, 1)
@@ -162,7 +170,7 @@ def main():
         tx0 = p["nics"][0]["counters"]["tx_pkts"]
         check(tx0 > 0 and p["nics"][0]["dev_counters"]["tx_packets"] > 0 and
               p["ports"][0]["counters"]["tx_pkts"] > 0, f"traffic: nic0 tx_pkts {tx0}")
-        check_estats(p)
+        check_estats(p, True)
 
         r = stat("--file-prefix", prefix, "--json")
         p2 = json.loads(r.stdout)["processes"][0]

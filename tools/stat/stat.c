@@ -201,13 +201,38 @@ static json_t *obj_or_empty(json_t *obj, const char *key)
 	return json_is_object(v) ? json_incref(v) : json_object();
 }
 
-/* Estats quantiles of a NIC (/rocefw/estats, schema rocefw.estats/1), renamed p50.. max. */
-static json_t *collect_estats(struct proc *p, long nic, int *err)
+static bool truthy(json_t *v)
+{
+	return json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+}
+
+static json_t *estats_row(json_t *row)
 {
 	static const char *const q[][2] = {
 	    {"p50_ns", "p50"}, {"p99_ns", "p99"}, {"p999_ns", "p999"}, {"max_ns", "max"}};
 	static const char *const keep[] = {"qpn", "op", "status", "stage", "count"};
-	json_t *e, *out = json_object(), *rows, *row;
+	json_t *r = json_object();
+
+	for (unsigned k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+		if (json_object_get(row, keep[k]) != NULL)
+			json_object_set(r, keep[k], json_object_get(row, keep[k]));
+	for (unsigned k = 0; k < 4; k++)
+		if (json_object_get(row, q[k][0]) != NULL)
+			json_object_set(r, q[k][1], json_object_get(row, q[k][0]));
+	return r;
+}
+
+/*
+ * Estats quantiles of a NIC (/rocefw/estats, schema rocefw.estats/1), the quantiles renamed
+ * p50 .. max. DPDK 22.11 telemetry has no booleans and no dicts inside arrays: "enabled" may be
+ * 0/1 and "rows" a dict keyed "QPN/op/status/stage"; both shapes are read.
+ */
+static json_t *collect_estats(struct proc *p, long nic, int *err)
+{
+	static const char *const copy[] = {"interval_ns", "threshold_ns", "window", "at_ns",
+	                                   "error"};
+	json_t *e, *out = json_object(), *rows, *in, *row;
+	const char *key;
 	char cmd[64];
 	size_t i;
 
@@ -223,26 +248,21 @@ static json_t *collect_estats(struct proc *p, long nic, int *err)
 		return out;
 	}
 	json_object_set_new(out, "available", json_true());
-	json_object_set_new(out, "enabled",
-	                    json_boolean(json_is_true(json_object_get(e, "enabled"))));
+	json_object_set_new(out, "enabled", json_boolean(truthy(json_object_get(e, "enabled"))));
 	if (json_object_get(e, "schema") != NULL)
 		json_object_set(out, "source_schema", json_object_get(e, "schema"));
-	if (json_object_get(e, "interval_ns") != NULL)
-		json_object_set(out, "interval_ns", json_object_get(e, "interval_ns"));
-	if (json_object_get(e, "window") != NULL)
-		json_object_set(out, "window", json_object_get(e, "window"));
+	for (unsigned k = 0; k < sizeof(copy) / sizeof(copy[0]); k++)
+		if (json_object_get(e, copy[k]) != NULL)
+			json_object_set(out, copy[k], json_object_get(e, copy[k]));
+	if (json_object_get(e, "truncated") != NULL)
+		json_object_set_new(out, "truncated",
+		                    json_boolean(truthy(json_object_get(e, "truncated"))));
 	rows = json_array();
-	json_array_foreach(json_object_get(e, "rows"), i, row)
-	{
-		json_t *r = json_object();
-
-		for (unsigned k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
-			if (json_object_get(row, keep[k]) != NULL)
-				json_object_set(r, keep[k], json_object_get(row, keep[k]));
-		for (unsigned k = 0; k < 4; k++)
-			if (json_object_get(row, q[k][0]) != NULL)
-				json_object_set(r, q[k][1], json_object_get(row, q[k][0]));
-		json_array_append_new(rows, r);
+	in = json_object_get(e, "rows");
+	if (json_is_array(in)) {
+		json_array_foreach(in, i, row) json_array_append_new(rows, estats_row(row));
+	} else if (json_is_object(in)) {
+		json_object_foreach(in, key, row) json_array_append_new(rows, estats_row(row));
 	}
 	json_object_set_new(out, "rows", rows);
 	json_decref(e);
@@ -495,7 +515,16 @@ static void flatten(struct flat *f, json_t *proc)
 			         json_string_value(json_object_get(row, "op")) ?: "?",
 			         json_string_value(json_object_get(row, "status")) ?: "?",
 			         json_string_value(json_object_get(row, "stage")) ?: "?");
-			flat_dict(f, pre, row, false);
+			/* count and the quantiles; qpn is in the name */
+			for (unsigned k = 0; k < 5; k++) {
+				static const char *const qk[] = {"count", "p50", "p99", "p999",
+				                                 "max"};
+				char key[512];
+
+				snprintf(key, sizeof(key), "%s%s", pre, qk[k]);
+				flat_add(f, key, json_number_value(json_object_get(row, qk[k])),
+				         false);
+			}
 		}
 	}
 }
