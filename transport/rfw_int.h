@@ -144,6 +144,8 @@ struct rfw_sr {
 	bool timer_low;       /* the armed timer is RTO_low */
 	uint64_t timer_start; /* when it was armed */
 	bool probe;           /* after a timeout: resend probe_psn first */
+	uint8_t backoff;      /* timeouts in a row without progress: the RTO doubles each */
+	uint64_t stall_since; /* last progress, or the last retry_cnt charge since */
 	uint32_t probe_psn;
 	uint32_t tx_rsn; /* RSN of the next SEND / WRITE_WITH_IMM */
 };

@@ -463,6 +463,21 @@ static bool sr_drained(const struct rfw_qp *qp)
 	return false;
 }
 
+/*
+ * The RTO doubles with each timeout in a row without progress (as TCP's), so a peer that is
+ * merely slow for a while (a descheduled software endpoint) draws a few probes, not a storm;
+ * it never exceeds the QP's local ACK timeout (IBA's bound on waiting for an answer).
+ */
+static uint64_t sr_rto(const struct rfw_qp *qp, uint64_t base)
+{
+	uint64_t cap = rfw_ack_timeout_ns(qp->attr.timeout);
+	uint64_t rto = base << qp->sr->backoff;
+
+	if (cap < qp->sr->rto_high)
+		cap = qp->sr->rto_high;
+	return rto < cap ? rto : cap;
+}
+
 void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 {
 	struct rfw_sr *sr = qp->sr;
@@ -491,7 +506,9 @@ void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 	}
 	sr->timer_low = n <= (int32_t)sr->rto_low_pkts;
 	sr->timer_start = qp->now;
-	qp->comp.timer = qp->now + (sr->timer_low ? sr->rto_low : sr->rto_high);
+	if (sr->backoff == 0)
+		sr->stall_since = qp->now;
+	qp->comp.timer = qp->now + sr_rto(qp, sr->timer_low ? sr->rto_low : sr->rto_high);
 }
 
 /* After a timeout: every hole below @limit may be sent again, retransmitted or not. */
@@ -556,6 +573,8 @@ static void sr_comp_step(struct rfw_qp *qp)
 
 static void sr_progress(struct rfw_qp *qp)
 {
+	qp->sr->backoff = 0;
+	qp->sr->stall_since = qp->now;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	rfw_sr_arm_timer(qp, true);
@@ -855,12 +874,23 @@ void rfw_sr_timer(struct rfw_qp *qp)
 	rfw_comp_drain(qp);
 	if (qp->state == RFW_QPS_ERR || qp->comp.idx == qp->sq_prod)
 		return;
-	if (qp->comp.retry_left == 0) {
-		rfw_cnt(qp, RFW_CNT_retry_exceeded);
-		sr_error(qp, RFW_WC_RETRY_EXC_ERR);
-		return;
+	/*
+	 * retry_cnt counts what IBA counts (9.7.6.1.3): local ACK timeouts, i.e. periods of the
+	 * QP's timeout without progress. RTO_low / RTO_high expiries in between are recovery
+	 * probes; charging each to retry_cnt would let seven 100 us stalls of a busy peer kill
+	 * the QP.
+	 */
+	if (qp->now - sr->stall_since >= rfw_ack_timeout_ns(qp->attr.timeout)) {
+		if (qp->comp.retry_left == 0) {
+			rfw_cnt(qp, RFW_CNT_retry_exceeded);
+			sr_error(qp, RFW_WC_RETRY_EXC_ERR);
+			return;
+		}
+		qp->comp.retry_left--;
+		sr->stall_since = qp->now;
 	}
-	qp->comp.retry_left--;
+	if (sr->backoff < 16)
+		sr->backoff++;
 	if (rfw_wqe_is_rd_atomic(rfw_sq_at(qp, qp->comp.idx))) {
 		/* A READ or atomic alone in flight: ask again for all that is missing. */
 		sr_new_round(qp, qp->req.high_psn);

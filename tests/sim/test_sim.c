@@ -399,7 +399,11 @@ static void test_done_when_sr_vs_gbn(void **s)
 	assert_true(sr0 >= 0.97 * gbn0);
 }
 
-/* A dead link in sr: the timer's retries run out as in gbn. */
+/*
+ * A dead link in sr: the retries run out as in gbn. retry_cnt is charged once per local ACK
+ * timeout without progress (IBA 9.7.6.1.3), while RTO_low / RTO_high expire (backing off) in
+ * between: at least retry_cnt + 1 expiries.
+ */
 static void test_dead_link_sr(void **s)
 {
 	struct rfw_sim_cfg c = base();
@@ -415,7 +419,8 @@ static void test_dead_link_sr(void **s)
 	assert_int_equal(r.error_completions, 1);
 	assert_int_equal(r.messages_completed, 0);
 	assert_non_null(strstr(r.first_error, "retry counter exceeded"));
-	assert_int_equal(r.cnt[RFW_CNT_local_ack_timeout_err], 3);
+	assert_true(r.cnt[RFW_CNT_local_ack_timeout_err] >= 3);
+	assert_true(r.cnt[RFW_CNT_retry_exceeded] == 1);
 }
 
 /* --skip-mode-check: the transport itself refuses sr against gbn on the first packet. */
