@@ -38,7 +38,8 @@ static void usage(FILE *o)
 	    "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
 	    "             --pcap FILE  --pcap-point tx|sender|receiver|switch\n"
 	    "             --json  --bench  --bench-transport (gbn vs sr)  --version  --help\n"
-	    "             --lose-frame N (lose exactly host 0's Nth frame)\n");
+	    "             --lose-frame N (lose exactly host 0's Nth frame)\n"
+	    "             --estats 0|1, --estats-interval-ms MS (Estats quantiles in --json)\n");
 }
 
 static const char *const value_opts[] = {
@@ -63,6 +64,8 @@ static const char *const value_opts[] = {
     "rto-high-us",
     "sr-window",
     "lose-frame",
+    "estats",
+    "estats-interval-ms",
     "skip-mode-check",
     "pcap",
     "burst-loss",
