@@ -200,8 +200,11 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_cqe *c, uint64_t no
 	for (k = 0; k < RFW_ES__STAGES; k++) {
 		unsigned a = stage_from[k], b = stage_to[k];
 
-		if ((c->have >> a & 1) && (c->have >> b & 1) && c->t[b] >= c->t[a])
-			rfw_es_hist_add(&s->h[es->cur][k], c->t[b] - c->t[a]);
+		/* A host may read T1 from a fresher clock than the poll time of T2: clamp at 0 so
+		 * every stage counts every WQE. */
+		if ((c->have >> a & 1) && (c->have >> b & 1))
+			rfw_es_hist_add(&s->h[es->cur][k],
+			                c->t[b] > c->t[a] ? c->t[b] - c->t[a] : 0);
 	}
 	/* The trigger: only a flag and a copy here; the host dumps from its slow path. */
 	if (es->threshold_ns && es->trig_armed && !es->trig_pending) {
@@ -359,4 +362,46 @@ bool rfw_qp_estats_trigger(struct rfw_qp *qp, struct rfw_es_trigger *tr)
 void rfw_dev_clock(struct rfw_dev *dev, uint64_t now_ns)
 {
 	dev->now = now_ns;
+}
+
+int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
+                        struct rfw_es_wqe *wqes, int max)
+{
+	int n = 0;
+
+	if (qp == NULL || st == NULL || (max > 0 && wqes == NULL))
+		return -EINVAL;
+	*st = (struct rfw_es_qp_state){
+	    .next_psn = qp->req.psn,
+	    .acked_psn = qp->comp.psn,
+	    .high_psn = qp->req.high_psn,
+	    .epsn = qp->resp.psn,
+	    .msn = qp->resp.msn,
+	    .sq_posted = qp->sq_prod,
+	    .sq_outstanding = qp->sq_prod - qp->comp.idx,
+	    .retry_left = qp->comp.retry_left,
+	    .rnr_left = qp->comp.rnr_left,
+	    .retrying = qp->comp.retrying,
+	    .rnr_wait = qp->req.rnr_wait,
+	    .ack_timer_ns = qp->comp.timer,
+	};
+	for (uint32_t i = qp->comp.idx; i != qp->sq_prod && n < max; i++, n++) {
+		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+		struct rfw_es_wqe *o = &wqes[n];
+
+		*o = (struct rfw_es_wqe){
+		    .wr_id = w->wr.wr_id,
+		    .op = es_op_of(w->wr.opcode),
+		    .state = w->state,
+		    .psn_valid = w->psn_valid,
+		    .first_psn = w->first_psn,
+		    .last_psn = w->last_psn,
+		    .length = w->length,
+		};
+		if (qp->es != NULL)
+			for (unsigned k = 0; k < 3; k++)
+				if (qp->es->wts[i % qp->sq_size].have >> k & 1)
+					o->t[k] = qp->es->wts[i % qp->sq_size].t[k];
+	}
+	return n;
 }

@@ -130,6 +130,29 @@ struct rfw_es_trigger {
 /* Whether a crossing is pending (at most one per QP per interval); clears it. */
 bool rfw_qp_estats_trigger(struct rfw_qp *qp, struct rfw_es_trigger *tr);
 
+/* What a trigger dump shows of a QP's transport state (docs/estats.md "Dump"). */
+struct rfw_es_qp_state {
+	uint32_t next_psn;                  /* requester: next PSN to send */
+	uint32_t acked_psn;                 /* completer: next PSN expected to be acknowledged */
+	uint32_t high_psn;                  /* one past the highest PSN ever sent */
+	uint32_t epsn, msn;                 /* responder: expected PSN, MSN */
+	uint32_t sq_posted, sq_outstanding; /* WQEs posted ever (mod 2^32), not yet completed */
+	uint8_t retry_left, rnr_left;
+	bool retrying, rnr_wait;
+	uint64_t ack_timer_ns; /* local ACK timeout deadline; 0 = not armed */
+};
+struct rfw_es_wqe {
+	uint64_t wr_id;
+	uint8_t op;    /* enum rfw_es_op */
+	uint8_t state; /* 0 posted (not all sent), 1 pending (all sent, awaiting ACK), 2 done */
+	bool psn_valid;
+	uint32_t first_psn, last_psn, length;
+	uint64_t t[3]; /* T1..T3, 0 where not known */
+};
+/* @qp's PSNs and up to @max outstanding send WQEs (oldest first); returns how many. */
+int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
+                        struct rfw_es_wqe *wqes, int max);
+
 /* The host's current time, for T6 of completions polled with plain rfw_poll_cq(). */
 void rfw_dev_clock(struct rfw_dev *dev, uint64_t now_ns);
 
