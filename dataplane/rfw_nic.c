@@ -23,6 +23,7 @@
 #include "dataplane/neigh_wire.h"
 #include "dataplane/rfw_neigh.h"
 #include "dataplane/rfw_nic.h"
+#include "transport/estats.h"
 
 /*
  * Everything in front of the BTH, built once per QP at attach time: Ethernet, at most one
@@ -39,6 +40,12 @@
 /* Telemetry snapshots: QP slots looked at, and snapshots written, per poll iteration. */
 #define NIC_PUB_SCAN  64
 #define NIC_PUB_BATCH 8
+/* Estats: rows published per window, the republication period (quantiles cost a histogram
+ * scan each), in-flight WQEs a dump lists, and rows a telemetry reply carries (16 KB limit). */
+#define NIC_ES_ROWS      256
+#define NIC_ES_PUB_NS    100000000ull
+#define NIC_ES_DUMP_WQES 64
+#define NIC_ES_TEL_ROWS  64
 
 /*
  * Request packets a QP may hold back for pacing. Responses are never held, but a QP parks
@@ -102,6 +109,16 @@ struct nic_dev_pub {
 	uint64_t cnt[RFW_CNT__COUNT];
 } __rte_cache_aligned;
 
+/* Estats rows of every attached QP, both windows, under a sequence counter (as nic_pub). */
+struct nic_es_pub {
+	uint32_t seq;
+	uint64_t at_ns;
+	uint32_t nrows[2]; /* [enum rfw_es_window] */
+	bool have_last;
+	bool truncated;
+	struct rfw_es_row rows[2][NIC_ES_ROWS];
+};
+
 struct nic_qp {
 	struct rfw_qp *qp;
 	struct rfw_nic *nic;
@@ -162,6 +179,11 @@ struct rfw_nic {
 	uint64_t ctr[RFW_NIC_CTR__COUNT];
 	struct nic_pub *pub; /* [max_qp], by qpn - qpn_base */
 	struct nic_dev_pub dev_pub;
+	/* Estats (docs/estats.md); es_pub is NULL when off */
+	struct nic_es_pub *es_pub;
+	uint64_t es_interval_ns, es_threshold_ns;
+	uint64_t es_pub_next_ns;
+	char es_dump_dir[256];
 	struct wnode wheel[WHEEL_SLOTS]; /* list heads (sentinels) */
 } __rte_cache_aligned;
 
@@ -749,6 +771,161 @@ static void pub_dev(struct rfw_nic *nic)
 	__atomic_store_n(&p->seq, sn + 2, __ATOMIC_RELEASE);
 }
 
+/* ---- Estats: publication and trigger dumps (slow path) ---- */
+
+static void es_json_counters(FILE *f, const char *key, const uint64_t *v, unsigned n,
+                             const char *(*name)(unsigned))
+{
+	fprintf(f, "\"%s\": {", key);
+	for (unsigned k = 0; k < n; k++)
+		fprintf(f, "%s\"%s\": %lu", k ? ", " : "", name(k), (unsigned long)v[k]);
+	fprintf(f, "}");
+}
+static const char *es_tcnt_name(unsigned k)
+{
+	return rfw_counter_name((enum rfw_counter)k);
+}
+static const char *es_nic_qp_ctr_name(unsigned k)
+{
+	return rfw_nic_qp_ctr_name((enum rfw_nic_qp_ctr)k);
+}
+static const char *es_rp_cnt_name(unsigned k)
+{
+	return dcqcn_rp_counter_name((enum dcqcn_rp_counter)k);
+}
+
+/*
+ * A QP crossed the threshold: write its state as JSON (schema rocefw.estats.dump/1) to
+ * <dump dir>/rocefw-estats-nic<N>-qp<QPN>-<at_ns>.json. From the poll loop's slow path
+ * (the publication step), at most once per QP per interval (the transport rate-limits).
+ */
+static void es_dump(struct rfw_nic *nic, const struct nic_qp *nq, const struct rfw_es_trigger *tr)
+{
+	static const char *const wstate[] = {"posted", "pending", "done"};
+	struct rfw_es_wqe w[NIC_ES_DUMP_WQES];
+	struct rfw_es_qp_state st;
+	struct rfw_qp_attr a;
+	uint64_t tcnt[RFW_CNT__COUNT];
+	char path[512], tmp[520];
+	int nw, rc;
+	FILE *f;
+
+	rc = snprintf(path, sizeof(path), "%s/rocefw-estats-nic%d-qp%u-%lu.json", nic->es_dump_dir,
+	              nic->id, rfw_qp_num(nq->qp), (unsigned long)tr->at_ns);
+	if (rc < 0 || (size_t)rc >= sizeof(path)) {
+		nic->ctr[RFW_NIC_CTR_estats_dump_errors]++;
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (f == NULL) {
+		nic->ctr[RFW_NIC_CTR_estats_dump_errors]++;
+		return;
+	}
+	(void)rfw_query_qp(nq->qp, &a);
+	nw = rfw_qp_estats_state(nq->qp, &st, w, NIC_ES_DUMP_WQES);
+	rfw_qp_counters(nq->qp, tcnt);
+	fprintf(
+	    f,
+	    "{\"schema\": \"rocefw.estats.dump/1\", \"nic\": %d, \"qpn\": %u, \"now_ns\": %lu,\n",
+	    nic->id, rfw_qp_num(nq->qp), (unsigned long)nic->now_ns);
+	fprintf(f,
+	        " \"trigger\": {\"stage\": \"%s\", \"latency_ns\": %lu, \"threshold_ns\": %lu, "
+	        "\"at_ns\": %lu, \"op\": \"%s\", \"status\": \"%s\", \"wr_id\": %lu",
+	        rfw_es_stage_name(tr->stage), (unsigned long)tr->latency_ns,
+	        (unsigned long)nic->es_threshold_ns, (unsigned long)tr->at_ns,
+	        rfw_es_op_name(tr->op), rfw_es_status_name(tr->status), (unsigned long)tr->wr_id);
+	for (unsigned k = 0; k < 6; k++)
+		fprintf(f, ", \"t%u_ns\": %lu", k + 1, (unsigned long)tr->t[k]);
+	fprintf(f, "},\n");
+	fprintf(f,
+	        " \"qp\": {\"state\": \"%s\", \"transport_mode\": \"%s\", \"path_mtu\": %u, "
+	        "\"dest_qpn\": %u, \"sq_psn\": %u, \"rq_psn\": %u},\n",
+	        rfw_qp_state_str(a.qp_state), a.transport_mode == RFW_TRANSPORT_SR ? "sr" : "gbn",
+	        rfw_mtu_to_bytes(a.path_mtu), a.dest_qp_num, a.sq_psn, a.rq_psn);
+	fprintf(f,
+	        " \"psn\": {\"next_psn\": %u, \"acked_psn\": %u, \"high_psn\": %u, \"epsn\": %u, "
+	        "\"msn\": %u, \"sq_outstanding\": %u, \"retry_left\": %u, \"rnr_left\": %u, "
+	        "\"retrying\": %s, \"rnr_wait\": %s, \"ack_timer_ns\": %lu},\n",
+	        st.next_psn, st.acked_psn, st.high_psn, st.epsn, st.msn, st.sq_outstanding,
+	        st.retry_left, st.rnr_left, st.retrying ? "true" : "false",
+	        st.rnr_wait ? "true" : "false", (unsigned long)st.ack_timer_ns);
+	fprintf(f, " \"inflight\": [");
+	for (int i = 0; i < nw; i++)
+		fprintf(f,
+		        "%s\n  {\"wr_id\": %lu, \"op\": \"%s\", \"state\": \"%s\", \"length\": %u, "
+		        "\"first_psn\": %d, \"last_psn\": %d, \"t1_ns\": %lu, \"t2_ns\": %lu, "
+		        "\"t3_ns\": %lu}",
+		        i ? "," : "", (unsigned long)w[i].wr_id, rfw_es_op_name(w[i].op),
+		        w[i].state < 3 ? wstate[w[i].state] : "?", w[i].length,
+		        w[i].psn_valid ? (int)w[i].first_psn : -1,
+		        w[i].psn_valid ? (int)w[i].last_psn : -1, (unsigned long)w[i].t[0],
+		        (unsigned long)w[i].t[1], (unsigned long)w[i].t[2]);
+	fprintf(f, "],\n \"inflight_truncated\": %s,\n",
+	        (uint32_t)nw < st.sq_outstanding ? "true" : "false");
+	fprintf(f, " \"rate\": {\"cc\": %s", nq->cc ? "true" : "false");
+	if (nq->cc) {
+		fprintf(
+		    f,
+		    ", \"rp_state\": \"%s\", \"rc_kbps\": %lu, \"rt_kbps\": %lu, \"alpha\": %u, ",
+		    dcqcn_rp_state_name(nq->rp.state), (unsigned long)dcqcn_rp_rate_kbps(&nq->rp),
+		    (unsigned long)dcqcn_rp_target_kbps(&nq->rp), dcqcn_rp_alpha(&nq->rp));
+		es_json_counters(f, "counters", nq->rp.cnt, DCQCN_RP_CNT__COUNT, es_rp_cnt_name);
+	}
+	fprintf(f, "},\n ");
+	es_json_counters(f, "counters", tcnt, RFW_CNT__COUNT, es_tcnt_name);
+	fprintf(f, ",\n ");
+	es_json_counters(f, "nic_counters", nq->ctr, RFW_NIC_QP_CTR__COUNT, es_nic_qp_ctr_name);
+	fprintf(f, "}\n");
+	/* Written whole, then renamed: a reader never sees half a dump. */
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		remove(tmp);
+		nic->ctr[RFW_NIC_CTR_estats_dump_errors]++;
+		return;
+	}
+	nic->ctr[RFW_NIC_CTR_estats_dumps]++;
+}
+
+/* Every attached QP: dump a pending trigger, then publish its rows of both windows. */
+static void pub_estats(struct rfw_nic *nic)
+{
+	struct nic_es_pub *p = nic->es_pub;
+	uint32_t sn = p->seq;
+	struct rfw_es_trigger tr;
+	bool have_last = false, trunc = false;
+
+	for (uint32_t i = 0; i < nic->max_qp; i++)
+		if (nic->qps[i] != NULL && rfw_qp_estats_trigger(nic->qps[i]->qp, &tr))
+			es_dump(nic, nic->qps[i], &tr);
+	__atomic_store_n(&p->seq, sn + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	p->at_ns = nic->now_ns;
+	for (unsigned w = 0; w < 2; w++) {
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < nic->max_qp; i++) {
+			struct rfw_es_info info;
+			int k;
+
+			if (nic->qps[i] == NULL)
+				continue;
+			k = rfw_qp_estats_rows(nic->qps[i]->qp, (enum rfw_es_window)w, nic->now_ns,
+			                       p->rows[w] + n, (int)(NIC_ES_ROWS - n));
+			if (k > 0)
+				n += (uint32_t)k;
+			if (n == NIC_ES_ROWS)
+				trunc = true;
+			if (rfw_qp_estats_info(nic->qps[i]->qp, &info) == 0 && info.have_last)
+				have_last = true;
+		}
+		p->nrows[w] = n;
+	}
+	p->have_last = have_last;
+	p->truncated = trunc;
+	__atomic_store_n(&p->seq, sn + 2, __ATOMIC_RELEASE);
+	nic->es_pub_next_ns = nic->now_ns + NIC_ES_PUB_NS;
+}
+
 /*
  * A slice of the periodic publication: at most NIC_PUB_SCAN slots looked at and NIC_PUB_BATCH
  * snapshots written per poll, so a NIC with many QPs spreads the work over several polls.
@@ -768,6 +945,8 @@ static void pub_step(struct rfw_nic *nic)
 	}
 	if (nic->pub_cursor >= nic->max_qp) {
 		pub_dev(nic);
+		if (nic->es_pub != NULL && nic->now_ns >= nic->es_pub_next_ns)
+			pub_estats(nic);
 		nic->pub_cursor = 0;
 		nic->pub_next_ns = nic->now_ns + nic->snapshot_ns;
 	}
@@ -779,6 +958,8 @@ void rfw_nic_publish(struct rfw_nic *nic)
 		if (nic->qps[i] != NULL)
 			pub_write(nic, i);
 	pub_dev(nic);
+	if (nic->es_pub != NULL)
+		pub_estats(nic);
 	nic->pub_cursor = 0;
 	nic->pub_next_ns = nic->now_ns + nic->snapshot_ns;
 }
@@ -801,6 +982,9 @@ unsigned rfw_nic_poll(struct rfw_nic *nic)
 
 	nic->now_ns = (uint64_t)(((unsigned __int128)(tsc - nic->tsc0) * nic->ns_mult) >> 32);
 	nic->sent = 0;
+	if (nic->es_pub != NULL)
+		rfw_dev_clock(nic->dev,
+		              nic->now_ns); /* T6 of completions polled with rfw_poll_cq */
 
 	nrx = rfw_rx_burst(nic->q, tsc, pkts, views, RFW_MAX_BURST);
 	for (i = 0; i < nrx; i++) {
@@ -874,9 +1058,53 @@ static rte_spinlock_t nic_reg_lock = RTE_SPINLOCK_INITIALIZER;
 
 static void nic_free(struct rfw_nic *nic)
 {
+	rte_free(nic->es_pub);
 	rte_free(nic->pub);
 	rte_free(nic->qps);
 	rte_free(nic);
+}
+
+/* An unsigned environment value in [lo, hi]; 0 if unset, -EINVAL if malformed. */
+static int es_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long x;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno || *end != '\0' || *v == '-' || x < lo || x > hi) {
+		RTE_LOG(ERR, USER1, "rocefw: bad %s=%s (range %llu..%llu)\n", name, v,
+		        (unsigned long long)lo, (unsigned long long)hi);
+		return -EINVAL;
+	}
+	*out = x;
+	return 1;
+}
+
+/* ROCEFW_ESTATS* (docs/estats.md "Tunables") over the configuration's Estats fields. */
+static int es_env(struct rfw_nic_conf *c)
+{
+	uint64_t x;
+	int rc;
+
+	if ((rc = es_env_u64("ROCEFW_ESTATS", 0, 1, &x)) < 0)
+		return rc;
+	if (rc)
+		c->estats = x == 1;
+	if ((rc = es_env_u64("ROCEFW_ESTATS_INTERVAL_MS", 1, 3600000, &x)) < 0)
+		return rc;
+	if (rc)
+		c->estats_interval_ms = (uint32_t)x;
+	if ((rc = es_env_u64("ROCEFW_ESTATS_THRESHOLD_US", 0, 3600000000ull, &x)) < 0)
+		return rc;
+	if (rc)
+		c->estats_threshold_us = (uint32_t)x;
+	if (getenv("ROCEFW_ESTATS_DUMP_DIR") != NULL && *getenv("ROCEFW_ESTATS_DUMP_DIR"))
+		c->estats_dump_dir = getenv("ROCEFW_ESTATS_DUMP_DIR");
+	return 0;
 }
 
 struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *conf)
@@ -891,6 +1119,18 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 	}
 	if (conf != NULL)
 		c = *conf;
+	if (es_env(&c) != 0 || c.estats_interval_ms > 3600000 ||
+	    (c.estats_dump_dir != NULL && strlen(c.estats_dump_dir) >= 200)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	if (c.estats) {
+		if (c.estats_interval_ms == 0)
+			c.estats_interval_ms = 60000;
+		c.dev_attr.estats = true;
+		c.dev_attr.estats_interval_ns = (uint64_t)c.estats_interval_ms * 1000000ull;
+		c.dev_attr.estats_threshold_ns = (uint64_t)c.estats_threshold_us * 1000ull;
+	}
 	if (c.dscp > 63 || c.pacer_burst_ns > 1000000 || c.quantum > RFW_MAX_BURST || c.pcp > 7 ||
 	    (c.vlan && (c.vlan_id == 0 || c.vlan_id > 4094)) ||
 	    (c.snapshot_us != 0 && (c.snapshot_us < 10 || c.snapshot_us > 1000000))) {
@@ -930,7 +1170,10 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 	nic->qps = rte_zmalloc("rfw_nic_qps", sizeof(nic->qps[0]) * c.dev_attr.max_qp, 0);
 	nic->pub = rte_zmalloc("rfw_nic_pub", sizeof(nic->pub[0]) * c.dev_attr.max_qp,
 	                       RTE_CACHE_LINE_SIZE);
-	if (nic->qps == NULL || nic->pub == NULL) {
+	if (c.estats)
+		nic->es_pub =
+		    rte_zmalloc("rfw_nic_es_pub", sizeof(*nic->es_pub), RTE_CACHE_LINE_SIZE);
+	if (nic->qps == NULL || nic->pub == NULL || (c.estats && nic->es_pub == NULL)) {
 		nic_free(nic);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -947,6 +1190,10 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 	nic->vlan_id = c.vlan_id;
 	nic->udp6_csum = c.udp6_csum;
 	nic->snapshot_ns = (uint64_t)c.snapshot_us * 1000;
+	nic->es_interval_ns = c.dev_attr.estats_interval_ns;
+	nic->es_threshold_ns = c.dev_attr.estats_threshold_ns;
+	snprintf(nic->es_dump_dir, sizeof(nic->es_dump_dir), "%s",
+	         c.estats_dump_dir != NULL ? c.estats_dump_dir : ".");
 	nic->cc_prof = c.cc_prof;
 	memcpy(nic->src_mac.b, q->port->id.mac.addr_bytes, 6);
 	memcpy(nic->gid, q->port->gid, 16);
@@ -1570,8 +1817,101 @@ static int tel_nic_counters(const char *cmd __rte_unused, const char *params __r
 	return 0;
 }
 
+/*
+ * /rocefw/estats[,NIC[,last|current]]: latency quantiles per QP x op x status x stage
+ * (schema rocefw.estats/1, docs/estats.md). Without a window: the last complete interval if
+ * there is one, else the current.
+ */
+static int tel_estats(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+{
+	static struct nic_es_pub snap; /* one telemetry thread: too big for its stack */
+	static rte_spinlock_t snap_lock = RTE_SPINLOCK_INITIALIZER;
+	unsigned long id = 0;
+	int window = -1;
+	struct rfw_nic *nic;
+	struct rte_tel_data *rows;
+	bool ok = false;
+	char key[64];
+	uint32_t n;
+
+	if (params != NULL && *params != '\0') {
+		char *end;
+
+		if (*params < '0' || *params > '9')
+			return -EINVAL;
+		id = strtoul(params, &end, 10);
+		if (*end == ',') {
+			if (strcmp(end + 1, "last") == 0)
+				window = RFW_ES_LAST;
+			else if (strcmp(end + 1, "current") == 0)
+				window = RFW_ES_CURRENT;
+			else
+				return -EINVAL;
+		} else if (*end != '\0') {
+			return -EINVAL;
+		}
+	}
+	nic = tel_nic_lock(id);
+	if (nic == NULL)
+		return -EINVAL;
+	rte_spinlock_lock(&snap_lock);
+	if (nic->es_pub != NULL)
+		ok = pub_read(&nic->es_pub->seq, nic->es_pub, &snap, sizeof(snap));
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "schema", "rocefw.estats/1");
+	rte_tel_data_add_dict_int(d, "nic", nic->id);
+	/* DPDK 22.11 telemetry has no boolean: 0/1 as "udp6_csum" in /rocefw/nic */
+	rte_tel_data_add_dict_int(d, "enabled", nic->es_pub != NULL);
+	rte_tel_data_add_dict_u64(d, "interval_ns", nic->es_interval_ns);
+	rte_tel_data_add_dict_u64(d, "threshold_ns", nic->es_threshold_ns);
+	if (window < 0)
+		window = ok && snap.have_last ? RFW_ES_LAST : RFW_ES_CURRENT;
+	rte_tel_data_add_dict_string(d, "window", window == RFW_ES_LAST ? "last" : "current");
+	if (nic->es_pub != NULL && !ok)
+		rte_tel_data_add_dict_string(d, "error", "busy");
+	if (ok) {
+		rte_tel_data_add_dict_u64(d, "at_ns", snap.at_ns);
+		rte_tel_data_add_dict_u64(d, "dumps", nic->ctr[RFW_NIC_CTR_estats_dumps]);
+	}
+	n = ok ? snap.nrows[window] : 0;
+	rte_tel_data_add_dict_int(d, "truncated", (ok && snap.truncated) || n > NIC_ES_TEL_ROWS);
+	rows = rte_tel_data_alloc();
+	if (rows != NULL) {
+		/* DPDK 22.11 telemetry cannot put dicts in an array: rows is a dict keyed
+		 * "QPN/op/status/stage", each value the row object (docs/estats.md). */
+		rte_tel_data_start_dict(rows);
+		for (uint32_t i = 0; i < n && i < NIC_ES_TEL_ROWS; i++) {
+			const struct rfw_es_row *r = &snap.rows[window][i];
+			struct rte_tel_data *o = rte_tel_data_alloc();
+
+			if (o == NULL)
+				break;
+			rte_tel_data_start_dict(o);
+			rte_tel_data_add_dict_int(o, "qpn", (int)r->qpn);
+			rte_tel_data_add_dict_string(o, "op", rfw_es_op_name(r->op));
+			rte_tel_data_add_dict_string(o, "status", rfw_es_status_name(r->status));
+			rte_tel_data_add_dict_string(o, "stage", rfw_es_stage_name(r->stage));
+			rte_tel_data_add_dict_u64(o, "count", r->count);
+			rte_tel_data_add_dict_u64(o, "p50_ns", r->p50);
+			rte_tel_data_add_dict_u64(o, "p99_ns", r->p99);
+			rte_tel_data_add_dict_u64(o, "p999_ns", r->p999);
+			rte_tel_data_add_dict_u64(o, "max_ns", r->max);
+			snprintf(key, sizeof(key), "%u/%s/%s/%s", r->qpn, rfw_es_op_name(r->op),
+			         rfw_es_status_name(r->status), rfw_es_stage_name(r->stage));
+			rte_tel_data_add_dict_container(rows, key, o, 0);
+		}
+		rte_tel_data_add_dict_container(d, "rows", rows, 0);
+	}
+	rte_spinlock_unlock(&snap_lock);
+	tel_nic_unlock();
+	return 0;
+}
+
 RTE_INIT(rfw_nic_telemetry_init)
 {
+	rte_telemetry_register_cmd("/rocefw/estats", tel_estats,
+	                           "Returns Estats latency quantiles per QP x op x status x stage. "
+	                           "Parameters: nic id (default 0), then last|current");
 	rte_telemetry_register_cmd("/rocefw/nics", tel_nics,
 	                           "Returns the ids of the rocefw NICs. No parameters");
 	rte_telemetry_register_cmd(

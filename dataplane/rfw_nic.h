@@ -66,8 +66,11 @@ extern "C" {
 	X(l2_resolved, "QPs attached with a zero dst_mac whose peer MAC ARP/ND resolved")          \
 	X(l2_resolve_failed, "QPs moved to ERR: their peer never answered ARP/ND")                 \
 	X(l2_tagged_probes, "ARP requests / NS sent by the NIC on a QP's VLAN while resolving")    \
-	X(snapshots, "per-QP telemetry snapshots published")                                    \
-	X(pkey_violations, "RoCEv2 frames dropped: P_Key not the default partition (IBA 10.9.3)")
+	X(snapshots, "per-QP telemetry snapshots published")                                       \
+	X(pkey_violations, "RoCEv2 frames dropped: P_Key not the default partition (IBA 10.9.3)")  \
+	X(estats_dumps, "Estats trigger dumps written (docs/estats.md)")                           \
+	X(estats_dump_errors, "Estats trigger dumps that could not be written (open/write "        \
+	                      "failed)")
 
 /*
  * Per-QP NIC counters (X(name, meaning)); telemetry /rocefw/qp/info. The transport's per-QP
@@ -134,6 +137,17 @@ struct rfw_nic_conf {
 	/* Interval at which the NIC lcore publishes each attached QP's state for telemetry, in
 	 * us; default 1000, range 10..1000000. */
 	uint32_t snapshot_us;
+	/*
+	 * Estats (docs/estats.md): per-WQE timestamps and latency histograms on every QP and CQ of
+	 * the device, telemetry /rocefw/estats. The environment overrides these for programs that
+	 * do not set them: ROCEFW_ESTATS=0|1, ROCEFW_ESTATS_INTERVAL_MS,
+	 * ROCEFW_ESTATS_THRESHOLD_US, ROCEFW_ESTATS_DUMP_DIR.
+	 */
+	bool estats;
+	uint32_t estats_interval_ms;  /* histogram interval; default 60000, range 1..3600000 */
+	uint32_t estats_threshold_us; /* dump a QP when T6-T1 (or T5-T1) exceeds it; 0 = never
+	                                 (default), range 0..3600000000 */
+	const char *estats_dump_dir;  /* where dumps go; default "." (copied at create) */
 };
 
 struct rfw_nic;

@@ -21,6 +21,14 @@ struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe)
 		free(cq);
 		return NULL;
 	}
+	if (dev->attr.estats) {
+		cq->es = calloc(cqe, sizeof(*cq->es));
+		if (cq->es == NULL) {
+			free(cq->ring);
+			free(cq);
+			return NULL;
+		}
+	}
 	cq->dev = dev;
 	cq->size = cqe;
 	return cq;
@@ -32,12 +40,13 @@ int rfw_destroy_cq(struct rfw_cq *cq)
 		return -EINVAL;
 	if (cq->users)
 		return -EBUSY;
+	free(cq->es);
 	free(cq->ring);
 	free(cq);
 	return 0;
 }
 
-int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc)
+int rfw_poll_cq_ts(struct rfw_cq *cq, int n, struct rfw_wc *wc, uint64_t now_ns)
 {
 	int got = 0;
 
@@ -45,9 +54,16 @@ int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc)
 		return -EINVAL;
 	while (got < n && cq->cons != cq->prod) {
 		wc[got++] = cq->ring[cq->cons % cq->size];
+		if (cq->es)
+			rfw_es_polled(cq, cq->cons, now_ns);
 		cq->cons++;
 	}
 	return got;
+}
+
+int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc)
+{
+	return rfw_poll_cq_ts(cq, n, wc, cq != NULL ? cq->dev->now : 0);
 }
 
 /* A full CQ loses the completion and counts it (ibv reports an async CQ error). */

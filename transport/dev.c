@@ -100,6 +100,8 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	/* Selective repeat (docs/transport.md "Tunables"). */
 	if (dev->attr.sr_window == 0)
 		dev->attr.sr_window = 4096;
+	if (dev->attr.estats_interval_ns == 0)
+		dev->attr.estats_interval_ns = 60000000000ull;
 	if (dev->attr.sr_rto_low_ns == 0)
 		dev->attr.sr_rto_low_ns = 100000;
 	if (dev->attr.sr_rto_high_ns == 0)
@@ -113,7 +115,9 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	/* sr_bdp_bytes 0: derived per QP from link_gbps, base_rtt_ns and its MTU (sr.c). */
 	if (dev->attr.sr_window < 64 || dev->attr.sr_window > 65536 ||
 	    (dev->attr.sr_window & (dev->attr.sr_window - 1)) ||
-	    dev->attr.sr_rto_high_ns < dev->attr.sr_rto_low_ns) {
+	    dev->attr.sr_rto_high_ns < dev->attr.sr_rto_low_ns ||
+	    dev->attr.estats_interval_ns < 1000000ull ||
+	    dev->attr.estats_interval_ns > 3600000000000ull) {
 		free(dev);
 		errno = EINVAL;
 		return NULL;

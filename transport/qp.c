@@ -35,6 +35,7 @@ static void qp_free_queues(struct rfw_qp *qp)
 	free(qp->resp.res);
 	free(qp->resp.rsp);
 	rfw_sr_free(qp);
+	rfw_es_qp_free(qp);
 }
 
 struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *ia)
@@ -99,6 +100,8 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 		if (qp->rq[i].sge == NULL)
 			goto nomem;
 	}
+	if (dev->attr.estats && rfw_es_qp_alloc(qp))
+		goto nomem;
 	qp->state = RFW_QPS_RESET;
 	qp->attr.path_mtu = RFW_MTU_1024;
 	qp->mtu = 1024;
@@ -200,6 +203,8 @@ void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_sta
 
 	w->state = SWQE_DONE;
 	w->status = st;
+	if (qp->es)
+		rfw_es_complete(qp, w, st, st != RFW_WC_SUCCESS || w->signaled);
 	if (st != RFW_WC_SUCCESS || w->signaled) {
 		struct rfw_wc wc = {
 		    .wr_id = w->wr.wr_id,
@@ -481,6 +486,9 @@ int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr 
 			return err;
 		}
 		w = rfw_sq_at(qp, qp->sq_prod);
+		if (qp->es)
+			qp->es->wts[qp->sq_prod % qp->sq_size] =
+			    (struct rfw_es_wts){.t = {now_ns}, .have = 1};
 		w->wr = *wr;
 		w->wr.next = NULL;
 		w->wr.sg_list = w->sge;

@@ -61,6 +61,11 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 		return -ENOENT;
 	}
 	qp->now = now_ns;
+	if (qp->es) {
+		qp->es->rx_now = now_ns;
+		qp->es->rx_ts = rx->rx_ts_ns ? rx->rx_ts_ns : now_ns;
+		qp->es->rx_valid = true;
+	}
 	rfw_cnt(qp, RFW_CNT_rx_packets);
 	rfw_cnt_add(qp, RFW_CNT_rx_bytes, p->op->hdr_len + p->payload_len + p->bth.padcnt);
 

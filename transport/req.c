@@ -397,6 +397,8 @@ int rfw_req_tx(struct rfw_qp *qp)
 	rc = emit(qp, w, qp->req.psn, qp->req.off, 0, false, &last, &paylen, &npsn);
 	if (rc < 0)
 		return rc;
+	if (qp->es)
+		rfw_es_tx(qp, qp->req.idx, qp->req.off == 0, last);
 
 	qp->req.psn = rfw_psn_add(qp->req.psn, npsn);
 	if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) > 0)

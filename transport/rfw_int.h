@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "transport/estats.h"
 #include "transport/rfw_verbs.h"
 
 struct rfw_dev {
@@ -21,6 +22,7 @@ struct rfw_dev {
 	struct rfw_qp **qps;          /* index = qpn - qpn_base */
 	uint32_t mr_gen;              /* low byte of the next key, so a stale key misses */
 	uint64_t cnt[RFW_CNT__COUNT]; /* drops not owned by a QP; QPs add theirs on query */
+	uint64_t now; /* Estats: the host's time from rfw_dev_clock (T6 of rfw_poll_cq) */
 };
 
 struct rfw_pd {
@@ -43,6 +45,7 @@ struct rfw_cq {
 	uint32_t size;
 	uint32_t prod, cons; /* free running */
 	uint32_t users;
+	struct rfw_es_cqe *es; /* Estats: per ring entry, the send WQE's T1..T5 (NULL: off) */
 };
 
 enum rfw_swqe_state {
@@ -220,6 +223,7 @@ struct rfw_qp {
 	void *cc;
 	uint64_t now; /* time of the current entry point */
 	uint64_t cnt[RFW_CNT__COUNT];
+	struct rfw_es_qp *es; /* Estats state (docs/estats.md); NULL when off */
 };
 
 static inline void rfw_cnt(struct rfw_qp *qp, enum rfw_counter c)
@@ -296,6 +300,47 @@ static inline void rfw_bit_clr(uint64_t *b, uint32_t win, uint32_t psn)
 
 	b[i >> 6] &= ~(1ull << (i & 63));
 }
+
+/*
+ * Estats (estats.c, docs/estats.md). Timestamps are indexed 0..5 for T1..T6; bit i of have
+ * says t[i] is known (a time may legitimately be 0 in the simulator).
+ */
+struct rfw_es_wts {
+	uint64_t t[4]; /* T1..T4 of the WQE in this SQ slot */
+	uint8_t have;
+};
+struct rfw_es_cqe {
+	uint64_t t[6];
+	uint64_t wr_id;
+	uint32_t qpn;
+	uint8_t have, op, st;
+};
+struct rfw_es_slot {
+	bool used;
+	uint8_t op, st;
+	struct rfw_es_hist h[2][RFW_ES__STAGES]; /* [window][stage] */
+};
+struct rfw_es_qp {
+	struct rfw_es_wts *wts; /* sq_size entries */
+	uint64_t interval_ns, threshold_ns;
+	uint64_t win_start;
+	bool win_set, have_last;
+	uint8_t cur;            /* index of the current window in slot.h */
+	uint64_t rx_now, rx_ts; /* the entry time and RX time of the last packet received */
+	bool rx_valid;
+	uint64_t recorded, unrecorded, triggers;
+	bool trig_armed, trig_pending;
+	struct rfw_es_trigger trig;
+	struct rfw_es_slot slot[RFW_ES_SLOTS];
+};
+int rfw_es_qp_alloc(struct rfw_qp *qp);
+void rfw_es_qp_free(struct rfw_qp *qp);
+/* The requester handed a first-transmission packet of SQ slot @idx to the host. */
+void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last);
+/* The WQE at comp.idx completes (@cqe: it produces a CQE). */
+void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe);
+/* The CQE at ring position @idx was polled at @now. */
+void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now);
 
 /* mr.c */
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key);

@@ -72,6 +72,13 @@ struct rfw_dev_attr {
 	uint64_t sr_bdp_bytes;    /* cap on bytes in flight (default: link x RTT, below) */
 	uint32_t link_gbps;       /* for the bdp default (default 100) */
 	uint64_t base_rtt_ns;     /* for the bdp default (default 10000) */
+	/*
+	 * Estats (docs/estats.md, transport/estats.h): per-WQE timestamps and latency histograms
+	 * on every QP and CQ created on the device. Off by default.
+	 */
+	bool estats;
+	uint64_t estats_interval_ns;  /* histogram interval (default 60 s; 1 ms .. 1 h) */
+	uint64_t estats_threshold_ns; /* trigger when T6-T1 (or T5-T1) exceeds it; 0 = off */
 };
 
 struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw_io_ops *ops,
@@ -180,6 +187,8 @@ struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe);
 int rfw_destroy_cq(struct rfw_cq *cq);
 /* Up to @n completions into @wc; returns how many (0 if none), or -EINVAL. */
 int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc);
+/* rfw_poll_cq, telling Estats the poll time (T6); same as rfw_poll_cq when Estats is off. */
+int rfw_poll_cq_ts(struct rfw_cq *cq, int n, struct rfw_wc *wc, uint64_t now_ns);
 
 /* ---- queue pairs ---- */
 

@@ -444,6 +444,135 @@ static void test_mode_mismatch_in_band(void **s)
 	assert_true(r.error_completions >= 1);
 }
 
+/* ---- Estats (docs/estats.md) ---- */
+
+/* The histogram: exact below 16 ns, then buckets at most 1/16 of their lower bound wide. */
+static void test_estats_hist(void **st)
+{
+	struct rfw_es_hist h;
+
+	(void)st;
+	for (uint64_t v = 0; v < 16; v++)
+		assert_int_equal(rfw_es_bucket(v), v);
+	for (unsigned i = 1; i < RFW_ES_BUCKETS; i++) {
+		uint64_t lo = rfw_es_bucket_lo(i), plo = rfw_es_bucket_lo(i - 1);
+
+		assert_true(lo > plo);
+		assert_int_equal(rfw_es_bucket(lo), i);
+		assert_int_equal(rfw_es_bucket(lo - 1), i - 1);
+		assert_true((lo - plo) * 16 <= (plo > 16 ? plo : 16));
+	}
+	assert_int_equal(rfw_es_bucket(UINT64_MAX), RFW_ES_BUCKETS - 1);
+	/* 1..1000 us, one sample each: quantiles within a bucket of the exact ones. */
+	memset(&h, 0, sizeof(h));
+	for (uint64_t v = 1; v <= 1000; v++)
+		rfw_es_hist_add(&h, v * 1000);
+	assert_int_equal(h.count, 1000);
+	assert_int_equal(h.max, 1000000);
+	assert_int_equal(rfw_es_bucket(rfw_es_hist_quantile(&h, 0.5)), rfw_es_bucket(500000));
+	assert_int_equal(rfw_es_bucket(rfw_es_hist_quantile(&h, 0.99)), rfw_es_bucket(990000));
+	assert_int_equal(rfw_es_hist_quantile(&h, 0.999), rfw_es_hist_quantile(&h, 1.0));
+	assert_int_equal(rfw_es_hist_quantile(&h, 1.0), 1000000);
+}
+
+static const struct rfw_es_row *es_row(const struct rfw_sim_result *r, enum rfw_es_stage k)
+{
+	for (uint32_t i = 0; i < r->nes_rows; i++)
+		if (r->es_rows[i].stage == k && r->es_rows[i].op == RFW_ES_OP_WRITE &&
+		    r->es_rows[i].status == RFW_ES_SUCCESS)
+			return &r->es_rows[i];
+	fail_msg("no Estats row for stage %s", rfw_es_stage_name(k));
+	return NULL;
+}
+
+/* Whether @got is in the bucket of @want or a neighbouring one. */
+static void within_bucket(uint64_t got, uint64_t want, const char *what)
+{
+	int d = (int)rfw_es_bucket(got) - (int)rfw_es_bucket(want);
+
+	if (d < -1 || d > 1)
+		fail_msg("%s: %llu ns, expected %llu ns within one bucket", what,
+		         (unsigned long long)got, (unsigned long long)want);
+}
+
+/*
+ * One WRITE at a time over links of a known delay: T4-T3 (last packet out to its ACK in) and
+ * T5-T1 are the RTT plus the serialisation of the data and ACK frames at the link rate; the
+ * stages in between are zero in the simulator (the host takes packets at once, the completer
+ * runs on the ACK). Two delays, so a right answer cannot be a constant.
+ */
+static void test_estats_known_delay(void **st)
+{
+	static const double rtts[] = {20, 200};
+	uint64_t p50[2];
+
+	(void)st;
+	for (int i = 0; i < 2; i++) {
+		struct rfw_sim_cfg c = base();
+		struct rfw_sim_result r;
+		/* data frame: Eth 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 + 1024 + ICRC 4; ACK:
+		 * Eth 14 + IPv4 20 + UDP 8 + BTH 12 + AETH 4 + ICRC 4 (at 100 Gb/s: 0.08 ns/B) */
+		uint64_t want = (uint64_t)(rtts[i] * 1000) + (1098 + 62) * 8 / 100;
+
+		c.op = RFW_SIM_WRITE;
+		c.size = 1024;
+		c.messages = 200;
+		c.depth = 1;
+		c.rtt_us = rtts[i];
+		c.rate_gbps = 100;
+		c.estats = true;
+		assert_int_equal(rfw_sim_run(&c, &r), 0);
+		expect_clean(&c, &r);
+		const struct rfw_es_row *net = es_row(&r, RFW_ES_t4_t3);
+		const struct rfw_es_row *nic = es_row(&r, RFW_ES_t5_t1);
+		const struct rfw_es_row *all = es_row(&r, RFW_ES_t6_t1);
+
+		assert_int_equal(net->count, c.messages);
+		assert_int_equal(nic->count, c.messages);
+		assert_int_equal(all->count, c.messages);
+		within_bucket(net->p50, want, "t4_t3 p50");
+		within_bucket(net->p99, want, "t4_t3 p99");
+		within_bucket(net->p999, want, "t4_t3 p99.9");
+		within_bucket(net->max, want, "t4_t3 max");
+		within_bucket(nic->p50, want, "t5_t1 p50");
+		within_bucket(nic->max, want, "t5_t1 max");
+		assert_true(nic->p50 <= nic->p99 && nic->p99 <= nic->p999 && nic->p999 <= nic->max);
+		assert_int_equal(es_row(&r, RFW_ES_t6_t5)->max, 0);
+		assert_int_equal(es_row(&r, RFW_ES_t5_t4)->max, 0);
+		p50[i] = net->p50;
+	}
+	/* Measured, not assumed: ten times the RTT is ten times the stage. */
+	assert_true(p50[1] > 9 * p50[0] && p50[1] < 11 * p50[0]);
+}
+
+/* Off by default: no rows. On, with a queue: T2-T1 (SQ wait) and T3-T2 (serialisation). */
+static void test_estats_off_and_queueing(void **st)
+{
+	struct rfw_sim_cfg c = base();
+	struct rfw_sim_result r;
+
+	(void)st;
+	c.op = RFW_SIM_WRITE;
+	c.size = 4096;
+	c.messages = 64;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	assert_int_equal(r.nes_rows, 0);
+
+	c.estats = true;
+	c.depth = 16;
+	c.rate_gbps = 10; /* 4 KiB takes ~3.4 us on the wire: a queue builds behind the first */
+	c.mtu = 1024;
+	assert_int_equal(rfw_sim_run(&c, &r), 0);
+	expect_clean(&c, &r);
+	assert_int_equal(es_row(&r, RFW_ES_t6_t1)->count, c.messages);
+	/* 4 packets of 1098 B at 10 Gb/s: 878 ns each; T3-T2 spans three of them. */
+	within_bucket(es_row(&r, RFW_ES_t3_t2)->p50, 3 * 878, "t3_t2 p50");
+	/* The 16th of a burst waits for 15 messages = 60 packets before its first leaves. */
+	within_bucket(es_row(&r, RFW_ES_t2_t1)->max, 60 * 878, "t2_t1 max");
+	assert_true(es_row(&r, RFW_ES_t2_t1)->p50 > 10 * 878);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +594,9 @@ int main(void)
 	    cmocka_unit_test(test_done_when_sr_vs_gbn),
 	    cmocka_unit_test(test_dead_link_sr),
 	    cmocka_unit_test(test_mode_mismatch_in_band),
+	    cmocka_unit_test(test_estats_hist),
+	    cmocka_unit_test(test_estats_known_delay),
+	    cmocka_unit_test(test_estats_off_and_queueing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,7 +38,8 @@ static void usage(FILE *o)
 	    "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
 	    "             --pcap FILE  --pcap-point tx|sender|receiver|switch\n"
 	    "             --json  --bench  --bench-transport (gbn vs sr)  --version  --help\n"
-	    "             --lose-frame N (lose exactly host 0's Nth frame)\n");
+	    "             --lose-frame N (lose exactly host 0's Nth frame)\n"
+	    "             --estats 0|1, --estats-interval-ms MS (Estats quantiles in --json)\n");
 }
 
 static const char *const value_opts[] = {
@@ -63,6 +64,8 @@ static const char *const value_opts[] = {
     "rto-high-us",
     "sr-window",
     "lose-frame",
+    "estats",
+    "estats-interval-ms",
     "skip-mode-check",
     "pcap",
     "burst-loss",
@@ -121,6 +124,16 @@ static void print_human(const struct rfw_sim_cfg *c, const struct rfw_sim_result
 	printf("  recovery          %llu retransmitted packets, %llu timeouts, %llu NAK seq err\n",
 	       (unsigned long long)r->retransmitted_packets, (unsigned long long)r->timeouts,
 	       (unsigned long long)r->nak_seq_err);
+	for (uint32_t i = 0; c->estats && i < r->nes_rows; i++) {
+		const struct rfw_es_row *e = &r->es_rows[i];
+
+		printf("  estats qp %-5u %s %s %-6s n %-8llu p50 %llu p99 %llu p99.9 %llu max %llu "
+		       "ns\n",
+		       e->qpn, rfw_es_op_name(e->op), rfw_es_status_name(e->status),
+		       rfw_es_stage_name(e->stage), (unsigned long long)e->count,
+		       (unsigned long long)e->p50, (unsigned long long)e->p99,
+		       (unsigned long long)e->p999, (unsigned long long)e->max);
+	}
 	printf("  network           %llu frames sent, %llu lost, %llu dup, %llu reordered, "
 	       "%llu corrupted (%llu ICRC drops), %llu queue drops\n",
 	       (unsigned long long)r->frames_sent, (unsigned long long)r->frames_lost,

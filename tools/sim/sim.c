@@ -975,7 +975,7 @@ static void wl_poll(struct host *h)
 	int n;
 
 	if (h->requester) {
-		while ((n = rfw_poll_cq(h->scq, 32, wc)) > 0)
+		while ((n = rfw_poll_cq_ts(h->scq, 32, wc, s->now)) > 0)
 			for (int i = 0; i < n; i++)
 				wl_send_done(s, h, &wc[i]);
 		for (uint32_t i = 0; i < h->nqp; i++)
@@ -1275,6 +1275,21 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 	U("bdp-bytes", bdp_bytes, 1ull << 40)
 	U("sr-window", sr_window, 65536)
 	U("lose-frame", lose_frame, 1ull << 40)
+	if (strcmp(name, "estats") == 0) {
+		if (v == NULL || (strcmp(v, "0") && strcmp(v, "1")))
+			return -EINVAL;
+		c->estats = v[0] == '1';
+		return 0;
+	}
+	if (strcmp(name, "estats-interval-ms") == 0) {
+		char *e;
+		double d = v ? strtod(v, &e) : 0;
+
+		if (v == NULL || *e || !(d >= 1 && d <= 3600000))
+			return -EINVAL;
+		c->estats_interval_ms = d;
+		return 0;
+	}
 	if (strcmp(name, "time-limit-ms") == 0) {
 		rc = parse_u64(v, &x, 1ull << 40);
 		if (rc == 0)
@@ -1409,7 +1424,10 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 	                          .sr_rto_high_ns = (uint64_t)llround(s->cfg->rto_high_us * 1e3),
 	                          .sr_bdp_bytes = s->cfg->bdp_bytes,
 	                          .link_gbps = (uint32_t)llround(s->cfg->rate_gbps),
-	                          .base_rtt_ns = (uint64_t)llround(s->cfg->rtt_us * 1e3)};
+	                          .base_rtt_ns = (uint64_t)llround(s->cfg->rtt_us * 1e3),
+	                          .estats = s->cfg->estats,
+	                          .estats_interval_ns =
+	                              (uint64_t)llround(s->cfg->estats_interval_ms * 1e6)};
 	struct rfw_qp_init_attr qa = {0};
 
 	h->sim = s;
@@ -2132,6 +2150,15 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 			else
 				res->cnt[k] += cnt[k];
 	}
+	if (cfg->estats && s.nhosts > 0)
+		for (uint32_t q = 0; q < s.host[0].nqp && res->nes_rows < RFW_SIM_ES_ROWS; q++) {
+			int n = rfw_qp_estats_rows(s.host[0].qp[q], RFW_ES_CURRENT, s.now,
+			                           res->es_rows + res->nes_rows,
+			                           RFW_SIM_ES_ROWS - (int)res->nes_rows);
+
+			if (n > 0)
+				res->nes_rows += (uint32_t)n;
+		}
 	res->retransmitted_packets = res->cnt[RFW_CNT_retransmitted_packets];
 	res->timeouts = res->cnt[RFW_CNT_local_ack_timeout_err];
 	res->nak_seq_err = res->cnt[RFW_CNT_packet_seq_err];
@@ -2337,6 +2364,27 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 		json_object_set_new(cfg, "pcap_point", json_string(pts[c->pcap_point]));
 	}
 	json_object_set_new(o, "config", cfg);
+	if (c->estats) {
+		json_t *rows = json_array();
+
+		for (uint32_t i = 0; i < r->nes_rows; i++) {
+			const struct rfw_es_row *e = &r->es_rows[i];
+			json_t *row = json_object();
+
+			I(row, "qpn", e->qpn);
+			json_object_set_new(row, "op", json_string(rfw_es_op_name(e->op)));
+			json_object_set_new(row, "status",
+			                    json_string(rfw_es_status_name(e->status)));
+			json_object_set_new(row, "stage", json_string(rfw_es_stage_name(e->stage)));
+			I(row, "count", e->count);
+			I(row, "p50_ns", e->p50);
+			I(row, "p99_ns", e->p99);
+			I(row, "p999_ns", e->p999);
+			I(row, "max_ns", e->max);
+			json_array_append_new(rows, row);
+		}
+		json_object_set_new(o, "estats", rows);
+	}
 #undef I
 #undef R
 	return o;

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "cc/dcqcn.h"
+#include "transport/estats.h"
 #include "transport/rfw_verbs.h"
 
 /* Schema of the JSON result; bump when a field changes meaning or goes away. */
@@ -80,7 +81,12 @@ struct rfw_sim_cfg {
 	double sample_us;              /* time-series sample interval */
 	double start_gap_us;           /* flow i starts at i x this */
 	const char *csv_dir, *plot_dir;
+	bool estats;               /* --estats: Estats on every host (docs/estats.md) */
+	double estats_interval_ms; /* --estats-interval-ms; 0 = transport default (60 s) */
 };
+
+/* Estats rows the result keeps (host 0's QPs, current window at the end of the run). */
+#define RFW_SIM_ES_ROWS 64
 
 /* Per-flow result of the switch topology. */
 struct rfw_sim_flow {
@@ -117,6 +123,8 @@ struct rfw_sim_result {
 	double convergence_time_ms; /* < 0: did not converge */
 	double queue_mean_kb, queue_p99_kb, queue_peak_kb; /* bottleneck port, time weighted */
 	uint64_t cnps_sent, switch_ce_marked;
+	uint32_t nes_rows; /* --estats */
+	struct rfw_es_row es_rows[RFW_SIM_ES_ROWS];
 };
 
 void rfw_sim_cfg_default(struct rfw_sim_cfg *cfg);

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Estats over DPDK telemetry (docs/estats.md): test_estats (two rfw_nic endpoints, N 64-byte
+WRITEs one at a time) with Estats switched on only through the environment, then
+/rocefw/estats read over the telemetry socket: schema, one row per stage for the QP with
+count = N and p50 <= p99 <= p99.9 <= max; the trigger (threshold 1 us) left exactly one dump
+of the QP with schema rocefw.estats.dump/1. Then Estats off (no rows, enabled 0) and a bad
+tunable (the NIC refuses to start). Standard library only.
+
+usage: estats.py TEST_ESTATS
+"""
+import glob
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = sys.argv[1]
+ITERS = 200
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def eal(prefix):
+    return ["--no-huge", "-m", "512", "--no-pci", f"--file-prefix={prefix}", "-l", "0",
+            "--log-level=lib.eal:warning"]
+
+
+class Telemetry:
+    def __init__(self, prefix, timeout=10.0):
+        path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+        if os.getuid() != 0:
+            path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix,
+                                "dpdk_telemetry.v2")
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(path):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"telemetry socket {path} did not appear")
+            time.sleep(0.05)
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.s.connect(path)
+        self.info = json.loads(self.s.recv(16384).decode())
+
+    def query(self, cmd):
+        self.s.send(cmd.encode())
+        reply = json.loads(self.s.recv(1 << 16).decode())
+        return reply[cmd.split(",")[0]]
+
+
+def start(prefix, env):
+    p = subprocess.Popen([BIN] + eal(prefix) + ["--", str(ITERS)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=env)
+    exp = None
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            p.wait()
+            raise SystemExit(f"test_estats ended before READY (exit {p.returncode})")
+        if line.startswith("{"):
+            exp = json.loads(line)
+        if line.strip() == "READY":
+            return p, exp
+
+
+def stop(p, what):
+    p.stdin.close()
+    check(p.wait(timeout=20) == 0, f"{what}: test_estats exits 0 (its own checks passed)")
+
+
+def test_on(tmp):
+    env = dict(os.environ, ROCEFW_ESTATS="1", ROCEFW_ESTATS_THRESHOLD_US="1",
+               ROCEFW_ESTATS_DUMP_DIR=tmp)
+    env.pop("ROCEFW_ESTATS_INTERVAL_MS", None)
+    prefix = f"rfwes{os.getpid()}a"
+    p, exp = start(prefix, env)
+    try:
+        t = Telemetry(prefix)
+        check("/rocefw/estats" in t.query("/"), "/rocefw/estats registered")
+        na, qa = exp["nic_a"], exp["qpn_a"]
+        es = t.query(f"/rocefw/estats,{na}")
+        print("  /rocefw/estats:", {k: v for k, v in es.items() if k != "rows"})
+        check(es["schema"] == "rocefw.estats/1" and es["nic"] == na and es["enabled"] == 1,
+              "schema rocefw.estats/1, enabled")
+        check(es["interval_ns"] == 60 * 10**9, "default interval 60 s")
+        check(es["window"] == "current", "no complete interval yet: the current window")
+        # DPDK 22.11 telemetry has no arrays of objects: rows is keyed QPN/op/status/stage.
+        check(all(k == f"{r['qpn']}/{r['op']}/{r['status']}/{r['stage']}"
+                  for k, r in es["rows"].items()), "rows keyed QPN/op/status/stage")
+        rows = [r for r in es["rows"].values() if r["qpn"] == qa]
+        for r in rows:
+            print(f"  {r['op']} {r['status']} {r['stage']}: n={r['count']} p50={r['p50_ns']} "
+                  f"p99={r['p99_ns']} p99.9={r['p999_ns']} max={r['max_ns']} ns")
+        stages = {r["stage"] for r in rows}
+        check(stages == {"t6_t1", "t5_t1", "t2_t1", "t3_t2", "t4_t3", "t5_t4", "t6_t5"},
+              "one row per stage for the requester QP")
+        check(all(r["op"] == "write" and r["status"] == "success" and r["count"] == ITERS
+                  for r in rows), f"every row: write, success, count = {ITERS}")
+        check(all(r["p50_ns"] <= r["p99_ns"] <= r["p999_ns"] <= r["max_ns"] for r in rows),
+              "p50 <= p99 <= p99.9 <= max")
+        by = {r["stage"]: r for r in rows}
+        if "t6_t1" in by and "t4_t3" in by:
+            check(by["t6_t1"]["max_ns"] >= by["t4_t3"]["max_ns"] and by["t4_t3"]["p50_ns"] > 0,
+                  "the round trip is inside the end-to-end latency and not zero")
+        last = t.query(f"/rocefw/estats,{na},last")
+        check(last["window"] == "last" and not last["rows"], "last window: empty")
+        bad = t.query(f"/rocefw/estats,{na},yesterday")
+        check(bad is None, "bad window parameter rejected")
+    finally:
+        stop(p, "Estats on")
+    dumps = glob.glob(os.path.join(tmp, f"rocefw-estats-nic{na}-qp{qa}-*.json"))
+    check(len(dumps) == 1, f"one trigger dump for the QP (rate-limited per interval): {dumps}")
+    check(exp["dumps"] >= 0 and not glob.glob(os.path.join(tmp, "*.tmp")), "no partial dump")
+    if dumps:
+        d = json.load(open(dumps[0]))
+        check(d["schema"] == "rocefw.estats.dump/1" and d["qpn"] == qa and d["nic"] == na,
+              "dump: schema, nic, qpn")
+        check(d["trigger"]["latency_ns"] > 1000 and d["trigger"]["threshold_ns"] == 1000 and
+              d["trigger"]["stage"] in ("t6_t1", "t5_t1") and d["trigger"]["op"] == "write",
+              "dump: the crossing (latency over the 1 us threshold)")
+        check(all(k in d for k in ("qp", "psn", "inflight", "rate", "counters", "nic_counters"))
+              and d["rate"]["cc"] is True and "rc_kbps" in d["rate"] and
+              d["counters"]["tx_packets"] > 0, "dump: QP state, PSNs, in-flight, rate, counters")
+
+
+def test_off_and_bad():
+    env = dict(os.environ)
+    for k in ("ROCEFW_ESTATS", "ROCEFW_ESTATS_THRESHOLD_US", "ROCEFW_ESTATS_DUMP_DIR",
+              "ROCEFW_ESTATS_INTERVAL_MS"):
+        env.pop(k, None)
+    prefix = f"rfwes{os.getpid()}b"
+    p, exp = start(prefix, env)
+    try:
+        es = Telemetry(prefix).query(f"/rocefw/estats,{exp['nic_a']}")
+        check(es["enabled"] == 0 and not es["rows"], "Estats off: enabled 0, no rows")
+    finally:
+        stop(p, "Estats off (the C API reports no rows)")
+    env["ROCEFW_ESTATS"] = "1"
+    env["ROCEFW_ESTATS_INTERVAL_MS"] = "0"
+    r = subprocess.run([BIN] + eal(f"rfwes{os.getpid()}c") + ["--", "1"], env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    check(r.returncode != 0 and "ROCEFW_ESTATS_INTERVAL_MS" in r.stderr,
+          "ROCEFW_ESTATS_INTERVAL_MS=0: refused, saying which variable")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    test_on(tmp)
+test_off_and_bad()
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* RDMA Estats: timestamps, log-linear histograms, windows, trigger (docs/estats.md). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rfw_int.h"
+
+static const char *const stage_names[] = {
+#define RFW_ES_STAGE_NAME(name, doc) #name,
+    RFW_FOREACH_ES_STAGE(RFW_ES_STAGE_NAME)
+#undef RFW_ES_STAGE_NAME
+};
+static const char *const op_names[RFW_ES__OPS] = {"send", "write", "read", "atomic", "local"};
+static const char *const status_names[RFW_ES__STATUSES] = {"success", "flush", "error"};
+
+const char *rfw_es_stage_name(enum rfw_es_stage s)
+{
+	return (unsigned)s < RFW_ES__STAGES ? stage_names[s] : "?";
+}
+const char *rfw_es_op_name(enum rfw_es_op op)
+{
+	return (unsigned)op < RFW_ES__OPS ? op_names[op] : "?";
+}
+const char *rfw_es_status_name(enum rfw_es_status st)
+{
+	return (unsigned)st < RFW_ES__STATUSES ? status_names[st] : "?";
+}
+
+unsigned rfw_es_bucket(uint64_t v)
+{
+	unsigned e;
+
+	if (v < RFW_ES_SUB)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v);
+	if (e > RFW_ES_MAX_EXP)
+		return RFW_ES_BUCKETS - 1;
+	return (e - RFW_ES_SUB_BITS + 1) * RFW_ES_SUB +
+	       (unsigned)((v >> (e - RFW_ES_SUB_BITS)) & (RFW_ES_SUB - 1));
+}
+
+uint64_t rfw_es_bucket_lo(unsigned idx)
+{
+	unsigned e, sub;
+
+	if (idx < RFW_ES_SUB)
+		return idx;
+	e = idx / RFW_ES_SUB + RFW_ES_SUB_BITS - 1;
+	sub = idx % RFW_ES_SUB;
+	return (uint64_t)(RFW_ES_SUB + sub) << (e - RFW_ES_SUB_BITS);
+}
+
+void rfw_es_hist_add(struct rfw_es_hist *h, uint64_t v)
+{
+	h->b[rfw_es_bucket(v)]++;
+	h->count++;
+	if (v > h->max)
+		h->max = v;
+}
+
+uint64_t rfw_es_hist_quantile(const struct rfw_es_hist *h, double q)
+{
+	uint64_t rank, cum = 0;
+
+	if (h->count == 0)
+		return 0;
+	rank = (uint64_t)(q * (double)h->count);
+	if ((double)rank < q * (double)h->count)
+		rank++;
+	if (rank == 0)
+		rank = 1;
+	for (unsigned i = 0; i < RFW_ES_BUCKETS; i++) {
+		cum += h->b[i];
+		if (cum >= rank) {
+			uint64_t hi = i + 1 < RFW_ES_BUCKETS ? rfw_es_bucket_lo(i + 1) - 1 : h->max;
+
+			return hi < h->max ? hi : h->max;
+		}
+	}
+	return h->max;
+}
+
+/* ---- per-QP state ---- */
+
+int rfw_es_qp_alloc(struct rfw_qp *qp)
+{
+	struct rfw_es_qp *es = calloc(1, sizeof(*es));
+
+	if (es == NULL)
+		return -ENOMEM;
+	es->wts = calloc(qp->sq_size, sizeof(*es->wts));
+	if (es->wts == NULL) {
+		free(es);
+		return -ENOMEM;
+	}
+	es->interval_ns = qp->dev->attr.estats_interval_ns;
+	es->threshold_ns = qp->dev->attr.estats_threshold_ns;
+	es->trig_armed = true;
+	qp->es = es;
+	return 0;
+}
+
+void rfw_es_qp_free(struct rfw_qp *qp)
+{
+	if (qp->es == NULL)
+		return;
+	free(qp->es->wts);
+	free(qp->es);
+	qp->es = NULL;
+}
+
+/* Move to the interval holding @now: the current window becomes the last (or both clear when
+ * a whole interval passed with nothing recorded). */
+static void es_rotate(struct rfw_es_qp *es, uint64_t now)
+{
+	uint64_t n;
+
+	if (!es->win_set) {
+		es->win_start = now;
+		es->win_set = true;
+		return;
+	}
+	if (now < es->win_start + es->interval_ns)
+		return;
+	n = (now - es->win_start) / es->interval_ns;
+	es->win_start += n * es->interval_ns;
+	es->cur ^= 1;
+	for (unsigned i = 0; i < RFW_ES_SLOTS; i++) {
+		memset(es->slot[i].h[es->cur], 0, sizeof(es->slot[i].h[es->cur]));
+		if (n > 1)
+			memset(es->slot[i].h[es->cur ^ 1], 0, sizeof(es->slot[i].h[0]));
+	}
+	es->have_last = n == 1;
+	es->trig_armed = true;
+}
+
+static struct rfw_es_slot *es_slot(struct rfw_es_qp *es, uint8_t op, uint8_t st)
+{
+	for (unsigned i = 0; i < RFW_ES_SLOTS; i++) {
+		struct rfw_es_slot *s = &es->slot[i];
+
+		if (!s->used) {
+			s->used = true;
+			s->op = op;
+			s->st = st;
+			return s;
+		}
+		if (s->op == op && s->st == st)
+			return s;
+	}
+	return NULL;
+}
+
+static uint8_t es_op_of(enum rfw_wr_opcode op)
+{
+	switch (op) {
+	case RFW_WR_RDMA_WRITE:
+	case RFW_WR_RDMA_WRITE_WITH_IMM:
+		return RFW_ES_OP_WRITE;
+	case RFW_WR_SEND:
+	case RFW_WR_SEND_WITH_IMM:
+	case RFW_WR_SEND_WITH_INV:
+		return RFW_ES_OP_SEND;
+	case RFW_WR_RDMA_READ:
+		return RFW_ES_OP_READ;
+	case RFW_WR_ATOMIC_CMP_AND_SWP:
+	case RFW_WR_ATOMIC_FETCH_AND_ADD:
+		return RFW_ES_OP_ATOMIC;
+	default:
+		return RFW_ES_OP_LOCAL;
+	}
+}
+
+static uint8_t es_status_of(enum rfw_wc_status st)
+{
+	return st == RFW_WC_SUCCESS        ? RFW_ES_SUCCESS
+	       : st == RFW_WC_WR_FLUSH_ERR ? RFW_ES_FLUSH
+	                                   : RFW_ES_ERROR;
+}
+
+/* Stage -> (from, to) timestamp indexes (0 = T1). */
+static const uint8_t stage_from[RFW_ES__STAGES] = {0, 0, 0, 1, 2, 3, 4};
+static const uint8_t stage_to[RFW_ES__STAGES] = {5, 4, 1, 2, 3, 4, 5};
+
+/* Record one WQE's timestamps (@have: bit i set when t[i] is known). */
+static void es_record(struct rfw_qp *qp, const struct rfw_es_cqe *c, uint64_t now)
+{
+	struct rfw_es_qp *es = qp->es;
+	struct rfw_es_slot *s;
+	unsigned k;
+
+	es_rotate(es, now);
+	s = es_slot(es, c->op, c->st);
+	if (s == NULL) {
+		es->unrecorded++;
+		return;
+	}
+	es->recorded++;
+	for (k = 0; k < RFW_ES__STAGES; k++) {
+		unsigned a = stage_from[k], b = stage_to[k];
+
+		/* A host may read T1 from a fresher clock than the poll time of T2: clamp at 0 so
+		 * every stage counts every WQE. */
+		if ((c->have >> a & 1) && (c->have >> b & 1))
+			rfw_es_hist_add(&s->h[es->cur][k],
+			                c->t[b] > c->t[a] ? c->t[b] - c->t[a] : 0);
+	}
+	/* The trigger: only a flag and a copy here; the host dumps from its slow path. */
+	if (es->threshold_ns && es->trig_armed && !es->trig_pending) {
+		unsigned end = (c->have >> 5 & 1) ? 5 : 4;
+
+		if ((c->have & 1) && (c->have >> end & 1) && c->t[end] >= c->t[0] &&
+		    c->t[end] - c->t[0] > es->threshold_ns) {
+			struct rfw_es_trigger *tr = &es->trig;
+
+			tr->at_ns = now;
+			tr->latency_ns = c->t[end] - c->t[0];
+			tr->stage = end == 5 ? RFW_ES_t6_t1 : RFW_ES_t5_t1;
+			tr->op = c->op;
+			tr->status = c->st;
+			tr->wr_id = c->wr_id;
+			for (k = 0; k < 6; k++)
+				tr->t[k] = (c->have >> k & 1) ? c->t[k] : 0;
+			es->trig_pending = true;
+			es->trig_armed = false; /* once per interval */
+			es->triggers++;
+		}
+	}
+}
+
+void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last)
+{
+	struct rfw_es_wts *w = &qp->es->wts[idx % qp->sq_size];
+
+	if (first && !(w->have & 2)) {
+		w->t[1] = qp->now;
+		w->have |= 2;
+	}
+	if (last && !(w->have & 4)) {
+		w->t[2] = qp->now;
+		w->have |= 4;
+	}
+}
+
+void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe)
+{
+	struct rfw_es_qp *es = qp->es;
+	const struct rfw_es_wts *ts = &es->wts[qp->comp.idx % qp->sq_size];
+	struct rfw_es_cqe c;
+	struct rfw_cq *cq = qp->send_cq;
+
+	memcpy(c.t, ts->t, sizeof(ts->t));
+	c.have = ts->have;
+	/* T4: the RX time of the packet being processed, if this completion comes from one. */
+	if (es->rx_now == qp->now && es->rx_valid && (c.have & 4)) {
+		c.t[3] = es->rx_ts;
+		c.have |= 8;
+	}
+	c.t[4] = qp->now;
+	c.have |= 16;
+	c.op = es_op_of(w->wr.opcode);
+	c.st = es_status_of(st);
+	c.wr_id = w->wr.wr_id;
+	c.qpn = qp->qpn;
+	if (cqe && cq->es != NULL && cq->prod - cq->cons < cq->size) {
+		cq->es[cq->prod % cq->size] = c; /* recorded when polled (T6) */
+		return;
+	}
+	if (!cqe)
+		es_record(qp, &c, qp->now);
+}
+
+void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now)
+{
+	struct rfw_es_cqe *c = &cq->es[idx % cq->size];
+	struct rfw_qp *qp;
+
+	if (!c->have)
+		return; /* a receive completion, or posted before Estats state existed */
+	qp = rfw_dev_qp(cq->dev, c->qpn);
+	if (qp != NULL && qp->es != NULL) {
+		c->t[5] = now > c->t[4] ? now : c->t[4];
+		c->have |= 32;
+		es_record(qp, c, now > c->t[4] ? now : c->t[4]);
+	}
+	c->have = 0;
+}
+
+int rfw_qp_estats_info(const struct rfw_qp *qp, struct rfw_es_info *info)
+{
+	const struct rfw_es_qp *es;
+
+	if (qp == NULL || info == NULL)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	es = qp->es;
+	if (es == NULL)
+		return 0;
+	info->enabled = true;
+	info->interval_ns = es->interval_ns;
+	info->threshold_ns = es->threshold_ns;
+	info->window_start_ns = es->win_start;
+	info->have_last = es->have_last;
+	info->recorded = es->recorded;
+	info->unrecorded = es->unrecorded;
+	info->triggers = es->triggers;
+	return 0;
+}
+
+int rfw_qp_estats_rows(struct rfw_qp *qp, enum rfw_es_window window, uint64_t now_ns,
+                       struct rfw_es_row *rows, int max)
+{
+	struct rfw_es_qp *es;
+	int n = 0;
+
+	if (qp == NULL || (max > 0 && rows == NULL))
+		return -EINVAL;
+	es = qp->es;
+	if (es == NULL)
+		return 0;
+	if (es->win_set)
+		es_rotate(es, now_ns);
+	for (unsigned i = 0; i < RFW_ES_SLOTS && n < max; i++) {
+		const struct rfw_es_slot *s = &es->slot[i];
+		unsigned w = window == RFW_ES_LAST ? es->cur ^ 1u : es->cur;
+
+		if (!s->used || (window == RFW_ES_LAST && !es->have_last))
+			continue;
+		for (unsigned k = 0; k < RFW_ES__STAGES && n < max; k++) {
+			const struct rfw_es_hist *h = &s->h[w][k];
+
+			if (h->count == 0)
+				continue;
+			rows[n] = (struct rfw_es_row){
+			    .qpn = qp->qpn,
+			    .op = s->op,
+			    .status = s->st,
+			    .stage = (uint8_t)k,
+			    .count = h->count,
+			    .p50 = rfw_es_hist_quantile(h, 0.5),
+			    .p99 = rfw_es_hist_quantile(h, 0.99),
+			    .p999 = rfw_es_hist_quantile(h, 0.999),
+			    .max = h->max,
+			};
+			n++;
+		}
+	}
+	return n;
+}
+
+bool rfw_qp_estats_trigger(struct rfw_qp *qp, struct rfw_es_trigger *tr)
+{
+	if (qp == NULL || qp->es == NULL || !qp->es->trig_pending)
+		return false;
+	if (tr != NULL)
+		*tr = qp->es->trig;
+	qp->es->trig_pending = false;
+	return true;
+}
+
+void rfw_dev_clock(struct rfw_dev *dev, uint64_t now_ns)
+{
+	dev->now = now_ns;
+}
+
+int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
+                        struct rfw_es_wqe *wqes, int max)
+{
+	int n = 0;
+
+	if (qp == NULL || st == NULL || (max > 0 && wqes == NULL))
+		return -EINVAL;
+	*st = (struct rfw_es_qp_state){
+	    .next_psn = qp->req.psn,
+	    .acked_psn = qp->comp.psn,
+	    .high_psn = qp->req.high_psn,
+	    .epsn = qp->resp.psn,
+	    .msn = qp->resp.msn,
+	    .sq_posted = qp->sq_prod,
+	    .sq_outstanding = qp->sq_prod - qp->comp.idx,
+	    .retry_left = qp->comp.retry_left,
+	    .rnr_left = qp->comp.rnr_left,
+	    .retrying = qp->comp.retrying,
+	    .rnr_wait = qp->req.rnr_wait,
+	    .ack_timer_ns = qp->comp.timer,
+	};
+	for (uint32_t i = qp->comp.idx; i != qp->sq_prod && n < max; i++, n++) {
+		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+		struct rfw_es_wqe *o = &wqes[n];
+
+		*o = (struct rfw_es_wqe){
+		    .wr_id = w->wr.wr_id,
+		    .op = es_op_of(w->wr.opcode),
+		    .state = w->state,
+		    .psn_valid = w->psn_valid,
+		    .first_psn = w->first_psn,
+		    .last_psn = w->last_psn,
+		    .length = w->length,
+		};
+		if (qp->es != NULL)
+			for (unsigned k = 0; k < 3; k++)
+				if (qp->es->wts[i % qp->sq_size].have >> k & 1)
+					o->t[k] = qp->es->wts[i % qp->sq_size].t[k];
+	}
+	return n;
+}
