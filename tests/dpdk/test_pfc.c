@@ -82,7 +82,7 @@ static double to_ms(uint64_t tsc)
 	return (double)tsc * 1000.0 / (double)hz;
 }
 
-static void die(const char *what)
+static __attribute__((noreturn)) void die(const char *what)
 {
 	fprintf(stderr, "test_pfc: %s: %s\n", what, rte_strerror(rte_errno));
 	exit(1);
