@@ -21,11 +21,12 @@ usage: telemetry.py TEST_RX_CLASSIFY ROCEFW_CP GEN_ECT_PCAP ICRC_DATA_DIR   (1 a
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from telemetry_client import Telemetry, eal
 
 if sys.argv[1] == "--nic":
     NIC = sys.argv[2]
@@ -39,35 +40,6 @@ def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what)
     if not cond:
         failures.append(what)
-
-
-def eal(prefix):
-    return ["--no-huge", "-m", "512", "--no-pci", f"--file-prefix={prefix}", "-l", "0",
-            "--log-level=lib.eal:warning"]
-
-
-class Telemetry:
-    def __init__(self, prefix, timeout=10.0):
-        path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
-        if os.getuid() != 0:
-            path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk", prefix,
-                                "dpdk_telemetry.v2")
-        deadline = time.monotonic() + timeout
-        while not os.path.exists(path):
-            if time.monotonic() > deadline:
-                raise SystemExit(f"telemetry socket {path} did not appear")
-            time.sleep(0.05)
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.s.connect(path)
-        self.info = json.loads(self.s.recv(16384).decode())
-
-    def query(self, cmd):
-        self.s.send(cmd.encode())
-        reply = json.loads(self.s.recv(1 << 16).decode())
-        return reply[cmd.split(",")[0]]
-
-    def close(self):
-        self.s.close()
 
 
 def rundir(prefix):
