@@ -286,4 +286,47 @@ static inline struct rfw_mr *lb_mr(struct lb_ep *e, void *buf, size_t len)
 	                     RFW_ACCESS_REMOTE_ATOMIC);
 }
 
+/* Deterministic test bytes (xorshift from @seed). */
+static inline void lb_fill(uint8_t *b, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		b[i] = (uint8_t)x;
+	}
+}
+
+/* One signalled work request of @op with one SGE; WITH_IMM ops carry 0xabcd0000 + @id. */
+static inline int lb_post_op(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id, void *lbuf,
+                             uint32_t len, struct rfw_mr *lmr, uint64_t raddr, uint32_t rkey)
+{
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)lbuf, .length = len, .lkey = lmr ? rfw_mr_lkey(lmr) : 0};
+	struct rfw_send_wr wr = {.wr_id = id,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = op,
+	                         .send_flags = RFW_SEND_SIGNALED,
+	                         .imm_data = 0xabcd0000u + (uint32_t)id};
+	struct rfw_send_wr *bad = NULL;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return rfw_post_send(e->qp, &wr, &bad, e->lb->now);
+}
+
+static inline int lb_post_recv(struct lb_ep *e, uint64_t id, void *buf, uint32_t len,
+                               struct rfw_mr *mr)
+{
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)buf, .length = len, .lkey = rfw_mr_lkey(mr)};
+	struct rfw_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1};
+	struct rfw_recv_wr *bad;
+
+	return rfw_post_recv(e->qp, &wr, &bad, e->lb->now);
+}
+
 #endif

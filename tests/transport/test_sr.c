@@ -19,46 +19,6 @@
 
 #include "loop.h"
 
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		b[i] = (uint8_t)x;
-	}
-}
-
-static int post_op(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id, void *lbuf, uint32_t len,
-                   struct rfw_mr *lmr, uint64_t raddr, uint32_t rkey)
-{
-	struct rfw_sge sge = {
-	    .addr = (uint64_t)(uintptr_t)lbuf, .length = len, .lkey = lmr ? rfw_mr_lkey(lmr) : 0};
-	struct rfw_send_wr wr = {.wr_id = id,
-	                         .sg_list = &sge,
-	                         .num_sge = 1,
-	                         .opcode = op,
-	                         .send_flags = RFW_SEND_SIGNALED,
-	                         .imm_data = 0xabcd0000u + (uint32_t)id};
-	struct rfw_send_wr *bad = NULL;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	return rfw_post_send(e->qp, &wr, &bad, e->lb->now);
-}
-
-static int post_recv(struct lb_ep *e, uint64_t id, void *buf, uint32_t len, struct rfw_mr *mr)
-{
-	struct rfw_sge sge = {
-	    .addr = (uint64_t)(uintptr_t)buf, .length = len, .lkey = rfw_mr_lkey(mr)};
-	struct rfw_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1};
-	struct rfw_recv_wr *bad;
-
-	return rfw_post_recv(e->qp, &wr, &bad, e->lb->now);
-}
-
 static struct loop *make(enum rfw_transport_mode m0, enum rfw_transport_mode m1)
 {
 	struct lb_cfg c = lb_default_cfg();
@@ -168,10 +128,10 @@ static void lose_one(enum rfw_transport_mode mode, enum lose what)
 	assert_non_null(lb);
 	lb->filter = lose_filter;
 	lb->farg = &f;
-	fill(src, sizeof(src), 11 + what);
+	lb_fill(src, sizeof(src), 11 + what);
 	memset(dst, 0x5a, sizeof(dst));
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 77, src, LOSE_LEN, smr,
-	                         (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 77, src, LOSE_LEN, smr,
+	                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
 	                 0);
 	lb_run(lb, 10000000000ull);
 	assert_int_equal(f.dropped_data, what == LOSE_ACK ? 0 : 1);
@@ -299,17 +259,17 @@ static void test_sr_send_imm_exactly_once(void **s)
 	for (int i = 0; i < NMSG; i++) {
 		uint32_t len = MSZ - 97u * (uint32_t)i;
 
-		fill(src[i], MSZ, 100u + (uint32_t)i);
-		assert_int_equal(post_recv(&lb->ep[1], 500u + (uint32_t)i, dst[i], MSZ, dmr), 0);
+		lb_fill(src[i], MSZ, 100u + (uint32_t)i);
+		assert_int_equal(lb_post_recv(&lb->ep[1], 500u + (uint32_t)i, dst[i], MSZ, dmr), 0);
 		if (i % 2)
-			assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND_WITH_IMM, (uint64_t)i,
-			                         src[i], len, smr, 0, 0),
+			assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND_WITH_IMM, (uint64_t)i,
+			                            src[i], len, smr, 0, 0),
 			                 0);
 		else
-			assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE_WITH_IMM,
-			                         (uint64_t)i, src[i], len, smr,
-			                         (uint64_t)(uintptr_t)&wdst[(size_t)i * MSZ],
-			                         rfw_mr_rkey(wmr)),
+			assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE_WITH_IMM,
+			                            (uint64_t)i, src[i], len, smr,
+			                            (uint64_t)(uintptr_t)&wdst[(size_t)i * MSZ],
+			                            rfw_mr_rkey(wmr)),
 			                 0);
 	}
 	lb_run(lb, 10000000000ull);
@@ -384,10 +344,10 @@ static void test_sr_read_missing_part(void **s)
 	(void)s;
 	lb->filter = read_filter;
 	lb->farg = &r;
-	fill(remote, sizeof(remote), 3);
+	lb_fill(remote, sizeof(remote), 3);
 	memset(local, 0, sizeof(local));
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 9, local, sizeof(local), lmr,
-	                         (uint64_t)(uintptr_t)remote, rfw_mr_rkey(rmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 9, local, sizeof(local), lmr,
+	                            (uint64_t)(uintptr_t)remote, rfw_mr_rkey(rmr)),
 	                 0);
 	lb_run(lb, 10000000000ull);
 	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
@@ -485,11 +445,11 @@ static void test_sr_rnr(void **s)
 	struct rfw_wc wc;
 
 	(void)s;
-	fill(src, sizeof(src), 5);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, src, sizeof(src), smr, 0, 0), 0);
+	lb_fill(src, sizeof(src), 5);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, src, sizeof(src), smr, 0, 0), 0);
 	lb_run(lb, 50000);
 	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 0);
-	assert_int_equal(post_recv(&lb->ep[1], 2, dst, sizeof(dst), dmr), 0);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 2, dst, sizeof(dst), dmr), 0);
 	lb_run(lb, 10000000000ull);
 	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_SUCCESS);
@@ -540,10 +500,10 @@ static void test_sr_traffic_in_rtr(void **s)
 	                                   RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER),
 	                 0);
 	for (int i = 0; i < 2; i++) {
-		fill(src[i], sizeof(src[i]), 40u + (uint32_t)i);
-		assert_int_equal(post_recv(&lb->ep[1], 10u + (uint32_t)i, dst[i], 3000, dmr), 0);
+		lb_fill(src[i], sizeof(src[i]), 40u + (uint32_t)i);
+		assert_int_equal(lb_post_recv(&lb->ep[1], 10u + (uint32_t)i, dst[i], 3000, dmr), 0);
 	}
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 0, src[0], 3000, smr, 0, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 0, src[0], 3000, smr, 0, 0), 0);
 	lb_run(lb, 10000000);
 	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 1);
 	assert_int_equal(wc.wr_id, 10);
@@ -559,7 +519,7 @@ static void test_sr_traffic_in_rtr(void **s)
 	                                   RFW_QP_RETRY_CNT | RFW_QP_RNR_RETRY |
 	                                   RFW_QP_MAX_QP_RD_ATOMIC),
 	                 0);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, src[1], 3000, smr, 0, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, src[1], 3000, smr, 0, 0), 0);
 	lb_run(lb, 10000000);
 	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_SUCCESS);
@@ -591,13 +551,14 @@ static void test_sr_sends_beyond_rq(void **s)
 	smr = lb_mr(&lb->ep[0], src, sizeof(src));
 	dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
 	for (int i = 0; i < 6; i++) {
-		fill(src[i], 100, 60u + (uint32_t)i);
+		lb_fill(src[i], 100, 60u + (uint32_t)i);
 		assert_int_equal(
-		    post_op(&lb->ep[0], RFW_WR_SEND, (uint64_t)i, src[i], 100, smr, 0, 0), 0);
+		    lb_post_op(&lb->ep[0], RFW_WR_SEND, (uint64_t)i, src[i], 100, smr, 0, 0), 0);
 	}
 	for (int i = 0; i < 6; i += 2) {
-		assert_int_equal(post_recv(&lb->ep[1], 20u + (uint32_t)i, dst[i], 100, dmr), 0);
-		assert_int_equal(post_recv(&lb->ep[1], 21u + (uint32_t)i, dst[i + 1], 100, dmr), 0);
+		assert_int_equal(lb_post_recv(&lb->ep[1], 20u + (uint32_t)i, dst[i], 100, dmr), 0);
+		assert_int_equal(lb_post_recv(&lb->ep[1], 21u + (uint32_t)i, dst[i + 1], 100, dmr),
+		                 0);
 		lb_run(lb, 200000);
 		for (int k = i; k < i + 2; k++) {
 			assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 1);
@@ -631,9 +592,9 @@ static void test_sr_bdp_cap(void **s)
 	struct rfw_wc wc;
 
 	(void)s;
-	fill(src, sizeof(src), 8);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, sizeof(src), smr,
-	                         (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	lb_fill(src, sizeof(src), 8);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, sizeof(src), smr,
+	                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
 	                 0);
 	lb_run(lb, 10000000000ull);
 	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
@@ -656,10 +617,10 @@ static void mismatch(enum rfw_transport_mode m0, enum rfw_transport_mode m1)
 	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
 	struct rfw_wc wc;
 
-	fill(src, sizeof(src), 1);
+	lb_fill(src, sizeof(src), 1);
 	memset(dst, 0, sizeof(dst));
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, sizeof(src), smr,
-	                         (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, sizeof(src), smr,
+	                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
 	                 0);
 	lb_run(lb, 10000000000ull);
 	for (size_t i = 0; i < sizeof(dst); i++)

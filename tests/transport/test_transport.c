@@ -18,49 +18,9 @@
 
 #include "loop.h"
 
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 17;
-		x ^= x << 5;
-		b[i] = (uint8_t)x;
-	}
-}
-
 static int poll_one(struct rfw_cq *cq, struct rfw_wc *wc)
 {
 	return rfw_poll_cq(cq, 1, wc);
-}
-
-static int post_op(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id, void *lbuf, uint32_t len,
-                   struct rfw_mr *lmr, uint64_t raddr, uint32_t rkey)
-{
-	struct rfw_sge sge = {
-	    .addr = (uint64_t)(uintptr_t)lbuf, .length = len, .lkey = lmr ? rfw_mr_lkey(lmr) : 0};
-	struct rfw_send_wr wr = {.wr_id = id,
-	                         .sg_list = &sge,
-	                         .num_sge = 1,
-	                         .opcode = op,
-	                         .send_flags = RFW_SEND_SIGNALED,
-	                         .imm_data = 0xabcd0000u + (uint32_t)id};
-	struct rfw_send_wr *bad = NULL;
-
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	return rfw_post_send(e->qp, &wr, &bad, e->lb->now);
-}
-
-static int post_recv(struct lb_ep *e, uint64_t id, void *buf, uint32_t len, struct rfw_mr *mr)
-{
-	struct rfw_sge sge = {
-	    .addr = (uint64_t)(uintptr_t)buf, .length = len, .lkey = rfw_mr_lkey(mr)};
-	struct rfw_recv_wr wr = {.wr_id = id, .sg_list = &sge, .num_sge = 1};
-	struct rfw_recv_wr *bad;
-
-	return rfw_post_recv(e->qp, &wr, &bad, e->lb->now);
 }
 
 /* ---- every operation, both directions, sizes around the MTU and 64 KiB, 1 MiB ---- */
@@ -92,19 +52,19 @@ static void run_sizes(enum rfw_wr_opcode op, enum rfw_mtu mtu, int dir)
 		uint8_t *from = src, *to = dst;
 
 		/* Only the message and a margin after it are prepared (and checked). */
-		fill(src, n + 64, (uint32_t)k + 1);
+		lb_fill(src, n + 64, (uint32_t)k + 1);
 		memset(dst, 0xee, n + 64);
 		if (op == RFW_WR_RDMA_READ) {
 			/* READ pulls the peer's dst into our src. */
-			fill(dst, n + 64, (uint32_t)k + 7);
+			lb_fill(dst, n + 64, (uint32_t)k + 7);
 			memset(src, 0xee, n + 64);
 			from = dst;
 			to = src;
 		}
 		if (recv_side)
-			assert_int_equal(post_recv(rsp, 900 + k, dst, SZ_CAP, dmr), 0);
+			assert_int_equal(lb_post_recv(rsp, 900 + k, dst, SZ_CAP, dmr), 0);
 		assert_int_equal(
-		    post_op(req, op, k, src, n, smr, (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+		    lb_post_op(req, op, k, src, n, smr, (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
 		    0);
 		lb_run(lb, 1000000000ull);
 		assert_int_equal(poll_one(req->scq, &wc), 1);
@@ -219,10 +179,10 @@ static void test_write_imm(void **s)
 	struct rfw_wc wc;
 
 	(void)s;
-	fill(src, sizeof(src), 3);
-	assert_int_equal(post_recv(&lb->ep[1], 77, dst, 0, dmr), 0);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE_WITH_IMM, 5, src, 3000, smr,
-	                         (uint64_t)(uintptr_t)dst + 100, rfw_mr_rkey(dmr)),
+	lb_fill(src, sizeof(src), 3);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 77, dst, 0, dmr), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE_WITH_IMM, 5, src, 3000, smr,
+	                            (uint64_t)(uintptr_t)dst + 100, rfw_mr_rkey(dmr)),
 	                 0);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -308,7 +268,7 @@ static void test_invalidate(void **s)
 	struct rfw_wc wc;
 
 	(void)s;
-	assert_int_equal(post_recv(&lb->ep[1], 2, b, sizeof(b), bmr), 0);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 2, b, sizeof(b), bmr), 0);
 	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -317,8 +277,8 @@ static void test_invalidate(void **s)
 	assert_true(wc.wc_flags & RFW_WC_WITH_INV);
 	assert_int_equal(wc.invalidated_rkey, rfw_mr_rkey(vmr));
 	/* The invalidated MR now refuses a WRITE: remote access error. */
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 3, a, 8, amr,
-	                         (uint64_t)(uintptr_t)victim, rfw_mr_rkey(vmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 3, a, 8, amr,
+	                            (uint64_t)(uintptr_t)victim, rfw_mr_rkey(vmr)),
 	                 0);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -337,8 +297,8 @@ static void test_invalidate(void **s)
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_SUCCESS);
 	assert_int_equal(wc.opcode, RFW_WC_LOCAL_INV);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 4, a, 8, amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 4, a, 8, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 	                 0);
 	lb_run(lb, 1000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -374,9 +334,9 @@ static void test_inline_and_sgl(void **s)
 	uint8_t want[1600];
 
 	(void)s;
-	fill(p1, sizeof(p1), 1);
-	fill(p2, sizeof(p2), 2);
-	fill(p3, sizeof(p3), 3);
+	lb_fill(p1, sizeof(p1), 1);
+	lb_fill(p2, sizeof(p2), 2);
+	lb_fill(p3, sizeof(p3), 3);
 	memcpy(want, p1, 700);
 	memcpy(want + 700, p2, 900);
 	assert_int_equal(rfw_post_recv(lb->ep[1].qp, &rwr, &rbad, 0), 0);
@@ -455,7 +415,7 @@ static void test_remote_op_error(void **s)
 
 	(void)s;
 	assert_int_equal(rfw_post_recv(lb->ep[1].qp, &rwr, &rbad, 0), 0);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 32, amr, 0, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 32, amr, 0, 0), 0);
 	lb_run(lb, 10000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_REM_OP_ERR);
@@ -499,10 +459,10 @@ static void write_with_filter(struct loop *lb, uint32_t len, uint8_t **dstp)
 	struct rfw_mr *smr = lb_mr(&lb->ep[0], src, sizeof(src));
 	struct rfw_mr *dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
 
-	fill(src, len, len);
+	lb_fill(src, len, len);
 	memset(dst, 0, sizeof(dst));
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, len, smr,
-	                         (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, len, smr,
+	                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
 	                 0);
 	lb_run(lb, 10000000000ull);
 	assert_memory_equal(src, dst, len);
@@ -602,8 +562,8 @@ static void test_retry_exhaustion(void **s)
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)i, a, 2000, amr,
-		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)i, a, 2000,
+		                            amr, (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 		                 0);
 	lb_run(lb, 10000000000ull);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -622,7 +582,7 @@ static void test_retry_exhaustion(void **s)
 	/* Timeouts at 4.096 us * 2^5 each: 4 of them. */
 	assert_true(lb->now >= 4 * (4096ull << 5));
 	/* Posting in ERR completes at once with a flush error. */
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 9, a, 10, amr, 0, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 9, a, 10, amr, 0, 0), 0);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.wr_id, 9);
 	assert_int_equal(wc.status, RFW_WC_WR_FLUSH_ERR);
@@ -644,15 +604,15 @@ static void test_rnr_then_success(void **s)
 	lb = lb_create(&c);
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
-	fill(a, sizeof(a), 5);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 3000, amr, 0, 0), 0);
+	lb_fill(a, sizeof(a), 5);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 3000, amr, 0, 0), 0);
 	/* No receive posted: run 1 ms, the sender must be waiting on the RNR timer. */
 	lb_run(lb, 1000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
 	rfw_qp_counters(lb->ep[1].qp, q1);
 	assert_int_equal(q1[RFW_CNT_rnr_nak_sent], 1);
 	assert_true(rfw_qp_next_deadline(lb->ep[0].qp) >= 1280000);
-	assert_int_equal(post_recv(&lb->ep[1], 2, b, sizeof(b), bmr), 0);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 2, b, sizeof(b), bmr), 0);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_SUCCESS);
@@ -680,17 +640,17 @@ static void test_rnr_pipeline(void **s)
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
 	for (int i = 0; i < 4; i++) {
-		fill(a[i], 5000, 40 + (uint32_t)i);
+		lb_fill(a[i], 5000, 40 + (uint32_t)i);
 		assert_int_equal(
-		    post_op(&lb->ep[0], RFW_WR_SEND, (uint64_t)i, a[i], 5000, amr, 0, 0), 0);
+		    lb_post_op(&lb->ep[0], RFW_WR_SEND, (uint64_t)i, a[i], 5000, amr, 0, 0), 0);
 	}
-	assert_int_equal(post_recv(&lb->ep[1], 0, b[0], 5000, bmr), 0);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 0, b[0], 5000, bmr), 0);
 	lb_run(lb, 200000); /* 200 us: message 0 done, message 1 RNR-NAKed */
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.wr_id, 0);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 0);
 	for (int i = 1; i < 4; i++)
-		assert_int_equal(post_recv(&lb->ep[1], (uint64_t)i, b[i], 5000, bmr), 0);
+		assert_int_equal(lb_post_recv(&lb->ep[1], (uint64_t)i, b[i], 5000, bmr), 0);
 	lb_run(lb, 100000000);
 	for (int i = 1; i < 4; i++) {
 		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -726,8 +686,8 @@ static void test_rnr_exhaustion(void **s)
 	c.min_rnr_timer = 1;
 	lb = lb_create(&c);
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 100, amr, 0, 0), 0);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 2, a, 100, amr, 0, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 100, amr, 0, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 2, a, 100, amr, 0, 0), 0);
 	lb_run(lb, 1000000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.wr_id, 1);
@@ -755,13 +715,13 @@ static void access_case(unsigned mr_access, uint64_t off, uint32_t len, bool bad
 	struct rfw_mr *bmr = lb_mr_acc(&lb->ep[1], b, sizeof(b), mr_access);
 
 	assert_non_null(bmr);
-	fill(a, sizeof(a), 11);
-	fill(b, sizeof(b), 12);
+	lb_fill(a, sizeof(a), 11);
+	lb_fill(b, sizeof(b), 12);
 	memcpy(b_copy, b, sizeof(b));
-	assert_int_equal(post_op(&lb->ep[0], op, 1, a, len, amr, (uint64_t)(uintptr_t)b + off,
-	                         rfw_mr_rkey(bmr) ^ (bad_key ? 0x100 : 0)),
+	assert_int_equal(lb_post_op(&lb->ep[0], op, 1, a, len, amr, (uint64_t)(uintptr_t)b + off,
+	                            rfw_mr_rkey(bmr) ^ (bad_key ? 0x100 : 0)),
 	                 0);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 2, a, 10, amr, 0, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 2, a, 10, amr, 0, 0), 0);
 	lb_run(lb, 1000000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.wr_id, 1);
@@ -827,12 +787,12 @@ static void test_mr_gone_mid_write(void **s)
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	d.mr = rfw_reg_mr(lb->ep[1].pd, b, sizeof(b),
 	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
-	fill(a, sizeof(a), 5);
+	lb_fill(a, sizeof(a), 5);
 	memset(b, 0, sizeof(b));
 	lb->filter = dereg_filter;
 	lb->farg = &d;
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(d.mr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(d.mr)),
 	                 0);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -885,9 +845,9 @@ static void test_recv_too_small(void **s)
 	struct rfw_wc wc;
 
 	(void)s;
-	assert_int_equal(post_recv(&lb->ep[1], 5, b, 1500, bmr), 0);
-	assert_int_equal(post_recv(&lb->ep[1], 6, b, 1500, bmr), 0);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 2000, amr, 0, 0), 0);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 5, b, 1500, bmr), 0);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 6, b, 1500, bmr), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 2000, amr, 0, 0), 0);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
@@ -993,9 +953,9 @@ static void test_duplicate_read_replayed(void **s)
 	struct rfw_wc wc;
 
 	(void)s;
-	fill(b, sizeof(b), 77);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, 10000, amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	lb_fill(b, sizeof(b), 77);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, 10000, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 	                 0);
 	lb->filter = dup_filter_fn;
 	lb->farg = &d;
@@ -1032,10 +992,11 @@ static void test_psn_wrap(void **s)
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
 	for (int i = 0; i < 40; i++) {
-		fill(a, sizeof(a), (uint32_t)i);
-		assert_int_equal(post_op(&lb->ep[0], i & 1 ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE,
-		                         (uint64_t)i, a, sizeof(a), amr, (uint64_t)(uintptr_t)b,
-		                         rfw_mr_rkey(bmr)),
+		lb_fill(a, sizeof(a), (uint32_t)i);
+		assert_int_equal(lb_post_op(&lb->ep[0],
+		                            i & 1 ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE,
+		                            (uint64_t)i, a, sizeof(a), amr, (uint64_t)(uintptr_t)b,
+		                            rfw_mr_rkey(bmr)),
 		                 0);
 		lb_run(lb, 1000000000);
 		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -1107,7 +1068,7 @@ static void test_two_gib_message(void **s)
 	dmr = lb_mr(&lb->ep[1], dst, two_g);
 	assert_non_null(smr);
 	assert_non_null(dmr);
-	fill(src, pass * mtu, 99);
+	lb_fill(src, pass * mtu, 99);
 	lb->filter = big_filter;
 	lb->farg = &b;
 
@@ -1262,8 +1223,8 @@ static void test_sqd(void **s)
 	qa.qp_state = RFW_QPS_SQD;
 	assert_int_equal(rfw_modify_qp(lb->ep[0].qp, &qa, RFW_QP_STATE), 0);
 	for (int i = 0; i < 2; i++)
-		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)i, a, 100, amr,
-		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)i, a, 100, amr,
+		                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 		                 0);
 	lb_run(lb, 10000000);
 	/* Drained: nothing new starts. */
@@ -1304,8 +1265,8 @@ static void test_fence_and_rd_atomic_depth(void **s)
 
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)b;
 	wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 	                 0);
 	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
 	lb_run(lb, 10000000);
@@ -1326,8 +1287,8 @@ static void test_fence_and_rd_atomic_depth(void **s)
 	sge.lkey = rfw_mr_lkey(amr);
 	wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
 	wr.send_flags = RFW_SEND_SIGNALED;
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a[0], 3000, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 	                 0);
 	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
 	lb_run(lb, 10000000);
@@ -1345,8 +1306,8 @@ static void test_fence_and_rd_atomic_depth(void **s)
 	amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_READ, (uint64_t)i, a[i], 3000, amr,
-		                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, (uint64_t)i, a[i], 3000,
+		                            amr, (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 		                 0);
 	lb_run(lb, 10000000);
 	for (int i = 0; i < 3; i++) {
@@ -1375,8 +1336,8 @@ static void test_ack_coalescing(void **s)
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
 	/* 100 packets of 1 KiB: AckReq on packets 16, 32, ..., 96 and the last: 7 ACKs at most. */
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 	                 0);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -1404,9 +1365,9 @@ static void test_window_ackreq(void **s)
 	lb = lb_create(&c);
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
-	fill(a, sizeof(a), 8);
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	lb_fill(a, sizeof(a), 8);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 	                 0);
 	lb_run(lb, 1000000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -1477,8 +1438,8 @@ static void test_cnp_hooks(void **s)
 	rfw_qp_set_cc(lb->ep[1].qp, &probe_ops, &p1);
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
-	assert_int_equal(post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, 4096, amr,
-	                         (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, 4096, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
 	                 0);
 	lb_run(lb, 100000000);
 	/* 4 data packets of 12 + 16 (first) + 1024 bytes were accounted to the rate machine. */
