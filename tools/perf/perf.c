@@ -922,12 +922,162 @@ static void conns_down(const struct opts *o)
 	}
 }
 
+/*
+ * What differs between the loopback run (both endpoints here) and the client of a two-process
+ * run: how a message is posted, what a poll iteration drives and where completions are checked.
+ */
+struct driver {
+	int (*post)(struct conn *c, uint32_t qi, const struct opts *o, uint32_t depth,
+	            uint32_t size, uint64_t k, uint64_t t);
+	void (*poll)(void);
+	unsigned (*reap)(const struct opts *o, uint32_t depth, uint32_t size, struct result *r);
+};
+
+/* Latency sample storage (NULL for bw tests); a timed run takes at most 10^6 samples. */
+static uint64_t *lat_alloc(const struct opts *o, uint64_t *iters)
+{
+	uint64_t *lat;
+
+	if (!o->lat)
+		return NULL;
+	lat = malloc(sizeof(*lat) * (o->duration_s ? 1000000 : *iters));
+	if (lat == NULL)
+		die("latency samples", ENOMEM);
+	if (o->duration_s)
+		*iters = 1000000;
+	return lat;
+}
+
+/*
+ * bw: @depth messages outstanding on every QP until @iters per QP have completed (timed: until
+ * @deadline, then until what was posted has completed). BW peak is the best of 16 equal
+ * windows of completions. Returns the messages completed; *t_end the time of the last.
+ */
+static uint64_t bw_loop(const struct opts *o, const struct driver *d, uint32_t depth, uint32_t size,
+                        uint64_t iters, uint64_t t_start, uint64_t deadline, uint64_t *t_end,
+                        struct result *r)
+{
+	bool timed = o->duration_s != 0;
+	uint64_t target = timed ? UINT64_MAX : iters * o->qps;
+	uint64_t done = 0, last_progress = t_start, win_start = t_start, win_done = 0;
+	uint64_t win = target == UINT64_MAX ? 0 : target / 16;
+	uint32_t qi;
+
+	while (done < target) {
+		uint64_t t = now_ns();
+		unsigned got;
+
+		for (qi = 0; qi < o->qps; qi++) {
+			struct conn *c = &conns[qi];
+			bool any = false;
+
+			while (c->posted - c->done < depth &&
+			       (timed ? t < deadline : c->posted < iters)) {
+				if (d->post(c, qi, o, depth, size, c->posted, t) != 0)
+					die("post_send", EINVAL);
+				c->posted++;
+				any = true;
+			}
+			if (any)
+				rfw_nic_qp_kick(A.nic, c->qa);
+		}
+		d->poll();
+		got = d->reap(o, depth, size, r);
+		done += got;
+		t = now_ns();
+		if (got != 0) {
+			last_progress = t;
+			win_done += got;
+			if (win != 0 && win_done >= win) {
+				double g = (double)win_done * size * 8.0 / (double)(t - win_start);
+
+				if (g > r->bw_peak_gbps)
+					r->bw_peak_gbps = g;
+				win_done = 0;
+				win_start = t;
+			}
+		} else if (t - last_progress > STALL_NS) {
+			fprintf(stderr,
+			        "rocefw-perf: no completion for 5 s (%" PRIu64 " of %" PRIu64
+			        " done)\n",
+			        done, target);
+			exit(1);
+		}
+		if (timed && t >= deadline) {
+			uint64_t posted = 0;
+
+			for (qi = 0; qi < o->qps; qi++)
+				posted += conns[qi].posted;
+			target = posted;
+		}
+	}
+	*t_end = now_ns();
+	return done;
+}
+
+/* lat (READ, atomic): one message at a time on QP 0, post -> completion. */
+static uint64_t lat_loop(const struct opts *o, const struct driver *d, uint32_t depth,
+                         uint32_t size, uint64_t iters, uint64_t deadline, uint64_t *lat,
+                         uint64_t *t_end, struct result *r)
+{
+	struct conn *c = &conns[0];
+	uint64_t k, done = 0;
+
+	for (k = 0; k < iters; k++) {
+		uint64_t t0 = now_ns();
+
+		if (t0 >= deadline)
+			break;
+		if (d->post(c, 0, o, depth, size, k, t0) != 0)
+			die("post_send", EINVAL);
+		rfw_nic_qp_kick(A.nic, c->qa);
+		while (c->done == k) {
+			d->poll();
+			d->reap(o, depth, size, r);
+			if (now_ns() - t0 > STALL_NS) {
+				fprintf(stderr, "rocefw-perf: no completion for 5 s\n");
+				exit(1);
+			}
+		}
+		lat[k] = now_ns() - t0;
+		done++;
+	}
+	*t_end = now_ns();
+	return done;
+}
+
+/* The figures of a run of @done messages from @t_start to @t_end; frees @lat. */
+static void run_figures(const struct opts *o, uint32_t size, uint64_t done, uint64_t t_start,
+                        uint64_t t_end, uint64_t *lat, struct result *r)
+{
+	double secs = (double)(t_end - t_start) / 1e9;
+	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+
+	r->iters = done;
+	r->bw_avg_gbps = secs > 0 ? (double)done * msg_bytes * 8.0 / 1e9 / secs : 0;
+	r->mpps = secs > 0 ? (double)done / secs / 1e6 : 0;
+	if (r->bw_peak_gbps < r->bw_avg_gbps)
+		r->bw_peak_gbps = r->bw_avg_gbps;
+	if (o->lat && done > 0)
+		lat_stats(lat, done, r);
+	free(lat);
+}
+
+static int loop_post(struct conn *c, uint32_t qi, const struct opts *o, uint32_t depth,
+                     uint32_t size, uint64_t k, uint64_t t)
+{
+	(void)qi;
+	return post_one(c, o, depth, size, k, t);
+}
+
+static const struct driver loop_driver = {.post = loop_post, .poll = poll_both, .reap = reap};
+
 static void run_size(const struct opts *o, uint32_t size, struct result *r)
 {
 	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
 	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
-	uint64_t t_start, t_end, deadline, last_progress, done = 0, target;
-	uint64_t *lat = NULL, win_start, win_done = 0, win = 0;
+	uint64_t t_start, t_end, deadline, last_progress, done = 0;
+	uint64_t *lat;
 	bool timed = o->duration_s != 0;
 	uint32_t qi;
 
@@ -952,21 +1102,13 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 					die("post_recv", EINVAL);
 		}
 	}
-	if (o->lat) {
-		lat = malloc(sizeof(*lat) * (timed ? 1000000 : iters));
-		if (lat == NULL)
-			die("latency samples", ENOMEM);
-		if (timed)
-			iters = 1000000;
-	}
-	target = timed ? UINT64_MAX : iters * o->qps;
+	lat = lat_alloc(o, &iters);
 	corrupt_at = timed ? 0 : iters / 2;
 	failed = false;
 	bad_msgs = 0;
 	t_start = now_ns();
 	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
-	last_progress = win_start = t_start;
-	win = o->lat ? 0 : (target == UINT64_MAX ? 0 : target / 16);
+	last_progress = t_start;
 
 	if (o->lat && o->op == OP_WRITE) {
 		/*
@@ -1113,82 +1255,9 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 		}
 		t_end = now_ns();
 	} else if (o->lat) {
-		/* One message at a time on QP 0: post -> completion, sample by sample. */
-		struct conn *c = &conns[0];
-		uint64_t k;
-
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns(), t1;
-
-			if (t0 >= deadline)
-				break;
-			if (post_one(c, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
-			while (c->done == k) {
-				poll_both();
-				reap(o, depth, size, r);
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr, "rocefw-perf: no completion for 5 s\n");
-					exit(1);
-				}
-			}
-			t1 = now_ns();
-			lat[k] = t1 - t0;
-			done++;
-		}
-		t_end = now_ns();
+		done = lat_loop(o, &loop_driver, depth, size, iters, deadline, lat, &t_end, r);
 	} else {
-		while (done < target) {
-			uint64_t t = now_ns();
-			unsigned got;
-
-			for (qi = 0; qi < o->qps; qi++) {
-				struct conn *c = &conns[qi];
-				bool any = false;
-
-				while (c->posted - c->done < depth &&
-				       (timed ? t < deadline : c->posted < iters)) {
-					if (post_one(c, o, depth, size, c->posted, t) != 0)
-						die("post_send", EINVAL);
-					c->posted++;
-					any = true;
-				}
-				if (any)
-					rfw_nic_qp_kick(A.nic, c->qa);
-			}
-			poll_both();
-			got = reap(o, depth, size, r);
-			done += got;
-			t = now_ns();
-			if (got != 0) {
-				last_progress = t;
-				win_done += got;
-				if (win != 0 && win_done >= win) {
-					double g =
-					    (double)win_done * size * 8.0 / (double)(t - win_start);
-
-					if (g > r->bw_peak_gbps)
-						r->bw_peak_gbps = g;
-					win_done = 0;
-					win_start = t;
-				}
-			} else if (t - last_progress > STALL_NS) {
-				fprintf(stderr,
-				        "rocefw-perf: no completion for 5 s (%" PRIu64
-				        " of %" PRIu64 " done)\n",
-				        done, target);
-				exit(1);
-			}
-			if (timed && t >= deadline) {
-				uint64_t posted = 0;
-
-				for (qi = 0; qi < o->qps; qi++)
-					posted += conns[qi].posted;
-				target = posted;
-			}
-		}
-		t_end = now_ns();
+		done = bw_loop(o, &loop_driver, depth, size, iters, t_start, deadline, &t_end, r);
 	}
 	/* SEND: the receiver's last completions may trail the sender's. */
 	if (o->op == OP_SEND) {
@@ -1217,20 +1286,9 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 			check_fail("counter at the responder differs from the adds completed", qi,
 			           v);
 	}
-	r->iters = done;
-	{
-		double secs = (double)(t_end - t_start) / 1e9;
-		uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
-
-		r->bw_avg_gbps = secs > 0 ? (double)done * msg_bytes * 8.0 / 1e9 / secs : 0;
-		r->mpps = secs > 0 ? (double)done / secs / 1e6 : 0;
-		if (r->bw_peak_gbps < r->bw_avg_gbps)
-			r->bw_peak_gbps = r->bw_avg_gbps;
-		r->verified = !failed && done > 0 && r->checked_bytes == done * msg_bytes;
-	}
-	if (o->lat && done > 0)
-		lat_stats(lat, done, r);
-	free(lat);
+	run_figures(o, size, done, t_start, t_end, lat, r);
+	r->verified =
+	    !failed && done > 0 && r->checked_bytes == done * (o->op == OP_ATOMIC ? 8 : size);
 	r->bound_gbps = o->op == OP_ATOMIC ? measure_bound(conns[0].src, 1, 8, o->mtu)
 	                                   : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
 }
@@ -1726,26 +1784,24 @@ static bool wait_for_msg(const uint8_t *got, const uint8_t *want, uint32_t size,
 	}
 }
 
+static void client_poll(void)
+{
+	rfw_nic_poll(A.nic);
+}
+
+static const struct driver client_driver = {
+    .post = remote_post, .poll = client_poll, .reap = client_reap};
+
 static void client_run(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
 {
 	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
 	bool timed = o->duration_s != 0;
-	uint64_t t_start, t_end, deadline, last_progress, done = 0, target, win_start, win_done = 0;
-	uint64_t *lat = NULL, win;
-	uint32_t qi;
+	uint64_t t_start, t_end, deadline, last_progress, done = 0;
+	uint64_t *lat = lat_alloc(o, &iters);
 
-	if (o->lat) {
-		lat = malloc(sizeof(*lat) * (timed ? 1000000 : iters));
-		if (lat == NULL)
-			die("latency samples", ENOMEM);
-		if (timed)
-			iters = 1000000;
-	}
-	target = timed ? UINT64_MAX : iters * o->qps;
 	t_start = now_ns();
 	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
-	last_progress = win_start = t_start;
-	win = o->lat ? 0 : (target == UINT64_MAX ? 0 : target / 16);
+	last_progress = t_start;
 
 	if (o->lat && (o->op == OP_WRITE || o->op == OP_SEND)) {
 		/* Ping-pong on QP 0 (perftest's write_lat / send_lat): half the round trip. */
@@ -1812,95 +1868,11 @@ static void client_run(const struct opts *o, uint32_t depth, uint32_t size, stru
 		}
 		t_end = now_ns();
 	} else if (o->lat) {
-		/* READ / atomic: post -> completion on QP 0. */
-		struct conn *c = &conns[0];
-		uint64_t k;
-
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns();
-
-			if (t0 >= deadline)
-				break;
-			if (remote_post(c, 0, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
-			while (c->done == k) {
-				rfw_nic_poll(A.nic);
-				client_reap(o, depth, size, r);
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr, "rocefw-perf: no completion for 5 s\n");
-					exit(1);
-				}
-			}
-			lat[k] = now_ns() - t0;
-			done++;
-		}
-		t_end = now_ns();
+		done = lat_loop(o, &client_driver, depth, size, iters, deadline, lat, &t_end, r);
 	} else {
-		while (done < target) {
-			uint64_t t = now_ns();
-			unsigned got;
-
-			for (qi = 0; qi < o->qps; qi++) {
-				struct conn *c = &conns[qi];
-				bool any = false;
-
-				while (c->posted - c->done < depth &&
-				       (timed ? t < deadline : c->posted < iters)) {
-					if (remote_post(c, qi, o, depth, size, c->posted, t) != 0)
-						die("post_send", EINVAL);
-					c->posted++;
-					any = true;
-				}
-				if (any)
-					rfw_nic_qp_kick(A.nic, c->qa);
-			}
-			rfw_nic_poll(A.nic);
-			got = client_reap(o, depth, size, r);
-			done += got;
-			t = now_ns();
-			if (got != 0) {
-				last_progress = t;
-				win_done += got;
-				if (win != 0 && win_done >= win) {
-					double g =
-					    (double)win_done * size * 8.0 / (double)(t - win_start);
-
-					if (g > r->bw_peak_gbps)
-						r->bw_peak_gbps = g;
-					win_done = 0;
-					win_start = t;
-				}
-			} else if (t - last_progress > STALL_NS) {
-				fprintf(stderr,
-				        "rocefw-perf: no completion for 5 s (%" PRIu64
-				        " of %" PRIu64 " done)\n",
-				        done, target);
-				exit(1);
-			}
-			if (timed && t >= deadline) {
-				uint64_t posted = 0;
-
-				for (qi = 0; qi < o->qps; qi++)
-					posted += conns[qi].posted;
-				target = posted;
-			}
-		}
-		t_end = now_ns();
+		done = bw_loop(o, &client_driver, depth, size, iters, t_start, deadline, &t_end, r);
 	}
-	r->iters = done;
-	{
-		double secs = (double)(t_end - t_start) / 1e9;
-		uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
-
-		r->bw_avg_gbps = secs > 0 ? (double)done * msg_bytes * 8.0 / 1e9 / secs : 0;
-		r->mpps = secs > 0 ? (double)done / secs / 1e6 : 0;
-		if (r->bw_peak_gbps < r->bw_avg_gbps)
-			r->bw_peak_gbps = r->bw_avg_gbps;
-	}
-	if (o->lat && done > 0)
-		lat_stats(lat, done, r);
-	free(lat);
+	run_figures(o, size, done, t_start, t_end, lat, r);
 }
 
 /* ---- the server: the responder ---- */
