@@ -7,7 +7,7 @@
 #include "rfw_int.h"
 
 static const char *const counter_names[RFW_CNT__COUNT] = {
-#define RFW_CNT_NAME(name) [RFW_CNT_##name] = #name,
+#define RFW_CNT_NAME(name, mlx5, doc) [RFW_CNT_##name] = #name,
     RFW_FOREACH_COUNTER(RFW_CNT_NAME)
 #undef RFW_CNT_NAME
 };

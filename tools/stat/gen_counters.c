@@ -5,9 +5,7 @@
  * prints "table<TAB>telemetry key" lines instead, for tests that look each counter up in a
  * running process's telemetry (PFC per-priority names keep their "%u").
  *
- * The transport table carries names only (its meanings live in docs/transport.md); the side
- * table below gives them here, as a switch without default so that -Werror=switch rejects a
- * counter added to transport/rfw_counters.h without a meaning.
+ * Every table carries its meanings beside the names, so a counter cannot be added without one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,78 +22,6 @@ struct ctr {
 	const char *doc;
 	int mlx5; /* 1: the name is mlx5's; 0: rocefw's own; -1: see the meaning */
 };
-
-/* Transport counters: meaning and whether mlx5 has the name (docs/transport.md). */
-static struct ctr transport_ctr(enum rfw_counter c)
-{
-	switch (c) {
-#define T(n, m, d)                                                                                 \
-	case RFW_CNT_##n:                                                                          \
-		return (struct ctr){#n, d, m};
-		T(out_of_sequence, 1, "request packets with a PSN ahead of the expected one")
-		T(duplicate_request, 1, "request packets with a PSN behind the expected one")
-		T(rx_read_requests, 1, "READ requests executed (duplicates not counted)")
-		T(rx_write_requests, 1, "WRITE messages started (FIRST/ONLY accepted)")
-		T(rx_atomic_requests, 1, "atomics executed")
-		T(resp_local_length_error, 1, "SENDs longer than the receive WQE")
-		T(resp_cqe_error, 1, "receive completions with an error other than flush")
-		T(resp_cqe_flush_error, 1, "receive completions flushed")
-		T(resp_remote_access_errors, 1, "requests NAKed with remote access error")
-		T(rnr_nak_sent, 0, "RNR NAKs sent (no receive WQE)")
-		T(nak_seq_err_sent, 0, "PSN sequence error NAKs sent")
-		T(read_replays, 0, "duplicate READs answered again from a resource")
-		T(atomic_replays, 0, "duplicate atomics answered from the cached result")
-		T(packet_seq_err, 1, "NAK sequence error packets received")
-		T(implied_nak_seq_err, 1,
-		  "implied NAKs: acknowledgement/response beyond a missing READ/atomic response")
-		T(local_ack_timeout_err, 1, "local ACK timer expiries with requests outstanding")
-		T(rnr_nak_retry_err, 1, "RNR NAKs received")
-		T(req_remote_access_errors, 1, "remote access error NAKs received")
-		T(req_remote_invalid_request, 1, "invalid request NAKs received")
-		T(req_cqe_error, 1, "send completions with an error other than flush")
-		T(req_cqe_flush_error, 1, "send completions flushed")
-		T(retransmitted_packets, 0,
-		  "request packets sent with a PSN below the highest already sent")
-		T(retry_exceeded, 0, "QPs failed with RETRY_EXC_ERR")
-		T(rnr_retry_exceeded, 0, "QPs failed with RNR_RETRY_EXC_ERR")
-		T(duplicate_response, 0, "responses for PSNs already acknowledged (dropped)")
-		T(spurious_retransmissions, 0,
-		  "SEND/WRITE packets that arrived already received (needless retransmissions plus "
-		  "network duplicates)")
-		T(naks_sent, 0, "PSN sequence NAKs sent (gbn: as nak_seq_err_sent; sr: SACK NAKs)")
-		T(naks_received, 0,
-		  "PSN sequence NAKs received (gbn: as packet_seq_err; sr: SACK NAKs)")
-		T(rto_low_timeouts, 0, "sr: RTO_low expiries (gbn: always 0)")
-		T(rto_high_timeouts, 0, "sr: RTO_high expiries; gbn: every local ACK timeout")
-		T(ooo_accepted, 0, "sr: packets accepted out of order; gbn: 0")
-		T(inflight_bytes_hwm, 0,
-		  "high-water mark of bytes in flight (a gauge; the device value is the largest "
-		  "over the QPs)")
-		T(rx_transport_mismatch, 0,
-		  "packets refused because the peer's transport mode differs "
-		  "(docs/transport-sr.md)")
-		T(np_ecn_marked_roce_packets, 1, "CE-marked data packets received")
-		T(np_cnp_sent, 1, "CNPs sent")
-		T(rp_cnp_handled, 1, "CNPs received and handed to the reaction point")
-		T(tx_packets, 0, "packets produced")
-		T(tx_bytes, 0, "IB bytes (BTH to pad) produced")
-		T(rx_packets, 0, "packets accepted by a QP's demux")
-		T(rx_bytes, 0, "IB bytes (BTH to pad) accepted by a QP's demux")
-		T(tx_acks, 0, "ACK/NAK/atomic ACK packets sent")
-		T(rx_acks, 0, "ACK-type packets received")
-		T(rx_unknown_qp, 0, "packets for a QP number that does not exist")
-		T(rx_bad_state, 0, "packets the QP's state does not accept (RESET/INIT/ERR)")
-		T(rx_bad_opcode, 0, "non-RC (UC/UD) packets on an RC QP, or no opcode")
-		T(rx_ghost_response, 0, "responses while nothing is outstanding")
-		T(rx_bad_response, 0,
-		  "responses that do not fit the WQE (wrong type, size, PSN never sent)")
-		T(cq_overflow, 0, "completions lost to a full CQ")
-#undef T
-	case RFW_CNT__COUNT:
-		break;
-	}
-	return (struct ctr){NULL, NULL, 0};
-}
 
 /*
  * Unit from the name, as the tables name things: *_bytes / *bytes_hwm in bytes, PFC
@@ -144,7 +70,8 @@ static const struct ctr pfc_ctrs[] = {RFW_FOREACH_PFC_CTR(C2)};
 static const struct ctr pfc_prio_ctrs[] = {RFW_FOREACH_PFC_PRIO_CTR(C3)};
 static const struct ctr rp_ctrs[] = {DCQCN_RP_COUNTERS(C2)};
 static const struct ctr np_ctrs[] = {DCQCN_NP_COUNTERS(C2)};
-static struct ctr transport_ctrs[RFW_CNT__COUNT];
+#define C3T(n, m, d) {#n, d, m},
+static const struct ctr transport_ctrs[] = {RFW_FOREACH_COUNTER(C3T)};
 
 #define N(a) (unsigned)(sizeof(a) / sizeof((a)[0]))
 
@@ -291,13 +218,6 @@ int main(int argc, char **argv)
 	    (argc == 3 && strcmp(argv[1], "-o") != 0 && strcmp(argv[1], "--check") != 0) ||
 	    (argc == 2 && strcmp(argv[1], "--list") != 0))
 		usage(argv[0]);
-	for (unsigned i = 0; i < RFW_CNT__COUNT; i++) {
-		transport_ctrs[i] = transport_ctr((enum rfw_counter)i);
-		if (transport_ctrs[i].name == NULL) {
-			fprintf(stderr, "gen_counters: transport counter %u has no meaning\n", i);
-			return 1;
-		}
-	}
 	if (argc == 2) {
 		for (unsigned t = 0; t < N(tables); t++)
 			for (unsigned i = 0; i < tables[t].n; i++)
