@@ -367,6 +367,24 @@ int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms)
 	}
 }
 
+int rfw_port_peer_gone_wait(const struct rfw_port *p, unsigned timeout_ms)
+{
+	struct rte_eth_dev_info di;
+	struct rte_eth_link link;
+
+	/* Only memif's link follows its peer; elsewhere there is nothing to wait for. */
+	if (rte_eth_dev_info_get(p->port_id, &di) != 0 || di.driver_name == NULL ||
+	    strcmp(di.driver_name, "net_memif") != 0)
+		return 0;
+	for (unsigned t = 0;; t += 5) {
+		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 && !link.link_status)
+			return 0;
+		if (t >= timeout_ms)
+			return -ETIMEDOUT;
+		rte_delay_ms(5);
+	}
+}
+
 uint64_t rfw_port_ctr(const struct rfw_port *p, enum rfw_port_ctr c)
 {
 	uint64_t sum = 0;

@@ -191,6 +191,13 @@ struct rfw_port *rfw_port_get(uint16_t port_id);
  * its server's port was started (and was refused) connects again.
  */
 int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms);
+/*
+ * After the peer has closed its end: on a memif port, wait up to @timeout_ms until the
+ * disconnect has been handled (link down) by the PMD's control thread, so that closing this
+ * port does not race that thread (net_memif, DPDK 22.11, was seen to crash when both tear the
+ * regions down at once). 0 at once for ports whose link does not follow the peer; -ETIMEDOUT.
+ */
+int rfw_port_peer_gone_wait(const struct rfw_port *p, unsigned timeout_ms);
 /* Sum of a counter over a port's queues. */
 uint64_t rfw_port_ctr(const struct rfw_port *p, enum rfw_port_ctr c);
 

@@ -2340,36 +2340,35 @@ static int run_remote(const struct opts *o, uint32_t size)
 	if (o->json != NULL && write_json(o, &res, 1) != 0)
 		ok = false;
 	/*
-	 * Teardown order: the client polls a little longer (its last ACKs), then hangs up and waits
-	 * without polling; the server polls until it sees the hang-up, then hangs up too, and only
-	 * then does the client close its port. Neither polls its port once the other may be
-	 * closing its own: net_memif (DPDK 22.11) was seen to crash a receiver polling while its
-	 * peer disconnected.
+	 * Teardown order, strictly one side after the other: the client polls a little longer
+	 * (its last ACKs), then hangs up and waits without polling; the server polls until it
+	 * sees the hang-up, closes its port, and only then hangs up too; the client, seeing that,
+	 * waits until its port has noticed the peer gone (memif: the PMD's control thread has
+	 * handled the disconnect) and closes its own. Nobody polls or closes a port while the
+	 * other side may be closing its own: net_memif (DPDK 22.11) was seen to crash then.
 	 */
 	{
 		uint64_t t0 = now_ns();
+		char err[RFW_OOB_ERR_MAX];
 
 		if (is_server) {
-			char err[RFW_OOB_ERR_MAX];
-
 			while (now_ns() - t0 < STALL_NS &&
 			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
 				rfw_nic_poll(A.nic);
 		} else {
-			char err[RFW_OOB_ERR_MAX];
-
 			while (now_ns() - t0 < 20 * 1000 * 1000)
 				rfw_nic_poll(A.nic);
-			/* Hang up, then wait (not polling any more) until the server has stopped
-			 * polling and hung up too: only then close the port under it. */
 			shutdown(oob_fd, SHUT_WR);
 			t0 = now_ns();
 			while (now_ns() - t0 < STALL_NS &&
 			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
 				usleep(1000);
+			if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
+				fprintf(stderr,
+				        "rocefw-perf: client: the port did not see the server "
+				        "go within 2 s; closing anyway\n");
 		}
 	}
-	close(oob_fd);
 	for (qi = 0; qi < o->qps; qi++) {
 		rfw_nic_qp_detach(A.nic, conns[qi].qa);
 		rfw_destroy_qp(conns[qi].qa);
@@ -2379,6 +2378,7 @@ static int run_remote(const struct opts *o, uint32_t size)
 	rfw_dealloc_pd(A.pd);
 	rfw_nic_destroy(A.nic);
 	rfw_port_close(A.port);
+	close(oob_fd); /* the server's hang-up comes after its port is closed */
 	free(A.mem);
 	rte_eal_cleanup();
 	return ok ? 0 : 1;
