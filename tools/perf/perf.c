@@ -42,6 +42,9 @@
 #include "dataplane/rfw_nic.h"
 #include "dataplane/rfw_oob.h"
 #include "dataplane/rfw_port.h"
+#include "tools/perf/perf.h"
+
+const char *const op_names[4] = {"write", "read", "send", "atomic"};
 
 #define PERF_SCHEMA    "rocefw-perf/1"
 #define MAX_QPS        32
@@ -50,37 +53,6 @@
 #define ALL_SIZE_MIN   2
 #define STALL_NS       (5ull * NS_PER_S)     /* no completion for this long: fail */
 #define BOUND_MIN_NS   (20ull * 1000 * 1000) /* measure the bound for at least 20 ms */
-
-enum test_op { OP_WRITE, OP_READ, OP_SEND, OP_ATOMIC };
-static const char *const op_names[] = {"write", "read", "send", "atomic"};
-
-struct opts {
-	enum test_op op;
-	bool lat;
-	uint32_t size; /* 0: default for the test */
-	bool all;
-	uint64_t iters; /* 0: default */
-	uint32_t duration_s;
-	uint32_t qps;
-	uint32_t depth; /* 0: default */
-	uint32_t mtu;
-	const char *cc_profile;
-	uint32_t dscp;
-	uint32_t line_gbps;
-	bool gbits;
-	const char *json;
-	bool loopback;
-	const char *server;
-	bool corrupt_one;  /* test of the checker: damage one delivered byte */
-	uint32_t ce_every; /* loopback congestion point: mark every Nth ECT frame A -> B */
-	enum rfw_transport_mode transport;
-	uint8_t ack_timeout; /* IBA local ACK timeout exponent: 4.096 us * 2^N */
-	/* two-process mode */
-	uint16_t tcp_port;
-	bool has_ip;
-	uint32_t ip4; /* host byte order */
-	uint32_t oob_timeout_s;
-};
 
 static void usage(FILE *f)
 {
@@ -118,6 +90,9 @@ static void usage(FILE *f)
 	       "18515)\n"
 	       "      --oob-timeout S   wait at most S seconds for the peer (TCP, ARP), 1..3600 "
 	       "(default 30)\n"
+	       "      --perftest        the peer is an unmodified perftest (ib_write_bw, "
+	       "ib_read_bw, ib_send_bw, ib_atomic_bw): speak its TCP exchange on -p; bw "
+	       "tests; give -s, -n and -q as on the perftest side\n"
 	       "  server address        run as the client of this server (name or address); "
 	       "without it, run as the server\n");
 }
@@ -162,7 +137,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		O_TRANSPORT,
 		O_ACKTO,
 		O_IP,
-		O_OOBTO
+		O_OOBTO,
+		O_PERFTEST
 	};
 	static const struct option lo[] = {
 	    {"size", required_argument, NULL, 's'},
@@ -185,6 +161,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"ip", required_argument, NULL, O_IP},
 	    {"port", required_argument, NULL, 'p'},
 	    {"oob-timeout", required_argument, NULL, O_OOBTO},
+	    {"perftest", no_argument, NULL, O_PERFTEST},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -309,6 +286,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_OOBTO:
 			o->oob_timeout_s = (uint32_t)num_arg("--oob-timeout", optarg, 1, 3600);
 			break;
+		case O_PERFTEST:
+			o->perftest = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -349,6 +329,21 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	} else if (o->has_ip) {
 		bad("--ip is a two-process option (not with --loopback)", NULL);
 	}
+	if (o->perftest) {
+		if (o->loopback)
+			bad("--perftest is a two-process mode (not with --loopback)", NULL);
+		if (o->lat)
+			bad("--perftest runs the bw tests (ib_write_bw, ib_read_bw, ib_send_bw, "
+			    "ib_atomic_bw); lat is not supported in this mode",
+			    NULL);
+		if (o->duration_s != 0)
+			bad("--perftest counts iterations (-n), as perftest's default: not with "
+			    "--duration",
+			    NULL);
+		if (o->transport != RFW_TRANSPORT_GBN)
+			bad("--perftest: perftest's peers speak go-back-N only (--transport gbn)",
+			    NULL);
+	}
 	if (o->op == OP_ATOMIC && o->size != 0 && o->size != 8)
 		bad("atomic operations are 8 bytes: --size must be 8", NULL);
 	if (o->duration_s != 0 && o->iters != 0)
@@ -359,17 +354,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 /* ---- the loopback pair ---- */
 
-struct side {
-	struct rfw_port *port;
-	struct rfw_nic *nic;
-	struct rfw_pd *pd;
-	struct rfw_cq *cq;
-	struct rfw_mr *mr;
-	uint8_t *mem;
-	size_t mem_len;
-	uint64_t gone_cnt[RFW_CNT__COUNT]; /* counters of QPs already destroyed */
-};
-
 struct conn {
 	struct rfw_qp *qa, *qb;
 	/* Region offsets inside each side's memory for this QP. */
@@ -379,7 +363,7 @@ struct conn {
 	uint64_t last_done_ns;
 };
 
-static struct side A, B;
+struct side A, B;
 /* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to r_ab. */
 static struct rte_ring *ring_cp, *ring_ab;
 static uint32_t ce_every, ce_count;
@@ -387,7 +371,7 @@ static uint64_t ce_marked;
 static struct conn conns[MAX_QPS];
 static struct dcqcn_prof prof;
 
-static void die(const char *what, int err)
+void die(const char *what, int err)
 {
 	fprintf(stderr, "rocefw-perf: %s: %s\n", what, strerror(err < 0 ? -err : err));
 	exit(1);
@@ -420,7 +404,7 @@ static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte
 	return (uint16_t)p;
 }
 
-static void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o)
+void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o)
 {
 	struct rfw_port_conf pc = {.nb_mbufs = 8192};
 	struct rfw_identity id = {.has_ip4 = true, .ip4 = ip4};
@@ -442,7 +426,7 @@ static void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const str
 		die("PD/CQ", errno);
 }
 
-static enum rfw_mtu mtu_enum(uint32_t bytes)
+enum rfw_mtu mtu_enum(uint32_t bytes)
 {
 	enum rfw_mtu m;
 
@@ -500,7 +484,7 @@ static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, str
 		die("modify_qp RTS", rc);
 }
 
-static struct rfw_qp *make_qp(struct side *s, uint32_t depth)
+struct rfw_qp *make_qp(struct side *s, uint32_t depth)
 {
 	struct rfw_qp_init_attr ia = {0};
 	struct rfw_qp *qp;
@@ -587,7 +571,7 @@ struct result {
 	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
 };
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	return rfw_nic_clock_ns(A.nic);
 }
@@ -1452,7 +1436,7 @@ static struct rte_ether_addr peer_mac;
 static bool is_server;
 
 /* The port counters that tell why a peer is silent (for error messages). */
-static const char *port_summary(void)
+const char *port_summary(void)
 {
 	static char buf[200];
 
@@ -1520,71 +1504,100 @@ static void remote_recv(struct rfw_oob_msg *m, uint64_t timeout_ns, const char *
 	}
 }
 
-/* The peer's MAC by ARP (rfw_port_resolve), the NIC polled so replies are received. */
-static void remote_resolve(const struct opts *o)
+int peer_resolve(const uint8_t gid[16], uint64_t timeout_ns, struct rte_ether_addr *mac)
 {
 	uint64_t t0 = now_ns();
 	int rc;
 
 	for (;;) {
-		rc = rfw_port_resolve(A.port->q[0], peer_conn.gid, rte_rdtsc(), &peer_mac);
+		rc = rfw_port_resolve(A.port->q[0], gid, rte_rdtsc(), mac);
 		if (rc == 0)
-			return;
+			return 0;
 		if (rc != -EAGAIN && rc != -EHOSTUNREACH)
-			remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
-		if (now_ns() - t0 > (uint64_t)o->oob_timeout_s * NS_PER_S)
-			remote_abort("no ARP reply from %u.%u.%u.%u in %u s (%s)",
-			             peer_conn.ip4 >> 24, (peer_conn.ip4 >> 16) & 0xff,
-			             (peer_conn.ip4 >> 8) & 0xff, peer_conn.ip4 & 0xff,
-			             o->oob_timeout_s, port_summary());
+			return rc;
+		if (now_ns() - t0 > timeout_ns)
+			return -ETIMEDOUT;
 		rfw_nic_poll(A.nic);
 	}
 }
 
-/* INIT -> RTR -> RTS toward the peer's QP @qi (transport mode set with RTR). */
-static void remote_qp_connect(struct rfw_qp *qp, uint32_t qi, const struct opts *o)
+/* The peer's MAC by ARP, or refuse (the peer is told). */
+static void remote_resolve(const struct opts *o)
+{
+	int rc = peer_resolve(peer_conn.gid, (uint64_t)o->oob_timeout_s * NS_PER_S, &peer_mac);
+
+	if (rc == -ETIMEDOUT)
+		remote_abort("no ARP reply from %u.%u.%u.%u in %u s (%s)", peer_conn.ip4 >> 24,
+		             (peer_conn.ip4 >> 16) & 0xff, (peer_conn.ip4 >> 8) & 0xff,
+		             peer_conn.ip4 & 0xff, o->oob_timeout_s, port_summary());
+	if (rc != 0)
+		remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
+}
+
+int qp_to_peer(struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
+               const char **stage)
 {
 	struct rfw_qp_attr a = {0};
 	struct rfw_nic_path path = {0};
 	int rc;
 
-	path.dst_mac = peer_mac;
-	memcpy(path.dst_ip, peer_conn.gid, 16);
+	path.dst_mac = pp->mac;
+	memcpy(path.dst_ip, pp->gid, 16);
+	*stage = "rfw_nic_qp_attach";
 	rc = rfw_nic_qp_attach(A.nic, qp, &path);
 	if (rc != 0)
-		remote_abort("rfw_nic_qp_attach: %s", strerror(-rc));
+		return rc;
 	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, peer_conn.gid, 16);
+	memcpy(a.ah_attr.dgid, pp->gid, 16);
 	memcpy(a.ah_attr.sgid, rfw_nic_gid(A.nic), 16);
-	a.path_mtu = mtu_enum(o->mtu);
-	a.dest_qp_num = peer_conn.qp[qi].qpn;
-	a.rq_psn = peer_conn.qp[qi].psn;
-	a.max_dest_rd_atomic = RFW_MAX_RD_ATOMIC;
-	a.min_rnr_timer = 1;
+	a.path_mtu = mtu_enum(pp->mtu);
+	a.dest_qp_num = pp->qpn;
+	a.rq_psn = pp->rq_psn;
+	a.max_dest_rd_atomic = pp->max_dest_rd_atomic;
+	a.min_rnr_timer = pp->min_rnr_timer;
 	a.transport_mode = o->transport;
+	*stage = "rfw_modify_qp(RTR)";
 	rc = rfw_modify_qp(qp, &a,
 	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
 	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER |
 	                       RFW_QP_TRANSPORT_MODE);
-	if (rc != 0) {
+	if (rc != 0)
+		return rc;
+	a.qp_state = RFW_QPS_RTS;
+	a.sq_psn = pp->sq_psn;
+	a.timeout = o->ack_timeout;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = pp->max_rd_atomic;
+	*stage = "rfw_modify_qp(RTS)";
+	return rfw_modify_qp(qp, &a,
+	                     RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
+	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* INIT -> RTR -> RTS toward the peer's QP @qi (transport mode set with RTR). */
+static void remote_qp_connect(struct rfw_qp *qp, uint32_t qi, const struct opts *o)
+{
+	struct peer_path pp = {.mac = peer_mac,
+	                       .mtu = o->mtu,
+	                       .qpn = peer_conn.qp[qi].qpn,
+	                       .rq_psn = peer_conn.qp[qi].psn,
+	                       .sq_psn = my_conn.qp[qi].psn,
+	                       .max_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                       .min_rnr_timer = 1};
+	const char *stage;
+	int rc;
+
+	memcpy(pp.gid, peer_conn.gid, 16);
+	rc = qp_to_peer(qp, &pp, o, &stage);
+	if (rc != 0)
 		remote_abort(
-		    "rfw_modify_qp(RTR, transport %s) on this side: %s%s",
+		    "%s (transport %s) on this side: %s%s", stage,
 		    rfw_oob_transport_name((enum rfw_oob_transport)o->transport), strerror(-rc),
 		    rc == -EOPNOTSUPP && o->transport != RFW_TRANSPORT_GBN
 		        ? " (selective repeat is not implemented by this build's transport)"
 		        : "");
-	}
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = my_conn.qp[qi].psn;
-	a.timeout = o->ack_timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = RFW_MAX_RD_ATOMIC;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                       RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
-	if (rc != 0)
-		remote_abort("rfw_modify_qp(RTS): %s", strerror(-rc));
 }
 
 static int conn_index(uint32_t qpn, uint32_t qps)
@@ -2055,11 +2068,9 @@ static void server_run(const struct opts *o, uint32_t depth, uint32_t size, stru
 }
 
 /* Set up this process's port, NIC and memory; returns the tx depth. */
-static uint32_t remote_setup(const struct opts *o, uint32_t size)
+void open_port(const struct opts *o)
 {
 	uint16_t pid = RTE_MAX_ETHPORTS, p;
-	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128), qi;
-	size_t per_qp, off = 0;
 
 	RTE_ETH_FOREACH_DEV(p)
 	{
@@ -2077,6 +2088,14 @@ static uint32_t remote_setup(const struct opts *o, uint32_t size)
 		        A.port->name, o->oob_timeout_s);
 		exit(1);
 	}
+}
+
+static uint32_t remote_setup(const struct opts *o, uint32_t size)
+{
+	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128), qi;
+	size_t per_qp, off = 0;
+
+	open_port(o);
 	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
 		depth = SLOT_BYTES_MAX / size ? SLOT_BYTES_MAX / size : 1;
 	/* Per QP: the pattern area (2 x depth slots) and the receive area (2 x depth slots). */
@@ -2432,7 +2451,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		return 1;
 	if (!o.loopback)
-		return run_remote(&o, sizes[0]);
+		return o.perftest ? perftest_run(&o, sizes[0]) : run_remote(&o, sizes[0]);
 	r_ab =
 	    rte_ring_create("perf_ab", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	r_ba =

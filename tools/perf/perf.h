@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-perf's pieces shared between its native modes (perf.c) and the perftest-compatible
+ * mode (perftest_mode.c). Internal to the rocefw-perf executable.
+ */
+#ifndef RFW_TOOLS_PERF_H
+#define RFW_TOOLS_PERF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane/rfw_nic.h"
+#include "dataplane/rfw_port.h"
+
+enum test_op { OP_WRITE, OP_READ, OP_SEND, OP_ATOMIC };
+extern const char *const op_names[4]; /* "write", "read", "send", "atomic" */
+
+struct opts {
+	enum test_op op;
+	bool lat;
+	uint32_t size; /* 0: default for the test */
+	bool all;
+	uint64_t iters; /* 0: default */
+	uint32_t duration_s;
+	uint32_t qps;
+	uint32_t depth; /* 0: default */
+	uint32_t mtu;
+	const char *cc_profile;
+	uint32_t dscp;
+	uint32_t line_gbps;
+	bool gbits;
+	const char *json;
+	bool loopback;
+	const char *server;
+	bool corrupt_one;  /* test of the checker: damage one delivered byte */
+	uint32_t ce_every; /* loopback congestion point: mark every Nth ECT frame A -> B */
+	enum rfw_transport_mode transport;
+	uint8_t ack_timeout; /* IBA local ACK timeout exponent: 4.096 us * 2^N */
+	/* two-process mode */
+	uint16_t tcp_port;
+	bool has_ip;
+	uint32_t ip4; /* host byte order */
+	uint32_t oob_timeout_s;
+	bool perftest; /* --perftest: the peer is an unmodified perftest (perftest_mode.c) */
+};
+
+struct side {
+	struct rfw_port *port;
+	struct rfw_nic *nic;
+	struct rfw_pd *pd;
+	struct rfw_cq *cq;
+	struct rfw_mr *mr;
+	uint8_t *mem;
+	size_t mem_len;
+	uint64_t gone_cnt[RFW_CNT__COUNT]; /* counters of QPs already destroyed */
+};
+
+/* This process's NIC (two-process modes use A only). */
+extern struct side A;
+
+/* Print "rocefw-perf: WHAT: strerror" and exit 1. */
+void die(const char *what, int err) __attribute__((noreturn));
+uint64_t now_ns(void);
+/* Port, NIC, PD and CQ of one side on DPDK port @port_id with IPv4 address @ip4. */
+void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o);
+enum rfw_mtu mtu_enum(uint32_t bytes);
+/* An RC QP on @s's PD and CQ, @depth send WRs, 2 x @depth receive WRs, all signaled. */
+struct rfw_qp *make_qp(struct side *s, uint32_t depth);
+
+/* A on the first DPDK port, link up (or exit 1 naming the problem). */
+void open_port(const struct opts *o);
+/* The NIC's port counters that tell why a peer is silent (for error messages). */
+const char *port_summary(void);
+/* The MAC of @gid (IPv4-mapped) by ARP on A's port, the NIC polled meanwhile; 0, -ETIMEDOUT. */
+int peer_resolve(const uint8_t gid[16], uint64_t timeout_ns, struct rte_ether_addr *mac);
+
+/* Where and how a QP of A connects to its peer QP. */
+struct peer_path {
+	uint8_t gid[16];
+	struct rte_ether_addr mac;
+	uint32_t mtu; /* path MTU, bytes */
+	uint32_t qpn, rq_psn, sq_psn;
+	uint8_t max_rd_atomic, max_dest_rd_atomic, min_rnr_timer;
+};
+/* Attach @qp (in INIT) to A's NIC toward @pp and take it to RTR and RTS (timeout, retries and
+ * transport mode from @o). 0, or a negative errno with *@stage naming the step that failed. */
+int qp_to_peer(struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
+               const char **stage);
+
+/* --perftest: speak perftest 4.5's exchange to an unmodified perftest peer (docs/perf.md). */
+int perftest_run(const struct opts *o, uint32_t size);
+
+#endif

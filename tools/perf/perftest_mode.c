@@ -1,0 +1,866 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-perf --perftest: the bw tests against an unmodified perftest peer (ib_write_bw,
+ * ib_read_bw, ib_send_bw, ib_atomic_bw of perftest 4.5, Ethernet mode without rdma_cm), in
+ * either role. This side speaks perftest's TCP exchange (docs/interop.md "perftest's
+ * exchange"; the keys record is interop/perftest_oob.[ch]) and addresses the peer's memory
+ * the way perftest does (message k at slot k mod n of a cycle buffer), so perftest needs no
+ * change and no option it would not need against another perftest.
+ *
+ * What can be checked here, beside the transport's own completion statuses:
+ *   READ (this side the client): every message compared byte for byte with the first copy
+ *     read from the same remote slot (perftest's buffer does not change during the run);
+ *   SEND (this side the server): every received message's length, and its bytes compared
+ *     with the first message sent from the same source slot of the client;
+ *   atomic (this side the server): the values left in memory add up to the atomics executed
+ *     (fetch-and-add of 1, perftest's default) or stay zero (compare-and-swap 0 -> 0);
+ *   atomic (this side the client): the values fetched from one slot count up by one;
+ *   WRITE into this side, and anything this side sends: perftest's data is random and its
+ *     side checks nothing, so only the capture can tell (interop/run checks every pcap).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_random.h>
+
+#include "dataplane/rfw_oob.h"
+#include "interop/perftest_oob.h"
+#include "tools/perf/perf.h"
+
+/*
+ * The version this side announces: perftest 4.5-0.17 calls itself 6.06. It decides the peer's
+ * framing (sys data from 5.32, a 2-byte MTU from 5.31, 8-byte iterations from 5.33) and
+ * perftest refuses peers below 5.70; this side speaks exactly that dialect.
+ */
+#define PT_VERSION        "6.06"
+#define PT_PEER_MIN_MAJOR 5
+#define PT_PEER_MIN_MINOR 70
+#define PT_CYCLE_BUFFER   4096u /* perftest's default: the page size */
+#define PT_CACHE_LINE     64u
+#define PT_RX_DEPTH       512u /* receives posted by a SEND server (perftest's --rx-depth) */
+#define PT_MAX_QPS        32u
+#define PT_AREA_MAX       (16u << 20) /* per QP landing / receive area: depth is cut to fit */
+#define PT_STALL_NS       (5ull * NS_PER_S)
+#define PT_MIN_RNR_TIMER  12 /* as perftest sets it (MIN_RNR_TIMER) */
+
+struct pt_qp {
+	struct rfw_qp *qp;
+	struct rfw_pt_dest my, rem;
+	uint8_t *src;    /* nslots source slots (WRITE / SEND data), this side's client */
+	uint8_t *remote; /* what the peer addresses: my.vaddr (cycle buffer) */
+	uint8_t *land;   /* depth (client READ/atomic) or rx slots (server SEND) */
+	uint8_t *ref;    /* checker: the first copy of each source slot */
+	uint8_t *ref_set;
+	uint64_t *fetched; /* client atomics: the last value fetched per slot */
+	uint64_t posted, done;
+};
+
+static struct {
+	int fd;
+	bool client;
+	enum test_op op;
+	char rem_ver[RFW_PT_VERSION_LEN];
+	uint32_t cycle_buffer, cache_line, mtu;
+	uint32_t size, inc, nslots, depth, rx_slots;
+	uint64_t iters;
+	uint32_t nq;
+	struct pt_qp q[PT_MAX_QPS];
+	uint64_t checked_bytes, checked_msgs;
+	bool failed;
+	char first_err[200];
+} pt = {.fd = -1};
+
+static const char *const pt_tool[] = {"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"};
+
+static void pt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void pt_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rocefw-perf: perftest %s: ", pt.client ? "client" : "server");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void pt_check_fail(const char *what, uint32_t qi, uint64_t k)
+{
+	if (!pt.failed)
+		snprintf(pt.first_err, sizeof(pt.first_err), "%s (QP %u, message %" PRIu64 ")",
+		         what, qi, k);
+	pt.failed = true;
+}
+
+/* ---- perftest's TCP exchange: fixed-size raw records, client writes first ---- */
+
+static void pt_write(const void *buf, size_t n, const char *what)
+{
+	const uint8_t *p = buf;
+
+	while (n > 0) {
+		ssize_t w = send(pt.fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			pt_die("sending %s to the perftest peer: %s", what,
+			       w < 0 ? strerror(errno) : "connection closed");
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Read exactly @n bytes, polling the NIC meanwhile (the peer's requests keep arriving). */
+static void pt_read(void *buf, size_t n, const char *what, uint64_t timeout_ns)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+	uint64_t t0 = now_ns();
+
+	while (got < n) {
+		ssize_t r = recv(pt.fd, p + got, n - got, MSG_DONTWAIT);
+
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			pt_die("the perftest peer closed the connection while this side waited for "
+			       "%s (%zu of %zu bytes)",
+			       what, got, n);
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			pt_die("reading %s from the perftest peer: %s", what, strerror(errno));
+		rfw_nic_poll(A.nic);
+		if (timeout_ns != 0 && now_ns() - t0 > timeout_ns)
+			pt_die("no %s from the perftest peer in %.0f s (%zu of %zu bytes; %s)",
+			       what, (double)timeout_ns / 1e9, got, n, port_summary());
+	}
+}
+
+/* perftest's ctx_xchg_data: the client writes then reads, the server reads then writes. */
+static void pt_xchg(const void *mine, void *theirs, size_t n, const char *what, uint64_t timeout_ns)
+{
+	if (pt.client) {
+		pt_write(mine, n, what);
+		pt_read(theirs, n, what, timeout_ns);
+	} else {
+		pt_read(theirs, n, what, timeout_ns);
+		pt_write(mine, n, what);
+	}
+}
+
+/* perftest's ctx_hand_shake for QP @qi: the keys record both ways. The first round carries
+ * the peer's QP; later rounds are barriers (the same records again), checked all the same. */
+static void pt_hand_shake(uint32_t qi, const char *what, uint64_t timeout_ns)
+{
+	uint8_t mine[RFW_PT_KEYS_GID_LEN], theirs[RFW_PT_KEYS_GID_LEN];
+	struct rfw_pt_dest d;
+	char err[128];
+
+	if (rfw_pt_keys_encode(&pt.q[qi].my, mine, sizeof(mine)) != RFW_PT_KEYS_GID_LEN)
+		pt_die("encoding this side's keys record failed");
+	pt_xchg(mine, theirs, sizeof(theirs), what, timeout_ns);
+	if (rfw_pt_keys_decode(theirs, sizeof(theirs), &d, err, sizeof(err)) != 0)
+		pt_die("bad keys record from the perftest peer (%s): %s", what, err);
+	pt.q[qi].rem = d;
+}
+
+/* The bw report exchange (xchg_bw_reports): size, iterations, peak, average, message rate,
+ * each a separate exchange, big-endian; iterations 8 bytes from peer version 5.33, else 4. */
+struct pt_report {
+	uint64_t size, iters;
+	double bw_peak, bw_avg, msg_rate;
+};
+
+static uint64_t be_double(double d)
+{
+	uint64_t u;
+
+	memcpy(&u, &d, 8);
+	return rte_cpu_to_be_64(u);
+}
+
+static double from_be_double(uint64_t be)
+{
+	uint64_t u = rte_be_to_cpu_64(be);
+	double d;
+
+	memcpy(&d, &u, 8);
+	return d;
+}
+
+static void pt_reports(const struct pt_report *mine, struct pt_report *theirs, uint64_t tmo)
+{
+	uint64_t m, t = 0;
+	bool iters64 = rfw_pt_version_at_least(pt.rem_ver, 5, 33);
+
+	m = rte_cpu_to_be_64(mine->size);
+	pt_xchg(&m, &t, 8, "the report's size", tmo);
+	theirs->size = rte_be_to_cpu_64(t);
+	if (iters64) {
+		m = rte_cpu_to_be_64(mine->iters);
+		pt_xchg(&m, &t, 8, "the report's iterations", tmo);
+		theirs->iters = rte_be_to_cpu_64(t);
+	} else {
+		uint32_t m4 = rte_cpu_to_be_32((uint32_t)mine->iters), t4 = 0;
+
+		pt_xchg(&m4, &t4, 4, "the report's iterations", tmo);
+		theirs->iters = rte_be_to_cpu_32(t4);
+	}
+	m = be_double(mine->bw_peak);
+	pt_xchg(&m, &t, 8, "the report's peak bandwidth", tmo);
+	theirs->bw_peak = from_be_double(t);
+	m = be_double(mine->bw_avg);
+	pt_xchg(&m, &t, 8, "the report's average bandwidth", tmo);
+	theirs->bw_avg = from_be_double(t);
+	m = be_double(mine->msg_rate);
+	pt_xchg(&m, &t, 8, "the report's message rate", tmo);
+	theirs->msg_rate = from_be_double(t);
+}
+
+/* ---- setup ---- */
+
+static uint32_t round_up(uint32_t v, uint32_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* Largest path MTU the port carries: IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ICRC 4 bytes. */
+static uint32_t port_path_mtu(void)
+{
+	uint32_t m = 4096;
+
+	while (m > 256 && m + 60u > A.port->mtu)
+		m /= 2;
+	return m;
+}
+
+static bool gid_v4mapped(const uint8_t g[16])
+{
+	static const uint8_t pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return memcmp(g, pfx, 12) == 0;
+}
+
+static void fill_random(uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t r = rte_rand();
+
+		memcpy(p + i, &r, n - i < 8 ? n - i : 8);
+	}
+}
+
+static void pt_connect_tcp(const struct opts *o)
+{
+	if (pt.client) {
+		pt.fd = rfw_oob_connect(o->server, o->tcp_port, o->oob_timeout_s * 1000);
+		if (pt.fd < 0)
+			pt_die("cannot connect to %s port %u: %s", o->server, o->tcp_port,
+			       strerror(-pt.fd));
+		return;
+	}
+	int lfd = rfw_oob_listen(o->tcp_port);
+
+	if (lfd < 0)
+		pt_die("cannot listen on TCP port %u: %s", o->tcp_port, strerror(-lfd));
+	printf("rocefw-perf: perftest server waiting for %s on TCP port %u\n", pt_tool[pt.op],
+	       o->tcp_port);
+	fflush(stdout);
+	/* No timeout, as perftest's server; the NIC answers ARP meanwhile. */
+	while ((pt.fd = rfw_oob_accept(lfd)) == -EAGAIN) {
+		rfw_nic_poll(A.nic);
+		usleep(100);
+	}
+	close(lfd);
+	if (pt.fd < 0)
+		pt_die("accept: %s", strerror(-pt.fd));
+}
+
+/* Versions, system data (cycle buffer, cache line: both take the larger), path MTU (both
+ * take the smaller): exchange_versions, check_sys_data, check_mtu. */
+static void pt_negotiate(const struct opts *o, uint64_t tmo)
+{
+	char mine[RFW_PT_VERSION_LEN] = PT_VERSION, mtu_s[4] = {0}, rem_mtu_s[5] = {0};
+	uint32_t cb = rte_cpu_to_be_32(PT_CYCLE_BUFFER), cl = rte_cpu_to_be_32(PT_CACHE_LINE);
+	uint32_t rcb = 0, rcl = 0;
+	long rem_mtu;
+	size_t mlen;
+	int mine_mtu;
+
+	pt_xchg(mine, pt.rem_ver, sizeof(mine), "the version", tmo);
+	pt.rem_ver[RFW_PT_VERSION_LEN - 1] = '\0';
+	if (!rfw_pt_version_at_least(pt.rem_ver, PT_PEER_MIN_MAJOR, PT_PEER_MIN_MINOR))
+		pt_die("the peer announces version '%s': this mode speaks the exchange of perftest "
+		       ">= %d.%d (perftest 4.5-0.17 announces 6.06)",
+		       pt.rem_ver, PT_PEER_MIN_MAJOR, PT_PEER_MIN_MINOR);
+	pt_xchg(&cb, &rcb, 4, "the cycle buffer size", tmo);
+	pt_xchg(&cl, &rcl, 4, "the cache line size", tmo);
+	rcb = rte_be_to_cpu_32(rcb);
+	rcl = rte_be_to_cpu_32(rcl);
+	if (rcb == 0 || rcb > (64u << 20) || rcl == 0 || rcl > 4096 || (rcl & (rcl - 1)))
+		pt_die("the peer's cycle buffer %u / cache line %u bytes are out of range", rcb,
+		       rcl);
+	pt.cycle_buffer = rcb > PT_CYCLE_BUFFER ? rcb : PT_CYCLE_BUFFER;
+	pt.cache_line = rcl > PT_CACHE_LINE ? rcl : PT_CACHE_LINE;
+
+	pt.mtu = o->mtu < port_path_mtu() ? o->mtu : port_path_mtu();
+	mine_mtu = (int)mtu_enum(pt.mtu);
+	snprintf(mtu_s, sizeof(mtu_s), "%d", mine_mtu);
+	mlen = rfw_pt_mtu_len(pt.rem_ver);
+	pt_xchg(mtu_s, rem_mtu_s, mlen, "the path MTU", tmo);
+	rem_mtu = strtol(rem_mtu_s, NULL, 10);
+	if (rem_mtu >= RFW_MTU_256 && rem_mtu <= RFW_MTU_4096 && rem_mtu < mine_mtu)
+		pt.mtu = rfw_mtu_to_bytes((enum rfw_mtu)rem_mtu);
+}
+
+/* Memory per QP: the cycle buffer the peer addresses, the source slots, the landing or
+ * receive area and the checker's reference copies; one MR over all of it. */
+static void pt_memory(void)
+{
+	uint32_t half =
+	    round_up(pt.size > pt.cycle_buffer ? pt.size : pt.cycle_buffer, pt.cache_line);
+	size_t area, per_qp, off = 0;
+	uint32_t qi;
+
+	pt.inc = pt.size > pt.cache_line ? round_up(pt.size, pt.cache_line) : pt.cache_line;
+	pt.nslots = pt.size <= pt.cycle_buffer / 2 ? pt.cycle_buffer / pt.inc : 1;
+	if ((uint64_t)pt.depth * pt.size > PT_AREA_MAX)
+		pt.depth = PT_AREA_MAX / pt.size ? PT_AREA_MAX / pt.size : 1;
+	pt.rx_slots = PT_RX_DEPTH;
+	if ((uint64_t)pt.rx_slots * pt.size > PT_AREA_MAX)
+		pt.rx_slots = PT_AREA_MAX / pt.size > 2 ? PT_AREA_MAX / pt.size : 2;
+	area = (size_t)(pt.depth > pt.rx_slots ? pt.depth : pt.rx_slots) * pt.size;
+	per_qp = round_up((uint32_t)(3 * (size_t)half + area + pt.nslots), 4096);
+	A.mem_len = (size_t)pt.nq * per_qp;
+	A.mem = aligned_alloc(4096, A.mem_len);
+	if (A.mem == NULL)
+		die("memory", ENOMEM);
+	memset(A.mem, 0, A.mem_len);
+	for (qi = 0; qi < pt.nq; qi++, off += per_qp) {
+		struct pt_qp *q = &pt.q[qi];
+
+		q->src = A.mem + off;
+		q->remote = q->src + half;
+		q->ref = q->remote + half;
+		q->land = q->ref + half;
+		q->ref_set = q->land + area;
+		fill_random(q->src, half);
+		/* Atomics land on zeroes (the server's sum check); READs read random bytes. */
+		if (pt.op != OP_ATOMIC)
+			fill_random(q->remote, half);
+		if (pt.op == OP_ATOMIC && pt.client) {
+			q->fetched = calloc(pt.nslots, sizeof(uint64_t));
+			if (q->fetched == NULL)
+				die("memory", ENOMEM);
+		}
+	}
+	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len,
+	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+	if (A.mr == NULL)
+		die("rfw_reg_mr", errno);
+}
+
+static void pt_qps(void)
+{
+	uint32_t qi, need = pt.depth > pt.rx_slots / 2 ? pt.depth : pt.rx_slots / 2;
+
+	for (qi = 0; qi < pt.nq; qi++) {
+		struct pt_qp *q = &pt.q[qi];
+		struct rfw_qp_attr a = {0};
+		int rc;
+
+		q->qp = make_qp(&A, need);
+		a.qp_state = RFW_QPS_INIT;
+		a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+		                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
+		rc = rfw_modify_qp(q->qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+		if (rc != 0)
+			die("modify_qp INIT", rc);
+		/* perftest's pingpong_dest: LID 0 on RoCE, random 24-bit PSN, the buffer the
+		 * peer addresses, this side's RoCEv2 GID (IPv4-mapped), no SRQ. */
+		q->my = (struct rfw_pt_dest){.lid = 0,
+		                             .out_reads = RFW_MAX_RD_ATOMIC,
+		                             .qpn = rfw_qp_num(q->qp),
+		                             .psn = (uint32_t)rte_rand() & 0xffffff,
+		                             .rkey = rfw_mr_rkey(A.mr),
+		                             .vaddr = (uint64_t)(uintptr_t)q->remote,
+		                             .has_gid = true,
+		                             .srqn = 0};
+		memcpy(q->my.gid, rfw_nic_gid(A.nic), 16);
+	}
+}
+
+static void pt_qps_connect(const struct opts *o)
+{
+	struct rte_ether_addr mac;
+	const uint8_t *g = pt.q[0].rem.gid;
+	uint32_t qi;
+	int rc;
+
+	for (qi = 0; qi < pt.nq; qi++)
+		if (!gid_v4mapped(pt.q[qi].rem.gid) || memcmp(pt.q[qi].rem.gid, g, 16) != 0)
+			pt_die(
+			    "the peer's GID of QP %u is not one IPv4-mapped address: this mode is "
+			    "RoCEv2 over IPv4 (give perftest the IPv4 GID index with -x)",
+			    qi);
+	rc = peer_resolve(g, (uint64_t)o->oob_timeout_s * NS_PER_S, &mac);
+	if (rc != 0)
+		pt_die("no ARP reply from %u.%u.%u.%u: %s (%s)", g[12], g[13], g[14], g[15],
+		       strerror(-rc), port_summary());
+	for (qi = 0; qi < pt.nq; qi++) {
+		struct pt_qp *q = &pt.q[qi];
+		struct peer_path pp = {.mac = mac,
+		                       .mtu = pt.mtu,
+		                       .qpn = q->rem.qpn,
+		                       .rq_psn = q->rem.psn,
+		                       .sq_psn = q->my.psn,
+		                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+		                       .min_rnr_timer = PT_MIN_RNR_TIMER};
+		const char *stage;
+
+		/* perftest: max_rd_atomic = the responder's out_reads (IBA 9.5: never more
+		 * outstanding READs/atomics than the responder takes). */
+		pp.max_rd_atomic =
+		    (uint8_t)(q->rem.out_reads == 0                  ? 1
+		              : q->rem.out_reads < RFW_MAX_RD_ATOMIC ? q->rem.out_reads
+		                                                     : RFW_MAX_RD_ATOMIC);
+		memcpy(pp.gid, q->rem.gid, 16);
+		rc = qp_to_peer(q->qp, &pp, o, &stage);
+		if (rc != 0)
+			pt_die("QP %u: %s: %s", qi, stage, strerror(-rc));
+	}
+}
+
+/* ---- the run ---- */
+
+static uint64_t slot_off(uint64_t k)
+{
+	return (k % pt.nslots) * (uint64_t)pt.inc;
+}
+
+static int pt_post(struct pt_qp *q, uint64_t k)
+{
+	struct rfw_sge sge = {0, pt.size, rfw_mr_lkey(A.mr)};
+	struct rfw_send_wr wr = {0}, *bad;
+	uint8_t *land = q->land + (k % pt.depth) * (uint64_t)pt.size;
+
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	switch (pt.op) {
+	case OP_WRITE:
+		sge.addr = (uint64_t)(uintptr_t)(q->src + slot_off(k));
+		wr.opcode = RFW_WR_RDMA_WRITE;
+		wr.wr.rdma.remote_addr = q->rem.vaddr + slot_off(k);
+		wr.wr.rdma.rkey = q->rem.rkey;
+		break;
+	case OP_READ:
+		sge.addr = (uint64_t)(uintptr_t)land;
+		wr.opcode = RFW_WR_RDMA_READ;
+		wr.wr.rdma.remote_addr = q->rem.vaddr + slot_off(k);
+		wr.wr.rdma.rkey = q->rem.rkey;
+		break;
+	case OP_SEND:
+		sge.addr = (uint64_t)(uintptr_t)(q->src + slot_off(k));
+		wr.opcode = RFW_WR_SEND;
+		break;
+	case OP_ATOMIC:
+		sge.addr = (uint64_t)(uintptr_t)(q->land + (k % pt.depth) * 8);
+		sge.length = 8;
+		wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
+		wr.wr.atomic.remote_addr = q->rem.vaddr + slot_off(k);
+		wr.wr.atomic.compare_add = 1; /* perftest's ATOMIC_ADD_VALUE */
+		wr.wr.atomic.rkey = q->rem.rkey;
+		break;
+	}
+	return rfw_post_send(q->qp, &wr, &bad, now_ns());
+}
+
+/* Compare @got with the first copy of source slot @slot (taking that copy if it is the first). */
+static void pt_compare(struct pt_qp *q, uint64_t slot, const uint8_t *got, uint32_t qi, uint64_t k)
+{
+	uint8_t *ref = q->ref + slot * pt.inc;
+
+	if (!q->ref_set[slot]) {
+		memcpy(ref, got, pt.size);
+		q->ref_set[slot] = 1;
+		return;
+	}
+	if (memcmp(ref, got, pt.size) != 0) {
+		pt_check_fail("data differs from the first copy of the same source slot", qi, k);
+		return;
+	}
+	pt.checked_bytes += pt.size;
+	pt.checked_msgs++;
+}
+
+static int qp_index(uint32_t qpn)
+{
+	for (uint32_t i = 0; i < pt.nq; i++)
+		if (rfw_qp_num(pt.q[i].qp) == qpn)
+			return (int)i;
+	return -1;
+}
+
+/* The requester's loop: iters messages per QP, depth outstanding, every completion checked. */
+static void pt_client_run(double *secs)
+{
+	uint64_t total = pt.iters * pt.nq, done = 0, t0 = now_ns(), last = t0;
+	struct rfw_wc wc[32];
+
+	while (done < total) {
+		for (uint32_t qi = 0; qi < pt.nq; qi++) {
+			struct pt_qp *q = &pt.q[qi];
+
+			bool any = false;
+
+			while (q->posted < pt.iters && q->posted - q->done < pt.depth) {
+				int rc = pt_post(q, q->posted);
+
+				if (rc == ENOMEM)
+					break;
+				if (rc != 0)
+					pt_die("post_send on QP %u: %s", qi, strerror(rc));
+				q->posted++;
+				any = true;
+			}
+			/* The doorbell: the NIC schedules the QP's new WQEs. */
+			if (any)
+				rfw_nic_qp_kick(A.nic, q->qp);
+		}
+		rfw_nic_poll(A.nic);
+		int n = rfw_poll_cq(A.cq, 32, wc);
+
+		for (int i = 0; i < n; i++) {
+			int qi = qp_index(wc[i].qp_num);
+			struct pt_qp *q;
+			uint64_t k = wc[i].wr_id;
+
+			if (qi < 0)
+				pt_die("a completion for unknown QP 0x%06x", wc[i].qp_num);
+			q = &pt.q[qi];
+			if (wc[i].status != RFW_WC_SUCCESS)
+				pt_die("QP %d message %" PRIu64 " completed with %s", qi, k,
+				       rfw_wc_status_str(wc[i].status));
+			if (k != q->done)
+				pt_check_fail("completion out of order", (uint32_t)qi, k);
+			if (pt.op == OP_READ)
+				pt_compare(q, k % pt.nslots,
+				           q->land + (k % pt.depth) * (uint64_t)pt.size,
+				           (uint32_t)qi, k);
+			else if (pt.op == OP_ATOMIC) {
+				uint64_t v, s = k % pt.nslots;
+
+				memcpy(&v, q->land + (k % pt.depth) * 8, 8);
+				if (q->ref_set[s] && v != q->fetched[s] + 1)
+					pt_check_fail(
+					    "fetch-and-add returned a value that is not the "
+					    "previous one plus 1",
+					    (uint32_t)qi, k);
+				else if (q->ref_set[s]) {
+					pt.checked_bytes += 8;
+					pt.checked_msgs++;
+				}
+				q->ref_set[s] = 1;
+				q->fetched[s] = v;
+			}
+			q->done++;
+			done++;
+			last = now_ns();
+		}
+		if (now_ns() - last > PT_STALL_NS)
+			pt_die("no completion for %.0f s (%" PRIu64 " of %" PRIu64 " done; %s)",
+			       (double)PT_STALL_NS / 1e9, done, total, port_summary());
+	}
+	*secs = (double)(last - t0) / 1e9;
+}
+
+static void pt_post_recv(struct pt_qp *q, uint32_t qi, uint64_t slot)
+{
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)(q->land + slot * pt.size), pt.size,
+	                      rfw_mr_lkey(A.mr)};
+	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
+	int rc = rfw_post_recv(q->qp, &wr, &bad, now_ns());
+
+	if (rc != 0)
+		pt_die("post_recv on QP %u: %s", qi, strerror(rc));
+}
+
+/* SEND responder: iters receives per QP, each checked, its WQE posted again. */
+static void pt_server_recv(double *secs)
+{
+	uint64_t total = pt.iters * pt.nq, done = 0, t0 = 0, last = now_ns();
+	struct rfw_wc wc[32];
+
+	while (done < total) {
+		rfw_nic_poll(A.nic);
+		int n = rfw_poll_cq(A.cq, 32, wc);
+
+		for (int i = 0; i < n; i++) {
+			int qi = qp_index(wc[i].qp_num);
+			struct pt_qp *q;
+
+			if (qi < 0)
+				pt_die("a completion for unknown QP 0x%06x", wc[i].qp_num);
+			q = &pt.q[qi];
+			if (wc[i].status != RFW_WC_SUCCESS)
+				pt_die("QP %d receive %" PRIu64 " completed with %s", qi, q->done,
+				       rfw_wc_status_str(wc[i].status));
+			if (wc[i].byte_len != pt.size)
+				pt_check_fail("received length differs from -s", (uint32_t)qi,
+				              q->done);
+			else
+				pt_compare(q, q->done % pt.nslots, q->land + wc[i].wr_id * pt.size,
+				           (uint32_t)qi, q->done);
+			if (t0 == 0)
+				t0 = now_ns();
+			q->done++;
+			done++;
+			last = now_ns();
+			/* Post again while fewer than iters are posted (none left over). */
+			if (q->posted < pt.iters) {
+				pt_post_recv(q, (uint32_t)qi, wc[i].wr_id);
+				q->posted++;
+			}
+		}
+		/* The client may take a while to start (its handshake comes first): the stall
+		 * clock runs from the first message on. */
+		if (t0 != 0 && now_ns() - last > PT_STALL_NS)
+			pt_die("no message for %.0f s (%" PRIu64 " of %" PRIu64 " received; %s)",
+			       (double)PT_STALL_NS / 1e9, done, total, port_summary());
+	}
+	*secs = t0 ? (double)(last - t0) / 1e9 : 0;
+}
+
+/* Server of atomics: every executed fetch-and-add of 1 is in the sum of the slots. */
+static void pt_server_atomic_check(void)
+{
+	uint64_t sum = 0, executed = 0, c[RFW_CNT__COUNT];
+
+	for (uint32_t qi = 0; qi < pt.nq; qi++) {
+		for (uint32_t s = 0; s < pt.nslots; s++) {
+			uint64_t v;
+
+			memcpy(&v, pt.q[qi].remote + (uint64_t)s * pt.inc, 8);
+			sum += v;
+		}
+		rfw_qp_counters(pt.q[qi].qp, c);
+		executed += c[RFW_CNT_rx_atomic_requests];
+	}
+	if (sum == executed && executed > 0) {
+		pt.checked_bytes = executed * 8;
+		pt.checked_msgs = executed;
+	} else if (sum != 0) {
+		char m[160];
+
+		snprintf(m, sizeof(m),
+		         "the slots add up to %" PRIu64 " after %" PRIu64 " atomics executed", sum,
+		         executed);
+		pt_check_fail(m, 0, executed);
+	}
+}
+
+/* ---- the whole test ---- */
+
+static const char *pt_check_what(void)
+{
+	if (pt.op == OP_READ && pt.client)
+		return "every READ compared with the first read of its remote slot";
+	if (pt.op == OP_SEND && !pt.client)
+		return "every SEND's length, and its bytes compared with the first message from "
+		       "its source slot";
+	if (pt.op == OP_ATOMIC && pt.client)
+		return "the values fetched from each slot count up by one";
+	if (pt.op == OP_ATOMIC)
+		return "the slots add up to the atomics executed";
+	return "nothing checkable here (perftest's data is random and perftest checks "
+	       "nothing): the capture is the check";
+}
+
+static bool pt_checkable(void)
+{
+	return (pt.op == OP_READ && pt.client) || (pt.op == OP_SEND && !pt.client) ||
+	       pt.op == OP_ATOMIC;
+}
+
+static void pt_json(const struct opts *o, double secs, const struct pt_report *peer, bool verified)
+{
+	FILE *f = fopen(o->json, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "rocefw-perf: cannot write %s: %s\n", o->json, strerror(errno));
+		return;
+	}
+	fprintf(f,
+	        "{\"schema\": \"rocefw-perf-perftest/1\", \"role\": \"%s\", \"test\": \"%s\", "
+	        "\"peer_version\": \"%s\", \"size\": %u, \"iters\": %" PRIu64 ", \"qps\": %u, "
+	        "\"mtu\": %u, \"cycle_buffer\": %u, \"cache_line\": %u, \"seconds\": %.6f, "
+	        "\"bw_avg_MBps\": %.3f, \"msg_rate_Mpps\": %.6f, \"check\": \"%s\", "
+	        "\"checkable\": %s, \"checked_messages\": %" PRIu64 ", \"checked_bytes\": %" PRIu64
+	        ", \"verified\": %s, \"error\": \"%s\", \"peer_report\": {\"size\": %" PRIu64
+	        ", \"iters\": %" PRIu64 ", \"bw_avg_MBps\": %.3f, \"msg_rate_Mpps\": %.6f}}\n",
+	        pt.client ? "client" : "server", pt_tool[pt.op], pt.rem_ver, pt.size, pt.iters,
+	        pt.nq, pt.mtu, pt.cycle_buffer, pt.cache_line, secs,
+	        secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0.0,
+	        secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0.0, pt_check_what(),
+	        pt_checkable() ? "true" : "false", pt.checked_msgs, pt.checked_bytes,
+	        verified ? "true" : "false", pt.first_err, peer->size, peer->iters, peer->bw_avg,
+	        peer->msg_rate);
+	fclose(f);
+}
+
+int perftest_run(const struct opts *o, uint32_t size)
+{
+	uint64_t tmo = (uint64_t)o->oob_timeout_s * NS_PER_S;
+	struct pt_report mine = {0}, peer = {0};
+	double secs = 0;
+	uint32_t qi;
+	bool verified;
+	char done_s[RFW_PT_DONE_LEN];
+
+	pt.client = o->server != NULL;
+	pt.op = o->op;
+	pt.size = o->op == OP_ATOMIC ? 8 : size;
+	pt.iters = o->iters ? o->iters : 5000; /* perftest's DEF_ITERS_WB */
+	pt.depth = o->depth ? o->depth : 128;  /* perftest's DEF_TX_BW */
+	pt.nq = o->qps;
+	open_port(o);
+	pt_connect_tcp(o);
+	pt_negotiate(o, tmo);
+	pt_memory();
+	pt_qps();
+
+	/* The order of the rounds is perftest's main() of each test (write_bw.c, read_bw.c,
+	 * atomic_bw.c, send_bw.c), Ethernet exchange, RC, one-sided run (not --bidirectional). */
+	for (qi = 0; qi < pt.nq; qi++)
+		pt_hand_shake(qi, "the keys record", tmo);
+	pt_qps_connect(o);
+	if (pt.op == OP_SEND)
+		pt_hand_shake(0, "the hand-shake after connecting", tmo);
+	for (qi = 0; qi < pt.nq; qi++)
+		pt_hand_shake(qi, "the keys record (second round)", tmo);
+	if (pt.op == OP_SEND && !pt.client)
+		for (qi = 0; qi < pt.nq; qi++)
+			for (uint64_t s = 0; s < pt.rx_slots && s < pt.iters; s++) {
+				pt_post_recv(&pt.q[qi], qi, s);
+				pt.q[qi].posted++;
+			}
+	pt_hand_shake(0, "the hand-shake before the run", tmo);
+
+	printf("---------------------------------------------------------------------------------"
+	       "-------\n"
+	       "                    %s (rocefw-perf --perftest, %s of perftest %s)\n"
+	       " Number of qps   : %u\t\tTransport type : IB (RoCEv2, rocefw)\n"
+	       " Mtu             : %u[B]\t\tTX depth       : %u\n"
+	       " Cycle buffer    : %u\t\tCache line     : %u\n"
+	       " Check           : %s\n"
+	       " local  QPN 0x%06x PSN 0x%06x RKey 0x%08x VAddr 0x%016" PRIx64 "\n"
+	       " remote QPN 0x%06x PSN 0x%06x RKey 0x%08x VAddr 0x%016" PRIx64 "\n"
+	       "---------------------------------------------------------------------------------"
+	       "-------\n",
+	       pt_tool[pt.op], pt.client ? "client" : "server", pt.rem_ver, pt.nq, pt.mtu, pt.depth,
+	       pt.cycle_buffer, pt.cache_line, pt_check_what(), pt.q[0].my.qpn, pt.q[0].my.psn,
+	       pt.q[0].my.rkey, pt.q[0].my.vaddr, pt.q[0].rem.qpn, pt.q[0].rem.psn,
+	       pt.q[0].rem.rkey, pt.q[0].rem.vaddr);
+	fflush(stdout);
+
+	if (pt.client)
+		pt_client_run(&secs);
+	else if (pt.op == OP_SEND)
+		pt_server_recv(&secs);
+
+	if (pt.client) {
+		mine.size = pt.size;
+		mine.iters = pt.iters;
+		mine.bw_avg = secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0;
+		mine.bw_peak = mine.bw_avg;
+		mine.msg_rate = secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0;
+	}
+	if (pt.op != OP_SEND) {
+		/* The server waits here while the client runs: no timeout, as perftest's. */
+		pt_hand_shake(0, "the hand-shake after the run", pt.client ? tmo : 0);
+		pt_reports(&mine, &peer, tmo);
+	}
+	pt_hand_shake(0, "the closing hand-shake", pt.client || pt.op == OP_SEND ? tmo : 0);
+	pt_write("done", RFW_PT_DONE_LEN, "the closing \"done\"");
+	/* The peer's "done" too, so that closing does not reset a connection it still writes to;
+	 * a peer that closed first is fine. */
+	{
+		size_t got = 0;
+		uint64_t t0 = now_ns();
+
+		while (got < sizeof(done_s) && now_ns() - t0 < 2 * NS_PER_S) {
+			ssize_t r = recv(pt.fd, done_s + got, sizeof(done_s) - got, MSG_DONTWAIT);
+
+			if (r > 0)
+				got += (size_t)r;
+			else if (r == 0)
+				break;
+			else
+				rfw_nic_poll(A.nic);
+		}
+	}
+	if (pt.op == OP_ATOMIC && !pt.client)
+		pt_server_atomic_check();
+	if (pt_checkable() && pt.checked_msgs == 0 && !pt.failed)
+		pt_check_fail("nothing was compared (too few messages for a second copy of a slot)",
+		              0, 0);
+	verified = !pt.failed;
+
+	printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   checked "
+	       "messages   verified\n");
+	if (pt.client)
+		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18" PRIu64 " %s\n", pt.size,
+		       pt.iters, mine.bw_avg, mine.msg_rate, pt.checked_msgs,
+		       !pt_checkable() ? "n/a"
+		       : verified      ? "yes"
+		                       : "NO");
+	else
+		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18" PRIu64 " %s   (figures: the "
+		       "perftest client's%s)\n",
+		       pt.size, pt.op == OP_SEND ? pt.iters : peer.iters,
+		       pt.op == OP_SEND
+		           ? (secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0)
+		           : peer.bw_avg,
+		       pt.op == OP_SEND ? (secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0)
+		                        : peer.msg_rate,
+		       pt.checked_msgs,
+		       !pt_checkable() ? "n/a"
+		       : verified      ? "yes"
+		                       : "NO",
+		       pt.op == OP_SEND ? "; measured here" : " report");
+	if (pt.failed)
+		fprintf(stderr, "rocefw-perf: perftest %s: check failed: %s\n",
+		        pt.client ? "client" : "server", pt.first_err);
+	if (o->json != NULL)
+		pt_json(o, secs, &peer, verified);
+
+	for (qi = 0; qi < pt.nq; qi++) {
+		rfw_nic_qp_detach(A.nic, pt.q[qi].qp);
+		rfw_destroy_qp(pt.q[qi].qp);
+		free(pt.q[qi].fetched);
+	}
+	rfw_dereg_mr(A.mr);
+	rfw_destroy_cq(A.cq);
+	rfw_dealloc_pd(A.pd);
+	rfw_nic_destroy(A.nic);
+	rfw_port_close(A.port);
+	close(pt.fd);
+	free(A.mem);
+	rte_eal_cleanup();
+	return verified ? 0 : 1;
+}
