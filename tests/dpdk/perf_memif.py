@@ -10,6 +10,8 @@ Groups (one meson test each, to keep every test well under a minute; a process p
                 with path MTU MTU, every byte verified where it landed (server for WRITE/SEND,
                 client for READ), both processes' JSON checked.
   misc          FETCH_AND_ADD on three QPs, WRITE on four; WRITE/SEND/READ/atomic latency.
+  perftest      --perftest on both sides: perftest's exchange (versions, sys data, MTU, keys,
+                barriers, reports), each test's checks, bad --perftest combinations.
   refuse        the checker can fail across processes (a damaged byte at the checking side
                 fails both); transport mode mismatch (sr vs gbn, both ways), a path MTU and a
                 test mismatch refused by both sides before any RoCE packet; --transport sr on
@@ -17,7 +19,7 @@ Groups (one meson test each, to keep every test well under a minute; a process p
                 repeat is not implemented, verified runs once it is; bad two-process options
                 named (exit 2, before EAL starts); a client without a server gives up clearly.
 
-usage: perf_memif.py ROCEFW_PERF sizes:1024:write|...|misc|refuse
+usage: perf_memif.py ROCEFW_PERF sizes:1024:write|...|misc|refuse|perftest
 """
 import json
 import os
@@ -220,6 +222,63 @@ def refuse_group(tmp):
           f"named ({p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''})")
 
 
+def perftest_group(tmp):
+    """--perftest on both sides: perftest's own exchange, spoken by both ends (the real
+    perftest peer is interop/run's job; this runs the same code under the sanitizers)."""
+    for op, size, n, expect in (("write", 65536, 60, None), ("read", 65536, 60, ("c", 59)),
+                                ("send", 4097, 200, ("s", 199)), ("read", 100, 300, ("c", 268)),
+                                ("atomic", 8, 300, ("both", None))):
+        args = [op, "bw", "--perftest", "-n", str(n)] + (["-s", str(size)] if op != "atomic" else [])
+        name = "perftest " + " ".join(args)
+        rs, rc, os_, oc, js, jc = pair(tmp, args, args)
+        if rs != 0 or rc != 0:
+            print("--- server\n" + os_ + "--- client\n" + oc)
+        check(rs == 0 and rc == 0, f"{name}: server exit {rs}, client exit {rc}")
+        if js is None or jc is None:
+            check(False, f"{name}: both JSON files written")
+            continue
+        check(js["schema"] == jc["schema"] == "rocefw-perf-perftest/1" and js["role"] == "server"
+              and jc["role"] == "client" and js["peer_version"] == "6.06",
+              f"{name}: schema, roles, the version exchanged")
+        check(js["size"] == jc["size"] == (8 if op == "atomic" else size)
+              and jc["iters"] == n, f"{name}: size and iterations")
+        if op != "send":
+            # the bw report exchange carried the client's figures to the server
+            check(js["peer_report"]["iters"] == n and js["peer_report"]["size"] == jc["size"]
+                  and abs(js["peer_report"]["bw_avg_MBps"] - jc["bw_avg_MBps"]) < 1e-6,
+                  f"{name}: the client's report reached the server")
+        if expect is None:
+            check(not js["checkable"] and not jc["checkable"],
+                  f"{name}: nothing checkable claimed on either side")
+        elif expect[0] == "both":
+            # client: 300 fetches over 64 slots, the first of each slot is the reference
+            check(jc["verified"] and jc["checked_messages"] == n - 64,
+                  f"{name}: client fetched values counted up ({jc['checked_messages']})")
+            check(js["verified"] and js["checked_messages"] == n,
+                  f"{name}: server slots add up to {n} atomics ({js['checked_messages']})")
+        else:
+            j = jc if expect[0] == "c" else js
+            # the first message of each source slot is the reference: 65536 B and 4097 B use
+            # one slot, 100 B uses 4096 / 128 = 32 (perftest's cycle buffer and cache line)
+            want = expect[1]
+            check(j["verified"] and j["checked_messages"] == want,
+                  f"{name}: {j['role']} checked {j['checked_messages']} messages == {want}")
+    # The checks can fail: one byte damaged where the client compares a READ fails the client.
+    args = ["read", "bw", "--perftest", "-n", "100", "-s", "5000"]
+    rs, rc, os_, oc, js, jc = pair(tmp, args, args + ["--check-corrupt-one"])
+    check(rc == 1 and jc is not None and jc["verified"] is False and "differs" in oc,
+          f"perftest read damaged at the client: client exit {rc}, verified false, named")
+    for args, want in ((["write", "lat", "--perftest", "--ip", "10.0.0.1"], "--perftest"),
+                       (["write", "bw", "--perftest", "--loopback"], "--perftest"),
+                       (["write", "bw", "--perftest", "--ip", "10.0.0.1", "-D", "2"], "--perftest"),
+                       (["write", "bw", "--perftest", "--ip", "10.0.0.1", "--transport", "sr"],
+                        "--perftest")):
+        p = subprocess.run([PERF] + EAL + ["-l", "0", "--"] + args, capture_output=True,
+                           text=True, timeout=10)
+        check(p.returncode == 2 and want in p.stderr and "EAL: " not in p.stderr,
+              f"bad options {' '.join(args)}: exit {p.returncode}, names {want}")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="perf_memif_")
     try:
@@ -230,6 +289,8 @@ def main():
             misc_group(tmp)
         elif GROUP == "refuse":
             refuse_group(tmp)
+        elif GROUP == "perftest":
+            perftest_group(tmp)
         else:
             check(False, f"known group {GROUP}")
     finally:
