@@ -93,6 +93,8 @@ static void usage(FILE *f)
 	       "      --perftest        the peer is an unmodified perftest (ib_write_bw, "
 	       "ib_read_bw, ib_send_bw, ib_atomic_bw): speak its TCP exchange on -p; bw "
 	       "tests; give -s, -n and -q as on the perftest side\n"
+	       "      --perftest-dump F --perftest: after the run, write the memory the peer "
+	       "addressed (each QP's cycle buffer, in QP order) to F; --out_json lists it\n"
 	       "  server address        run as the client of this server (name or address); "
 	       "without it, run as the server\n");
 }
@@ -138,7 +140,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		O_ACKTO,
 		O_IP,
 		O_OOBTO,
-		O_PERFTEST
+		O_PERFTEST,
+		O_DUMP
 	};
 	static const struct option lo[] = {
 	    {"size", required_argument, NULL, 's'},
@@ -162,6 +165,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"port", required_argument, NULL, 'p'},
 	    {"oob-timeout", required_argument, NULL, O_OOBTO},
 	    {"perftest", no_argument, NULL, O_PERFTEST},
+	    {"perftest-dump", required_argument, NULL, O_DUMP},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -289,6 +293,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		case O_PERFTEST:
 			o->perftest = true;
 			break;
+		case O_DUMP:
+			o->dump = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -343,6 +350,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		if (o->transport != RFW_TRANSPORT_GBN)
 			bad("--perftest: perftest's peers speak go-back-N only (--transport gbn)",
 			    NULL);
+	} else if (o->dump != NULL) {
+		bad("--perftest-dump is a --perftest option", NULL);
 	}
 	if (o->op == OP_ATOMIC && o->size != 0 && o->size != 8)
 		bad("atomic operations are 8 bytes: --size must be 8", NULL);

@@ -326,12 +326,17 @@ static void pt_negotiate(const struct opts *o, uint64_t tmo)
 		pt.mtu = rfw_mtu_to_bytes((enum rfw_mtu)rem_mtu);
 }
 
+/* Bytes of each QP's peer-visible cycle buffer: perftest's BUFF_SIZE, cache-line aligned. */
+static uint32_t pt_half(void)
+{
+	return round_up(pt.size > pt.cycle_buffer ? pt.size : pt.cycle_buffer, pt.cache_line);
+}
+
 /* Memory per QP: the cycle buffer the peer addresses, the source slots, the landing or
  * receive area and the checker's reference copies; one MR over all of it. */
 static void pt_memory(void)
 {
-	uint32_t half =
-	    round_up(pt.size > pt.cycle_buffer ? pt.size : pt.cycle_buffer, pt.cache_line);
+	uint32_t half = pt_half();
 	size_t area, per_qp, off = 0;
 	uint32_t qi;
 
@@ -700,6 +705,22 @@ static bool pt_checkable(void)
 	       pt.op == OP_ATOMIC;
 }
 
+/* --perftest-dump: each QP's peer-visible cycle buffer, in QP order (pt_json lists them). */
+static int pt_dump(const char *path)
+{
+	FILE *f = fopen(path, "wb");
+	int rc = 0;
+
+	if (f == NULL)
+		return -errno;
+	for (uint32_t qi = 0; qi < pt.nq; qi++)
+		if (fwrite(pt.q[qi].remote, 1, pt_half(), f) != pt_half())
+			rc = -EIO;
+	if (fclose(f) != 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
 static void pt_json(const struct opts *o, double secs, const struct pt_report *peer, bool verified)
 {
 	FILE *f = fopen(o->json, "w");
@@ -715,7 +736,7 @@ static void pt_json(const struct opts *o, double secs, const struct pt_report *p
 	        "\"bw_avg_MBps\": %.3f, \"msg_rate_Mpps\": %.6f, \"check\": \"%s\", "
 	        "\"checkable\": %s, \"checked_messages\": %" PRIu64 ", \"checked_bytes\": %" PRIu64
 	        ", \"verified\": %s, \"error\": \"%s\", \"peer_report\": {\"size\": %" PRIu64
-	        ", \"iters\": %" PRIu64 ", \"bw_avg_MBps\": %.3f, \"msg_rate_Mpps\": %.6f}}\n",
+	        ", \"iters\": %" PRIu64 ", \"bw_avg_MBps\": %.3f, \"msg_rate_Mpps\": %.6f}",
 	        pt.client ? "client" : "server", pt_tool[pt.op], pt.rem_ver, pt.size, pt.iters,
 	        pt.nq, pt.mtu, pt.cycle_buffer, pt.cache_line, secs,
 	        secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0.0,
@@ -723,6 +744,17 @@ static void pt_json(const struct opts *o, double secs, const struct pt_report *p
 	        pt_checkable() ? "true" : "false", pt.checked_msgs, pt.checked_bytes,
 	        verified ? "true" : "false", pt.first_err, peer->size, peer->iters, peer->bw_avg,
 	        peer->msg_rate);
+	fprintf(f, ", \"regions\": [");
+	for (uint32_t qi = 0; qi < pt.nq; qi++)
+		fprintf(f,
+		        "%s{\"qpn\": %u, \"peer_qpn\": %u, \"vaddr\": %" PRIu64 ", \"bytes\": %u}",
+		        qi ? ", " : "", pt.q[qi].my.qpn, pt.q[qi].rem.qpn, pt.q[qi].my.vaddr,
+		        pt_half());
+	fprintf(f, "], \"dump\": ");
+	if (o->dump != NULL)
+		fprintf(f, "\"%s\"}\n", o->dump);
+	else
+		fprintf(f, "null}\n");
 	fclose(f);
 }
 
@@ -865,6 +897,10 @@ int perftest_run(const struct opts *o, uint32_t size)
 	if (pt.failed)
 		fprintf(stderr, "rocefw-perf: perftest %s: check failed: %s\n",
 		        pt.client ? "client" : "server", pt.first_err);
+	if (o->dump != NULL && pt_dump(o->dump) != 0) {
+		fprintf(stderr, "rocefw-perf: --perftest-dump %s: cannot write it\n", o->dump);
+		verified = false;
+	}
 	if (o->json != NULL)
 		pt_json(o, secs, &peer, verified);
 
