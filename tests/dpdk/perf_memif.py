@@ -268,7 +268,28 @@ def perftest_group(tmp):
     rs, rc, os_, oc, js, jc = pair(tmp, args, args + ["--check-corrupt-one"])
     check(rc == 1 and jc is not None and jc["verified"] is False and "differs" in oc,
           f"perftest read damaged at the client: client exit {rc}, verified false, named")
-    for args, want in ((["write", "lat", "--perftest", "--ip", "10.0.0.1"], "--perftest"),
+    # ib_write_lat's ping-pong: each side receives every message whole (zeros, the number)
+    for size in (2, 4097):
+        args = ["write", "lat", "--perftest", "-n", "200", "-s", str(size)]
+        rs, rc, os_, oc, js, jc = pair(tmp, args, args)
+        name = "perftest " + " ".join(args)
+        if rs != 0 or rc != 0:
+            print("--- server\n" + os_ + "--- client\n" + oc)
+        check(rs == 0 and rc == 0 and js is not None and jc is not None,
+              f"{name}: both exit 0 ({rs}, {rc}), JSON written")
+        if js is not None and jc is not None:
+            check(js["test"] == jc["test"] == "ib_write_lat" and
+                  js["verified"] and jc["verified"] and
+                  js["checked_messages"] == jc["checked_messages"] == 200 and
+                  0 < jc["t_typical_us"] <= 10 * jc["t_avg_us"],
+                  f"{name}: 200 messages checked on each side, latency "
+                  f"{jc['t_typical_us']:.1f} us typical")
+    args = ["write", "lat", "--perftest", "-n", "100", "-s", "64"]
+    rs, rc, os_, oc, js, jc = pair(tmp, args, args + ["--check-corrupt-one"])
+    check(rc == 1 and rs == 0 and "not zero" in oc,
+          f"perftest write lat damaged at the client: client exit {rc}, server {rs}, named")
+    for args, want in ((["read", "lat", "--perftest", "--ip", "10.0.0.1"], "--perftest"),
+                       (["write", "lat", "--perftest", "--ip", "10.0.0.1", "-q", "2"], "--perftest"),
                        (["write", "bw", "--perftest", "--loopback"], "--perftest"),
                        (["write", "bw", "--perftest", "--ip", "10.0.0.1", "-D", "2"], "--perftest"),
                        (["write", "bw", "--perftest", "--ip", "10.0.0.1", "--transport", "sr"],

@@ -339,10 +339,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	if (o->perftest) {
 		if (o->loopback)
 			bad("--perftest is a two-process mode (not with --loopback)", NULL);
-		if (o->lat)
-			bad("--perftest runs the bw tests (ib_write_bw, ib_read_bw, ib_send_bw, "
-			    "ib_atomic_bw); lat is not supported in this mode",
+		if (o->lat && o->op != OP_WRITE)
+			bad("--perftest: of the latency tests only write lat (ib_write_lat) is "
+			    "supported",
 			    NULL);
+		if (o->lat && o->qps != 1)
+			bad("--perftest: write lat runs on one QP (-q 1)", NULL);
 		if (o->duration_s != 0)
 			bad("--perftest counts iterations (-n), as perftest's default: not with "
 			    "--duration",

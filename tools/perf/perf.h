@@ -41,7 +41,7 @@ struct opts {
 	bool has_ip;
 	uint32_t ip4; /* host byte order */
 	uint32_t oob_timeout_s;
-	bool perftest; /* --perftest: the peer is an unmodified perftest (perftest_mode.c) */
+	bool perftest;    /* --perftest: the peer is an unmodified perftest (perftest_mode.c) */
 	const char *dump; /* --perftest-dump: this side's peer-visible memory, after the run */
 };
 

@@ -68,6 +68,7 @@ static struct {
 	int fd;
 	bool client;
 	enum test_op op;
+	bool lat; /* ib_write_lat's ping-pong instead of a bw test */
 	char rem_ver[RFW_PT_VERSION_LEN];
 	uint32_t cycle_buffer, cache_line, mtu;
 	uint32_t size, inc, nslots, depth, rx_slots;
@@ -81,6 +82,11 @@ static struct {
 } pt = {.fd = -1};
 
 static const char *const pt_tool[] = {"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"};
+
+static const char *pt_name(void)
+{
+	return pt.lat ? "ib_write_lat" : pt_tool[pt.op];
+}
 
 static void pt_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void pt_die(const char *fmt, ...)
@@ -276,7 +282,7 @@ static void pt_connect_tcp(const struct opts *o)
 
 	if (lfd < 0)
 		pt_die("cannot listen on TCP port %u: %s", o->tcp_port, strerror(-lfd));
-	printf("rocefw-perf: perftest server waiting for %s on TCP port %u\n", pt_tool[pt.op],
+	printf("rocefw-perf: perftest server waiting for %s on TCP port %u\n", pt_name(),
 	       o->tcp_port);
 	fflush(stdout);
 	/* No timeout, as perftest's server; the NIC answers ARP meanwhile. */
@@ -341,7 +347,8 @@ static void pt_memory(void)
 	uint32_t qi;
 
 	pt.inc = pt.size > pt.cache_line ? round_up(pt.size, pt.cache_line) : pt.cache_line;
-	pt.nslots = pt.size <= pt.cycle_buffer / 2 ? pt.cycle_buffer / pt.inc : 1;
+	/* Latency tests do not cycle: one slot, at the start of each buffer. */
+	pt.nslots = pt.size <= pt.cycle_buffer / 2 && !pt.lat ? pt.cycle_buffer / pt.inc : 1;
 	if ((uint64_t)pt.depth * pt.size > PT_AREA_MAX)
 		pt.depth = PT_AREA_MAX / pt.size ? PT_AREA_MAX / pt.size : 1;
 	pt.rx_slots = PT_RX_DEPTH;
@@ -363,8 +370,11 @@ static void pt_memory(void)
 		q->land = q->ref + half;
 		q->ref_set = q->land + area;
 		fill_random(q->src, half);
-		/* Atomics land on zeroes (the server's sum check); READs read random bytes. */
-		if (pt.op != OP_ATOMIC)
+		/* Atomics land on zeroes (the server's sum check), READs read random bytes;
+		 * write_lat: both buffers zero but for the last byte (perftest's ping-pong). */
+		if (pt.lat)
+			memset(q->src, 0, half);
+		else if (pt.op != OP_ATOMIC)
 			fill_random(q->remote, half);
 		if (pt.op == OP_ATOMIC && pt.client) {
 			q->fetched = calloc(pt.nslots, sizeof(uint64_t));
@@ -654,6 +664,87 @@ static void pt_server_recv(double *secs)
 	*secs = t0 ? (double)(last - t0) / 1e9 : 0;
 }
 
+/*
+ * ib_write_lat's ping-pong (run_iter_lat_write): each side WRITEs size bytes, zero but for
+ * the last, which carries the iteration number (mod 256), to the same remote address, and
+ * waits until the peer's WRITE has put that number into the last byte of its own buffer
+ * (RC places a message's packets in order, so the last byte comes last). The server sends
+ * first. Every received message is checked whole: zeros and the number.
+ */
+static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
+{
+	struct pt_qp *q = &pt.q[0];
+	volatile uint8_t *poll = q->remote + pt.size - 1;
+	uint8_t *post = q->src + pt.size - 1;
+	uint64_t scnt = 0, ccnt = 0, rcnt = 0, t0 = now_ns(), prev = 0, last;
+	struct rfw_wc wc;
+
+	while (scnt < pt.iters || ccnt < pt.iters || rcnt < pt.iters) {
+		if (rcnt < pt.iters && !(scnt < 1 && !pt.client)) {
+			rcnt++;
+			last = now_ns();
+			while (*poll != (uint8_t)rcnt) {
+				rfw_nic_poll(A.nic);
+				if (now_ns() - last > PT_STALL_NS)
+					pt_die("no WRITE %" PRIu64 " from the peer for %.0f s (%s)",
+					       rcnt, (double)PT_STALL_NS / 1e9, port_summary());
+			}
+			if (pt.corrupt_one && rcnt == pt.iters / 2)
+				q->remote[0] ^= 1;
+			bool zero = true;
+
+			for (uint32_t i = 0; i + 1 < pt.size; i++)
+				zero &= q->remote[i] == 0;
+			if (!zero)
+				pt_check_fail(
+				    "a write_lat message is not zero but for its last byte", 0,
+				    rcnt);
+			else {
+				pt.checked_bytes += pt.size;
+				pt.checked_msgs++;
+			}
+			if (pt.corrupt_one && rcnt == pt.iters / 2)
+				q->remote[0] ^= 1;
+		}
+		if (scnt < pt.iters) {
+			uint64_t t = now_ns();
+
+			if (scnt > 0)
+				half_rtt_ns[scnt - 1] = (t - prev) / 2;
+			prev = t;
+			*post = (uint8_t)++scnt;
+			int rc = pt_post(q, scnt);
+
+			if (rc != 0)
+				pt_die("post_send: %s", strerror(rc));
+			rfw_nic_qp_kick(A.nic, q->qp);
+		}
+		if (ccnt < pt.iters) {
+			int n;
+
+			last = now_ns();
+			while ((n = rfw_poll_cq(A.cq, 1, &wc)) == 0) {
+				rfw_nic_poll(A.nic);
+				if (now_ns() - last > PT_STALL_NS)
+					pt_die("no completion for WRITE %" PRIu64 " in %.0f s (%s)",
+					       scnt, (double)PT_STALL_NS / 1e9, port_summary());
+			}
+			if (n < 0 || wc.status != RFW_WC_SUCCESS)
+				pt_die("WRITE %" PRIu64 " completed with %s", ccnt + 1,
+				       n < 0 ? "a CQ error" : rfw_wc_status_str(wc.status));
+			ccnt++;
+		}
+	}
+	*secs = (double)(now_ns() - t0) / 1e9;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Server of atomics: every executed fetch-and-add of 1 is in the sum of the slots. */
 static void pt_server_atomic_check(void)
 {
@@ -686,6 +777,9 @@ static void pt_server_atomic_check(void)
 
 static const char *pt_check_what(void)
 {
+	if (pt.lat)
+		return "every message received whole: zero but for its last byte, the iteration "
+		       "number";
 	if (pt.op == OP_READ && pt.client)
 		return "every READ compared with the first read of its remote slot";
 	if (pt.op == OP_SEND && !pt.client)
@@ -701,7 +795,7 @@ static const char *pt_check_what(void)
 
 static bool pt_checkable(void)
 {
-	return (pt.op == OP_READ && pt.client) || (pt.op == OP_SEND && !pt.client) ||
+	return pt.lat || (pt.op == OP_READ && pt.client) || (pt.op == OP_SEND && !pt.client) ||
 	       pt.op == OP_ATOMIC;
 }
 
@@ -721,7 +815,8 @@ static int pt_dump(const char *path)
 	return rc;
 }
 
-static void pt_json(const struct opts *o, double secs, const struct pt_report *peer, bool verified)
+static void pt_json(const struct opts *o, double secs, const struct pt_report *peer, bool verified,
+                    double lat_typ, double lat_avg)
 {
 	FILE *f = fopen(o->json, "w");
 
@@ -737,8 +832,8 @@ static void pt_json(const struct opts *o, double secs, const struct pt_report *p
 	        "\"checkable\": %s, \"checked_messages\": %" PRIu64 ", \"checked_bytes\": %" PRIu64
 	        ", \"verified\": %s, \"error\": \"%s\", \"peer_report\": {\"size\": %" PRIu64
 	        ", \"iters\": %" PRIu64 ", \"bw_avg_MBps\": %.3f, \"msg_rate_Mpps\": %.6f}",
-	        pt.client ? "client" : "server", pt_tool[pt.op], pt.rem_ver, pt.size, pt.iters,
-	        pt.nq, pt.mtu, pt.cycle_buffer, pt.cache_line, secs,
+	        pt.client ? "client" : "server", pt_name(), pt.rem_ver, pt.size, pt.iters, pt.nq,
+	        pt.mtu, pt.cycle_buffer, pt.cache_line, secs,
 	        secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0.0,
 	        secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0.0, pt_check_what(),
 	        pt_checkable() ? "true" : "false", pt.checked_msgs, pt.checked_bytes,
@@ -750,7 +845,7 @@ static void pt_json(const struct opts *o, double secs, const struct pt_report *p
 		        "%s{\"qpn\": %u, \"peer_qpn\": %u, \"vaddr\": %" PRIu64 ", \"bytes\": %u}",
 		        qi ? ", " : "", pt.q[qi].my.qpn, pt.q[qi].rem.qpn, pt.q[qi].my.vaddr,
 		        pt_half());
-	fprintf(f, "], \"dump\": ");
+	fprintf(f, "], \"t_typical_us\": %.3f, \"t_avg_us\": %.3f, \"dump\": ", lat_typ, lat_avg);
 	if (o->dump != NULL)
 		fprintf(f, "\"%s\"}\n", o->dump);
 	else
@@ -762,16 +857,19 @@ int perftest_run(const struct opts *o, uint32_t size)
 {
 	uint64_t tmo = (uint64_t)o->oob_timeout_s * NS_PER_S;
 	struct pt_report mine = {0}, peer = {0};
-	double secs = 0;
+	double secs = 0, lat_min = 0, lat_typ = 0, lat_avg = 0, lat_max = 0;
+	uint64_t *half_rtt;
 	uint32_t qi;
 	bool verified;
 	char done_s[RFW_PT_DONE_LEN];
 
 	pt.client = o->server != NULL;
 	pt.op = o->op;
+	pt.lat = o->lat;
 	pt.size = o->op == OP_ATOMIC ? 8 : size;
-	pt.iters = o->iters ? o->iters : 5000; /* perftest's DEF_ITERS_WB */
-	pt.depth = o->depth ? o->depth : 128;  /* perftest's DEF_TX_BW */
+	/* perftest's DEF_ITERS_WB / DEF_ITERS, DEF_TX_BW / DEF_TX_LAT */
+	pt.iters = o->iters ? o->iters : pt.lat ? 1000 : 5000;
+	pt.depth = pt.lat ? 1 : o->depth ? o->depth : 128;
 	pt.nq = o->qps;
 	pt.corrupt_one = o->corrupt_one;
 	open_port(o);
@@ -781,7 +879,10 @@ int perftest_run(const struct opts *o, uint32_t size)
 	pt_qps();
 
 	/* The order of the rounds is perftest's main() of each test (write_bw.c, read_bw.c,
-	 * atomic_bw.c, send_bw.c), Ethernet exchange, RC, one-sided run (not --bidirectional). */
+	 * atomic_bw.c, send_bw.c, write_lat.c), Ethernet exchange, RC, one-sided run (not
+	 * --bidirectional). write_lat starts with one more round. */
+	if (pt.lat)
+		pt_hand_shake(0, "the first hand-shake", tmo);
 	for (qi = 0; qi < pt.nq; qi++)
 		pt_hand_shake(qi, "the keys record", tmo);
 	pt_qps_connect(o);
@@ -808,13 +909,31 @@ int perftest_run(const struct opts *o, uint32_t size)
 	       " remote QPN 0x%06x PSN 0x%06x RKey 0x%08x VAddr 0x%016" PRIx64 "\n"
 	       "---------------------------------------------------------------------------------"
 	       "-------\n",
-	       pt_tool[pt.op], pt.client ? "client" : "server", pt.rem_ver, pt.nq, pt.mtu, pt.depth,
+	       pt_name(), pt.client ? "client" : "server", pt.rem_ver, pt.nq, pt.mtu, pt.depth,
 	       pt.cycle_buffer, pt.cache_line, pt_check_what(), pt.q[0].my.qpn, pt.q[0].my.psn,
 	       pt.q[0].my.rkey, pt.q[0].my.vaddr, pt.q[0].rem.qpn, pt.q[0].rem.psn,
 	       pt.q[0].rem.rkey, pt.q[0].rem.vaddr);
 	fflush(stdout);
 
-	if (pt.client)
+	if (pt.lat) {
+		half_rtt = calloc(pt.iters, sizeof(uint64_t));
+		if (half_rtt == NULL)
+			die("memory", ENOMEM);
+		pt_lat_run(&secs, half_rtt);
+		/* perftest's samples: half the time between two consecutive posts */
+		if (pt.iters > 1) {
+			uint64_t n = pt.iters - 1, sum = 0;
+
+			qsort(half_rtt, n, sizeof(uint64_t), cmp_u64);
+			for (uint64_t i = 0; i < n; i++)
+				sum += half_rtt[i];
+			lat_min = (double)half_rtt[0] / 1e3;
+			lat_typ = (double)half_rtt[n / 2] / 1e3;
+			lat_avg = (double)sum / (double)n / 1e3;
+			lat_max = (double)half_rtt[n - 1] / 1e3;
+		}
+		free(half_rtt);
+	} else if (pt.client)
 		pt_client_run(&secs);
 	else if (pt.op == OP_SEND)
 		pt_server_recv(&secs);
@@ -826,13 +945,16 @@ int perftest_run(const struct opts *o, uint32_t size)
 		mine.bw_peak = mine.bw_avg;
 		mine.msg_rate = secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0;
 	}
-	if (pt.op != OP_SEND) {
+	if (pt.op != OP_SEND && !pt.lat) {
 		/* The server waits here while the client runs: no timeout, as perftest's. */
 		pt_hand_shake(0, "the hand-shake after the run", pt.client ? tmo : 0);
 		pt_reports(&mine, &peer, tmo);
 	}
-	pt_hand_shake(0, "the closing hand-shake", pt.client || pt.op == OP_SEND ? tmo : 0);
-	pt_write("done", RFW_PT_DONE_LEN, "the closing \"done\"");
+	/* write_lat ends without a closing exchange: perftest just exits. */
+	if (!pt.lat) {
+		pt_hand_shake(0, "the closing hand-shake", pt.client || pt.op == OP_SEND ? tmo : 0);
+		pt_write("done", RFW_PT_DONE_LEN, "the closing \"done\"");
+	}
 	/*
 	 * The peer's "done" too, so that closing does not reset a connection it still writes to.
 	 * The client then also waits for the server's close: the server closes its port before
@@ -844,7 +966,7 @@ int perftest_run(const struct opts *o, uint32_t size)
 		uint64_t t0 = now_ns();
 		char more[64];
 
-		while (got < sizeof(done_s) && now_ns() - t0 < 2 * NS_PER_S) {
+		while (!pt.lat && got < sizeof(done_s) && now_ns() - t0 < 2 * NS_PER_S) {
 			ssize_t r = recv(pt.fd, done_s + got, sizeof(done_s) - got, MSG_DONTWAIT);
 
 			if (r > 0)
@@ -872,9 +994,18 @@ int perftest_run(const struct opts *o, uint32_t size)
 		              0, 0);
 	verified = !pt.failed;
 
-	printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   checked "
-	       "messages   verified\n");
-	if (pt.client)
+	if (pt.lat)
+		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+		       "t_avg[usec]   checked messages   verified\n"
+		       " %-6u %-14" PRIu64 " %-14.2f %-12.2f %-18.2f %-13.2f %-18" PRIu64 " %s\n",
+		       pt.size, pt.iters, lat_min, lat_max, lat_typ, lat_avg, pt.checked_msgs,
+		       verified ? "yes" : "NO");
+	else
+		printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   checked "
+		       "messages   verified\n");
+	if (pt.lat)
+		;
+	else if (pt.client)
 		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18" PRIu64 " %s\n", pt.size,
 		       pt.iters, mine.bw_avg, mine.msg_rate, pt.checked_msgs,
 		       !pt_checkable() ? "n/a"
@@ -902,7 +1033,7 @@ int perftest_run(const struct opts *o, uint32_t size)
 		verified = false;
 	}
 	if (o->json != NULL)
-		pt_json(o, secs, &peer, verified);
+		pt_json(o, secs, &peer, verified, lat_typ, lat_avg);
 
 	for (qi = 0; qi < pt.nq; qi++) {
 		rfw_nic_qp_detach(A.nic, pt.q[qi].qp);
