@@ -350,7 +350,7 @@ static void pt_memory(void)
 	/* Latency tests do not cycle: one slot, at the start of each buffer. */
 	pt.nslots = pt.size <= pt.cycle_buffer / 2 && !pt.lat ? pt.cycle_buffer / pt.inc : 1;
 	if ((uint64_t)pt.depth * pt.size > PT_AREA_MAX)
-		pt.depth = PT_AREA_MAX / pt.size ? PT_AREA_MAX / pt.size : 1;
+		pt.depth = (PT_AREA_MAX / pt.size) ? PT_AREA_MAX / pt.size : 1;
 	pt.rx_slots = PT_RX_DEPTH;
 	if ((uint64_t)pt.rx_slots * pt.size > PT_AREA_MAX)
 		pt.rx_slots = PT_AREA_MAX / pt.size > 2 ? PT_AREA_MAX / pt.size : 2;
@@ -674,7 +674,7 @@ static void pt_server_recv(double *secs)
 static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 {
 	struct pt_qp *q = &pt.q[0];
-	volatile uint8_t *poll = q->remote + pt.size - 1;
+	const volatile uint8_t *poll = q->remote + pt.size - 1;
 	uint8_t *post = q->src + pt.size - 1;
 	uint64_t scnt = 0, ccnt = 0, rcnt = 0, t0 = now_ns(), prev = 0, last;
 	struct rfw_wc wc;
@@ -858,10 +858,8 @@ int perftest_run(const struct opts *o, uint32_t size)
 	uint64_t tmo = (uint64_t)o->oob_timeout_s * NS_PER_S;
 	struct pt_report mine = {0}, peer = {0};
 	double secs = 0, lat_min = 0, lat_typ = 0, lat_avg = 0, lat_max = 0;
-	uint64_t *half_rtt;
 	uint32_t qi;
 	bool verified;
-	char done_s[RFW_PT_DONE_LEN];
 
 	pt.client = o->server != NULL;
 	pt.op = o->op;
@@ -916,7 +914,8 @@ int perftest_run(const struct opts *o, uint32_t size)
 	fflush(stdout);
 
 	if (pt.lat) {
-		half_rtt = calloc(pt.iters, sizeof(uint64_t));
+		uint64_t *half_rtt = calloc(pt.iters, sizeof(uint64_t));
+
 		if (half_rtt == NULL)
 			die("memory", ENOMEM);
 		pt_lat_run(&secs, half_rtt);
@@ -964,7 +963,7 @@ int perftest_run(const struct opts *o, uint32_t size)
 	{
 		size_t got = 0;
 		uint64_t t0 = now_ns();
-		char more[64];
+		char done_s[RFW_PT_DONE_LEN];
 
 		while (!pt.lat && got < sizeof(done_s) && now_ns() - t0 < 2 * NS_PER_S) {
 			ssize_t r = recv(pt.fd, done_s + got, sizeof(done_s) - got, MSG_DONTWAIT);
@@ -977,10 +976,17 @@ int perftest_run(const struct opts *o, uint32_t size)
 				rfw_nic_poll(A.nic);
 		}
 		if (pt.client) {
+			char more[64];
+
+			/* until EOF (or a reset): anything else the server sends is not read */
 			t0 = now_ns();
-			while (now_ns() - t0 < 5ull * NS_PER_S &&
-			       (recv(pt.fd, more, sizeof(more), MSG_DONTWAIT) != 0))
+			while (now_ns() - t0 < 5ull * NS_PER_S) {
+				ssize_t r = recv(pt.fd, more, sizeof(more), MSG_DONTWAIT);
+
+				if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+					break;
 				usleep(1000);
+			}
 			if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
 				fprintf(stderr,
 				        "rocefw-perf: perftest client: the port did not see the "
