@@ -69,6 +69,12 @@ int rfw_eal_init(int argc, char **argv)
 	return ret;
 }
 
+int rfw_eal_cleanup(void)
+{
+	rte_delay_ms(RFW_EAL_SETTLE_MS);
+	return rte_eal_cleanup();
+}
+
 struct rte_mempool *rfw_pktmbuf_pool_create(const char *name, unsigned n, int socket)
 {
 	/* A per-lcore cache as l2fwd's (256), kept below n / 1.5 as rte_mempool requires. */

@@ -168,6 +168,15 @@ struct rfw_rx_view {
  * telemetry is wanted). Returns the number of arguments EAL consumed, or -errno.
  */
 int rfw_eal_init(int argc, char **argv);
+/*
+ * rte_eal_cleanup(), after the ports are closed: first lets EAL's interrupt thread finish
+ * what the closes queued for it (RFW_EAL_SETTLE_MS). DPDK 22.11's net_memif unregisters its
+ * socket callbacks lazily; rte_eal_cleanup() then unmaps the memory those sources live in,
+ * and an interrupt thread still walking them died with SIGSEGV in rte_intr_fd_get()
+ * (rocefw-cp, rocefw-perf: seen in CI and reproduced, about 1 exit in 15).
+ */
+#define RFW_EAL_SETTLE_MS 100
+int rfw_eal_cleanup(void);
 
 /* A packet mbuf pool whose mbufs hold a whole RFW_FRAME_MAX frame in one segment. NULL and
  * rte_errno on failure (ENOMEM: give EAL more memory with -m). */

@@ -587,6 +587,6 @@ int main(int argc, char **argv)
 	}
 	rfw_nic_destroy(R.nic);
 	rfw_port_close(R.port);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	return rc;
 }

@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 		printf(", \"mac\": \"%s\"}\n", buf);
 	}
 	rfw_port_close(p);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	return 0;
 usage:
 	fprintf(stderr, "usage: neigh_peer [EAL] -- --ip4 A --ip6 B [--peer4 C] [--peer6 D] "

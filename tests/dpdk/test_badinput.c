@@ -758,7 +758,7 @@ int main(int argc, char **argv)
 	rte_ring_free(r_ab);
 	rte_ring_free(r_ba);
 	rte_mempool_free(inj_pool);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	printf("test_badinput: %s\n", failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }

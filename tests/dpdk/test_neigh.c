@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 	rfw_port_close(pa);
 	rte_eth_dev_stop(port_b);
 	rte_eth_dev_close(port_b);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;

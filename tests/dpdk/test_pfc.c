@@ -639,7 +639,7 @@ int main(int argc, char **argv)
 	test_storm();
 	test_generate();
 	rte_mempool_free(gen_pool);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	printf("test_pfc: %s\n", failures ? "FAILED" : "ok");
 	return failures ? 1 : 0;
 }

@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	}
 	rfw_port_close(bad);
 	rfw_port_close(good);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;

@@ -139,6 +139,8 @@ static uint64_t rate_Bps, rate_fp, hz, depth_credit, dt_max, cap_bytes, drop_thr
 /* CLOCK_MONOTONIC at t0 (ns): lets another process put the CSV's t_ns on its own time axis. */
 static uint64_t t0_mono_ns;
 static volatile int quit;
+/* At exit, how long to wait for a memif peer to close first (see run()). */
+#define CP_PEER_GONE_MS 3000
 
 static void on_signal(int sig)
 {
@@ -1009,6 +1011,14 @@ static int run(int argc, char **argv)
 	}
 	report(secs);
 	tel_nports = 0;
+	/*
+	 * Not polling any more: give memif peers time to go first (their closing unmaps the
+	 * shared rings; a PMD polling them then crashes, DPDK 22.11), so that whichever side of a
+	 * memif pair stops first closes only once the other has stopped polling too. Ports whose
+	 * link does not follow the peer return at once. Not after a signal: then leave at once.
+	 */
+	for (i = 0; i < nports && !quit; i++)
+		(void)rfw_port_peer_gone_wait(rfw_port_get(cps[i].port_id), CP_PEER_GONE_MS);
 	for (i = 0; i < nports; i++) {
 		/* Frames still queued are freed; the PMD's TX (a pcap file) is flushed at close. */
 		struct cp_port *o = &cps[i];
@@ -1028,8 +1038,8 @@ int main(int argc, char **argv)
 
 	if (ret < 0)
 		return 1;
-	/* Every exit after EAL start-up goes through rte_eal_cleanup() (ASan's leak check). */
+	/* Every exit after EAL start-up goes through rfw_eal_cleanup() (ASan's leak check). */
 	ret = run(argc - ret, argv + ret);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	return ret;
 }

@@ -1026,7 +1026,7 @@ int main(int argc, char **argv)
 	free(samples);
 	free(sample_t);
 	free(cnps);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	if (failed)
 		fprintf(stderr, "rocefw-demo: FAILED\n");
 	return failed ? 1 : 0;

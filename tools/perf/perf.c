@@ -2410,7 +2410,7 @@ static int run_remote(const struct opts *o, uint32_t size)
 	rfw_port_close(A.port);
 	close(oob_fd); /* the server's hang-up comes after its port is closed */
 	free(A.mem);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	return ok ? 0 : 1;
 }
 
@@ -2559,6 +2559,6 @@ int main(int argc, char **argv)
 	rfw_port_close(B.port);
 	free(A.mem);
 	free(B.mem);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	return all_ok ? 0 : 1;
 }

@@ -1053,6 +1053,6 @@ int perftest_run(const struct opts *o, uint32_t size)
 	rfw_port_close(A.port);
 	close(pt.fd); /* after the port: see the "done" exchange above */
 	free(A.mem);
-	rte_eal_cleanup();
+	rfw_eal_cleanup();
 	return verified ? 0 : 1;
 }
