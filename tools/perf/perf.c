@@ -447,58 +447,36 @@ enum rfw_mtu mtu_enum(uint32_t bytes)
 	return m;
 }
 
+/* Loopback: @qp of side @s (in INIT) to RTS toward @peer_qp of side @peer, PSNs from 0. */
 static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, struct rfw_qp *peer_qp,
                        const struct opts *o)
 {
-	struct rfw_qp_attr a = {0};
-	struct rfw_nic_path path = {0};
+	struct peer_path pp = {.mac = peer->port->id.mac,
+	                       .mtu = o->mtu,
+	                       .qpn = rfw_qp_num(peer_qp),
+	                       .max_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                       .min_rnr_timer = 1};
+	const char *stage;
 	int rc;
 
-	a.qp_state = RFW_QPS_INIT;
-	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		die("modify_qp INIT", rc);
-	path.dst_mac = peer->port->id.mac;
-	memcpy(path.dst_ip, rfw_nic_gid(peer->nic), 16);
-	rc = rfw_nic_qp_attach(s->nic, qp, &path);
-	if (rc != 0)
-		die("rfw_nic_qp_attach", rc);
-	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, rfw_nic_gid(peer->nic), 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
-	a.path_mtu = mtu_enum(o->mtu);
-	a.dest_qp_num = rfw_qp_num(peer_qp);
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = RFW_MAX_RD_ATOMIC;
-	a.min_rnr_timer = 1;
-	a.transport_mode = o->transport;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER |
-	                       RFW_QP_TRANSPORT_MODE);
-	if (rc != 0) {
+	memcpy(pp.gid, rfw_nic_gid(peer->nic), 16);
+	rc = qp_to_peer(s, qp, &pp, o, &stage);
+	if (rc == 0)
+		return;
+	if (strcmp(stage, "rfw_modify_qp(RTR)") == 0) {
 		modify_rtr_failed(rc, o);
 		exit(1);
 	}
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = 0;
-	a.timeout = o->ack_timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = RFW_MAX_RD_ATOMIC;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                       RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
-	if (rc != 0)
-		die("modify_qp RTS", rc);
+	die(stage, rc);
 }
 
 struct rfw_qp *make_qp(struct side *s, uint32_t depth)
 {
 	struct rfw_qp_init_attr ia = {0};
+	struct rfw_qp_attr a = {0};
 	struct rfw_qp *qp;
+	int rc;
 
 	ia.send_cq = s->cq;
 	ia.recv_cq = s->cq;
@@ -510,6 +488,12 @@ struct rfw_qp *make_qp(struct side *s, uint32_t depth)
 	qp = rfw_create_qp(s->pd, &ia);
 	if (qp == NULL)
 		die("rfw_create_qp", errno);
+	a.qp_state = RFW_QPS_INIT;
+	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
+	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	if (rc != 0)
+		die("modify_qp INIT", rc);
 	return qp;
 }
 
@@ -522,7 +506,7 @@ struct rfw_qp *make_qp(struct side *s, uint32_t depth)
  * every 256 bytes (the smallest path MTU) before posting, so that every packet of a message
  * carries bytes no earlier message left in that slot. The checker compares every byte.
  */
-static void fill_random(uint8_t *p, size_t n, uint64_t seed)
+void fill_random(uint8_t *p, size_t n, uint64_t seed)
 {
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
 	size_t i;
@@ -570,17 +554,6 @@ static uint64_t pong_recvd;     /* SEND latency: pongs received at A */
 static uint64_t last_recv_slot; /* SEND latency: B's receive slot of the last ping */
 
 /* ---- one measured size ---- */
-
-struct result {
-	uint32_t bytes;
-	uint64_t iters;
-	double bw_peak_gbps, bw_avg_gbps, mpps;
-	bool verified;
-	uint64_t checked_bytes;
-	double bound_gbps;
-	/* latency, us */
-	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
-};
 
 uint64_t now_ns(void)
 {
@@ -683,13 +656,13 @@ static int post_recv_slot(struct conn *c, uint32_t size, uint64_t slot, uint64_t
 	return rfw_post_recv(c->qb, &wr, &badw, t);
 }
 
-static bool failed;
+bool failed;
 static uint64_t bad_msgs;
 static uint64_t corrupt_at; /* --check-corrupt-one: which message of QP 0 */
 
-static char first_err[RFW_OOB_TEXT_MAX]; /* two-process mode: reported to the peer */
+char first_err[RFW_OOB_TEXT_MAX]; /* two-process mode: reported to the peer */
 
-static void check_fail(const char *what, uint32_t qi, uint64_t k)
+void check_fail(const char *what, uint32_t qi, uint64_t k)
 {
 	if (first_err[0] == '\0')
 		snprintf(first_err, sizeof(first_err), "qp %u message %" PRIu64 ": %s", qi, k,
@@ -835,7 +808,7 @@ static double measure_bound(const uint8_t *src, uint32_t nslots, uint32_t size, 
 	return (double)bytes * 8.0 / (double)(t - t0);
 }
 
-static int cmp_u64(const void *a, const void *b)
+int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -843,7 +816,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Latency columns from @n samples in ns (sorted here). */
-static void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
+void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
 {
 	double sum = 0, sq = 0, mean;
 	uint64_t i;
@@ -1545,7 +1518,7 @@ static void remote_resolve(const struct opts *o)
 		remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
 }
 
-int qp_to_peer(struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
+int qp_to_peer(struct side *s, struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
                const char **stage)
 {
 	struct rfw_qp_attr a = {0};
@@ -1555,12 +1528,12 @@ int qp_to_peer(struct rfw_qp *qp, const struct peer_path *pp, const struct opts 
 	path.dst_mac = pp->mac;
 	memcpy(path.dst_ip, pp->gid, 16);
 	*stage = "rfw_nic_qp_attach";
-	rc = rfw_nic_qp_attach(A.nic, qp, &path);
+	rc = rfw_nic_qp_attach(s->nic, qp, &path);
 	if (rc != 0)
 		return rc;
 	a.qp_state = RFW_QPS_RTR;
 	memcpy(a.ah_attr.dgid, pp->gid, 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(A.nic), 16);
+	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
 	a.path_mtu = mtu_enum(pp->mtu);
 	a.dest_qp_num = pp->qpn;
 	a.rq_psn = pp->rq_psn;
@@ -1601,7 +1574,7 @@ static void remote_qp_connect(struct rfw_qp *qp, uint32_t qi, const struct opts 
 	int rc;
 
 	memcpy(pp.gid, peer_conn.gid, 16);
-	rc = qp_to_peer(qp, &pp, o, &stage);
+	rc = qp_to_peer(&A, qp, &pp, o, &stage);
 	if (rc != 0)
 		remote_abort(
 		    "%s (transport %s) on this side: %s%s", stage,
@@ -2228,18 +2201,8 @@ static int run_remote(const struct opts *o, uint32_t size)
 	memset(&res, 0, sizeof(res));
 	res.bytes = size;
 	corrupt_at = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000)) / 2;
-	for (qi = 0; qi < o->qps; qi++) {
-		struct rfw_qp_attr a = {0};
-		int rc;
-
+	for (qi = 0; qi < o->qps; qi++)
 		conns[qi].qa = make_qp(&A, 1024);
-		a.qp_state = RFW_QPS_INIT;
-		a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-		                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-		rc = rfw_modify_qp(conns[qi].qa, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
-		if (rc != 0)
-			die("modify_qp INIT", rc);
-	}
 	fill_conn(o, depth, size);
 
 	if (is_server) {

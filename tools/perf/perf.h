@@ -65,7 +65,8 @@ uint64_t now_ns(void);
 /* Port, NIC, PD and CQ of one side on DPDK port @port_id with IPv4 address @ip4. */
 void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o);
 enum rfw_mtu mtu_enum(uint32_t bytes);
-/* An RC QP on @s's PD and CQ, @depth send WRs, 2 x @depth receive WRs, all signaled. */
+/* An RC QP on @s's PD and CQ, @depth send WRs, 2 x @depth receive WRs, all signaled, taken
+ * to INIT with local write and every remote access. */
 struct rfw_qp *make_qp(struct side *s, uint32_t depth);
 
 /* A on the first DPDK port, link up (or exit 1 naming the problem). */
@@ -83,10 +84,34 @@ struct peer_path {
 	uint32_t qpn, rq_psn, sq_psn;
 	uint8_t max_rd_atomic, max_dest_rd_atomic, min_rnr_timer;
 };
-/* Attach @qp (in INIT) to A's NIC toward @pp and take it to RTR and RTS (timeout, retries and
- * transport mode from @o). 0, or a negative errno with *@stage naming the step that failed. */
-int qp_to_peer(struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
+/* Attach @qp (in INIT) to side @s's NIC toward @pp and take it to RTR and RTS (timeout,
+ * retries and transport mode from @o). 0, or a negative errno with *@stage naming the step that
+ * failed ("rfw_nic_qp_attach", "rfw_modify_qp(RTR)", "rfw_modify_qp(RTS)"). */
+int qp_to_peer(struct side *s, struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
                const char **stage);
+
+/* One run's figures (bandwidth, latency in us) and its account. */
+struct result {
+	uint32_t bytes;
+	uint64_t iters;
+	double bw_peak_gbps, bw_avg_gbps, mpps;
+	bool verified;
+	uint64_t checked_bytes;
+	double bound_gbps;
+	/* latency, us */
+	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
+};
+/* Latency columns of @r from @n samples in ns (sorted here). */
+void lat_stats(uint64_t *lat, uint64_t n, struct result *r);
+int cmp_u64(const void *a, const void *b);
+/* @n pseudo-random bytes from @seed (xorshift): the same seed, the same bytes. */
+void fill_random(uint8_t *p, size_t n, uint64_t seed);
+
+/* The checker's verdict: the first failed check (text, also sent to a peer) and whether any
+ * failed. check_fail() records one (the first five also go to stderr). */
+extern bool failed;
+extern char first_err[];
+void check_fail(const char *what, uint32_t qi, uint64_t k);
 
 /* --perftest: speak perftest 4.5's exchange to an unmodified perftest peer (docs/perf.md). */
 int perftest_run(const struct opts *o, uint32_t size);

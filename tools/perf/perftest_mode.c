@@ -77,8 +77,6 @@ static struct {
 	struct pt_qp q[PT_MAX_QPS];
 	uint64_t checked_bytes, checked_msgs;
 	bool corrupt_one; /* --check-corrupt-one: damage the middle message of QP 0 */
-	bool failed;
-	char first_err[200];
 } pt = {.fd = -1};
 
 static const char *const pt_tool[] = {"ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_atomic_bw"};
@@ -99,14 +97,6 @@ static void pt_die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-static void pt_check_fail(const char *what, uint32_t qi, uint64_t k)
-{
-	if (!pt.failed)
-		snprintf(pt.first_err, sizeof(pt.first_err), "%s (QP %u, message %" PRIu64 ")",
-		         what, qi, k);
-	pt.failed = true;
 }
 
 /* ---- perftest's TCP exchange: fixed-size raw records, client writes first ---- */
@@ -260,15 +250,6 @@ static bool gid_v4mapped(const uint8_t g[16])
 	return memcmp(g, pfx, 12) == 0;
 }
 
-static void fill_random(uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t r = rte_rand();
-
-		memcpy(p + i, &r, n - i < 8 ? n - i : 8);
-	}
-}
-
 static void pt_connect_tcp(const struct opts *o)
 {
 	if (pt.client) {
@@ -369,13 +350,13 @@ static void pt_memory(void)
 		q->ref = q->remote + half;
 		q->land = q->ref + half;
 		q->ref_set = q->land + area;
-		fill_random(q->src, half);
+		fill_random(q->src, half, rte_rand());
 		/* Atomics land on zeroes (the server's sum check), READs read random bytes;
 		 * write_lat: both buffers zero but for the last byte (perftest's ping-pong). */
 		if (pt.lat)
 			memset(q->src, 0, half);
 		else if (pt.op != OP_ATOMIC)
-			fill_random(q->remote, half);
+			fill_random(q->remote, half, rte_rand());
 		if (pt.op == OP_ATOMIC && pt.client) {
 			q->fetched = calloc(pt.nslots, sizeof(uint64_t));
 			if (q->fetched == NULL)
@@ -395,16 +376,7 @@ static void pt_qps(void)
 
 	for (qi = 0; qi < pt.nq; qi++) {
 		struct pt_qp *q = &pt.q[qi];
-		struct rfw_qp_attr a = {0};
-		int rc;
-
 		q->qp = make_qp(&A, need);
-		a.qp_state = RFW_QPS_INIT;
-		a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-		                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-		rc = rfw_modify_qp(q->qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
-		if (rc != 0)
-			die("modify_qp INIT", rc);
 		/* perftest's pingpong_dest: LID 0 on RoCE, random 24-bit PSN, the buffer the
 		 * peer addresses, this side's RoCEv2 GID (IPv4-mapped), no SRQ. */
 		q->my = (struct rfw_pt_dest){.lid = 0,
@@ -454,7 +426,7 @@ static void pt_qps_connect(const struct opts *o)
 		              : q->rem.out_reads < RFW_MAX_RD_ATOMIC ? q->rem.out_reads
 		                                                     : RFW_MAX_RD_ATOMIC);
 		memcpy(pp.gid, q->rem.gid, 16);
-		rc = qp_to_peer(q->qp, &pp, o, &stage);
+		rc = qp_to_peer(&A, q->qp, &pp, o, &stage);
 		if (rc != 0)
 			pt_die("QP %u: %s: %s", qi, stage, strerror(-rc));
 	}
@@ -519,7 +491,7 @@ static void pt_compare(struct pt_qp *q, uint64_t slot, const uint8_t *got, uint3
 		return;
 	}
 	if (memcmp(ref, got, pt.size) != 0) {
-		pt_check_fail("data differs from the first copy of the same source slot", qi, k);
+		check_fail("data differs from the first copy of the same source slot", qi, k);
 		return;
 	}
 	pt.checked_bytes += pt.size;
@@ -575,7 +547,7 @@ static void pt_client_run(double *secs)
 				pt_die("QP %d message %" PRIu64 " completed with %s", qi, k,
 				       rfw_wc_status_str(wc[i].status));
 			if (k != q->done)
-				pt_check_fail("completion out of order", (uint32_t)qi, k);
+				check_fail("completion out of order", (uint32_t)qi, k);
 			if (pt.op == OP_READ)
 				pt_compare(q, k % pt.nslots,
 				           q->land + (k % pt.depth) * (uint64_t)pt.size,
@@ -585,10 +557,9 @@ static void pt_client_run(double *secs)
 
 				memcpy(&v, q->land + (k % pt.depth) * 8, 8);
 				if (q->ref_set[s] && v != q->fetched[s] + 1)
-					pt_check_fail(
-					    "fetch-and-add returned a value that is not the "
-					    "previous one plus 1",
-					    (uint32_t)qi, k);
+					check_fail("fetch-and-add returned a value that is not the "
+					           "previous one plus 1",
+					           (uint32_t)qi, k);
 				else if (q->ref_set[s]) {
 					pt.checked_bytes += 8;
 					pt.checked_msgs++;
@@ -639,8 +610,8 @@ static void pt_server_recv(double *secs)
 				pt_die("QP %d receive %" PRIu64 " completed with %s", qi, q->done,
 				       rfw_wc_status_str(wc[i].status));
 			if (wc[i].byte_len != pt.size)
-				pt_check_fail("received length differs from -s", (uint32_t)qi,
-				              q->done);
+				check_fail("received length differs from -s", (uint32_t)qi,
+				           q->done);
 			else
 				pt_compare(q, q->done % pt.nslots, q->land + wc[i].wr_id * pt.size,
 				           (uint32_t)qi, q->done);
@@ -696,9 +667,8 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 			for (uint32_t i = 0; i + 1 < pt.size; i++)
 				zero &= q->remote[i] == 0;
 			if (!zero)
-				pt_check_fail(
-				    "a write_lat message is not zero but for its last byte", 0,
-				    rcnt);
+				check_fail("a write_lat message is not zero but for its last byte",
+				           0, rcnt);
 			else {
 				pt.checked_bytes += pt.size;
 				pt.checked_msgs++;
@@ -738,13 +708,6 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 	*secs = (double)(now_ns() - t0) / 1e9;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Server of atomics: every executed fetch-and-add of 1 is in the sum of the slots. */
 static void pt_server_atomic_check(void)
 {
@@ -769,7 +732,7 @@ static void pt_server_atomic_check(void)
 		snprintf(m, sizeof(m),
 		         "the slots add up to %" PRIu64 " after %" PRIu64 " atomics executed", sum,
 		         executed);
-		pt_check_fail(m, 0, executed);
+		check_fail(m, 0, executed);
 	}
 }
 
@@ -837,7 +800,7 @@ static void pt_json(const struct opts *o, double secs, const struct pt_report *p
 	        secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0.0,
 	        secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0.0, pt_check_what(),
 	        pt_checkable() ? "true" : "false", pt.checked_msgs, pt.checked_bytes,
-	        verified ? "true" : "false", pt.first_err, peer->size, peer->iters, peer->bw_avg,
+	        verified ? "true" : "false", first_err, peer->size, peer->iters, peer->bw_avg,
 	        peer->msg_rate);
 	fprintf(f, ", \"regions\": [");
 	for (uint32_t qi = 0; qi < pt.nq; qi++)
@@ -857,7 +820,8 @@ int perftest_run(const struct opts *o, uint32_t size)
 {
 	uint64_t tmo = (uint64_t)o->oob_timeout_s * NS_PER_S;
 	struct pt_report mine = {0}, peer = {0};
-	double secs = 0, lat_min = 0, lat_typ = 0, lat_avg = 0, lat_max = 0;
+	double secs = 0;
+	struct result lat = {0};
 	uint32_t qi;
 	bool verified;
 
@@ -920,17 +884,8 @@ int perftest_run(const struct opts *o, uint32_t size)
 			die("memory", ENOMEM);
 		pt_lat_run(&secs, half_rtt);
 		/* perftest's samples: half the time between two consecutive posts */
-		if (pt.iters > 1) {
-			uint64_t n = pt.iters - 1, sum = 0;
-
-			qsort(half_rtt, n, sizeof(uint64_t), cmp_u64);
-			for (uint64_t i = 0; i < n; i++)
-				sum += half_rtt[i];
-			lat_min = (double)half_rtt[0] / 1e3;
-			lat_typ = (double)half_rtt[n / 2] / 1e3;
-			lat_avg = (double)sum / (double)n / 1e3;
-			lat_max = (double)half_rtt[n - 1] / 1e3;
-		}
+		if (pt.iters > 1)
+			lat_stats(half_rtt, pt.iters - 1, &lat);
 		free(half_rtt);
 	} else if (pt.client)
 		pt_client_run(&secs);
@@ -995,17 +950,17 @@ int perftest_run(const struct opts *o, uint32_t size)
 	}
 	if (pt.op == OP_ATOMIC && !pt.client)
 		pt_server_atomic_check();
-	if (pt_checkable() && pt.checked_msgs == 0 && !pt.failed)
-		pt_check_fail("nothing was compared (too few messages for a second copy of a slot)",
-		              0, 0);
-	verified = !pt.failed;
+	if (pt_checkable() && pt.checked_msgs == 0 && !failed)
+		check_fail("nothing was compared (too few messages for a second copy of a slot)", 0,
+		           0);
+	verified = !failed;
 
 	if (pt.lat)
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
 		       "t_avg[usec]   checked messages   verified\n"
 		       " %-6u %-14" PRIu64 " %-14.2f %-12.2f %-18.2f %-13.2f %-18" PRIu64 " %s\n",
-		       pt.size, pt.iters, lat_min, lat_max, lat_typ, lat_avg, pt.checked_msgs,
-		       verified ? "yes" : "NO");
+		       pt.size, pt.iters, lat.t_min, lat.t_max, lat.t_typ, lat.t_avg,
+		       pt.checked_msgs, verified ? "yes" : "NO");
 	else
 		printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   checked "
 		       "messages   verified\n");
@@ -1031,15 +986,15 @@ int perftest_run(const struct opts *o, uint32_t size)
 		       : verified      ? "yes"
 		                       : "NO",
 		       pt.op == OP_SEND ? "; measured here" : " report");
-	if (pt.failed)
+	if (failed)
 		fprintf(stderr, "rocefw-perf: perftest %s: check failed: %s\n",
-		        pt.client ? "client" : "server", pt.first_err);
+		        pt.client ? "client" : "server", first_err);
 	if (o->dump != NULL && pt_dump(o->dump) != 0) {
 		fprintf(stderr, "rocefw-perf: --perftest-dump %s: cannot write it\n", o->dump);
 		verified = false;
 	}
 	if (o->json != NULL)
-		pt_json(o, secs, &peer, verified, lat_typ, lat_avg);
+		pt_json(o, secs, &peer, verified, lat.t_typ, lat.t_avg);
 
 	for (qi = 0; qi < pt.nq; qi++) {
 		rfw_nic_qp_detach(A.nic, pt.q[qi].qp);
