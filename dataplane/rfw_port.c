@@ -328,13 +328,19 @@ void rfw_port_close(struct rfw_port *p)
 	port_free(p);
 }
 
+/* Whether @port_id is a net_memif port (@di filled). */
+static bool is_memif(uint16_t port_id, struct rte_eth_dev_info *di)
+{
+	return rte_eth_dev_info_get(port_id, di) == 0 && di->driver_name != NULL &&
+	       strcmp(di->driver_name, "net_memif") == 0;
+}
+
 /* Whether @port_id is a memif port in the client role (devargs "role=client"). */
 static bool memif_client(uint16_t port_id, struct rte_eth_dev_info *di)
 {
 	const struct rte_devargs *da;
 
-	if (rte_eth_dev_info_get(port_id, di) != 0 || di->driver_name == NULL ||
-	    strcmp(di->driver_name, "net_memif") != 0 || di->device == NULL)
+	if (!is_memif(port_id, di) || di->device == NULL)
 		return false;
 	da = rte_dev_devargs(di->device);
 	return da != NULL && da->args != NULL && strstr(da->args, "role=client") != NULL;
@@ -379,8 +385,7 @@ int rfw_port_peer_gone_wait(const struct rfw_port *p, unsigned timeout_ms)
 	struct rte_eth_link link;
 
 	/* Only memif's link follows its peer; elsewhere there is nothing to wait for. */
-	if (rte_eth_dev_info_get(p->port_id, &di) != 0 || di.driver_name == NULL ||
-	    strcmp(di.driver_name, "net_memif") != 0)
+	if (!is_memif(p->port_id, &di))
 		return 0;
 	for (unsigned t = 0;; t += 5) {
 		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 && !link.link_status)
