@@ -49,9 +49,41 @@ struct comp_ctx {
 	bool implied; /* RETRY because of an implied NAK (not a NAK packet) */
 };
 
+/* gbn retry probe: at most 2^PROBE_BACKOFF_MAX times the first interval. */
+#define PROBE_BACKOFF_MAX 6
+
+/* An acknowledgement covered the AckReq packet being timed: one RTT sample (1/8 gain). */
+static void rtt_sample(struct rfw_qp *qp)
+{
+	uint64_t m = qp->now - qp->comp.rtt_t;
+
+	qp->comp.srtt_ns = qp->comp.srtt_ns ? qp->comp.srtt_ns - qp->comp.srtt_ns / 8 + m / 8 : m;
+	qp->comp.rtt_armed = false;
+}
+
+/*
+ * After a go-back-N restart at retry_psn: when to go back again if that PSN is still not
+ * acknowledged, twice the measured RTT, doubling each time, never past the local ACK timer.
+ */
+static void arm_probe(struct rfw_qp *qp)
+{
+	uint64_t at;
+
+	qp->comp.probe_at = 0;
+	if (qp->comp.srtt_ns == 0)
+		return; /* no RTT measured: the local ACK timer alone */
+	at = qp->now + ((2 * qp->comp.srtt_ns) << qp->comp.probe_backoff);
+	if (qp->comp.timer == 0 || at < qp->comp.timer)
+		qp->comp.probe_at = at;
+}
+
 /* Forward progress (IBA 9.7.5.2.?): retry counters start over, timer restarts. */
 static void progress(struct rfw_qp *qp)
 {
+	if (qp->comp.rtt_armed && rfw_psn_cmp(qp->comp.psn, qp->comp.rtt_psn) > 0)
+		rtt_sample(qp);
+	qp->comp.probe_at = 0;
+	qp->comp.probe_backoff = 0;
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.retrying = false;
@@ -286,6 +318,7 @@ static enum comp_state retry(struct comp_ctx *c)
 	rfw_req_rewind(qp, qp->comp.psn);
 	qp->comp.timer = 0;
 	rfw_req_arm_timer(qp);
+	arm_probe(qp);
 	return COMPST_EXIT;
 }
 
@@ -380,4 +413,26 @@ void rfw_comp_timer(struct rfw_qp *qp)
 	qp->comp.retry_psn = qp->comp.psn;
 	rfw_req_rewind(qp, qp->comp.psn);
 	rfw_req_arm_timer(qp);
+	arm_probe(qp);
+}
+
+/*
+ * The gbn retry probe expired (issue 13.13). The responder NAKs a sequence error once and then
+ * drops everything until the NAKed PSN arrives (IBA 9.7.5.1.2, as rxe), so a retransmission
+ * lost again is otherwise recovered only by the local ACK timer: 67 ms at timeout 14, in which
+ * a 2 us-RTT flow sends nothing. Go back to the NAKed PSN again; a requester may resend from
+ * an earlier PSN at any time, the responder treating what it already has as duplicates (IBA
+ * 9.7.5.2.2). retry_cnt is not charged: the local ACK timer keeps running and does that.
+ */
+void rfw_comp_probe(struct rfw_qp *qp)
+{
+	qp->comp.probe_at = 0;
+	if (qp->sr || !qp->comp.retrying || qp->comp.retry_psn != qp->comp.psn ||
+	    qp->req.rnr_wait || rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0)
+		return;
+	rfw_cnt(qp, RFW_CNT_retry_probes);
+	rfw_req_rewind(qp, qp->comp.psn);
+	if (qp->comp.probe_backoff < PROBE_BACKOFF_MAX)
+		qp->comp.probe_backoff++;
+	arm_probe(qp);
 }

@@ -602,6 +602,8 @@ uint64_t rfw_qp_next_deadline(const struct rfw_qp *qp)
 		d = qp->req.rnr_deadline;
 	if (qp->comp.timer && qp->comp.timer < d)
 		d = qp->comp.timer;
+	if (qp->comp.probe_at && qp->comp.probe_at < d)
+		d = qp->comp.probe_at;
 	return d;
 }
 
@@ -621,4 +623,6 @@ void rfw_qp_timer(struct rfw_qp *qp, uint64_t now_ns)
 	}
 	if (qp->comp.timer && now_ns >= qp->comp.timer)
 		rfw_comp_timer(qp);
+	if (qp->comp.probe_at && now_ns >= qp->comp.probe_at)
+		rfw_comp_probe(qp);
 }

@@ -96,6 +96,8 @@ void rfw_req_rewind(struct rfw_qp *qp, uint32_t psn)
 {
 	uint32_t i;
 
+	qp->comp.rtt_armed = false; /* Karn: no RTT sample across a retransmission */
+
 	for (i = qp->comp.idx; i != qp->sq_prod; i++) {
 		struct rfw_swqe *w = rfw_sq_at(qp, i);
 
@@ -323,12 +325,21 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 		p.bth.ackreq =
 		    last ||
 		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
+		    /* the first packet of a go-back-N restart: its ACK ends the retry probe */
+		    (qp->comp.retrying && psn == qp->comp.retry_psn) ||
 		    /* the window closes behind this packet: ask, or nothing would
 		       reopen it */
 		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >=
 		        (int32_t)qp->dev->attr.max_unacked_psns;
 	if (p.bth.ackreq && !retx)
 		qp->req.since_ackreq = 0;
+	/* gbn: time one new SEND/WRITE packet with AckReq to its ACK (the retry probe's RTT). */
+	if (!qp->sr && p.bth.ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
+	    rfw_psn_cmp(psn, qp->req.high_psn) >= 0) {
+		qp->comp.rtt_armed = true;
+		qp->comp.rtt_psn = psn;
+		qp->comp.rtt_t = qp->now;
+	}
 	p.bth.se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
 	           (p.op->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
 	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)

@@ -39,6 +39,9 @@ extern "C" {
 	X(req_cqe_flush_error, 1, "send completions flushed")                                      \
 	X(retransmitted_packets, 0,                                                                \
 	  "request packets sent with a PSN below the highest already sent")                        \
+	X(retry_probes, 0,                                                                         \
+	  "gbn: go-back-N restarted again at a NAKed PSN not acknowledged within 2 x RTT "         \
+	  "(doubling): its retransmission was lost too")                                           \
 	X(retry_exceeded, 0, "QPs failed with RETRY_EXC_ERR")                                      \
 	X(rnr_retry_exceeded, 0, "QPs failed with RNR_RETRY_EXC_ERR")                              \
 	X(duplicate_response, 0, "responses for PSNs already acknowledged (dropped)")              \

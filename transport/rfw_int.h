@@ -172,6 +172,13 @@ struct rfw_comp {
 	uint64_t timer;     /* local ACK timeout deadline; 0 = not armed */
 	bool retrying;      /* a go-back-N retry from psn is under way: ignore repeats */
 	uint32_t retry_psn;
+	/* gbn retry probe (comp.c, issue 13.13): a NAKed PSN whose retransmission is lost too */
+	uint64_t srtt_ns;  /* smoothed RTT: AckReq packet sent -> acknowledged (0: none yet) */
+	uint64_t rtt_t;    /* the sample under way: when the packet left ... */
+	uint32_t rtt_psn;  /* ... and its PSN */
+	bool rtt_armed;    /* a sample is under way */
+	uint64_t probe_at; /* go back again at this time if retry_psn has not moved; 0 = off */
+	uint8_t probe_backoff;
 };
 
 struct rfw_resp {
@@ -375,6 +382,7 @@ void rfw_req_arm_timer(struct rfw_qp *qp);
 /* comp.c */
 void rfw_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
 void rfw_comp_timer(struct rfw_qp *qp);
+void rfw_comp_probe(struct rfw_qp *qp); /* gbn: comp.probe_at reached */
 /* Complete WQEs at the head that need no response (local operations, errors). */
 void rfw_comp_drain(struct rfw_qp *qp);
 
