@@ -5,6 +5,7 @@
  * responder and responses to the completer.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "rfw_int.h"
 
@@ -46,6 +47,24 @@ static bool mode_mismatch(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	return true;
 }
 
+/*
+ * An RC QP talks to one peer: its packets come from the path's destination (ah_attr.dgid) to
+ * its source (ah_attr.sgid), IPv4 as IPv4-mapped GIDs. Anything else is dropped before it can
+ * ACK, NAK, CNP or WRITE (as rxe's check_addr in rxe_recv.c does for RC/UC): without it,
+ * whoever reaches UDP 4791 and guesses a QPN and PSN could complete or kill the QP. The AV is
+ * set at INIT->RTR, so the check starts there.
+ */
+static bool addr_mismatch(struct rfw_qp *qp, const struct rfw_rx_info *rx)
+{
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+		return false;
+	if (memcmp(rx->src_ip, qp->attr.ah_attr.dgid, 16) == 0 &&
+	    memcmp(rx->dst_ip, qp->attr.ah_attr.sgid, 16) == 0)
+		return false;
+	rfw_cnt(qp, RFW_CNT_rx_addr_mismatch);
+	return true;
+}
+
 int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_ns)
 {
 	const struct rfw_ib_pkt *p = rx->pkt;
@@ -60,6 +79,8 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 		dev->cnt[RFW_CNT_rx_unknown_qp]++;
 		return -ENOENT;
 	}
+	if (addr_mismatch(qp, rx))
+		return -EINVAL;
 	qp->now = now_ns;
 	if (qp->es) {
 		qp->es->rx_now = now_ns;

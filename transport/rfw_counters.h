@@ -73,6 +73,10 @@ extern "C" {
 	X(rx_acks, 0, "ACK-type packets received")                                                 \
 	/* drops */                                                                                \
 	X(rx_unknown_qp, 0, "packets for a QP number that does not exist")                         \
+	X(rx_addr_mismatch, 0,                                                                     \
+	  "packets whose IP source is not the QP's path destination (ah_attr.dgid) or whose IP "   \
+	  "destination is not its source (ah_attr.sgid), from RTR on (dropped, as rxe's "          \
+	  "check_addr)")                                                                           \
 	X(rx_bad_state, 0, "packets the QP's state does not accept (RESET/INIT/ERR)")              \
 	X(rx_bad_opcode, 0, "non-RC (UC/UD) packets on an RC QP, or no opcode")                    \
 	X(rx_ghost_response, 0, "responses while nothing is outstanding")                          \

@@ -89,8 +89,8 @@ void rfw_dev_destroy(struct rfw_dev *dev);
 struct rfw_rx_info {
 	const struct rfw_ib_pkt *pkt; /* from rfw_ib_parse() == RFW_IB_ERR_OK */
 	uint8_t ecn;                  /* enum rfw_ecn of the IP header (3 = CE) */
-	uint8_t src_ip[16];
-	uint8_t dst_ip[16];
+	uint8_t src_ip[16]; /* IPv4-mapped for IPv4: checked against the QP's ah_attr.dgid */
+	uint8_t dst_ip[16]; /* ... and ah_attr.sgid */
 	uint16_t udp_sport;
 	uint64_t rx_ts_ns;
 };
@@ -233,10 +233,13 @@ struct rfw_qp_init_attr {
 	bool sq_sig_all;
 };
 
-/* The path: addresses and UDP source port the host puts in front of this QP's packets. */
+/*
+ * The path: addresses and UDP source port the host puts in front of this QP's packets. From
+ * RTR on, rfw_dev_rx drops packets not from dgid to sgid (rx_addr_mismatch, as rxe).
+ */
 struct rfw_ah_attr {
-	uint8_t dgid[16]; /* IPv4-mapped for IPv4 */
-	uint8_t sgid[16];
+	uint8_t dgid[16];   /* the peer's address, IPv4-mapped for IPv4 */
+	uint8_t sgid[16];   /* this end's address on the path, same family */
 	uint16_t udp_sport; /* 0: the host picks (e.g. from the QPN, as rxe) */
 	uint8_t traffic_class;
 };

@@ -117,7 +117,8 @@ static struct rfw_qp *make_qp(struct side *s, struct side *peer)
 	return qp;
 }
 
-static void connect_qp(struct rfw_qp *qp, const struct side *peer, uint32_t dqpn)
+static void connect_qp(struct rfw_qp *qp, const struct side *me, const struct side *peer,
+                       uint32_t dqpn)
 {
 	struct rfw_qp_attr a = {.qp_state = RFW_QPS_RTR,
 	                        .path_mtu = RFW_MTU_1024,
@@ -126,6 +127,7 @@ static void connect_qp(struct rfw_qp *qp, const struct side *peer, uint32_t dqpn
 	                        .min_rnr_timer = 1};
 
 	memcpy(a.ah_attr.dgid, peer->ip4m, 16);
+	memcpy(a.ah_attr.sgid, me->ip4m, 16);
 	if (rfw_modify_qp(qp, &a,
 	                  RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
 	                      RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER))
@@ -194,8 +196,8 @@ int main(int argc, char **argv)
 	side_setup(&B, "esB", r_b_in, r_b_out, 0x0a000002, 0x0b);
 	qa = make_qp(&A, &B);
 	qb = make_qp(&B, &A);
-	connect_qp(qa, &B, rfw_qp_num(qb));
-	connect_qp(qb, &A, rfw_qp_num(qa));
+	connect_qp(qa, &A, &B, rfw_qp_num(qb));
+	connect_qp(qb, &B, &A, rfw_qp_num(qa));
 	for (unsigned i = 0; i < iters; i++)
 		ok += write_one(qa, i);
 	CHECK(ok == iters, "%u of %u WRITEs completed", ok, iters);

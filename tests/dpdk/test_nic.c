@@ -242,6 +242,8 @@ static int qp_connect(struct side *s, struct rfw_qp *qp, const struct rfw_nic_pa
 		return rc;
 	a.qp_state = RFW_QPS_RTR;
 	memcpy(a.ah_attr.dgid, path->dst_ip, 16);
+	/* The source of the same family: the transport drops packets not between the two. */
+	memcpy(a.ah_attr.sgid, rfw_ip_is_mapped4(path->dst_ip) ? s->ip4m : s->ip6, 16);
 	a.path_mtu = RFW_MTU_1024;
 	a.dest_qp_num = dqpn;
 	a.max_dest_rd_atomic = 4;

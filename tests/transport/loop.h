@@ -51,7 +51,22 @@ struct loop {
 	uint64_t pkts_from[2];
 	struct rfw_mr *mrs[64];
 	int nmr;
+	uint8_t ip[2][16]; /* endpoint addresses: 10.0.0.1 and 10.0.0.2, IPv4-mapped */
 };
+
+/* The path of endpoint @id's QP: to the other endpoint, from its own address. */
+static inline void lb_ah(const struct loop *lb, int id, struct rfw_ah_attr *ah)
+{
+	memcpy(ah->dgid, lb->ip[!id], 16);
+	memcpy(ah->sgid, lb->ip[id], 16);
+}
+
+/* The addresses of a packet from endpoint @from, as a host puts them in rfw_rx_info. */
+static inline void lb_rx_addr(const struct loop *lb, int from, struct rfw_rx_info *rx)
+{
+	memcpy(rx->src_ip, lb->ip[from], 16);
+	memcpy(rx->dst_ip, lb->ip[!from], 16);
+}
 
 static uint8_t *lb_tx_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
 {
@@ -109,8 +124,10 @@ static inline struct lb_cfg lb_default_cfg(void)
 	                                 RFW_ACCESS_REMOTE_ATOMIC};
 }
 
-static inline int lb_connect_mode(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
-                                  uint32_t sq_psn, uint32_t rq_psn, enum rfw_transport_mode m)
+/* Connect @qp (RESET) to @dqpn through INIT, RTR (path @ah; NULL: all zero) and RTS. */
+static inline int lb_connect_av(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
+                                uint32_t sq_psn, uint32_t rq_psn, enum rfw_transport_mode m,
+                                const struct rfw_ah_attr *ah)
 {
 	struct rfw_qp_attr a = {0};
 	int rc;
@@ -124,6 +141,8 @@ static inline int lb_connect_mode(struct rfw_qp *qp, uint32_t dqpn, const struct
 	if (rc)
 		return rc;
 	a.qp_state = RFW_QPS_RTR;
+	if (ah)
+		a.ah_attr = *ah;
 	a.path_mtu = c->mtu;
 	a.dest_qp_num = dqpn;
 	a.rq_psn = rq_psn;
@@ -145,6 +164,12 @@ static inline int lb_connect_mode(struct rfw_qp *qp, uint32_t dqpn, const struct
 	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
 }
 
+static inline int lb_connect_mode(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
+                                  uint32_t sq_psn, uint32_t rq_psn, enum rfw_transport_mode m)
+{
+	return lb_connect_av(qp, dqpn, c, sq_psn, rq_psn, m, NULL);
+}
+
 static inline int lb_connect(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
                              uint32_t sq_psn, uint32_t rq_psn)
 {
@@ -158,6 +183,13 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 	if (lb == NULL)
 		return NULL;
 	lb->ring = calloc(LB_RING, sizeof(*lb->ring));
+	for (int i = 0; i < 2; i++) {
+		static const uint8_t v4m[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+		memcpy(lb->ip[i], v4m, 12);
+		lb->ip[i][12] = 10;
+		lb->ip[i][15] = (uint8_t)(1 + i);
+	}
 	for (int i = 0; i < 2; i++) {
 		struct lb_ep *e = &lb->ep[i];
 		struct rfw_dev_attr da = {.ack_every = c->ack_every,
@@ -185,11 +217,14 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 		if (e->qp == NULL)
 			return NULL;
 	}
-	if (lb_connect_mode(lb->ep[0].qp, rfw_qp_num(lb->ep[1].qp), c, c->psn[0], c->psn[1],
-	                    c->mode[0]) ||
-	    lb_connect_mode(lb->ep[1].qp, rfw_qp_num(lb->ep[0].qp), c, c->psn[1], c->psn[0],
-	                    c->mode[1]))
-		return NULL;
+	for (int i = 0; i < 2; i++) {
+		struct rfw_ah_attr ah = {0};
+
+		lb_ah(lb, i, &ah);
+		if (lb_connect_av(lb->ep[i].qp, rfw_qp_num(lb->ep[!i].qp), c, c->psn[i], c->psn[!i],
+		                  c->mode[i], &ah))
+			return NULL;
+	}
 	return lb;
 }
 
@@ -224,6 +259,7 @@ static inline void lb_deliver(struct loop *lb, struct lb_pkt *p)
 		if (rfw_ib_parse(p->data, p->len, &pkt) != RFW_IB_ERR_OK)
 			return;
 		rx.pkt = &pkt;
+		lb_rx_addr(lb, !p->to, &rx);
 		rfw_dev_rx(lb->ep[p->to].dev, &rx, lb->now);
 		lb->delivered++;
 	}

@@ -3,6 +3,7 @@
  * Regression tests for the transport review of issue 13 (items 2, 5, 6, 13, 14), over the
  * loopback host (loop.h). Each test failed on the code before its fix.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -93,10 +94,88 @@ static void test_gbn_lost_retransmission(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 13.6: RC packets only from the QP's path ---- */
+
+/* Hand endpoint @to a packet as if from @src to @dst (IPv4 a.b.c.d as 0x0a0000xx). */
+static int inject(struct loop *lb, int to, struct rfw_ib_pkt *p, uint8_t src, uint8_t dst)
+{
+	struct rfw_rx_info rx = {.pkt = p};
+
+	lb_rx_addr(lb, !to, &rx);
+	rx.src_ip[15] = src;
+	rx.dst_ip[15] = dst;
+	return rfw_dev_rx(lb->ep[to].dev, &rx, lb->now);
+}
+
+/*
+ * A host at 10.0.0.66 that knows the QPNs, PSNs and an R_Key forges a fatal NAK to the
+ * requester and a WRITE to the responder; the endpoints are 10.0.0.1 and 10.0.0.2. Before the
+ * fix the NAK completed the WRITE with REM_INV_REQ_ERR and took the QP to ERR, and the forged
+ * WRITE landed in memory. Now both are dropped and counted (rx_addr_mismatch), as is a packet
+ * from the right peer to another address of ours; the real traffic then completes.
+ */
+static void test_rc_source_check(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t src[4096], dst[4096], evil[64];
+	struct rfw_mr *smr, *dmr;
+	struct rfw_ib_pkt p = {0};
+	uint64_t q0[RFW_CNT__COUNT], q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_non_null(lb);
+	smr = lb_mr(&lb->ep[0], src, sizeof(src));
+	dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
+	lb_fill(src, sizeof(src), 6);
+	memset(evil, 0x66, sizeof(evil));
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, src, sizeof(src), smr,
+	                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	                 0);
+	/* The forged NAK invalid request for the WRITE's first PSN (100), to the requester. */
+	p.op = rfw_ib_opcode_info(RFW_OP_RC_ACKNOWLEDGE);
+	p.bth.opcode = RFW_OP_RC_ACKNOWLEDGE;
+	p.bth.dqpn = rfw_qp_num(lb->ep[0].qp);
+	p.bth.psn = 100;
+	p.aeth.syndrome = RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_INVALID_REQUEST);
+	assert_int_equal(inject(lb, 0, &p, 66, 1), -EINVAL);
+	/* From the peer's address but to one that is not the QP's source: dropped too. */
+	assert_int_equal(inject(lb, 0, &p, 2, 3), -EINVAL);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_RTS);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 0);
+	/* The forged WRITE ONLY at the responder's expected PSN (100) with the real R_Key. */
+	memset(&p, 0, sizeof(p));
+	p.op = rfw_ib_opcode_info(RFW_OP_RC_RDMA_WRITE_ONLY);
+	p.bth.opcode = RFW_OP_RC_RDMA_WRITE_ONLY;
+	p.bth.dqpn = rfw_qp_num(lb->ep[1].qp);
+	p.bth.psn = 100;
+	p.reth.va = (uint64_t)(uintptr_t)dst;
+	p.reth.rkey = rfw_mr_rkey(dmr);
+	p.reth.dma_len = sizeof(evil);
+	p.payload = evil;
+	p.payload_len = sizeof(evil);
+	assert_int_equal(inject(lb, 1, &p, 66, 2), -EINVAL);
+	assert_int_not_equal(dst[0], 0x66);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q0[RFW_CNT_rx_addr_mismatch], 2);
+	assert_int_equal(q1[RFW_CNT_rx_addr_mismatch], 1);
+	/* The real exchange between 10.0.0.1 and 10.0.0.2 is untouched. */
+	lb_run(lb, 100000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(src, dst, sizeof(src));
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_rx_addr_mismatch], 1);
+	lb_destroy(lb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gbn_lost_retransmission),
+	    cmocka_unit_test(test_rc_source_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -489,6 +489,7 @@ static void test_sr_traffic_in_rtr(void **s)
 	assert_int_equal(
 	    rfw_modify_qp(b, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS | RFW_QP_TRANSPORT_MODE), 0);
 	a.qp_state = RFW_QPS_RTR;
+	lb_ah(lb, 1, &a.ah_attr);
 	a.path_mtu = c.mtu;
 	a.dest_qp_num = rfw_qp_num(lb->ep[0].qp);
 	a.rq_psn = c.psn[0];

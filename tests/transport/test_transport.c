@@ -1451,6 +1451,7 @@ static void test_cnp_hooks(void **s)
 	assert_int_equal(rfw_ib_build(frame, sizeof(frame), &pkt), 12);
 	assert_int_equal(rfw_ib_parse(frame, 12, &parsed), RFW_IB_ERR_OK);
 	rx.pkt = &parsed;
+	lb_rx_addr(lb, 0, &rx);
 	rx.ecn = 3;
 	assert_int_equal(rfw_dev_rx(lb->ep[1].dev, &rx, lb->now), 0);
 	lb_run(lb, 100000000);
@@ -1483,6 +1484,7 @@ static void test_unexpected_packets(void **s)
 	assert_int_equal(rfw_dev_rx(lb->ep[0].dev, &rx, 0), -ENOENT);
 	pkt.bth.dqpn = rfw_qp_num(lb->ep[0].qp);
 	pkt.bth.psn = 77;
+	lb_rx_addr(lb, 1, &rx);
 	rfw_ib_build(frame, sizeof(frame), &pkt);
 	rfw_ib_parse(frame, 16, &parsed);
 	assert_int_equal(rfw_dev_rx(lb->ep[0].dev, &rx, 0), 0);

@@ -1470,7 +1470,9 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 	return 0;
 }
 
-static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer, bool sr)
+/* QP @qp of host @me to QP @peer of host @to; the path's addresses are the hosts'. */
+static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer, bool sr,
+                      const struct host *me, const struct host *to)
 {
 	const struct rfw_sim_cfg *c = s->cfg;
 	struct rfw_qp_attr a = {0};
@@ -1485,6 +1487,8 @@ static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer, boo
 	a.transport_mode = sr ? RFW_TRANSPORT_SR : RFW_TRANSPORT_GBN;
 	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS | RFW_QP_TRANSPORT_MODE);
 	a.qp_state = RFW_QPS_RTR;
+	memcpy(a.ah_attr.sgid, me->spec.src_ip, 16);
+	memcpy(a.ah_attr.dgid, to->spec.src_ip, 16); /* recv.c checks packets against both */
 	a.path_mtu = m;
 	a.dest_qp_num = rfw_qp_num(peer);
 	a.rq_psn = c->start_psn;
@@ -1996,9 +2000,9 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		w->hb = &s.host[s.rx_host];
 		w->aqp = s.fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
 		w->bqp = w->hb->qp[q];
-		if (connect_qp(&s, w->aqp, w->bqp, cfg->sr) ||
-		    connect_qp(&s, w->bqp, w->aqp,
-		               cfg->peer_sr < 0 ? cfg->sr : cfg->peer_sr != 0)) {
+		if (connect_qp(&s, w->aqp, w->bqp, cfg->sr, w->ha, w->hb) ||
+		    connect_qp(&s, w->bqp, w->aqp, cfg->peer_sr < 0 ? cfg->sr : cfg->peer_sr != 0,
+		               w->hb, w->ha)) {
 			rc = -EINVAL;
 			break;
 		}
