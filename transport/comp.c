@@ -241,20 +241,23 @@ static enum comp_state do_read(struct comp_ctx *c)
 	struct rfw_qp *qp = c->qp;
 	const struct rfw_ib_pkt *p = c->pkt;
 	struct rfw_swqe *w = c->wqe;
-	uint32_t off = (uint32_t)rfw_psn_diff(p->bth.psn, w->first_psn) * qp->mtu;
+	uint32_t d = (uint32_t)rfw_psn_diff(p->bth.psn, w->first_psn);
+	uint32_t off = d * qp->mtu;
 	uint32_t rem = w->length - off;
 	uint32_t want = rem < qp->mtu ? rem : qp->mtu;
 	bool end = (p->op->flags & (RFW_OPF_LAST | RFW_OPF_ONLY)) != 0;
+	bool wqe_end = rem <= qp->mtu;
 
-	/* The data for this PSN lands at a fixed offset; its size and position must match. */
-	if (p->payload_len != want || end != (rem <= qp->mtu)) {
+	/* The data for this PSN lands at a fixed offset; its size and position must match. A
+	 * request ends at the READ's end or at a multiple of rfw_read_span() (req.c). */
+	if (p->payload_len != want || end != (wqe_end || (d + 1) % rfw_read_span(qp) == 0)) {
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return COMPST_EXIT;
 	}
 	if (want)
 		rfw_sge_copy_in(w->sge, w->wr.num_sge, off, p->payload, want);
 	qp->comp.psn = rfw_psn_add(p->bth.psn, 1);
-	return end ? COMPST_COMP_WQE : COMPST_UPDATE_COMP;
+	return wqe_end ? COMPST_COMP_WQE : COMPST_UPDATE_COMP;
 }
 
 static enum comp_state do_atomic(struct comp_ctx *c)

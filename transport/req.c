@@ -22,6 +22,20 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp)
 	return n;
 }
 
+/*
+ * Bytes the next READ request of @w asks for, from byte @off (a multiple of the MTU): up to the
+ * next multiple of rfw_read_span() PSNs from the READ's first one, or its end. 0: all of a
+ * zero-length READ.
+ */
+static uint32_t read_chunk(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t off)
+{
+	uint64_t span = rfw_read_span(qp);
+	uint64_t end = (off / qp->mtu / span + 1) * span * qp->mtu;
+	uint64_t left = w->length - off;
+
+	return (uint32_t)(end - off < left ? end - off : left);
+}
+
 /* The WQE at req.idx if the requester may send (part of) it now, else NULL. */
 static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 {
@@ -251,10 +265,10 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 		break;
 	case RFW_WR_RDMA_READ:
 		opcode = RFW_OP_RC_RDMA_READ_REQUEST;
+		last = rd_len == 0 || rd_len >= left; /* the request reaches the READ's end */
 		if (rd_len && rd_len < left)
 			left = rd_len;
 		npsn = rfw_msg_npkts(left, qp->mtu);
-		last = true;
 		break;
 	default: /* atomics */
 		opcode = w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ? RFW_OP_RC_COMPARE_SWAP
@@ -374,7 +388,7 @@ static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, ui
 int rfw_req_tx(struct rfw_qp *qp)
 {
 	struct rfw_swqe *w;
-	uint32_t paylen, npsn;
+	uint32_t paylen, npsn, rd_len;
 	bool last;
 	int rc;
 
@@ -404,8 +418,9 @@ int rfw_req_tx(struct rfw_qp *qp)
 	}
 	if (!w->psn_valid)
 		assign_psns(qp, w);
-
-	rc = emit(qp, w, qp->req.psn, qp->req.off, 0, false, &last, &paylen, &npsn);
+	/* A READ longer than rfw_read_span() goes as several requests (IBA 9.7.1 half space). */
+	rd_len = w->wr.opcode == RFW_WR_RDMA_READ ? read_chunk(qp, w, qp->req.off) : 0;
+	rc = emit(qp, w, qp->req.psn, qp->req.off, rd_len, false, &last, &paylen, &npsn);
 	if (rc < 0)
 		return rc;
 	if (qp->es)
@@ -419,7 +434,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 		qp->req.idx++;
 		w->state = SWQE_PENDING;
 	} else {
-		qp->req.off += paylen;
+		qp->req.off += w->wr.opcode == RFW_WR_RDMA_READ ? rd_len : paylen;
 	}
 	rfw_cnt_max(qp, RFW_CNT_inflight_bytes_hwm,
 	            qp->sr ? rfw_sr_inflight_bytes(qp)

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "loop.h"
 
@@ -171,11 +173,77 @@ static void test_rc_source_check(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 13.5: a READ of 2^23 PSNs (IBA 9.7.1 half space) ---- */
+
+#define ALIAS_UNIT (1u << 20)
+
+/*
+ * @total bytes of address space backed by one @ALIAS_UNIT-byte memfd mapped over and over: a
+ * 2 GiB buffer for the price of 1 MiB (every alias shows the same bytes).
+ */
+static uint8_t *alias_map(size_t total)
+{
+	int fd = memfd_create("rfw_alias", 0);
+	uint8_t *base;
+
+	if (fd < 0 || ftruncate(fd, ALIAS_UNIT) != 0)
+		return NULL;
+	base = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	for (size_t off = 0; base != MAP_FAILED && off < total; off += ALIAS_UNIT)
+		if (mmap(base + off, ALIAS_UNIT, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+		         0) == MAP_FAILED)
+			base = MAP_FAILED;
+	close(fd);
+	return base == MAP_FAILED ? NULL : base;
+}
+
+/*
+ * gbn, MTU 256: a READ of 2^31 bytes (the largest message) is 2^23 PSNs, half the PSN space.
+ * Before the fix it went as one request: the requester's serial arithmetic saw its responses
+ * as behind the oldest unacknowledged PSN, and the READ never completed. Now a READ goes as
+ * requests of at most 2^22 PSNs, keeping fewer than 2^23 outstanding.
+ */
+static void test_gbn_read_half_psn_space(void **s)
+{
+	const size_t len = 1ull << 31;
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	uint8_t *src = alias_map(len), *dst = alias_map(len);
+	struct rfw_mr *smr, *dmr;
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_non_null(src);
+	assert_non_null(dst);
+	c.mtu = RFW_MTU_256;
+	c.retry_cnt = 1;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	smr = lb_mr(&lb->ep[1], src, len);
+	dmr = lb_mr(&lb->ep[0], dst, len);
+	assert_non_null(smr);
+	assert_non_null(dmr);
+	lb_fill(src, ALIAS_UNIT, 5);
+	memset(dst, 0xee, ALIAS_UNIT);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 9, dst, (uint32_t)len, dmr,
+	                            (uint64_t)(uintptr_t)src, rfw_mr_rkey(smr)),
+	                 0);
+	lb_run(lb, 100000000000ull);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, (uint32_t)len);
+	assert_memory_equal(src, dst, ALIAS_UNIT);
+	lb_destroy(lb);
+	munmap(src, len);
+	munmap(dst, len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gbn_lost_retransmission),
 	    cmocka_unit_test(test_rc_source_check),
+	    cmocka_unit_test(test_gbn_read_half_psn_space),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
