@@ -36,6 +36,14 @@ static uint32_t read_chunk(const struct rfw_qp *qp, const struct rfw_swqe *w, ui
 	return (uint32_t)(end - off < left ? end - off : left);
 }
 
+/* PSNs the next request packet of @w consumes (a READ: its whole request). */
+static uint32_t next_span(const struct rfw_qp *qp, const struct rfw_swqe *w)
+{
+	if (w->wr.opcode != RFW_WR_RDMA_READ)
+		return 1;
+	return rfw_msg_npkts(read_chunk(qp, w, qp->req.off), qp->mtu);
+}
+
 /* The WQE at req.idx if the requester may send (part of) it now, else NULL. */
 static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 {
@@ -50,8 +58,10 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 	if (qp->state == RFW_QPS_SQD && qp->req.off == 0 && !w->psn_valid)
 		return NULL;
 	if (qp->sr) {
-		/* SR: the PSN window of the bitmaps and the BDP cap on bytes in flight. */
-		if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)qp->sr->win ||
+		/* SR: the PSN window of the bitmaps, a READ's whole span counted (issue 13.2: a
+		 * READ past the window aliased the bitmaps), and the BDP cap on bytes in flight. */
+		if ((uint64_t)rfw_psn_diff(qp->req.psn, qp->comp.psn) + next_span(qp, w) >
+		        qp->sr->win ||
 		    !rfw_sr_may_send(qp))
 			return NULL;
 		/* The responder executes READ and atomic requests in PSN order only, but places

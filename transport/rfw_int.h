@@ -272,14 +272,14 @@ static inline uint32_t rfw_msg_npkts(uint64_t len, uint32_t mtu)
 /*
  * PSNs one READ request may span. IBA 9.7.1: fewer than 2^23 PSNs may be outstanding, or the
  * serial arithmetic of both ends breaks; gbn's window (max_unacked_psns <= 2^22) plus one
- * request of at most 2^22 stays below that. A longer READ goes as several requests, split at
- * multiples of the span from its first PSN.
+ * request of at most 2^22 stays below that. SR: half the bitmaps' window, so two requests
+ * pipeline and no PSN in flight aliases another (bitmaps indexed psn & (win - 1)). A longer
+ * READ goes as several requests, split at multiples of the span from its first PSN.
  */
 #define RFW_READ_SPAN_GBN (1u << 22)
 static inline uint32_t rfw_read_span(const struct rfw_qp *qp)
 {
-	(void)qp;
-	return RFW_READ_SPAN_GBN;
+	return qp->sr ? qp->sr->win / 2 : RFW_READ_SPAN_GBN;
 }
 
 static inline bool rfw_is_sr(const struct rfw_qp *qp)

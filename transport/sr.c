@@ -619,7 +619,9 @@ static void sr_cumulative(struct rfw_qp *qp, uint32_t cum)
 			continue;
 		/* Its first response not received yet. */
 		u = rfw_psn_cmp(w->first_psn, qp->comp.psn) > 0 ? w->first_psn : qp->comp.psn;
-		while (rfw_psn_cmp(u, w->last_psn) <= 0 && rfw_bit(sr->sack, sr->win, u))
+		/* Only PSNs sent: a READ still being requested has no state beyond high_psn. */
+		while (rfw_psn_cmp(u, w->last_psn) <= 0 && rfw_psn_cmp(u, qp->req.high_psn) < 0 &&
+		       rfw_bit(sr->sack, sr->win, u))
 			u = rfw_psn_add(u, 1);
 		if (rfw_psn_cmp(u, w->last_psn) > 0)
 			continue; /* answered in full */
@@ -793,8 +795,9 @@ static void sr_read_resp(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 		rfw_cnt(qp, RFW_CNT_duplicate_response);
 		return;
 	}
+	/* A READ still being requested (issue 13.2) takes responses to its sent part. */
 	w = sr_wqe_of(qp, psn);
-	if (w == NULL || w->wr.opcode != RFW_WR_RDMA_READ || w->state != SWQE_PENDING) {
+	if (w == NULL || w->wr.opcode != RFW_WR_RDMA_READ) {
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return;
 	}
@@ -943,11 +946,15 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 				 */
 				uint32_t y = w->first_psn, n = 0;
 
+				if (rfw_psn_cmp(y, qp->comp.psn) < 0)
+					y = qp->comp.psn;
 				while (rfw_psn_cmp(y, w->last_psn) < 0 &&
+				       rfw_psn_cmp(y, qp->req.high_psn) < 0 &&
 				       rfw_bit(sr->sack, sr->win, y))
 					y = rfw_psn_add(y, 1);
 				*psn = y;
 				while (rfw_psn_cmp(y, w->last_psn) <= 0 &&
+				       rfw_psn_cmp(y, qp->req.high_psn) < 0 &&
 				       !rfw_bit(sr->sack, sr->win, y)) {
 					n++;
 					y = rfw_psn_add(y, 1);
@@ -990,6 +997,9 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 			/* Nothing of it arrived: the request itself may be what was lost (the
 			 * responder drops one out of order), so ask for all of it. */
 			uint32_t rlim = x == w->first_psn ? rfw_psn_add(w->last_psn, 1) : lim;
+
+			if (rfw_psn_cmp(rlim, qp->req.high_psn) > 0)
+				rlim = qp->req.high_psn; /* a READ still being requested */
 
 			while (rfw_psn_cmp(y, w->last_psn) <= 0 && rfw_psn_cmp(y, rlim) < 0 &&
 			       sr_rtx_eligible(sr, y)) {

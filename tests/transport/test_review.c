@@ -173,6 +173,79 @@ static void test_rc_source_check(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 13.2: selective repeat, a READ longer than sr_window ---- */
+
+struct drop_resp {
+	uint32_t first; /* PSN of the READ's first response */
+	uint32_t off[4];
+	int n, dropped;
+};
+
+/* Drops the first copy of the READ responses at the listed offsets from @first. */
+static enum lb_verdict drop_resp_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                        void *arg)
+{
+	struct drop_resp *d = arg;
+	uint32_t off = (bth_psn(ib) - d->first) & 0xffffff;
+
+	(void)lb;
+	(void)len;
+	if (from != 1 || ib[0] < RFW_OP_RC_RDMA_READ_RESPONSE_FIRST ||
+	    ib[0] > RFW_OP_RC_RDMA_READ_RESPONSE_ONLY)
+		return LB_PASS;
+	for (int i = 0; i < d->n; i++)
+		if (off == d->off[i]) {
+			d->off[i] = UINT32_MAX;
+			d->dropped++;
+			return LB_DROP;
+		}
+	return LB_PASS;
+}
+
+/*
+ * sr, default window (4096 PSNs), MTU 1024: a 4.5 MiB READ is 4608 PSNs. Before the fix it
+ * went as one request and its responses aliased in the requester's bitmaps (psn & 4095):
+ * with a response lost at offset 100 the one at 4196 marked it received, so the READ
+ * completed successfully with a hole, or the QP ended with RETRY_EXC_ERR. Now a READ longer
+ * than half the window goes as several requests, each counted whole in the window.
+ */
+static void test_sr_read_longer_than_window(void **s)
+{
+	const uint32_t len = 4608u * 1024;
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	uint8_t *src = malloc(len), *dst = malloc(len);
+	struct rfw_mr *smr, *dmr;
+	struct drop_resp d = {.first = 100, .off = {100, 2500, 4600}, .n = 3};
+	struct rfw_wc wc;
+
+	(void)s;
+	c.mode[0] = c.mode[1] = RFW_TRANSPORT_SR;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	assert_non_null(src);
+	assert_non_null(dst);
+	smr = lb_mr(&lb->ep[1], src, len); /* the READ reads the peer's src into our dst */
+	dmr = lb_mr(&lb->ep[0], dst, len);
+	lb_fill(src, len, 2);
+	memset(dst, 0xee, len);
+	lb->filter = drop_resp_filter;
+	lb->farg = &d;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 7, dst, len, dmr,
+	                            (uint64_t)(uintptr_t)src, rfw_mr_rkey(smr)),
+	                 0);
+	lb_run(lb, 1000000000ull);
+	assert_int_equal(d.dropped, 3);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.byte_len, len);
+	assert_memory_equal(src, dst, len);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_RTS);
+	lb_destroy(lb);
+	free(src);
+	free(dst);
+}
+
 /* ---- 13.5: a READ of 2^23 PSNs (IBA 9.7.1 half space) ---- */
 
 #define ALIAS_UNIT (1u << 20)
@@ -243,6 +316,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_gbn_lost_retransmission),
 	    cmocka_unit_test(test_rc_source_check),
+	    cmocka_unit_test(test_sr_read_longer_than_window),
 	    cmocka_unit_test(test_gbn_read_half_psn_space),
 	};
 
