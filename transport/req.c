@@ -65,10 +65,11 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 		    !rfw_sr_may_send(qp))
 			return NULL;
 		/* The responder executes READ and atomic requests in PSN order only, but places
-		 * SEND/WRITE out of order: so no SEND/WRITE starts while a READ or atomic is
-		 * outstanding (it could land before the READ reads, RC ordering). READs and
-		 * atomics themselves pipeline (transport-sr.md "Ordering"). */
-		if (qp->req.off == 0 && rfw_wqe_is_send_write(w) && rd_atomic_in_flight(qp))
+		 * SEND/WRITE out of order. IBA 9.5 lets a SEND/WRITE be executed before an earlier
+		 * READ has read its data (FENCE, below, is how a user forbids it), but not before
+		 * an earlier atomic: so no SEND/WRITE starts while an atomic is outstanding
+		 * (docs/transport.md "Ordering", issue 13.14). */
+		if (qp->req.off == 0 && rfw_wqe_is_send_write(w) && rfw_atomic_in_flight(qp))
 			return NULL;
 	} else if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >=
 	           (int32_t)qp->dev->attr.max_unacked_psns) {

@@ -679,6 +679,8 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 		return -1;
 	p.aeth.syndrome = ACK_SYNDROME;
 	p.aeth.msn = qp->resp.msn;
+	/* The data is read now, possibly after later WRITEs were executed: IBA 9.5 allows it,
+	 * FENCE on the later WR forbids it (docs/transport.md "Ordering"). */
 	if (len)
 		memcpy(buf + p.op->hdr_len, (const uint8_t *)(uintptr_t)t->va, len);
 	rfw_tx_end(qp, buf, &p, len);

@@ -250,6 +250,18 @@ static inline bool rfw_wqe_is_rd_atomic(const struct rfw_swqe *w)
 	return w->wr.opcode == RFW_WR_RDMA_READ || w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
 	       w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD;
 }
+/* Whether an atomic between the oldest WQE and the requester's position awaits its response. */
+static inline bool rfw_atomic_in_flight(const struct rfw_qp *qp)
+{
+	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
+		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+
+		if (rfw_wqe_is_rd_atomic(w) && w->wr.opcode != RFW_WR_RDMA_READ &&
+		    w->state != SWQE_DONE)
+			return true;
+	}
+	return false;
+}
 static inline bool rfw_wqe_is_local(const struct rfw_swqe *w)
 {
 	return w->wr.opcode == RFW_WR_LOCAL_INV;

@@ -9,10 +9,11 @@
  * and RTO_high otherwise, and caps the bytes in flight at a BDP.
  *
  * READ and atomic requests are executed in PSN order only (the responder drops them out of
- * order and the requester sends one only when everything before it is acknowledged, and
- * nothing behind it until it completes), so RC ordering between READ/atomic and WRITE/SEND
- * holds without reorder buffers; READ responses are placed out of order and only the missing
- * part is asked for again.
+ * order), so every SEND/WRITE before one has been placed when it executes. A SEND/WRITE after
+ * an atomic waits for the atomic's response (IBA 9.5: SEND, WRITE and atomics execute in
+ * message order); one after a READ does not (IBA lets it execute before the READ reads; FENCE
+ * forbids it): docs/transport.md "Ordering". READ responses are placed out of order and only
+ * the missing part is asked for again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -443,7 +444,7 @@ bool rfw_sr_may_send(const struct rfw_qp *qp)
 
 /*
  * Nothing new will follow the packets in flight: the send queue is empty, or its next WQE is a
- * SEND/WRITE held back behind an outstanding READ or atomic.
+ * SEND/WRITE held back behind an outstanding atomic (req.c) or, with FENCE, READ.
  */
 static bool sr_drained(const struct rfw_qp *qp)
 {
@@ -457,7 +458,8 @@ static bool sr_drained(const struct rfw_qp *qp)
 	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
 		const struct rfw_swqe *x = &qp->sq[i % qp->sq_size];
 
-		if (rfw_wqe_is_rd_atomic(x) && x->state != SWQE_DONE)
+		if (rfw_wqe_is_rd_atomic(x) && x->state != SWQE_DONE &&
+		    (x->wr.opcode != RFW_WR_RDMA_READ || (w->wr.send_flags & RFW_SEND_FENCE)))
 			return true;
 	}
 	return false;

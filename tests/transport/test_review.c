@@ -311,6 +311,93 @@ static void test_gbn_read_half_psn_space(void **s)
 	munmap(dst, len);
 }
 
+/* ---- 13.14: READ then WRITE ordering, one rule for both modes ---- */
+
+struct order_probe {
+	uint64_t first_write;    /* when the first WRITE packet reached the responder */
+	uint64_t last_read_resp; /* when the last READ response reached the requester */
+};
+
+static enum lb_verdict order_filter(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct order_probe *o = arg;
+
+	(void)len;
+	if (from == 0 && ib[0] >= RFW_OP_RC_RDMA_WRITE_FIRST &&
+	    ib[0] <= RFW_OP_RC_RDMA_WRITE_ONLY_IMM && o->first_write == UINT64_MAX)
+		o->first_write = lb->now;
+	if (from == 1 && ib[0] >= RFW_OP_RC_RDMA_READ_RESPONSE_FIRST &&
+	    ib[0] <= RFW_OP_RC_RDMA_READ_RESPONSE_ONLY)
+		o->last_read_resp = lb->now;
+	return LB_PASS;
+}
+
+/*
+ * A 64 KiB READ then a 4 KiB WRITE to another buffer, with and without FENCE. The rule
+ * (docs/transport.md "Ordering", IBA 9.5 and the Fence indicator of 10.8.3.3): a WRITE posted
+ * after a READ does not wait for it unless it carries FENCE; with FENCE it waits until every
+ * earlier READ and atomic has completed. Before the fix sr held every SEND/WRITE behind an
+ * outstanding READ, fenced or not, while gbn did not.
+ */
+static void run_read_then_write(enum rfw_transport_mode m, bool fence)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t rsrc[65536], rdst[65536], wsrc[4096], wdst[4096];
+	struct rfw_mr *m_rsrc, *m_rdst, *m_wsrc, *m_wdst;
+	struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)wsrc, .length = sizeof(wsrc)};
+	struct rfw_send_wr wr = {.wr_id = 2,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_RDMA_WRITE,
+	                         .send_flags = RFW_SEND_SIGNALED | (fence ? RFW_SEND_FENCE : 0)};
+	struct rfw_send_wr *bad = NULL;
+	struct order_probe o = {.first_write = UINT64_MAX};
+	struct rfw_wc wc[2];
+
+	c.mode[0] = c.mode[1] = m;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	m_rsrc = lb_mr(&lb->ep[1], rsrc, sizeof(rsrc));
+	m_rdst = lb_mr(&lb->ep[0], rdst, sizeof(rdst));
+	m_wsrc = lb_mr(&lb->ep[0], wsrc, sizeof(wsrc));
+	m_wdst = lb_mr(&lb->ep[1], wdst, sizeof(wdst));
+	lb_fill(rsrc, sizeof(rsrc), 14);
+	lb_fill(wsrc, sizeof(wsrc), 15);
+	lb->filter = order_filter;
+	lb->farg = &o;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, rdst, sizeof(rdst), m_rdst,
+	                            (uint64_t)(uintptr_t)rsrc, rfw_mr_rkey(m_rsrc)),
+	                 0);
+	sge.lkey = rfw_mr_lkey(m_wsrc);
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)wdst;
+	wr.wr.rdma.rkey = rfw_mr_rkey(m_wdst);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, lb->now), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 2, wc), 2);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(wc[1].wr_id, 2);
+	assert_int_equal(wc[0].status, RFW_WC_SUCCESS);
+	assert_int_equal(wc[1].status, RFW_WC_SUCCESS);
+	assert_memory_equal(rsrc, rdst, sizeof(rsrc));
+	assert_memory_equal(wsrc, wdst, sizeof(wsrc));
+	assert_true(o.first_write != UINT64_MAX);
+	if (fence)
+		assert_true(o.first_write > o.last_read_resp); /* sent after the READ completed */
+	else
+		assert_true(o.first_write < o.last_read_resp); /* overlapped with the READ */
+	lb_destroy(lb);
+}
+
+static void test_read_then_write_order(void **s)
+{
+	(void)s;
+	run_read_then_write(RFW_TRANSPORT_GBN, false);
+	run_read_then_write(RFW_TRANSPORT_GBN, true);
+	run_read_then_write(RFW_TRANSPORT_SR, false);
+	run_read_then_write(RFW_TRANSPORT_SR, true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +405,7 @@ int main(void)
 	    cmocka_unit_test(test_rc_source_check),
 	    cmocka_unit_test(test_sr_read_longer_than_window),
 	    cmocka_unit_test(test_gbn_read_half_psn_space),
+	    cmocka_unit_test(test_read_then_write_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
