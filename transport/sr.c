@@ -923,6 +923,48 @@ void rfw_sr_rnr_expired(struct rfw_qp *qp)
 	rfw_sr_arm_timer(qp, true);
 }
 
+/* After a timeout: what to send for the probe PSN (sr->probe), if it is still missing. */
+static struct rfw_swqe *sr_probe_pick(struct rfw_qp *qp, uint32_t *psn, uint32_t *npsn)
+{
+	struct rfw_sr *sr = qp->sr;
+	struct rfw_swqe *w;
+
+	sr->probe = false;
+	if (rfw_psn_cmp(sr->probe_psn, qp->comp.psn) < 0 ||
+	    rfw_psn_cmp(sr->probe_psn, qp->req.high_psn) >= 0 ||
+	    rfw_bit(sr->sack, sr->win, sr->probe_psn))
+		return NULL;
+	w = sr_wqe_of(qp, sr->probe_psn);
+	if (w && rfw_wqe_is_send_write(w)) {
+		*psn = sr->probe_psn;
+		*npsn = 1;
+		return w;
+	}
+	if (w && w->wr.opcode == RFW_WR_RDMA_READ) {
+		/* The READ's first missing run: its request may be what was lost. */
+		uint32_t y = w->first_psn, n = 0;
+
+		if (rfw_psn_cmp(y, qp->comp.psn) < 0)
+			y = qp->comp.psn;
+		while (rfw_psn_cmp(y, w->last_psn) < 0 && rfw_psn_cmp(y, qp->req.high_psn) < 0 &&
+		       rfw_bit(sr->sack, sr->win, y))
+			y = rfw_psn_add(y, 1);
+		*psn = y;
+		while (rfw_psn_cmp(y, w->last_psn) <= 0 && rfw_psn_cmp(y, qp->req.high_psn) < 0 &&
+		       !rfw_bit(sr->sack, sr->win, y)) {
+			n++;
+			y = rfw_psn_add(y, 1);
+		}
+		*npsn = n ? n : 1;
+		return w;
+	}
+	if (w) { /* an atomic */
+		*psn = w->first_psn;
+		*npsn = 1;
+	}
+	return w;
+}
+
 struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *npsn)
 {
 	struct rfw_sr *sr = qp->sr;
@@ -931,45 +973,10 @@ struct rfw_swqe *rfw_sr_next_rtx(struct rfw_qp *qp, uint32_t *psn, uint32_t *nps
 	if (qp->req.rnr_wait)
 		return NULL;
 	if (sr->probe) {
-		struct rfw_swqe *w;
+		struct rfw_swqe *w = sr_probe_pick(qp, psn, npsn);
 
-		sr->probe = false;
-		if (rfw_psn_cmp(sr->probe_psn, qp->comp.psn) >= 0 &&
-		    rfw_psn_cmp(sr->probe_psn, qp->req.high_psn) < 0 &&
-		    !rfw_bit(sr->sack, sr->win, sr->probe_psn)) {
-			w = sr_wqe_of(qp, sr->probe_psn);
-			if (w && rfw_wqe_is_send_write(w)) {
-				*psn = sr->probe_psn;
-				*npsn = 1;
-				return w;
-			}
-			if (w && w->wr.opcode == RFW_WR_RDMA_READ) {
-				/* The READ's first missing run: its request may be what was lost.
-				 */
-				uint32_t y = w->first_psn, n = 0;
-
-				if (rfw_psn_cmp(y, qp->comp.psn) < 0)
-					y = qp->comp.psn;
-				while (rfw_psn_cmp(y, w->last_psn) < 0 &&
-				       rfw_psn_cmp(y, qp->req.high_psn) < 0 &&
-				       rfw_bit(sr->sack, sr->win, y))
-					y = rfw_psn_add(y, 1);
-				*psn = y;
-				while (rfw_psn_cmp(y, w->last_psn) <= 0 &&
-				       rfw_psn_cmp(y, qp->req.high_psn) < 0 &&
-				       !rfw_bit(sr->sack, sr->win, y)) {
-					n++;
-					y = rfw_psn_add(y, 1);
-				}
-				*npsn = n ? n : 1;
-				return w;
-			}
-			if (w) { /* an atomic */
-				*psn = w->first_psn;
-				*npsn = 1;
-				return w;
-			}
-		}
+		if (w)
+			return w;
 	}
 	if (!sr->rtx_active)
 		return NULL;
