@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 #include "transport/rfw_cc_hook.h"
 #include "transport/rfw_counters.h"
 

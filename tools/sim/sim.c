@@ -15,7 +15,7 @@
 #include "cc/dcqcn.h"
 #include "cc/dcqcn_params.h"
 #include "cc/pacer.h"
-#include "dataplane/frame.h"
+#include "wire/frame.h"
 
 #define FRAME_HDR  (RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN)
 #define FRAME_MAX  (FRAME_HDR + 4096 + 64 + RFW_ICRC_LEN)

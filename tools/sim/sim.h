@@ -3,7 +3,7 @@
  * rocefw-sim: a deterministic discrete-event simulation of two RoCEv2 hosts running the real
  * transport (transport/) over two simulated links (one per direction). Virtual clock; links
  * with rate, propagation delay, an output queue and impairments (random and burst loss,
- * reorder, duplicate, corrupt) drawn from one seeded RNG; frames built with dataplane/frame.c
+ * reorder, duplicate, corrupt) drawn from one seeded RNG; frames built with wire/frame.c
  * (Ethernet + IPv4 + UDP + ICRC) and checked by the receiving host like a NIC (bad ICRC ->
  * dropped). A workload posts messages on N QPs with a bounded outstanding depth and verifies
  * every byte delivered. Same configuration and seed: same result, bit for bit.
