@@ -4,7 +4,7 @@
  *
  * A user of libibverbs recognises the objects (device, PD, MR, CQ, QP), the work requests
  * (rfw_send_wr / rfw_recv_wr), the completions (rfw_wc) and the QP state machine. What is
- * different is the host seam (DESIGN.md "The seams"): transport never reads a clock, never
+ * different is the host seam (docs/design.md "The seams"): transport never reads a clock, never
  * does I/O and never allocates on the packet path.
  *
  *   - time:        every entry point that can change protocol state takes uint64_t now_ns;
