@@ -380,6 +380,7 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 	if (mask & RFW_QP_RQ_PSN) {
 		qp->attr.rq_psn = a->rq_psn & RFW_PSN_MASK;
 		qp->resp.psn = qp->attr.rq_psn;
+		qp->resp.ack_psn = qp->attr.rq_psn;
 	}
 	if (mask & RFW_QP_MAX_QP_RD_ATOMIC)
 		qp->attr.max_rd_atomic = a->max_rd_atomic ? a->max_rd_atomic : 1;

@@ -75,6 +75,7 @@ void rfw_resp_reset(struct rfw_qp *qp)
 	struct rfw_resp *r = &qp->resp;
 
 	r->psn = qp->attr.rq_psn;
+	r->ack_psn = r->psn;
 	r->msn = 0;
 	r->nak_sent = false;
 	r->cls = MSG_NONE;
@@ -361,6 +362,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		r->cls = end ? MSG_NONE : MSG_WRITE;
 	}
 	r->psn = rfw_psn_add(r->psn, 1);
+	r->ack_psn = r->psn; /* READ and atomic leave it: see duplicate_request */
 	return end ? RESPST_COMPLETE : RESPST_ACKNOWLEDGE;
 }
 
@@ -456,9 +458,11 @@ static enum resp_state acknowledge(struct resp_ctx *c)
 }
 
 /*
- * IBA 9.7.5.1.3: duplicates are not executed again. SEND/WRITE: re-acknowledge up to
- * the last PSN received in order. READ: answered again from the responder resource. Atomic:
- * the cached original value is returned again.
+ * IBA 9.7.5.1.3: duplicates are not executed again. SEND/WRITE: re-acknowledge the last
+ * SEND/WRITE PSN executed (ack_psn - 1), never ePSN - 1: that may be the last PSN of a READ or
+ * an atomic, which only their own responses acknowledge (IBA 9.7.6.1.1), and a requester
+ * (rxe's) would complete it without data. rxe keeps the same separate ack_psn. READ: answered
+ * again from the responder resource. Atomic: the cached original value is returned again.
  */
 static enum resp_state duplicate_request(struct resp_ctx *c)
 {
@@ -469,7 +473,7 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 	if (c->flags & (RFW_OPF_SEND | RFW_OPF_WRITE)) {
 		rfw_cnt(qp, RFW_CNT_spurious_retransmissions);
 		if (p->bth.ackreq)
-			queue_ack(qp, ACK_SYNDROME, rfw_psn_add(qp->resp.psn, RFW_PSN_MASK));
+			queue_ack(qp, ACK_SYNDROME, rfw_psn_add(qp->resp.ack_psn, RFW_PSN_MASK));
 		return RESPST_EXIT;
 	}
 	res = find_res(qp, p->bth.psn);

@@ -175,7 +175,8 @@ struct rfw_comp {
 };
 
 struct rfw_resp {
-	uint32_t psn; /* expected PSN (ePSN) */
+	uint32_t psn;     /* expected PSN (ePSN) */
+	uint32_t ack_psn; /* one past the last SEND/WRITE packet executed: duplicates re-ACK it */
 	uint32_t msn;
 	bool nak_sent; /* a PSN sequence NAK is outstanding (IBA 9.7.5.1.2) */
 	uint8_t cls;   /* enum rfw_msg_class of the message in progress */
