@@ -253,8 +253,14 @@ static enum comp_state comp_wqe(struct comp_ctx *c)
 		qp->comp.psn = next;
 	rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
 	progress(qp);
+	/*
+	 * WQEs behind it already done locally (LOCAL_INV, a bad L_Key) retire now, in order: an
+	 * error one takes the QP to ERR (IBA 10.8.3.3). Nothing else would retire them if no
+	 * other response is coming (rxe's completer does the same on every run).
+	 */
+	rfw_comp_drain(qp);
 	/* A coalesced ACK or a NAK may cover more: go on while it reaches further. */
-	if (rfw_psn_cmp(c->pkt->bth.psn, qp->comp.psn) < 0)
+	if (qp->state == RFW_QPS_ERR || rfw_psn_cmp(c->pkt->bth.psn, qp->comp.psn) < 0)
 		return COMPST_EXIT;
 	return COMPST_GET_WQE;
 }

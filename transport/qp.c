@@ -507,7 +507,7 @@ int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr 
 			w->sge[0].lkey = 0;
 			w->wr.num_sge = 1;
 			w->checked = true;
-		} else {
+		} else if (wr->num_sge) { /* LOCAL_INV may pass no list at all */
 			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 		}
 		qp->sq_prod++;

@@ -134,10 +134,80 @@ static void test_dup_write_ack_psn(void **s)
 	dup_write_after(RFW_WR_ATOMIC_FETCH_AND_ADD);
 }
 
+/* ---- 13.3: a WQE completed locally behind an outstanding one is retired ---- */
+
+/* An MR LOCAL_INV / SEND with Invalidate may invalidate. */
+static struct rfw_mr *inv_mr(struct lb_ep *e, void *buf, size_t len)
+{
+	return lb_mr(e, buf, len);
+}
+
+static int post_local_inv(struct lb_ep *e, uint64_t id, uint32_t key, unsigned flags)
+{
+	struct rfw_send_wr wr = {.wr_id = id,
+	                         .opcode = RFW_WR_LOCAL_INV,
+	                         .send_flags = RFW_SEND_SIGNALED | flags,
+	                         .invalidate_rkey = key};
+	struct rfw_send_wr *bad;
+
+	return rfw_post_send(e->qp, &wr, &bad, e->lb->now);
+}
+
+/*
+ * WRITE then LOCAL_INV (or a WRITE with a bad L_Key): the second completes at once, locally,
+ * while the WRITE waits for its ACK. When the ACK retires the WRITE, the done WQE behind it
+ * must be retired too (its CQE, and for the bad key the QP to ERR, IBA 10.8.3.3), as rxe's
+ * completer does on every run.
+ */
+static void local_behind(bool bad_key)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[256], b[256], x[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_mr *xmr = inv_mr(&lb->ep[0], x, sizeof(x));
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)a, 64, 0x7777};
+	struct rfw_send_wr wr = {.wr_id = 2,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_RDMA_WRITE,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, 64, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)b + 64;
+	wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
+	if (bad_key)
+		assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	else
+		assert_int_equal(post_local_inv(&lb->ep[0], 2, rfw_mr_lkey(xmr), 0), 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, bad_key ? RFW_WC_LOC_PROT_ERR : RFW_WC_SUCCESS);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), bad_key ? RFW_QPS_ERR : RFW_QPS_RTS);
+	lb_destroy(lb);
+}
+
+static void test_local_done_behind_outstanding(void **s)
+{
+	(void)s;
+	local_behind(false);
+	local_behind(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dup_write_ack_psn),
+	    cmocka_unit_test(test_local_done_behind_outstanding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
