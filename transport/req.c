@@ -22,14 +22,38 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp)
 	return n;
 }
 
-/* The WQE at req.idx if the requester may send (part of) it now, else NULL. */
-static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
+/*
+ * The first WQE from req.idx not yet executed: a go-back-N rewind (rfw_req_rewind) leaves
+ * behind it the local operations already executed, which are not executed again and must not
+ * stop the resending of the WQEs after them (IBA 10.8.3.3: a WR executes once).
+ */
+static uint32_t first_unexecuted(const struct rfw_qp *qp)
+{
+	uint32_t i = qp->req.idx;
+
+	while (i != qp->sq_prod) {
+		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+
+		if (!rfw_wqe_is_local(w) || w->state != SWQE_DONE || w->status != RFW_WC_SUCCESS)
+			break;
+		i++;
+	}
+	return i;
+}
+
+/*
+ * The WQE the requester may send (part of) now, else NULL; its SQ index in @idxp (req.idx,
+ * or past executed local WQEs).
+ */
+static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 {
 	struct rfw_swqe *w;
+	uint32_t idx = first_unexecuted(qp);
 
-	if (!rfw_qp_sq_active(qp) || qp->req.rnr_wait || qp->req.idx == qp->sq_prod)
+	if (!rfw_qp_sq_active(qp) || qp->req.rnr_wait || idx == qp->sq_prod)
 		return NULL;
-	w = &qp->sq[qp->req.idx % qp->sq_size];
+	*idxp = idx;
+	w = &qp->sq[idx % qp->sq_size];
 	if (w->state == SWQE_DONE)
 		return NULL; /* an error WQE: the completer takes the QP to ERR */
 	/* SQD (IBA 10.3.1): finish the message in progress, start no new one. */
@@ -69,7 +93,9 @@ bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 	if (qp->sr && (qp->sr->rtx_active || qp->sr->probe) && !qp->req.rnr_wait &&
 	    rfw_qp_sq_active(qp))
 		return true;
-	return next_wqe(qp) != NULL;
+	uint32_t idx;
+
+	return next_wqe(qp, &idx) != NULL;
 }
 
 void rfw_req_arm_timer(struct rfw_qp *qp)
@@ -375,9 +401,15 @@ int rfw_req_tx(struct rfw_qp *qp)
 			return req_tx_sr_rtx(qp, w, psn, n);
 	}
 	for (;;) {
-		w = next_wqe(qp);
+		uint32_t idx;
+
+		w = next_wqe(qp, &idx);
 		if (w == NULL)
 			return 0;
+		if (idx != qp->req.idx) {
+			qp->req.idx = idx;
+			qp->req.off = 0;
+		}
 		if (!w->checked) {
 			unsigned acc = rfw_wqe_is_rd_atomic(w) ? RFW_ACCESS_LOCAL_WRITE : 0;
 

@@ -203,11 +203,82 @@ static void test_local_done_behind_outstanding(void **s)
 	local_behind(true);
 }
 
+/* ---- 13.4: go-back-N across an already executed LOCAL_INV ---- */
+
+struct gbn_inv_filter {
+	int dropped_last, dropped_ack;
+};
+
+static enum lb_verdict gbn_inv_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct gbn_inv_filter *f = arg;
+
+	(void)lb;
+	(void)len;
+	/* The WRITE's LAST (PSN 101) once, then the ACK of its retransmission. */
+	if (from == 0 && rfw_bth_psn(ib) == 101 && !f->dropped_last) {
+		f->dropped_last = 1;
+		return LB_DROP;
+	}
+	if (from == 1 && is_pos_ack(ib) && rfw_bth_psn(ib) == 101 && !f->dropped_ack) {
+		f->dropped_ack = 1;
+		return LB_DROP;
+	}
+	return LB_PASS;
+}
+
+/*
+ * WRITE A (PSNs 100-101), LOCAL_INV, WRITE B (102); A's LAST is lost, B draws a NAK for 101.
+ * Going back N resends A's LAST, then must go on past the LOCAL_INV (executed once, IBA
+ * 10.8.3.3, not again) to B. With the ACK of the retransmission lost too, only B's ACK can
+ * complete the three: with the local ACK timer off (timeout 0) the QP hung.
+ */
+static void test_gbn_across_local_inv(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[4096], b[4096], x[64];
+	struct rfw_mr *amr, *bmr, *xmr;
+	struct gbn_inv_filter f = {0};
+	uint64_t q0[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	c.timeout = 0; /* no local ACK timer: nothing but the protocol moves the QP */
+	lb = lb_create(&c);
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	xmr = inv_mr(&lb->ep[0], x, sizeof(x));
+	lb->filter = gbn_inv_fn;
+	lb->farg = &f;
+	lb_fill(a, sizeof(a), 11);
+	memset(b, 0, sizeof(b));
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, 2048, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(post_local_inv(&lb->ep[0], 2, rfw_mr_lkey(xmr), 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 3, a + 2048, 512, amr,
+	                            (uint64_t)(uintptr_t)b + 2048, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 1000000000);
+	assert_true(f.dropped_last); /* (the ACK of 101 is coalesced into B's once fixed) */
+	for (uint64_t id = 1; id <= 3; id++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, id);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	assert_memory_equal(a, b, 2560);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	assert_int_equal(q0[RFW_CNT_packet_seq_err], 1);
+	lb_destroy(lb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dup_write_ack_psn),
 	    cmocka_unit_test(test_local_done_behind_outstanding),
+	    cmocka_unit_test(test_gbn_across_local_inv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
