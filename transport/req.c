@@ -207,9 +207,9 @@ static void req_local_error(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_s
 /* LOCAL_INV executes when the requester reaches it (IBA 10.6.5). */
 static void req_local_op(struct rfw_qp *qp, struct rfw_swqe *w)
 {
-	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, w->wr.invalidate_rkey);
+	struct rfw_mr *mr = rfw_mr_invalidatable(qp, w->wr.invalidate_rkey);
 
-	if (mr == NULL || mr->pd != qp->pd) {
+	if (mr == NULL) { /* not ours, or not a fast-registration MR (IBA 10.6) */
 		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
 		return;
 	}

@@ -319,12 +319,9 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 	/* SEND: the message must fit the receive WQE (IBA 9.7.5.1 -> local length error). */
 	if ((uint64_t)r->send_off + p->payload_len > qp->rq[qp->rq_cons % qp->rq_size].length)
 		return RESPST_ERR_LENGTH;
-	if (f & RFW_OPF_INV) {
-		struct rfw_mr *mr = rfw_mr_lookup(qp->dev, p->ieth_rkey);
-
-		if (mr == NULL || mr->pd != qp->pd)
-			return RESPST_ERR_INVALID_REQUEST;
-	}
+	/* IBA 10.6: SEND with Invalidate names a fast-registration MR of our PD. */
+	if ((f & RFW_OPF_INV) && rfw_mr_invalidatable(qp, p->ieth_rkey) == NULL)
+		return RESPST_ERR_INVALID_REQUEST;
 	return RESPST_EXECUTE;
 }
 
@@ -431,7 +428,7 @@ static enum resp_state complete(struct resp_ctx *c)
 		if (f & RFW_OPF_IMM)
 			wcf |= RFW_WC_WITH_IMM;
 		if (f & RFW_OPF_INV) {
-			struct rfw_mr *mr = rfw_mr_lookup(qp->dev, p->ieth_rkey);
+			struct rfw_mr *mr = rfw_mr_invalidatable(qp, p->ieth_rkey);
 
 			if (mr)
 				mr->valid = false; /* IBA 10.6.5: SEND with Invalidate */

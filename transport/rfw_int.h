@@ -35,8 +35,9 @@ struct rfw_mr {
 	uint8_t *addr;
 	uint64_t length;
 	unsigned access;
-	uint32_t key; /* lkey == rkey */
-	bool valid;   /* false once invalidated (LOCAL_INV, SEND_WITH_INV) */
+	uint32_t key;  /* lkey == rkey */
+	bool valid;    /* false once invalidated (LOCAL_INV, SEND_WITH_INV) */
+	bool fast_reg; /* rfw_reg_mr_fr: the only kind that may be invalidated (IBA 10.6) */
 };
 
 struct rfw_cq {
@@ -345,6 +346,8 @@ void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now);
 
 /* mr.c */
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key);
+/* The MR @key names if LOCAL_INV / SEND with Invalidate on @qp may invalidate it, else NULL. */
+struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key);
 /* The MR @rkey names, if [va, va + len) is inside it and @access is granted; NULL else. */
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access);

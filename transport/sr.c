@@ -167,7 +167,7 @@ static void sr_advance(struct rfw_qp *qp)
 				if (s->flags & SR_SLOT_IMM)
 					wcf |= RFW_WC_WITH_IMM;
 				if (s->flags & SR_SLOT_INV) {
-					struct rfw_mr *mr = rfw_mr_lookup(qp->dev, s->inv_rkey);
+					struct rfw_mr *mr = rfw_mr_invalidatable(qp, s->inv_rkey);
 
 					if (mr)
 						mr->valid = false; /* IBA 10.6.5 */
@@ -281,9 +281,8 @@ static void sr_place(struct rfw_qp *qp, const struct rfw_ib_pkt *p, int32_t d)
 			return;
 		}
 		if ((f & RFW_OPF_INV) && end) {
-			struct rfw_mr *mr = rfw_mr_lookup(qp->dev, p->ieth_rkey);
-
-			if (mr == NULL || mr->pd != qp->pd) {
+			/* IBA 10.6: a fast-registration MR of our PD only */
+			if (rfw_mr_invalidatable(qp, p->ieth_rkey) == NULL) {
 				sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
 				return;
 			}

@@ -139,7 +139,7 @@ static void test_dup_write_ack_psn(void **s)
 /* An MR LOCAL_INV / SEND with Invalidate may invalidate. */
 static struct rfw_mr *inv_mr(struct lb_ep *e, void *buf, size_t len)
 {
-	return lb_mr(e, buf, len);
+	return lb_mr_fr(e, buf, len);
 }
 
 static int post_local_inv(struct lb_ep *e, uint64_t id, uint32_t key, unsigned flags)
@@ -273,12 +273,58 @@ static void test_gbn_across_local_inv(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 13.7: only fast-registration MRs may be invalidated ---- */
+
+/*
+ * IBA 10.6 (and rxe, which refuses any MR but IB_MR_TYPE_MEM_REG): LOCAL_INV and SEND with
+ * Invalidate invalidate fast-registration MRs only. Naming an ordinary MR: LOCAL_INV completes
+ * with a local protection error, SEND with Invalidate draws NAK invalid request.
+ */
+static void test_invalidate_needs_fast_reg(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[64], b[64], v[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_mr *vmr = lb_mr(&lb->ep[1], v, sizeof(v)); /* an ordinary MR */
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)a, 16, rfw_mr_lkey(amr)};
+	struct rfw_send_wr wr = {.wr_id = 1,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_SEND_WITH_INV,
+	                         .send_flags = RFW_SEND_SIGNALED,
+	                         .invalidate_rkey = rfw_mr_rkey(vmr)};
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_int_equal(lb_post_recv(&lb->ep[1], 2, b, sizeof(b), bmr), 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
+	lb_destroy(lb);
+
+	lb = lb_create(&c);
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	assert_int_equal(post_local_inv(&lb->ep[0], 3, rfw_mr_lkey(amr), 0), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 3);
+	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	lb_destroy(lb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dup_write_ack_psn),
 	    cmocka_unit_test(test_local_done_behind_outstanding),
 	    cmocka_unit_test(test_gbn_across_local_inv),
+	    cmocka_unit_test(test_invalidate_needs_fast_reg),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
