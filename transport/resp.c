@@ -665,10 +665,19 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	struct rfw_ib_pkt p;
 	uint8_t *buf;
 
-	/* The MR may have gone since the request was checked: answer with a NAK then. */
+	/*
+	 * The MR may have gone since the request was checked: a NAK remote access error takes
+	 * the place of this response packet, at its PSN, with our MSN (IBA 9.7.5.2), and the
+	 * QP takes the class C error path (IBA 9.9.3.1): ERR now, so no later request is
+	 * processed, and nothing queued behind the NAK is sent after it.
+	 */
 	if (len && rfw_mr_check_remote(qp, t->rkey, t->va, len, RFW_ACCESS_REMOTE_READ) == NULL) {
 		t->kind = RSP_ACK;
 		t->syndrome = RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_REMOTE_ACCESS_ERR);
+		t->msn = qp->resp.msn;
+		qp->resp.rsp_prod = qp->resp.rsp_cons + 1;
+		rfw_cnt(qp, RFW_CNT_resp_remote_access_errors);
+		rfw_qp_error(qp);
 		return 0;
 	}
 	if (!t->started)

@@ -318,6 +318,72 @@ static void test_invalidate_needs_fast_reg(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 13.8: a READ whose MR goes away mid-response ---- */
+
+/* Deliver every packet in flight now, whatever its time (manual stepping). */
+static void deliver_all(struct loop *lb)
+{
+	static struct lb_pkt tmp;
+
+	while (lb->cons != lb->prod) {
+		tmp = lb->ring[lb->cons % LB_RING];
+		lb->cons++;
+		lb_deliver(lb, &tmp);
+	}
+}
+
+static const uint8_t *ring_at(struct loop *lb, uint32_t i)
+{
+	return lb->ring[i % LB_RING].data;
+}
+
+/*
+ * READ of 16 packets, then a WRITE; the responder has queued the READ's response stream and
+ * the WRITE's ACK when the READ's MR is deregistered after two response packets. The rest of
+ * the READ must become one NAK remote access error at the PSN of the packet it replaces, with
+ * the responder's MSN (not 0), the responder QP goes to ERR (class C, IBA 9.9.3.1) and nothing
+ * queued behind it (the WRITE's ACK) goes out after the NAK.
+ */
+static void test_read_mr_gone_mid_response(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[16384], b[16384], d[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr =
+	    rfw_reg_mr(lb->ep[1].pd, b, sizeof(b), RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_READ);
+	struct rfw_mr *dmr = lb_mr(&lb->ep[1], d, sizeof(d));
+	struct rfw_wc wc;
+	uint32_t p0;
+	const uint8_t *nak;
+
+	(void)s;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 2, a, 64, amr,
+	                            (uint64_t)(uintptr_t)d, rfw_mr_rkey(dmr)),
+	                 0);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 2);
+	deliver_all(lb); /* READ executed (response queued), WRITE executed (ACK queued) */
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[1].qp, 2, 0), 2);
+	assert_int_equal(rfw_dereg_mr(bmr), 0);
+	p0 = lb->prod;
+	rfw_qp_tx_burst(lb->ep[1].qp, 64, 0);
+	assert_int_equal(lb->prod - p0, 1); /* the NAK, and nothing after it */
+	nak = ring_at(lb, p0);
+	assert_int_equal(nak[0], RFW_OP_RC_ACKNOWLEDGE);
+	assert_int_equal(aeth_syn(nak), RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_REMOTE_ACCESS_ERR));
+	assert_int_equal(rfw_bth_psn(nak), 102);
+	assert_int_not_equal(rfw_get_be24(nak + BTH_LEN + 1), 0); /* MSN */
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
+	deliver_all(lb);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, RFW_WC_REM_ACCESS_ERR);
+	lb_destroy(lb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +391,7 @@ int main(void)
 	    cmocka_unit_test(test_local_done_behind_outstanding),
 	    cmocka_unit_test(test_gbn_across_local_inv),
 	    cmocka_unit_test(test_invalidate_needs_fast_reg),
+	    cmocka_unit_test(test_read_mr_gone_mid_response),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
