@@ -86,18 +86,36 @@ void rfw_resp_reset(struct rfw_qp *qp)
 	r->res_next = 0;
 	memset(r->res, 0, r->nres * sizeof(*r->res));
 	r->rsp_prod = r->rsp_cons = 0;
+	r->nak_pending = false;
 	r->cnp_pending = false;
 	r->cnp_ever = false;
 }
 
 /* ---- the response queue ---- */
 
+static bool rsp_full(const struct rfw_resp *r)
+{
+	return r->rsp_prod - r->rsp_cons >= r->nrsp;
+}
+
+/* The pending NAK goes into the ring first, before anything queued after it. */
+static void rsp_flush_nak(struct rfw_resp *r)
+{
+	if (r->nak_pending && !rsp_full(r)) {
+		r->rsp[r->rsp_prod++ % r->nrsp] = r->nak_pend;
+		r->nak_pending = false;
+	}
+}
+
 static struct rfw_rsp *rsp_push(struct rfw_qp *qp)
 {
 	struct rfw_resp *r = &qp->resp;
 
-	if (r->rsp_prod - r->rsp_cons >= r->nrsp)
+	rsp_flush_nak(r);
+	if (r->nak_pending || rsp_full(r)) {
+		rfw_cnt(qp, RFW_CNT_resp_queue_full);
 		return NULL;
+	}
 	return &r->rsp[r->rsp_prod++ % r->nrsp];
 }
 
@@ -110,7 +128,7 @@ static void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
 	struct rfw_resp *r = &qp->resp;
 	struct rfw_rsp *t;
 
-	if (r->rsp_prod != r->rsp_cons) {
+	if (r->rsp_prod != r->rsp_cons && !r->nak_pending) {
 		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
 		if (t->kind == RSP_ACK && t->syndrome == ACK_SYNDROME && syndrome == ACK_SYNDROME) {
 			t->psn = psn;
@@ -118,9 +136,23 @@ static void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
 			return;
 		}
 	}
+	if (syndrome != ACK_SYNDROME) {
+		/*
+		 * Never drop a NAK (IBA 9.7.5.1.2: a sequence NAK is sent once per gap and is what
+		 * makes the requester go back; a fatal one carries the error the requester must
+		 * report). With the ring full it waits in nak_pend; a newer NAK supersedes it.
+		 */
+		rsp_flush_nak(r);
+		if (r->nak_pending || rsp_full(r)) {
+			r->nak_pend = (struct rfw_rsp){
+			    .kind = RSP_ACK, .syndrome = syndrome, .psn = psn, .msn = r->msn};
+			r->nak_pending = true;
+			return;
+		}
+	}
 	t = rsp_push(qp);
 	if (t == NULL)
-		return; /* full: the requester's timer recovers */
+		return; /* full (counted): the requester's retry recovers */
 	*t = (struct rfw_rsp){.kind = RSP_ACK, .syndrome = syndrome, .psn = psn, .msn = r->msn};
 }
 
@@ -622,7 +654,7 @@ void rfw_resp_queue_sr_state(struct rfw_qp *qp)
 	struct rfw_resp *r = &qp->resp;
 	struct rfw_rsp *t;
 
-	if (r->rsp_prod != r->rsp_cons) {
+	if (r->rsp_prod != r->rsp_cons && !r->nak_pending) {
 		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
 		if (t->kind == RSP_SR_STATE) {
 			t->psn = r->psn;
@@ -638,7 +670,8 @@ void rfw_resp_queue_sr_state(struct rfw_qp *qp)
 
 bool rfw_resp_has_work(const struct rfw_qp *qp)
 {
-	return qp->resp.cnp_pending || qp->resp.rsp_prod != qp->resp.rsp_cons;
+	return qp->resp.cnp_pending || qp->resp.rsp_prod != qp->resp.rsp_cons ||
+	       qp->resp.nak_pending;
 }
 
 /* Annex A17.9.3: CNP = BTH (opcode 0x81, BECN set, the sender's QP) + 16 reserved bytes. */
@@ -676,6 +709,7 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 		t->syndrome = RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_REMOTE_ACCESS_ERR);
 		t->msn = qp->resp.msn;
 		qp->resp.rsp_prod = qp->resp.rsp_cons + 1;
+		qp->resp.nak_pending = false;
 		rfw_cnt(qp, RFW_CNT_resp_remote_access_errors);
 		rfw_qp_error(qp);
 		return 0;
@@ -710,6 +744,7 @@ int rfw_resp_tx(struct rfw_qp *qp)
 
 	if (r->cnp_pending)
 		return send_cnp(qp);
+	rsp_flush_nak(r);
 	if (r->rsp_cons == r->rsp_prod)
 		return 0;
 	t = &r->rsp[r->rsp_cons % r->nrsp];

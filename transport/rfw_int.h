@@ -193,6 +193,10 @@ struct rfw_resp {
 	uint32_t nres, res_next;
 	struct rfw_rsp *rsp;
 	uint32_t nrsp, rsp_prod, rsp_cons;
+	/* A NAK the full ring could not take: queued first as soon as there is room, replaced by
+	   a newer NAK meanwhile (which supersedes it). NAKs are never dropped. */
+	struct rfw_rsp nak_pend;
+	bool nak_pending;
 	/* notification point */
 	bool cnp_pending;
 	bool cnp_ever;

@@ -384,6 +384,83 @@ static void test_read_mr_gone_mid_response(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 13.9: a full response ring never drops a NAK ---- */
+
+static void inject(struct loop *lb, int to, const struct lb_pkt *src, uint32_t psn)
+{
+	static struct lb_pkt tmp;
+
+	tmp = *src;
+	tmp.to = to;
+	rfw_bth_set_psn(tmp.data, psn);
+	lb_deliver(lb, &tmp);
+}
+
+/* The packets ep1 produces now: whether one is a NAK with @syn at @psn. */
+static bool resp_sends_nak(struct loop *lb, uint8_t syn, uint32_t psn)
+{
+	uint32_t p0 = lb->prod;
+	bool seen = false;
+
+	while (rfw_qp_tx_burst(lb->ep[1].qp, 16, lb->now))
+		;
+	for (uint32_t i = p0; i != lb->prod; i++) {
+		const uint8_t *ib = ring_at(lb, i);
+
+		if (ib[0] == RFW_OP_RC_ACKNOWLEDGE && aeth_syn(ib) == syn && rfw_bth_psn(ib) == psn)
+			seen = true;
+	}
+	return seen;
+}
+
+/*
+ * A one-packet READ (PSN 100) delivered once and then 60 times more as a duplicate: each
+ * duplicate queues a replay, more than the response ring holds. A NAK queued then (sequence
+ * error for a PSN ahead, or a fatal remote access error for a bad R_Key) must still go out
+ * (IBA 9.7.5.1.2: the NAK is what makes the requester go back; a lost fatal NAK turns
+ * REM_ACCESS_ERR into RETRY_EXC_ERR at the requester).
+ */
+static void full_ring_nak(bool fatal)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[64], b[64];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	static struct lb_pkt req;
+	uint64_t q1[RFW_CNT__COUNT];
+
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 1);
+	req = lb->ring[lb->cons % LB_RING];
+	lb->cons = lb->prod;
+	for (int i = 0; i < 61; i++)
+		inject(lb, 1, &req, 100);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_true(q1[RFW_CNT_read_replays] == 60);
+	if (fatal) {
+		req.data[BTH_LEN + 8] ^= 0x55; /* RETH R_Key */
+		inject(lb, 1, &req, 101);
+		assert_true(resp_sends_nak(
+		    lb, RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_REMOTE_ACCESS_ERR), 101));
+		assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
+	} else {
+		inject(lb, 1, &req, 105);
+		assert_true(
+		    resp_sends_nak(lb, RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_PSN_SEQ_ERR), 101));
+	}
+	lb_destroy(lb);
+}
+
+static void test_full_ring_keeps_nak(void **s)
+{
+	(void)s;
+	full_ring_nak(true);
+	full_ring_nak(false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +469,7 @@ int main(void)
 	    cmocka_unit_test(test_gbn_across_local_inv),
 	    cmocka_unit_test(test_invalidate_needs_fast_reg),
 	    cmocka_unit_test(test_read_mr_gone_mid_response),
+	    cmocka_unit_test(test_full_ring_keeps_nak),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
