@@ -385,7 +385,7 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 	if (mask & RFW_QP_MAX_QP_RD_ATOMIC)
 		qp->attr.max_rd_atomic = a->max_rd_atomic ? a->max_rd_atomic : 1;
 	if (mask & RFW_QP_MAX_DEST_RD_ATOMIC)
-		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
+		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic; /* 0: no READ/atomic */
 	if (mask & RFW_QP_MIN_RNR_TIMER)
 		qp->attr.min_rnr_timer = a->min_rnr_timer;
 	if (mask & RFW_QP_SQ_PSN) {

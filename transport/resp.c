@@ -161,31 +161,64 @@ static void queue_nak(struct rfw_qp *qp, unsigned code, uint32_t psn)
 	queue_ack(qp, RFW_AETH_SYNDROME(RFW_AETH_NAK, code), psn);
 }
 
-static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len,
+                       bool replay)
+{
+	struct rfw_rsp *t = rsp_push(qp);
+
+	if (t)
+		*t = (struct rfw_rsp){.kind = RSP_READ,
+		                      .psn = psn,
+		                      .va = va,
+		                      .rkey = rkey,
+		                      .left = len,
+		                      .replay = replay};
+}
+
+static void queue_atomic(struct rfw_qp *qp, uint32_t psn, uint64_t orig, uint32_t msn, bool replay)
 {
 	struct rfw_rsp *t = rsp_push(qp);
 
 	if (t)
 		*t = (struct rfw_rsp){
-		    .kind = RSP_READ, .psn = psn, .va = va, .rkey = rkey, .left = len};
+		    .kind = RSP_ATOMIC, .psn = psn, .orig = orig, .msn = msn, .replay = replay};
 }
 
-static void queue_atomic(struct rfw_qp *qp, uint32_t psn, uint64_t orig, uint32_t msn)
+/* The resource the next READ/atomic takes: the oldest of max_dest_rd_atomic (checked > 0). */
+static struct rfw_res *next_res(struct rfw_qp *qp)
 {
-	struct rfw_rsp *t = rsp_push(qp);
-
-	if (t)
-		*t = (struct rfw_rsp){.kind = RSP_ATOMIC, .psn = psn, .orig = orig, .msn = msn};
+	return &qp->resp.res[qp->resp.res_next % qp->attr.max_dest_rd_atomic];
 }
 
 static struct rfw_res *new_res(struct rfw_qp *qp)
 {
-	struct rfw_resp *r = &qp->resp;
-	uint32_t n = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
-	struct rfw_res *res = &r->res[r->res_next % n];
+	struct rfw_res *res = next_res(qp);
 
-	r->res_next = (r->res_next + 1) % n;
+	qp->resp.res_next = (qp->resp.res_next + 1) % qp->attr.max_dest_rd_atomic;
 	return res;
+}
+
+/*
+ * Whether the first answer of @res is still queued, unsent: then the requester has more
+ * READ/atomics outstanding than we granted (it completes one only on its answer, and replays
+ * queue behind the first). A queued replay does not count: it carries its own copy of what it
+ * needs, and the requester may have completed the request from the first answer meanwhile.
+ */
+static bool res_busy(const struct rfw_qp *qp, const struct rfw_res *res)
+{
+	const struct rfw_resp *r = &qp->resp;
+
+	if (res->type == RES_NONE)
+		return false;
+	for (uint32_t i = r->rsp_cons; i != r->rsp_prod; i++) {
+		const struct rfw_rsp *t = &r->rsp[i % r->nrsp];
+
+		if ((t->kind == RSP_READ || t->kind == RSP_ATOMIC) && !t->replay &&
+		    rfw_psn_cmp(t->psn, res->first_psn) >= 0 &&
+		    rfw_psn_cmp(t->psn, res->last_psn) <= 0)
+			return true;
+	}
+	return false;
 }
 
 static struct rfw_res *find_res(struct rfw_qp *qp, uint32_t psn)
@@ -262,6 +295,15 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	struct rfw_qp *qp = c->qp;
 	struct rfw_resp *r = &qp->resp;
 
+	/*
+	 * READ/atomic need one of the max_dest_rd_atomic responder resources (IBA 9.7.5.1.3): with
+	 * none (0, as rxe's ERR_TOO_MANY_RDMA_ATM_REQ), or with the oldest still answering an
+	 * earlier request (the requester has more outstanding than we granted), the request is
+	 * invalid: never overwrite a resource in use.
+	 */
+	if ((c->flags & (RFW_OPF_READ | RFW_OPF_ATOMIC)) &&
+	    (qp->attr.max_dest_rd_atomic == 0 || res_busy(qp, next_res(qp))))
+		return RESPST_ERR_INVALID_REQUEST;
 	if (needs_rwqe(c->flags) && !r->have_rwqe) {
 		struct rfw_rwqe *w;
 
@@ -412,7 +454,7 @@ static enum resp_state read_reply(struct resp_ctx *c)
 	                        .len = p->reth.dma_len};
 	r->msn = (r->msn + 1) & RFW_MSN_MASK;
 	res->msn = r->msn;
-	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len);
+	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len, false);
 	r->psn = rfw_psn_add(r->psn, n);
 	return RESPST_EXIT;
 }
@@ -439,7 +481,7 @@ static enum resp_state atomic_reply(struct resp_ctx *c)
 	                        .last_psn = p->bth.psn,
 	                        .orig = orig,
 	                        .msn = r->msn};
-	queue_atomic(qp, p->bth.psn, orig, r->msn);
+	queue_atomic(qp, p->bth.psn, orig, r->msn, false);
 	r->psn = rfw_psn_add(r->psn, 1);
 	return RESPST_EXIT;
 }
@@ -509,21 +551,29 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 	if (c->flags & RFW_OPF_READ) {
 		uint32_t off;
 
-		if (res == NULL || res->type != RES_READ)
-			return RESPST_EXIT; /* too old to replay: dropped */
-		off = (uint32_t)rfw_psn_diff(p->bth.psn, res->first_psn) * qp->mtu;
-		if (off > res->len)
+		/* Its resource reused (a stale duplicate, IBA 9.7.5.1.3 class D): dropped. */
+		if (res == NULL || res->type != RES_READ) {
+			rfw_cnt(qp, RFW_CNT_dup_no_resource);
 			return RESPST_EXIT;
+		}
+		off = (uint32_t)rfw_psn_diff(p->bth.psn, res->first_psn) * qp->mtu;
+		if (off > res->len) {
+			rfw_cnt(qp, RFW_CNT_dup_no_resource);
+			return RESPST_EXIT;
+		}
 		rfw_cnt(qp, RFW_CNT_read_replays);
 		/* SR asks again for a missing run only: answer that much (transport-sr.md). */
 		queue_read(qp, p->bth.psn, res->va + off, res->rkey,
 		           qp->sr && p->reth.dma_len < res->len - off ? p->reth.dma_len
-		                                                      : res->len - off);
+		                                                      : res->len - off,
+		           true);
 		return RESPST_EXIT;
 	}
 	if (res && res->type == RES_ATOMIC && res->first_psn == p->bth.psn) {
 		rfw_cnt(qp, RFW_CNT_atomic_replays);
-		queue_atomic(qp, p->bth.psn, res->orig, res->msn);
+		queue_atomic(qp, p->bth.psn, res->orig, res->msn, true);
+	} else {
+		rfw_cnt(qp, RFW_CNT_dup_no_resource); /* never executed again: dropped */
 	}
 	return RESPST_EXIT;
 }

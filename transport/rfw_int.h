@@ -101,6 +101,7 @@ struct rfw_rsp {
 	uint32_t rkey;
 	uint32_t left;
 	bool started;
+	bool replay; /* READ/atomic: an answer to a duplicate (not the resource's first) */
 	uint64_t orig;
 };
 

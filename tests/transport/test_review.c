@@ -461,6 +461,136 @@ static void test_full_ring_keeps_nak(void **s)
 	full_ring_nak(false);
 }
 
+/* ---- 13.10: max_dest_rd_atomic ---- */
+
+/* Reconnect ep1 (RESET, then INIT/RTR/RTS) with max_dest_rd_atomic = max_rd_atomic = @n. */
+static void reconnect_ep1(struct loop *lb, const struct lb_cfg *c0, uint8_t n)
+{
+	struct lb_cfg c = *c0;
+	struct rfw_qp_attr a = {.qp_state = RFW_QPS_RESET};
+
+	c.max_rd_atomic = n;
+	assert_int_equal(rfw_modify_qp(lb->ep[1].qp, &a, RFW_QP_STATE), 0);
+	assert_int_equal(lb_connect(lb->ep[1].qp, rfw_qp_num(lb->ep[0].qp), &c, c.psn[1], c.psn[0]),
+	                 0);
+}
+
+struct first_req {
+	uint8_t opcode;
+	struct lb_pkt pkt;
+	int seen;
+};
+
+static enum lb_verdict first_req_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct first_req *f = arg;
+
+	(void)lb;
+	if (from == 0 && ib[0] == f->opcode && !f->seen++) {
+		memcpy(f->pkt.data, ib, len);
+		f->pkt.len = len;
+	}
+	return LB_PASS;
+}
+
+/*
+ * IBA 9.7.5.1 / 10.2.4 (and rxe, ERR_TOO_MANY_RDMA_ATM_REQ): a responder with
+ * max_dest_rd_atomic 0 answers READ and atomic requests with NAK invalid request (it was
+ * coerced to 1). A READ that needs a resource still answering an earlier READ (the requester
+ * exceeds max_dest_rd_atomic) is an invalid request too, not a silent overwrite. A duplicate
+ * whose resource was reused is dropped, and counted.
+ */
+static void test_max_dest_rd_atomic(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[8192], b[8192];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_qp_attr qa;
+	struct first_req f = {.opcode = RFW_OP_RC_RDMA_READ_REQUEST};
+	uint64_t q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	/* 0: no READ/atomic accepted at all. */
+	reconnect_ep1(lb, &c, 0);
+	assert_int_equal(rfw_query_qp(lb->ep[1].qp, &qa), 0);
+	assert_int_equal(qa.max_dest_rd_atomic, 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, 64, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
+	lb_destroy(lb);
+
+	/* 1 at the responder, 4 at the requester: the second READ finds the resource busy. */
+	lb = lb_create(&c);
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	reconnect_ep1(lb, &c, 1);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, 4096, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 2, a + 4096, 4096, amr,
+	                            (uint64_t)(uintptr_t)b + 4096, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
+	lb_destroy(lb);
+
+	/* 1 on both sides: READ 1, READ 2, then a stale copy of READ 1 arrives: dropped, counted.
+	 */
+	c.max_rd_atomic = 1;
+	lb = lb_create(&c);
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	lb->filter = first_req_fn;
+	lb->farg = &f;
+	for (uint64_t id = 1; id <= 2; id++)
+		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, id, a, 4096, amr,
+		                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+		                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	inject(lb, 1, &f.pkt, 100);
+	assert_false(resp_sends_nak(lb, 0, 100));
+	assert_int_equal(lb->prod, lb->cons); /* nothing sent */
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_int_equal(q1[RFW_CNT_dup_no_resource], 1);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_RTS);
+
+	/* A replay of READ 2 still queued when READ 3 (legitimately) takes its resource: fine. */
+	f.seen = 0;
+	f.opcode = RFW_OP_RC_RDMA_READ_REQUEST;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 3, a, 4096, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	inject(lb, 1, &f.pkt, rfw_bth_psn(f.pkt.data)); /* a duplicate of READ 3: replay queued */
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 4, a, 4096, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, lb->now), 1);
+	deliver_all(lb); /* READ 4 arrives before the replay of READ 3 has gone */
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.wr_id, 4);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_RTS);
+	lb_destroy(lb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -470,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(test_invalidate_needs_fast_reg),
 	    cmocka_unit_test(test_read_mr_gone_mid_response),
 	    cmocka_unit_test(test_full_ring_keeps_nak),
+	    cmocka_unit_test(test_max_dest_rd_atomic),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
