@@ -142,7 +142,9 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	uint8_t syn = p->aeth.syndrome;
 
 	if (p->op->flags & RFW_OPF_READ) {
-		if (w->wr.opcode != RFW_WR_RDMA_READ) {
+		/* FIRST/LAST/ONLY carry an AETH, which must say ACK (IBA 9.7.5.2): else no data. */
+		if (w->wr.opcode != RFW_WR_RDMA_READ ||
+		    ((p->op->hdrs & RFW_HDR_AETH) && rfw_aeth_syndrome_type(syn) != RFW_AETH_ACK)) {
 			rfw_cnt(qp, RFW_CNT_rx_bad_response);
 			return COMPST_EXIT;
 		}
@@ -190,11 +192,14 @@ static enum comp_state check_ack(struct comp_ctx *c)
 			rfw_cnt(qp, RFW_CNT_req_remote_access_errors);
 			c->status = RFW_WC_REM_ACCESS_ERR;
 			return COMPST_ERROR;
-		case RFW_NAK_REMOTE_OP_ERR:
+		default:
+			/*
+			 * Remote operational error, and any reserved NAK code (as rxe): a NAK we
+			 * cannot act on must still end the WQE, not be dropped until the retries
+			 * run out as RETRY_EXC_ERR.
+			 */
 			c->status = RFW_WC_REM_OP_ERR;
 			return COMPST_ERROR;
-		default:
-			break;
 		}
 		break;
 	default:

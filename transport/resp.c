@@ -330,7 +330,11 @@ static enum resp_state chk_length(struct resp_ctx *c)
 		return RESPST_ERR_INVALID_REQUEST;
 	if ((f & (RFW_OPF_LAST | RFW_OPF_ONLY)) && len > mtu)
 		return RESPST_ERR_INVALID_REQUEST;
-	if ((f & (RFW_OPF_READ | RFW_OPF_ATOMIC)) && c->pkt->reth.dma_len > RFW_MAX_MSG_SIZE)
+	/* Only an ONLY may be empty: a LAST carries 1..PMTU bytes (as rxe's check_length). */
+	if ((f & RFW_OPF_LAST) && len == 0)
+		return RESPST_ERR_INVALID_REQUEST;
+	/* A message is at most 2^31 bytes (IBA 9.4): READ and WRITE alike (RETH DMA length). */
+	if ((c->pkt->op->hdrs & RFW_HDR_RETH) && c->pkt->reth.dma_len > RFW_MAX_MSG_SIZE)
 		return RESPST_ERR_INVALID_REQUEST;
 	return RESPST_CHK_RKEY;
 }

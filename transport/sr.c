@@ -737,8 +737,8 @@ static void sr_ack(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	case RFW_NAK_REMOTE_OP_ERR:
 		sr_error(qp, RFW_WC_REM_OP_ERR);
 		return;
-	default:
-		rfw_cnt(qp, RFW_CNT_rx_bad_response);
+	default: /* reserved codes too, as rxe (issue 13.11): never left to RETRY_EXC_ERR */
+		sr_error(qp, RFW_WC_REM_OP_ERR);
 		return;
 	}
 }
@@ -847,6 +847,12 @@ void rfw_sr_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	if (qp->comp.idx != qp->sq_prod)
 		w = rfw_sq_at(qp, qp->comp.idx);
 	if (p->op->flags & (RFW_OPF_READ | RFW_OPF_ATOMIC)) {
+		/* A response's AETH must say ACK (IBA 9.7.5.2): else it carries no data. */
+		if ((p->op->hdrs & RFW_HDR_AETH) &&
+		    rfw_aeth_syndrome_type(p->aeth.syndrome) != RFW_AETH_ACK) {
+			rfw_cnt(qp, RFW_CNT_rx_bad_response);
+			return;
+		}
 		if (w == NULL || !w->psn_valid) {
 			rfw_cnt(qp, RFW_CNT_duplicate_response);
 			return;

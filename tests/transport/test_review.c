@@ -591,6 +591,174 @@ static void test_max_dest_rd_atomic(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- 13.11: length and syndrome checks ---- */
+
+static enum lb_verdict big_reth_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	(void)lb;
+	(void)len;
+	(void)arg;
+	if (from == 0 && ib[0] == RFW_OP_RC_RDMA_WRITE_FIRST)
+		rfw_put_be32(ib + BTH_LEN + 12, 0x80000000u + 1024); /* DMA length > 2^31 */
+	return LB_PASS;
+}
+
+/* A WRITE whose RETH DMA length exceeds 2^31 (IBA 9.7.5.1, rxe check_length): invalid request,
+ * NAKed at its FIRST packet with nothing written, even into an MR that large. */
+static void write_too_long(void)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	size_t big = (1ull << 31) + 8192;
+	uint8_t *dst = mmap(NULL, big, PROT_READ | PROT_WRITE,
+	                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	static uint8_t a[2048];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *dmr;
+	struct rfw_wc wc;
+	uint8_t zero[2048] = {0};
+
+	assert_true(dst != MAP_FAILED);
+	dmr = lb_mr(&lb->ep[1], dst, big);
+	lb_fill(a, sizeof(a), 5);
+	lb->filter = big_reth_fn;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, 2048, amr,
+	                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	                 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
+	assert_memory_equal(dst, zero, sizeof(zero));
+	lb_destroy(lb);
+	munmap(dst, big);
+}
+
+/* A SEND_LAST without payload (IBA 9.7.5.1: LAST carries 1..PMTU bytes; rxe check_length). */
+static void empty_send_last(void)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[2048], b[4096];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	static struct lb_pkt last;
+	struct rfw_wc wc;
+
+	assert_int_equal(lb_post_recv(&lb->ep[1], 9, b, sizeof(b), bmr), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, a, 2048, amr, 0, 0), 0);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 2);
+	last = lb->ring[(lb->prod - 1) % LB_RING];
+	assert_int_equal(last.data[0], RFW_OP_RC_SEND_LAST);
+	lb->prod--; /* the LAST never leaves */
+	deliver_all(lb);
+	last.len = BTH_LEN; /* no payload, no pad */
+	last.data[1] &= (uint8_t)~0x30;
+	inject(lb, 1, &last, 101);
+	assert_true(
+	    resp_sends_nak(lb, RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_INVALID_REQUEST), 101));
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_not_equal(wc.status, RFW_WC_SUCCESS);
+	lb_destroy(lb);
+}
+
+struct syn_rewrite {
+	uint8_t opcode, syn;
+	int count; /* rewrite this many (-1: all) */
+};
+
+static enum lb_verdict syn_rewrite_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                      void *arg)
+{
+	struct syn_rewrite *r = arg;
+
+	(void)lb;
+	(void)len;
+	if (from == 1 && ib[0] == r->opcode && r->count != 0) {
+		ib[BTH_LEN] = r->syn;
+		if (r->count > 0)
+			r->count--;
+	}
+	return LB_PASS;
+}
+
+/* A READ response FIRST/LAST/ONLY must carry an ACK syndrome (IBA 9.7.5.2): one with a NAK
+ * syndrome is not data for the READ; dropped as a bad response (the retry recovers). */
+static void read_resp_nak_syndrome(enum rfw_transport_mode m)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[512], b[512];
+	struct rfw_mr *amr, *bmr;
+	struct syn_rewrite r = {.opcode = RFW_OP_RC_RDMA_READ_RESPONSE_ONLY,
+	                        .syn = RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_INVALID_REQUEST),
+	                        .count = 1};
+	uint64_t q0[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	c.mode[0] = c.mode[1] = m;
+	lb = lb_create(&c);
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	lb_fill(b, sizeof(b), 9);
+	lb->filter = syn_rewrite_fn;
+	lb->farg = &r;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(a, b, sizeof(b));
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	assert_int_equal(q0[RFW_CNT_rx_bad_response], 1);
+	assert_true(q0[RFW_CNT_retransmitted_packets] >= 1);
+	lb_destroy(lb);
+}
+
+/* A NAK with a reserved code (here 31): remote operational error at once, as rxe, not
+ * dropped until the retries run out (RETRY_EXC_ERR). */
+static void unknown_nak_code(enum rfw_transport_mode m)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[64], b[64];
+	struct rfw_mr *amr, *bmr;
+	struct syn_rewrite r = {.opcode = RFW_OP_RC_ACKNOWLEDGE,
+	                        .syn = RFW_AETH_SYNDROME(RFW_AETH_NAK, 31),
+	                        .count = -1};
+	uint64_t q0[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	c.timeout = 5;
+	c.mode[0] = c.mode[1] = m;
+	lb = lb_create(&c);
+	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	lb->filter = syn_rewrite_fn;
+	lb->farg = &r;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_REM_OP_ERR);
+	rfw_qp_counters(lb->ep[0].qp, q0);
+	assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
+	lb_destroy(lb);
+}
+
+static void test_length_and_syndrome_checks(void **s)
+{
+	(void)s;
+	write_too_long();
+	empty_send_last();
+	for (int m = RFW_TRANSPORT_GBN; m <= RFW_TRANSPORT_SR; m++) {
+		read_resp_nak_syndrome((enum rfw_transport_mode)m);
+		unknown_nak_code((enum rfw_transport_mode)m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +769,7 @@ int main(void)
 	    cmocka_unit_test(test_read_mr_gone_mid_response),
 	    cmocka_unit_test(test_full_ring_keeps_nak),
 	    cmocka_unit_test(test_max_dest_rd_atomic),
+	    cmocka_unit_test(test_length_and_syndrome_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
