@@ -224,6 +224,11 @@ static enum comp_state do_read(struct comp_ctx *c)
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return COMPST_EXIT;
 	}
+	/* The local MR is looked up again for every copy (it may have gone, IBA 10.6). */
+	if (want && rfw_sge_check(qp, w->sge, w->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		c->status = RFW_WC_LOC_PROT_ERR;
+		return COMPST_ERROR;
+	}
 	if (want)
 		rfw_sge_copy_in(w->sge, w->wr.num_sge, off, p->payload, want);
 	qp->comp.psn = rfw_psn_add(p->bth.psn, 1);
@@ -235,6 +240,10 @@ static enum comp_state do_atomic(struct comp_ctx *c)
 	uint64_t v = c->pkt->atomic_orig;
 	uint8_t b[8];
 
+	if (rfw_sge_check(c->qp, c->wqe->sge, c->wqe->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		c->status = RFW_WC_LOC_PROT_ERR; /* the local MR has gone (IBA 10.6) */
+		return COMPST_ERROR;
+	}
 	/* The original value lands in the local buffer in host order, as on a real HCA. */
 	memcpy(b, &v, sizeof(b));
 	rfw_sge_copy_in(c->wqe->sge, c->wqe->wr.num_sge, 0, b, sizeof(b));

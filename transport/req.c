@@ -76,8 +76,9 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 		 */
 		return NULL;
 	}
-	if (qp->req.off == 0 && !rfw_wqe_is_local(w)) {
-		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations. */
+	if (qp->req.off == 0) {
+		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations; a LOCAL_INV
+		   too, or it could invalidate an MR a READ response is still written into. */
 		if ((w->wr.send_flags & RFW_SEND_FENCE) && rd_atomic_in_flight(qp))
 			return NULL;
 		/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5). */
@@ -289,6 +290,11 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	sr_data = qp->sr && rfw_wqe_is_send_write(w);
 	if (sr_data)
 		ext = RFW_SRETH_LEN;
+	/* The local MRs are looked up for every packet, not once: one deregistered or
+	   invalidated since (before a retransmission) is never read (IBA 10.6). */
+	if (paylen && !(w->wr.send_flags & RFW_SEND_INLINE) &&
+	    rfw_sge_check(qp, w->sge, w->wr.num_sge, 0))
+		return -EACCES;
 
 	buf = rfw_tx_begin(qp, &p, opcode, psn, paylen + ext);
 	if (buf == NULL)
@@ -380,6 +386,10 @@ static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, ui
 		off = (uint32_t)rfw_psn_diff(psn, w->first_psn) * seg;
 	}
 	rc = emit(qp, w, psn, off, rd_len, true, &last, &paylen, &np);
+	if (rc == -EACCES) {
+		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
+		return 0;
+	}
 	if (rc < 0)
 		return rc;
 	rfw_sr_sent_rtx(qp, psn, npsn);
@@ -427,6 +437,10 @@ int rfw_req_tx(struct rfw_qp *qp)
 		assign_psns(qp, w);
 
 	rc = emit(qp, w, qp->req.psn, qp->req.off, 0, false, &last, &paylen, &npsn);
+	if (rc == -EACCES) {
+		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
+		return 0;
+	}
 	if (rc < 0)
 		return rc;
 	if (qp->es)

@@ -315,6 +315,12 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 			return RESPST_ERR_REMOTE_OP;
 		r->have_rwqe = true;
 		r->send_off = 0;
+	} else if ((c->flags & RFW_OPF_SEND) && r->have_rwqe) {
+		/* MIDDLE/LAST: the receive WQE's MRs are looked up again for every packet. */
+		struct rfw_rwqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+
+		if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE))
+			return RESPST_ERR_REMOTE_OP;
 	}
 	return RESPST_CHK_LENGTH;
 }

@@ -657,6 +657,14 @@ static void sr_error(struct rfw_qp *qp, enum rfw_wc_status st)
 	rfw_qp_error(qp);
 }
 
+/* A response for @w whose local MR has gone (IBA 10.6): @w ends in error, in order. */
+static void sr_local_mr_gone(struct rfw_qp *qp, struct rfw_swqe *w)
+{
+	w->state = SWQE_DONE;
+	w->status = RFW_WC_LOC_PROT_ERR;
+	rfw_comp_drain(qp);
+}
+
 static void sr_apply_sack(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 {
 	uint32_t base = rfw_psn_add(p->bth.psn, 1);
@@ -804,6 +812,10 @@ static void sr_read_resp(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return;
 	}
+	if (want && rfw_sge_check(qp, w->sge, w->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		sr_local_mr_gone(qp, w); /* looked up for every copy (issue 13.12) */
+		return;
+	}
 	if (want)
 		rfw_sge_copy_in(w->sge, w->wr.num_sge, off, p->payload, want);
 	sr_resp_done(qp, psn);
@@ -825,6 +837,10 @@ static void sr_atomic_resp(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	    w->state != SWQE_PENDING || p->bth.psn != w->first_psn ||
 	    rfw_aeth_syndrome_type(p->aeth.syndrome) != RFW_AETH_ACK) {
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
+		return;
+	}
+	if (rfw_sge_check(qp, w->sge, w->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		sr_local_mr_gone(qp, w);
 		return;
 	}
 	memcpy(b, &v, sizeof(b));

@@ -19,6 +19,7 @@
 
 #include "loop.h"
 #include "transport/ib_hdr.h"
+#include "transport/rfw_int.h" /* white box: struct rfw_mr's valid flag (13.12) */
 
 #define BTH_LEN 12
 
@@ -759,6 +760,179 @@ static void test_length_and_syndrome_checks(void **s)
 	}
 }
 
+/* ---- 13.12: FENCE on LOCAL_INV, rfw_modify_qp attribute checks, MRs looked up per copy ---- */
+
+struct fence_watch {
+	struct rfw_mr *mr; /* must stay valid while the READ's responses land in it */
+	int resps, invalid_at_resp;
+};
+
+static enum lb_verdict fence_watch_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                      void *arg)
+{
+	struct fence_watch *f = arg;
+
+	(void)lb;
+	(void)len;
+	if (from == 1 && rfw_ib_opcode_info(ib[0]) &&
+	    (rfw_ib_opcode_info(ib[0])->flags & RFW_OPF_READ)) {
+		f->resps++;
+		if (!f->mr->valid)
+			f->invalid_at_resp++;
+	}
+	return LB_PASS;
+}
+
+/* IBA 10.8.3.3: a fenced LOCAL_INV waits for the READs before it - it must not invalidate the
+ * MR a READ response is still being written into. */
+static void fenced_local_inv(void)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[16384], b[16384];
+	struct rfw_mr *amr = lb_mr_fr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct fence_watch f = {.mr = amr};
+	struct rfw_wc wc;
+
+	lb_fill(b, sizeof(b), 21);
+	lb->filter = fence_watch_fn;
+	lb->farg = &f;
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(post_local_inv(&lb->ep[0], 2, rfw_mr_lkey(amr), RFW_SEND_FENCE), 0);
+	lb_run(lb, 100000000);
+	assert_int_equal(f.resps, 16);
+	assert_int_equal(f.invalid_at_resp, 0);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(a, b, sizeof(b));
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_false(amr->valid);
+	lb_destroy(lb);
+}
+
+/* As ib_modify_qp_is_ok: only the attributes a transition allows (IBA 11.2.5, table of
+ * required and optional attributes); no state bit means the current state again. */
+static void modify_qp_attrs(void)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	struct rfw_qp *qp = lb->ep[0].qp;
+	struct rfw_qp_attr a = {.qp_state = RFW_QPS_RTS, .path_mtu = RFW_MTU_256};
+
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_PATH_MTU), -EINVAL);
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_SQ_PSN), -EINVAL);
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_RQ_PSN), -EINVAL);
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_DEST_QPN), -EINVAL);
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_TRANSPORT_MODE), -EINVAL);
+	a.qp_access_flags = c.access;
+	a.min_rnr_timer = 3;
+	assert_int_equal(
+	    rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS | RFW_QP_MIN_RNR_TIMER), 0);
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_MIN_RNR_TIMER), 0);
+	assert_int_equal(rfw_query_qp(qp, &a), 0);
+	assert_int_equal(a.path_mtu, c.mtu); /* untouched by the refused calls */
+	a.qp_state = RFW_QPS_SQD;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE), 0);
+	a.timeout = 12;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_TIMEOUT), 0); /* SQD->SQD */
+	a.qp_state = RFW_QPS_RTS;
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_TIMEOUT), -EINVAL);
+	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE), 0);
+	assert_int_equal(rfw_modify_qp(NULL, &a, RFW_QP_STATE), -EINVAL);
+	lb_destroy(lb);
+}
+
+static enum lb_verdict drop_first_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                     void *arg)
+{
+	int *n = arg;
+
+	(void)lb;
+	(void)ib;
+	(void)len;
+	return (from == 0 && (*n)++ == 0) ? LB_DROP : LB_PASS;
+}
+
+/* The local MR of a WQE deregistered between its first transmission and its retransmission
+ * (or before its READ response lands): a local protection error, never a copy from or to the
+ * memory the MR covered (IBA 10.6: every access is checked against a valid MR). */
+static void local_mr_gone(bool read)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[4096], b[4096];
+	struct rfw_mr *amr = rfw_reg_mr(lb->ep[0].pd, a, sizeof(a), RFW_ACCESS_LOCAL_WRITE);
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	uint8_t zero[4096] = {0};
+	int n = 0;
+	struct rfw_wc wc;
+
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	(read ? lb_fill(b, sizeof(b), 2) : lb_fill(a, sizeof(a), 2));
+	if (!read) {
+		lb->filter = drop_first_fn;
+		lb->farg = &n;
+	}
+	assert_int_equal(lb_post_op(&lb->ep[0], read ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE, 1, a,
+	                            sizeof(a), amr, (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 500); /* sent, not yet delivered */
+	assert_int_equal(rfw_dereg_mr(amr), 0);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+	assert_memory_equal(read ? a : b, zero, sizeof(zero));
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	lb_destroy(lb);
+}
+
+/* The receive WQE's MR deregistered after a SEND's FIRST packet was placed: the MIDDLE must
+ * not be copied into it; the WQE completes in error, NAK remote operational error. */
+static void recv_mr_gone(void)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[3072], b[3072];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = rfw_reg_mr(lb->ep[1].pd, b, sizeof(b), RFW_ACCESS_LOCAL_WRITE);
+	static struct lb_pkt tmp;
+	uint8_t zero[2048] = {0};
+	struct rfw_wc wc;
+
+	lb_fill(a, sizeof(a), 4);
+	memset(b, 0, sizeof(b));
+	assert_int_equal(lb_post_recv(&lb->ep[1], 7, b, sizeof(b), bmr), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_SEND, 1, a, sizeof(a), amr, 0, 0), 0);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 3);
+	tmp = lb->ring[lb->cons++ % LB_RING];
+	lb_deliver(lb, &tmp); /* FIRST placed */
+	assert_int_equal(rfw_dereg_mr(bmr), 0);
+	deliver_all(lb);
+	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
+	assert_int_equal(wc.wr_id, 7);
+	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
+	assert_memory_equal(b + 1024, zero, sizeof(zero));
+	assert_true(
+	    resp_sends_nak(lb, RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_REMOTE_OP_ERR), 101));
+	lb_destroy(lb);
+}
+
+static void test_fence_modify_local_mr(void **s)
+{
+	(void)s;
+	fenced_local_inv();
+	local_mr_gone(false);
+	local_mr_gone(true);
+	recv_mr_gone();
+	modify_qp_attrs(); /* last: the old code dereferenced NULL */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -770,6 +944,7 @@ int main(void)
 	    cmocka_unit_test(test_full_ring_keeps_nak),
 	    cmocka_unit_test(test_max_dest_rd_atomic),
 	    cmocka_unit_test(test_length_and_syndrome_checks),
+	    cmocka_unit_test(test_fence_modify_local_mr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
