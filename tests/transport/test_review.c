@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 
 #include "loop.h"
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 #include "transport/rfw_int.h" /* white box: struct rfw_mr's valid flag (13.12) */
 
 #define BTH_LEN 12
