@@ -62,13 +62,13 @@ enum dcqcn_scope {
 #define DCQCN_PARAM_TABLE(X)                                                                       \
 	X(rp_scope, "qp|dst|port", 0, 2, 0, 0, 0, 0, 2,                                            \
 	  "flows sharing one RP state: 0 per QP, 1 per destination, 2 per port")                   \
-	X(rp_time_reset, "us", 0, 10000000, 300, 55, 300, 300, 300,                                \
+	X(rp_time_reset, "us", 0, 10000000, 55, 55, 300, 300, 300,                                 \
 	  "rate-increase timer period after a cut (0 = timer off) [DCQCN T]")                      \
-	X(rp_byte_reset, "B", 0, 4000000000u, 2097152, 10000000, 2097088, 0, 2097088,              \
+	X(rp_byte_reset, "B", 0, 4000000000u, 0, 10000000, 2097088, 0, 2097088,                    \
 	  "bytes sent between byte-counter increase events (0 = counter off) [DCQCN B]")           \
 	X(rp_threshold, "n", 0, 255, 5, 5, 1, 1, 1,                                                \
 	  "F: increase events per counter spent in fast recovery before additive/hyper")           \
-	X(rp_ai_rate, "Mb/s", 0, 1000000, 20, 40, 5, 20, 5, "additive increase step of RT [R_AI]") \
+	X(rp_ai_rate, "Mb/s", 0, 1000000, 40, 40, 5, 20, 5, "additive increase step of RT [R_AI]") \
 	X(rp_hai_rate, "Mb/s", 0, 1000000, 200, 200, 50, 200, 50,                                  \
 	  "hyper increase step of RT [R_HAI]")                                                     \
 	X(rp_hai_scale, "fixed|min-f|min-f+1", 0, 2, 0, 2, 0, 0, 0,                                \
@@ -85,9 +85,9 @@ enum dcqcn_scope {
 	  "alpha set at the first CNP")                                                            \
 	X(rp_dce_tcp_g, "1/1024", 0, 1024, 1020, 1020, 1019, 1020, 1019,                           \
 	  "G: alpha = G*alpha/1024 (+ 1024-G on congestion); 1020 = paper g of 1/256")             \
-	X(rp_alpha_bits, "bits", 10, 48, 10, 48, 10, 48, 10,                                       \
+	X(rp_alpha_bits, "bits", 10, 48, 48, 48, 10, 48, 10,                                       \
 	  "fraction bits of alpha: 10 = 1/1024 units (mlx5), 48 = as exact as a real")             \
-	X(rp_alpha_round, "down|nearest", 0, 1, 0, 1, 0, 1, 0,                                     \
+	X(rp_alpha_round, "down|nearest", 0, 1, 1, 1, 0, 1, 0,                                     \
 	  "rounding of each alpha update: 0 down (reaches 0 in quiet), 1 to nearest")              \
 	X(rp_alpha_grid, "bool", 0, 1, 0, 0, 0, 1, 0,                                              \
 	  "sampled alpha restarts on the first CNP's grid (k periods after it), not CNP + period") \
@@ -103,7 +103,7 @@ enum dcqcn_scope {
 	  "monitor periods on a fixed grid from the first CNP; 0: a period opens at the CNP")      \
 	X(rp_rate_reduce_offset, "ns", 0, 1000000, 0, 0, 0, 1, 0,                                  \
 	  "grid mode: the grid starts this long after the first CNP (ns-3: 1 ns)")                 \
-	X(rp_clamp_tgt_rate, "bool", 0, 1, 0, 1, 0, 0, 0, "on every cut set RT = RC")              \
+	X(rp_clamp_tgt_rate, "bool", 0, 1, 1, 1, 0, 0, 0, "on every cut set RT = RC")              \
 	X(rp_clamp_tgt_rate_ati, "bool", 0, 1, 1, 1, 1, 1, 1,                                      \
 	  "also set RT = RC if a timer increase happened since the last cut")                      \
 	X(np_min_time_between_cnps, "us", 0, 10000000, 50, 50, 4, 0, 4,                            \
