@@ -580,6 +580,40 @@ static void test_hpcc_ns3_first_cut(void **state)
 	                 rc - (((rc * (a >> 24)) + ((rc * (a & 0xffffff)) >> 24)) >> 25));
 }
 
+/* The cut RC * alpha >> (rp_gd + rp_alpha_bits - 10) needs up to 91 bits (RC < 2^42 b/s, alpha
+ * <= 2^48): worked here with exact integers at the extremes of both ranges. */
+static void test_cut_precision(void **state)
+{
+	struct dcqcn_prof prof;
+	struct dcqcn_rp rp;
+	const uint64_t line = 4000000 * MBPS; /* 4 Tb/s = 4e12 b/s, the largest line rate */
+
+	(void)state;
+	/* 48 bits, alpha = 1, gd 11: exactly half. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000, "rp_alpha_bits=48", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
+	/* 48 bits, gd 31 (shift 69): cut = RC * 2^48 / 2^69 = RC / 2^21 = 1907348 b/s (floor). */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000, "rp_alpha_bits=48,rp_gd=31", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line - 1907348);
+	/* 48 bits, gd 0 (shift 38): alpha = 1 asks for 1024 x RC, the 50 % cap holds. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000, "rp_alpha_bits=48,rp_gd=0", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
+	/* Odd alpha: initial 1023/1024 at 48 bits is 1023 << 38; cut = RC * 1023 / 2048 with RC =
+	 * 4e12: 4e12 * 1023 / 2048 = 1998046875000 exactly. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000,
+	          "rp_alpha_bits=48,rp_initial_alpha_value=1023", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line - 1998046875000ull);
+	assert_int_equal(dcqcn_rp_alpha(&rp), 1023); /* the first CNP does not also raise it */
+}
+
 /* mlx5 cut form: cut = RC * alpha >> gd, at most (100 - min_dec_fac) %, floor rp_min_rate. */
 static void test_cut_cap_and_floor(void **state)
 {
@@ -904,6 +938,7 @@ int main(void)
 	    cmocka_unit_test(test_cnp_inside_monitor_period),
 	    cmocka_unit_test(test_hpcc_ns3_first_cut),
 	    cmocka_unit_test(test_cut_cap_and_floor),
+	    cmocka_unit_test(test_cut_precision),
 	    cmocka_unit_test(test_clamp_rules),
 	    cmocka_unit_test(test_recovery_stops_timers),
 	    cmocka_unit_test(test_determinism),
