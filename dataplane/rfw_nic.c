@@ -20,7 +20,7 @@
 #include <rte_telemetry.h>
 
 #include "cc/pacer.h"
-#include "dataplane/neigh_wire.h"
+#include "wire/neigh_wire.h"
 #include "dataplane/rfw_neigh.h"
 #include "dataplane/rfw_nic.h"
 #include "transport/estats.h"

@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane/pfc_wire.h"
+#include "wire/pfc_wire.h"
 
 #ifdef __cplusplus
 extern "C" {

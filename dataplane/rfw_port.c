@@ -14,7 +14,7 @@
 #include <rte_malloc.h>
 #include <rte_prefetch.h>
 
-#include "dataplane/neigh_wire.h"
+#include "wire/neigh_wire.h"
 #include "dataplane/rfw_log.h"
 #include "dataplane/rfw_neigh.h"
 

@@ -2,7 +2,7 @@
 /*
  * librocefw port layer: EAL start-up, one DPDK port of any PMD set up for RoCEv2 with 4096-byte
  * path MTU frames, per-queue RX/TX burst helpers (l2fwd style: TX buffered and flushed on a TSC
- * deadline), RX classification with dataplane/frame.h (parse, ICRC, BTH), the local identity
+ * deadline), RX classification with wire/frame.h (parse, ICRC, BTH), the local identity
  * (MAC, IPv4, IPv6, GID) and ARP / IPv6 neighbour discovery so a Linux peer on the same L2
  * segment can reach us. See docs/dataplane.md.
  *
@@ -24,9 +24,9 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "dataplane/frame.h"
+#include "wire/frame.h"
 #include "dataplane/rfw_pfc.h"
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 #ifdef __cplusplus
 extern "C" {

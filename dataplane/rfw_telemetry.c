@@ -10,7 +10,7 @@
 #include <rte_cycles.h>
 #include <rte_telemetry.h>
 
-#include "dataplane/neigh_wire.h"
+#include "wire/neigh_wire.h"
 #include "dataplane/rfw_neigh.h"
 #include "dataplane/rfw_port.h"
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dataplane/rfw_oob.h"
+#include "ctrl/rfw_oob.h"
 
 #define IC_NAME_MAX    64
 #define IC_SIZE_MAX    (1u << 24)  /* 16 MiB: the largest message a case may use */

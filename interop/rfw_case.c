@@ -32,7 +32,7 @@
 #include <rte_ethdev.h>
 
 #include "dataplane/rfw_nic.h"
-#include "dataplane/rfw_oob.h"
+#include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
 #include "interop/case.h"
 #include "transport/rfw_verbs.h"

@@ -21,7 +21,7 @@
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 
-#include "dataplane/rfw_oob.h"
+#include "ctrl/rfw_oob.h"
 #include "interop/case.h"
 
 struct peer {

@@ -14,7 +14,7 @@
  * bytes it sends. With rp_scope = port or dst (shared-port profile) the flows of one sender
  * host share one RP and one pacer and take turns (round robin).
  *
- * Frames are built with dataplane/frame.h and transport/ib_hdr.h, with valid ICRCs.
+ * Frames are built with wire/frame.h and wire/ib_hdr.h, with valid ICRCs.
  *
  * Capture points (--capture):
  *   sender    data as it leaves the sender (ECT(0), never CE), CNPs and ACKs as they arrive
@@ -36,8 +36,8 @@
 
 #include "cc/dcqcn.h"
 #include "cc/pacer.h"
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 
 #define PROG      "gen_cc_capture"
 #define MAX_FLOWS 64

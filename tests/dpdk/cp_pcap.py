@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """rocefw-cp end to end with net_pcap ports: a capture of ECT(0) RoCEv2 frames (written with
-dataplane/frame.h by gen_ect_pcap) is replayed by the pcap PMD much faster than the bottleneck,
+wire/frame.h by gen_ect_pcap) is replayed by the pcap PMD much faster than the bottleneck,
 so the queue builds; the output capture is checked with `rocefw-replay check --json`.
 
 usage: cp_pcap.py ROCEFW_CP ROCEFW_REPLAY GEN_ECT_PCAP

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Writes a pcap of RoCEv2 RC RDMA WRITE ONLY frames built with dataplane/frame.h, for the
+ * Writes a pcap of RoCEv2 RC RDMA WRITE ONLY frames built with wire/frame.h, for the
  * congestion point tests: alternating IPv4 and IPv6, ECT(0) except every NOT_ECT_EVERY-th
  * frame, which is sent not-ECT (0 = never).
  *
@@ -17,8 +17,8 @@
 
 #include <pcap/pcap.h>
 
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 
 static int bad_ib(const char *path)
 {

@@ -18,7 +18,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
 
-#include "dataplane/neigh_wire.h"
+#include "wire/neigh_wire.h"
 #include "dataplane/rfw_neigh.h"
 #include "dataplane/rfw_port.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * DPDK-free unit test of dataplane/neigh_wire.c: ECN CE marking on the independent ICRC
+ * DPDK-free unit test of wire/neigh_wire.c: ECN CE marking on the independent ICRC
  * vectors (IPv4 header checksum still right, ICRC unchanged, other bytes untouched, VLAN and
  * IPv6, not-ECT and CE left alone, short frames refused), and the ARP/ND codec's validation
  * rules (RFC 826, RFC 4861 7.1) on frames built and then damaged one field at a time.
@@ -13,9 +13,9 @@
 
 #include <pcap/pcap.h>
 
-#include "dataplane/frame.h"
-#include "dataplane/neigh_wire.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/neigh_wire.h"
+#include "wire/ib_hdr.h"
 
 #include "check.h"
 

@@ -32,7 +32,7 @@
 #include <rte_ring.h>
 
 #include "cc/dcqcn.h"
-#include "dataplane/neigh_wire.h"
+#include "wire/neigh_wire.h"
 #include "dataplane/rfw_nic.h"
 
 #include "check.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "dataplane/frame.h"
+#include "wire/frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

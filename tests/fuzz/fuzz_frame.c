@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: the ARP / ND parser and the ECN marker (dataplane/neigh_wire.c), with oracles:
+ * Fuzz target: the ARP / ND parser and the ECN marker (wire/neigh_wire.c), with oracles:
  * a message that parses is rebuilt with the builders and must parse back to the same fields;
  * marking CE never touches bytes outside the frame, and an IPv4 frame whose header checksum
  * was right before marking is still right after.
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/frame.h"
-#include "dataplane/neigh_wire.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/neigh_wire.h"
+#include "wire/ib_hdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

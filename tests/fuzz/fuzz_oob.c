@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: the out-of-band record parser (dataplane/rfw_oob.c). Oracles: the framing never
+ * Fuzz target: the out-of-band record parser (ctrl/rfw_oob.c). Oracles: the framing never
  * claims more bytes than it was given; a record that decodes is encoded again and must decode
  * to the same message, and encoding that message once more must give the same bytes (the
  * encoder's output is canonical); a refused record always comes with a message.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/rfw_oob.h"
+#include "ctrl/rfw_oob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

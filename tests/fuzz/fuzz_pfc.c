@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: the PAUSE / PFC parser (dataplane/pfc_wire.c), with a rebuild oracle: a frame
+ * Fuzz target: the PAUSE / PFC parser (wire/pfc_wire.c), with a rebuild oracle: a frame
  * that parses is built again from the parsed fields and must parse back to the same opcode,
  * source, class-enable vector and pause times. The priority classifier must return -1..7 on
  * any bytes. The input is parsed twice: with no own address and with its own destination as
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dataplane/pfc_wire.h"
+#include "wire/pfc_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

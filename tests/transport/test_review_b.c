@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Regression tests for the transport review of issue 13, items 2, 5, 6, 13 and 14 (test_review.c
- * has the others), over the
- * loopback host (loop.h). Each test failed on the code before its fix.
+ * has the others), over the loopback host (loop.h). Each test failed on the code before its
+ * fix.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "dataplane/frame.h"
+#include "wire/frame.h"
 #include "testdata.h"
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 static struct td_frame vec[TD_MAX_FRAMES];
 static int nvec;

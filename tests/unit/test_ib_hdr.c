@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd(void)

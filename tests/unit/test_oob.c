@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Out-of-band records (dataplane/rfw_oob.c): round trips, refusals that name the field,
+/* Out-of-band records (ctrl/rfw_oob.c): round trips, refusals that name the field,
  * framing, parameter comparison and an exchange over a real TCP connection on loopback. */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "dataplane/rfw_oob.h"
+#include "ctrl/rfw_oob.h"
 
 static void sample_conn(struct rfw_oob_msg *m)
 {

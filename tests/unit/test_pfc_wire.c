@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dataplane/pfc_wire.c: MAC Control PAUSE (802.3 Annex 31B) and PFC (802.1Qbb) frames built and
+ * wire/pfc_wire.c: MAC Control PAUSE (802.3 Annex 31B) and PFC (802.1Qbb) frames built and
  * parsed back, a PFC frame written out byte by byte from the standard's layout, rejections one
  * field at a time, the quanta -> time conversion and the TX priority of a frame (VLAN PCP, else
  * DSCP through the map). tests/wire/pfc_tshark.py checks the builders against tshark.
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "dataplane/pfc_wire.h"
+#include "wire/pfc_wire.h"
 
 static const uint8_t SRC[6] = {0x02, 0x11, 0x22, 0x33, 0x44, 0x55};
 static const uint8_t OWN[6] = {0x02, 0xaa, 0xbb, 0xcc, 0xdd, 0xee};

@@ -13,8 +13,8 @@
 
 #include <pcap/pcap.h>
 
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 
 static uint64_t rs;
 static uint64_t rnd(void)

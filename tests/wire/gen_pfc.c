@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Writes PAUSE and PFC frames made by dataplane/pfc_wire.c's builders (random class-enable
+ * Writes PAUSE and PFC frames made by wire/pfc_wire.c's builders (random class-enable
  * vectors and pause times, some XON) to a pcap and prints what each must decode to, one TSV
  * line per frame with tshark's field names as columns: tests/wire/pfc_tshark.py compares.
  *
@@ -12,7 +12,7 @@
 
 #include <pcap/pcap.h>
 
-#include "dataplane/pfc_wire.h"
+#include "wire/pfc_wire.h"
 
 static uint64_t rng;
 

@@ -16,8 +16,8 @@
 
 #include <isa-l/crc.h>
 
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 
 static double now_s(void)
 {

@@ -27,10 +27,10 @@
 #include <rte_red.h>
 #include <rte_telemetry.h>
 
-#include "dataplane/frame.h"
-#include "dataplane/neigh_wire.h"
+#include "wire/frame.h"
+#include "wire/neigh_wire.h"
 #include "dataplane/rfw_port.h"
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 RTE_LOG_REGISTER_SUFFIX(cp_logtype, cp, NOTICE);
 #define CP_LOG(level, fmt, ...)                                                                    \

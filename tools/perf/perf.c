@@ -40,7 +40,7 @@
 #include "cc/dcqcn.h"
 #include "cc/dcqcn_params.h"
 #include "dataplane/rfw_nic.h"
-#include "dataplane/rfw_oob.h"
+#include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
 #include "tools/perf/perf.h"
 

@@ -3,7 +3,7 @@
  * rocefw-perf --perftest: the bw tests against an unmodified perftest peer (ib_write_bw,
  * ib_read_bw, ib_send_bw, ib_atomic_bw of perftest 4.5, Ethernet mode without rdma_cm), in
  * either role. This side speaks perftest's TCP exchange (docs/interop.md "perftest's
- * exchange"; the keys record is interop/perftest_oob.[ch]) and addresses the peer's memory
+ * exchange"; the keys record is ctrl/perftest_oob.[ch]) and addresses the peer's memory
  * the way perftest does (message k at slot k mod n of a cycle buffer), so perftest needs no
  * change and no option it would not need against another perftest.
  *
@@ -32,8 +32,8 @@
 #include <rte_ethdev.h>
 #include <rte_random.h>
 
-#include "dataplane/rfw_oob.h"
-#include "interop/perftest_oob.h"
+#include "ctrl/rfw_oob.h"
+#include "ctrl/perftest_oob.h"
 #include "tools/perf/perf.h"
 
 /*

@@ -25,7 +25,7 @@
 #include "capread.h"
 #include "cc_cli.h"
 #include "cc_replay.h"
-#include "dataplane/frame.h"
+#include "wire/frame.h"
 
 #define PROG          "rocefw-replay cc"
 #define MAX_CSV_FLOWS 64

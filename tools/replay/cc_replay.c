@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 #include "flow_index.h"
 
 #define HBINS           201   /* relative-error histogram: 0.5 % bins, last one is ">= 100 %" */

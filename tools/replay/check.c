@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 #include "flow_index.h"
 
 #define MAX_REASONS 48

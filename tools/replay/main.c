@@ -12,7 +12,7 @@
 
 #include "cc_cli.h"
 #include "check.h"
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 #define PROG "rocefw-replay"
 

@@ -3,7 +3,7 @@
  * rocefw-sim: a deterministic discrete-event simulation of two RoCEv2 hosts running the real
  * transport (transport/) over two simulated links (one per direction). Virtual clock; links
  * with rate, propagation delay, an output queue and impairments (random and burst loss,
- * reorder, duplicate, corrupt) drawn from one seeded RNG; frames built with dataplane/frame.c
+ * reorder, duplicate, corrupt) drawn from one seeded RNG; frames built with wire/frame.c
  * (Ethernet + IPv4 + UDP + ICRC) and checked by the receiving host like a NIC (bad ICRC ->
  * dropped). A workload posts messages on N QPs with a bounded outstanding depth and verifies
  * every byte delivered. Same configuration and seed: same result, bit for bit.
@@ -74,6 +74,7 @@ struct rfw_sim_cfg {
 	uint32_t flows, incast;
 	uint32_t nprofiles; /* --profile / --profiles: assigned round robin to flows */
 	uint8_t profile[RFW_SIM_MAX_FLOWS];
+	const char *cc_set; /* --cc-set name=value,...: DCQCN parameters over every profile */
 	uint32_t nrtt; /* --rtt-us U1,U2,...: base RTT per flow, round robin (rtt_us = first) */
 	double rtt_list[RFW_SIM_MAX_FLOWS];
 	double kmin_kb, kmax_kb, pmax; /* RED/ECN marking at the switch's output queues */

@@ -4,8 +4,8 @@
  * (IBA Annex A17). DPDK-free: zero-copy views over a byte buffer, used by the dataplane, the
  * simulator and the pcap tools alike.
  */
-#ifndef RFW_DATAPLANE_FRAME_H
-#define RFW_DATAPLANE_FRAME_H
+#ifndef RFW_WIRE_FRAME_H
+#define RFW_WIRE_FRAME_H
 
 #include <stdbool.h>
 #include <stddef.h>

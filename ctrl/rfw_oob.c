@@ -4,7 +4,7 @@
  * interop peer (plain C + libibverbs) implements the same format, and the fuzz target links
  * this file alone.
  */
-#include "dataplane/rfw_oob.h"
+#include "ctrl/rfw_oob.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -14,8 +14,8 @@
  * with a message that names the line and the field. A record is at most RFW_OOB_RECORD_MAX
  * bytes.
  */
-#ifndef RFW_DATAPLANE_RFW_OOB_H
-#define RFW_DATAPLANE_RFW_OOB_H
+#ifndef RFW_CTRL_RFW_OOB_H
+#define RFW_CTRL_RFW_OOB_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ARP (RFC 826) and IPv6 neighbour discovery NS/NA (RFC 4861) codec; ECN CE marking. */
-#include "dataplane/neigh_wire.h"
+#include "wire/neigh_wire.h"
 
 #include <string.h>
 
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 static const char *const neigh_err_names[] = {
 #define RFW_NEIGH_ERR_STR(name, str) [RFW_NEIGH_ERR_##name] = (str),

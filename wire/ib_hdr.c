@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* InfiniBand transport header codec: the opcode table, parse and build (IBA 9.2 - 9.3). */
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 #include <errno.h>
 #include <string.h>

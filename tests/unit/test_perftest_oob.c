@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* perftest's keys record (interop/perftest_oob.c): the bytes perftest 4.5 writes for a RoCE QP,
+/* perftest's keys record (ctrl/perftest_oob.c): the bytes perftest 4.5 writes for a RoCE QP,
  * round trips with and without GID, and refusals naming the field. */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "interop/perftest_oob.h"
+#include "ctrl/perftest_oob.h"
 
 /* What ib_write_bw sends for QPN 0x11, PSN 0xabcdef, rkey 0x1234 on ::ffff:192.0.2.1, spelled
  * out from KEY_PRINT_FMT_GID: 107 characters and a NUL. */

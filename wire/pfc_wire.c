@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* MAC Control PAUSE (802.3 Annex 31B) and PFC (802.1Qbb) codec. See pfc_wire.h. */
-#include "dataplane/pfc_wire.h"
+#include "wire/pfc_wire.h"
 
 #include <string.h>
 
-#include "dataplane/frame.h"
-#include "transport/ib_hdr.h"
+#include "wire/frame.h"
+#include "wire/ib_hdr.h"
 
 const uint8_t rfw_macctl_dst[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};
 

@@ -9,8 +9,8 @@
  * Byte order and framing: every exchange is a fixed number of bytes; the client writes first
  * then reads, the server reads then writes.
  */
-#ifndef RFW_INTEROP_PERFTEST_OOB_H
-#define RFW_INTEROP_PERFTEST_OOB_H
+#ifndef RFW_CTRL_PERFTEST_OOB_H
+#define RFW_CTRL_PERFTEST_OOB_H
 
 #include <stdbool.h>
 #include <stddef.h>

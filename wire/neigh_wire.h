@@ -5,14 +5,14 @@
  * builders work on byte buffers so the fuzz target, the unit tests and the DPDK neighbour
  * table (dataplane/rfw_neigh.c) share them.
  */
-#ifndef RFW_DATAPLANE_NEIGH_WIRE_H
-#define RFW_DATAPLANE_NEIGH_WIRE_H
+#ifndef RFW_WIRE_NEIGH_WIRE_H
+#define RFW_WIRE_NEIGH_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dataplane/frame.h"
+#include "wire/frame.h"
 
 #ifdef __cplusplus
 extern "C" {

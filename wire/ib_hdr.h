@@ -7,8 +7,8 @@
  * from one opcode table. Parsing is zero-copy: the parsed packet points into the caller's
  * buffer. Nothing here depends on DPDK or on the network headers in front of the BTH.
  */
-#ifndef RFW_TRANSPORT_IB_HDR_H
-#define RFW_TRANSPORT_IB_HDR_H
+#ifndef RFW_WIRE_IB_HDR_H
+#define RFW_WIRE_IB_HDR_H
 
 #include <stdbool.h>
 #include <stddef.h>

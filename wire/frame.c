@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Ethernet / VLAN / IPv4 / IPv6 / UDP codec for RoCEv2 frames, and the ICRC. */
-#include "dataplane/frame.h"
+#include "wire/frame.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "transport/ib_hdr.h"
+#include "wire/ib_hdr.h"
 
 static const char *const frame_err_names[] = {
 #define RFW_FRAME_ERR_STR(name, str) [RFW_FRAME_ERR_##name] = (str),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* perftest's Ethernet-mode keys record (interop/perftest_oob.h). */
-#include "interop/perftest_oob.h"
+/* perftest's Ethernet-mode keys record (ctrl/perftest_oob.h). */
+#include "ctrl/perftest_oob.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -11,8 +11,8 @@
  *          | zero padding
  * Pause times are in quanta of 512 bit times at the link speed; 0 means resume (XON).
  */
-#ifndef RFW_DATAPLANE_PFC_WIRE_H
-#define RFW_DATAPLANE_PFC_WIRE_H
+#ifndef RFW_WIRE_PFC_WIRE_H
+#define RFW_WIRE_PFC_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
