@@ -128,13 +128,19 @@ static void queue_nak(struct rfw_qp *qp, unsigned code, uint32_t psn)
 	queue_ack(qp, RFW_AETH_SYNDROME(RFW_AETH_NAK, code), psn);
 }
 
-static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+/*
+ * @msn: the MSN with this READ counted, carried by each of its responses (IBA 9.7.5.1.4): a
+ * response still queued when later requests execute must not carry their higher MSN, or the
+ * MSN goes backwards at the next response queued before it ran (an atomic's, an ACK).
+ */
+static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len,
+                       uint32_t msn)
 {
 	struct rfw_rsp *t = rsp_push(qp);
 
 	if (t)
 		*t = (struct rfw_rsp){
-		    .kind = RSP_READ, .psn = psn, .va = va, .rkey = rkey, .left = len};
+		    .kind = RSP_READ, .psn = psn, .msn = msn, .va = va, .rkey = rkey, .left = len};
 }
 
 static void queue_atomic(struct rfw_qp *qp, uint32_t psn, uint64_t orig, uint32_t msn)
@@ -381,7 +387,7 @@ static enum resp_state read_reply(struct resp_ctx *c)
 	                        .len = p->reth.dma_len};
 	r->msn = (r->msn + 1) & RFW_MSN_MASK;
 	res->msn = r->msn;
-	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len);
+	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len, r->msn);
 	r->psn = rfw_psn_add(r->psn, n);
 	return RESPST_EXIT;
 }
@@ -485,7 +491,8 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 		/* SR asks again for a missing run only: answer that much (transport-sr.md). */
 		queue_read(qp, p->bth.psn, res->va + off, res->rkey,
 		           qp->sr && p->reth.dma_len < res->len - off ? p->reth.dma_len
-		                                                      : res->len - off);
+		                                                      : res->len - off,
+		           res->msn);
 		return RESPST_EXIT;
 	}
 	if (res && res->type == RES_ATOMIC && res->first_psn == p->bth.psn) {
@@ -625,12 +632,13 @@ void rfw_resp_queue_sr_state(struct rfw_qp *qp)
 		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
 		if (t->kind == RSP_SR_STATE) {
 			t->psn = r->psn;
+			t->msn = r->msn;
 			return;
 		}
 	}
 	t = rsp_push(qp);
 	if (t)
-		*t = (struct rfw_rsp){.kind = RSP_SR_STATE, .psn = r->psn};
+		*t = (struct rfw_rsp){.kind = RSP_SR_STATE, .psn = r->psn, .msn = r->msn};
 }
 
 /* ---- output ---- */
@@ -678,7 +686,7 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	if (buf == NULL)
 		return -1;
 	p.aeth.syndrome = ACK_SYNDROME;
-	p.aeth.msn = qp->resp.msn;
+	p.aeth.msn = t->msn;
 	if (len)
 		memcpy(buf + p.op->hdr_len, (const uint8_t *)(uintptr_t)t->va, len);
 	rfw_tx_end(qp, buf, &p, len);
@@ -720,7 +728,8 @@ int rfw_resp_tx(struct rfw_qp *qp)
 			return -1;
 		p.aeth.syndrome =
 		    nak ? RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_PSN_SEQ_ERR) : ACK_SYNDROME;
-		p.aeth.msn = r->msn;
+		/* The MSN of the ePSN it acknowledges (a NAK: the ePSN now, unchanged since). */
+		p.aeth.msn = t->msn;
 		if (slen)
 			rfw_sr_build_sack(qp, buf + p.op->hdr_len, slen);
 		if (nak)
