@@ -1053,6 +1053,22 @@ static void wl_poll(struct host *h)
 	}
 }
 
+/* At the end of the run: what each QP's completions alone cannot show. */
+static void wl_check_end(struct sim *s, struct wl_qp *w)
+{
+	/* Atomics executed more often than completed: a duplicate was re-executed. */
+	if (*w->counter > w->atomics_completed && !w->dead)
+		s->res->duplicates_delivered += *w->counter - w->atomics_completed;
+	/* Exactly once at B too: every receive-consuming message that completed at A. */
+	if (w->rbuf && !w->dead && w->completed == w->quota) {
+		wl_poll(w->hb);
+		if (w->recv_seq != w->sends_posted) {
+			s->res->corrupt++;
+			note_error(s, "completed at the requester, never received", w->i, -1);
+		}
+	}
+}
+
 /* ---- configuration ---- */
 
 void rfw_sim_cfg_default(struct rfw_sim_cfg *c)
@@ -2191,22 +2207,8 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		if (s.ts_t[s.nsamp - 1] < s.now)
 			take_sample(&s);
 	}
-	for (uint32_t q = 0; q < nwl; q++) {
-		struct wl_qp *w = &s.wl[q];
-
-		/* Atomics executed more often than completed: a duplicate was re-executed. */
-		if (*w->counter > w->atomics_completed && !w->dead)
-			res->duplicates_delivered += *w->counter - w->atomics_completed;
-		/* Exactly once at B too: every receive-consuming message that completed at A. */
-		if (w->rbuf && !w->dead && w->completed == w->quota) {
-			wl_poll(w->hb);
-			if (w->recv_seq != w->sends_posted) {
-				res->corrupt++;
-				note_error(&s, "completed at the requester, never received", w->i,
-				           -1);
-			}
-		}
-	}
+	for (uint32_t q = 0; q < nwl; q++)
+		wl_check_end(&s, &s.wl[q]);
 	res->sim_time_ns = s.last_completion_ns && !cfg->flows ? s.last_completion_ns : s.now;
 	if (cfg->flows) {
 		/* Backlogged: every completion intact and every flow delivered something. */
