@@ -286,6 +286,8 @@ class Checker:
             if is_request(p["op"]):
                 self.request(conns[(p["src"], p["dst"], p["qp"])], p)
                 continue
+            if p["op"] not in READ_RESP and p["op"] not in (ACK, ATOMIC_ACK):
+                continue  # a reserved opcode: not RC traffic this checker judges
             key = pairing.get((p["src"], p["dst"], p["qp"], p["sport"]))
             self.response(conns.get(key) if key else None, p)
         return self.violations
