@@ -129,9 +129,10 @@ static void queue_nak(struct rfw_qp *qp, unsigned code, uint32_t psn)
 }
 
 /*
- * @msn: the MSN with this READ counted, carried by each of its responses (IBA 9.7.5.1.4): a
- * response still queued when later requests execute must not carry their higher MSN, or the
- * MSN goes backwards at the next response queued before it ran (an atomic's, an ACK).
+ * @msn: the MSN with this READ counted, carried by each of its responses (the AETH MSN counts
+ * completed messages, IBA ch. 9): a response still queued when later requests execute must
+ * not carry their higher MSN, or the MSN goes backwards at the next response queued before it
+ * ran (an atomic's, an ACK).
  */
 static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len,
                        uint32_t msn)

@@ -24,12 +24,13 @@ Rules (each reported as `frame N: rule: detail`, exit status 1):
                        NAKs a sequence error once until it is corrected (IBA 9.7.5.1.2)
                        (not in selective-repeat mode, whose SACK NAKs repeat by design)
   read_resp_outside    a READ response at a PSN that belongs to no READ request, or a
-                       RESPONSE FIRST/ONLY at a PSN where no READ request starts (IBA 9.7.4.1.4)
+                       RESPONSE FIRST/ONLY at a PSN where no READ request starts (a READ
+                       request consumes one PSN per response packet, IBA 9.7.1.1)
   atomic_ack_outside   an ATOMIC ACKNOWLEDGE at a PSN that is not an atomic request's
   resp_unknown_request a response (ACK, READ response, atomic ACK) on a connection whose
                        requests were never seen, or at a PSN past every request sent
   msn_backwards        the AETH MSN of a response stream decreasing from one response at a
-                       new (higher) PSN to the next (IBA 9.7.5.1.4: the MSN counts completed
+                       new (higher) PSN to the next (IBA ch. 9, AETH: the MSN counts completed
                        messages; it never goes back). Replayed duplicates are not judged.
 
 READ ranges need the path MTU: taken from the payload of FIRST/MIDDLE packets of the same
