@@ -804,7 +804,7 @@ static uint32_t imm_for(const struct sim *s, const struct wl_qp *w, uint64_t seq
 	return (uint32_t)rng_next(&st);
 }
 
-/* The completion opcode IBA gives each operation at the requester (IBA 11.4.2.1). */
+/* The completion opcode IBA gives each operation at the requester (IBA 11.4.2). */
 static enum rfw_wc_opcode wc_op_for(enum rfw_sim_op op)
 {
 	switch (op) {
@@ -986,7 +986,7 @@ static bool recv_wc_ok(const struct sim *s, const struct wl_qp *w, const struct 
 {
 	bool imm = op == RFW_SIM_SEND_IMM || op == RFW_SIM_WRITE_IMM;
 
-	/* IBA 11.4.2.1: RECV_RDMA_WITH_IMM for a WRITE with immediate, its length the WRITE's. */
+	/* IBA 11.4.2: RECV_RDMA_WITH_IMM for a WRITE with immediate, its length the WRITE's. */
 	if (wc->opcode != (op == RFW_SIM_WRITE_IMM ? RFW_WC_RECV_RDMA_WITH_IMM : RFW_WC_RECV) ||
 	    !!(wc->wc_flags & RFW_WC_WITH_IMM) != imm ||
 	    (imm && wc->imm_data != imm_for(s, w, seq)))
