@@ -59,9 +59,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define BIGLEN 65536 /* the huge READ: 256 PSNs at MTU 256 */
 #define NRECV  3
 #define WRRING 64 /* posted, not completed: at most the send queue's size */
-/* Liveness bound: simulated time after the input for every WR to complete. */
-#define SETTLE_NS    (200ull * 1000 * 1000)
-#define SETTLE_ITERS 20000
+/*
+ * Liveness bound: simulated time after the input for every WR to complete. Our own traffic
+ * needs a few local ACK timeouts (65 us each here) and B's RNR timer (10 us); an injected RNR
+ * NAK may ask for up to 655.36 ms (IBA table 45, code 0) per retry.
+ */
+#define SETTLE_NS          (200ull * 1000 * 1000)
+#define SETTLE_INJECTED_NS (4ull * 1000 * 1000 * 1000)
+#define SETTLE_ITERS       20000
+
+/*
+ * Items of issue 13 whose fixes are not merged yet (bit N: item N). While an item is waived
+ * the harness does not provoke it, so that a fuzzing run (tools/test.sh) looks for what else
+ * there is instead of stopping at it within seconds:
+ *   item 2: no 64 KiB READ in selective repeat (it completes with wrong bytes after a loss);
+ *   item 3: no local-error WR (bad lkey, LOCAL_INV) posted behind an outstanding one in gbn
+ *           (its completion never comes: hung);
+ *   item 7: a LOCAL_INV of a plain MR may succeed.
+ * Clear each bit when its fix is merged; tests/fuzz/known_failures/transport/ (README there)
+ * holds the inputs that fail without the waiver.
+ */
+#define FZ_WAIVED  ((1u << 2) | (1u << 3) | (1u << 7))
+#define WAIVED(it) ((FZ_WAIVED >> (it)) & 1u)
 
 /* What IBA prescribes for a WR when no packet was injected (the strict oracle). */
 enum expect { EXP_OK, EXP_LOCAL_ERR };
@@ -280,9 +299,22 @@ static void fill_wr(struct fz *f, enum wr_kind k, uint8_t sel, struct rfw_send_w
 	}
 }
 
-static void post_one(struct fz *f, uint8_t sel)
+/* The kind to post for @sel, minus what a waived item would trip over (FZ_WAIVED). */
+static enum wr_kind kind_for(const struct fz *f, uint8_t sel)
 {
 	enum wr_kind k = (enum wr_kind)(sel % K__COUNT);
+	bool local_err = k == K_INV_UNKNOWN || k == K_INV_PLAIN || k == K_BAD_LKEY;
+
+	if (WAIVED(2) && k == K_BIG_READ && f->qp[0]->sr)
+		return K_READ;
+	if (WAIVED(3) && local_err && !f->qp[0]->sr && f->bk.completed < f->bk.posted)
+		return K_SEND;
+	return k;
+}
+
+static void post_one(struct fz *f, uint8_t sel)
+{
+	enum wr_kind k = kind_for(f, sel);
 	struct rfw_sge sge;
 	struct rfw_send_wr wr = {
 	    .wr_id = f->bk.posted, .sg_list = &sge, .num_sge = 1, .send_flags = RFW_SEND_SIGNALED};
@@ -384,7 +416,8 @@ static void send_done(struct fz *f, const struct rfw_wc *wc)
 		oracle(wc->opcode == r->wc_op);
 	if (!b->injected) {
 		if (r->expect == EXP_LOCAL_ERR)
-			oracle(b->failed || is_local_err(wc->status));
+			oracle(b->failed || is_local_err(wc->status) ||
+			       (WAIVED(7) && r->kind == K_INV_PLAIN && ok));
 		else if (!b->failed)
 			oracle(ok || (b->impaired && (wc->status == RFW_WC_RETRY_EXC_ERR ||
 			                              wc->status == RFW_WC_RNR_RETRY_EXC_ERR)));
@@ -452,12 +485,20 @@ static void hung_report(const struct fz *f, uint64_t d)
  */
 static void settle(struct fz *f)
 {
-	uint64_t t0 = f->now;
+	uint64_t t0 = f->now, bound = f->bk.injected ? SETTLE_INJECTED_NS : SETTLE_NS;
 
 	for (int it = 0; f->bk.completed < f->bk.posted; it++) {
 		bool work = false;
 
-		oracle(it < SETTLE_ITERS && f->now - t0 <= SETTLE_NS);
+#ifdef FZ_DEBUG
+		if (!(it < SETTLE_ITERS && f->now - t0 <= bound))
+			fprintf(stderr,
+			        "settle: it %d, %llu ns, completed %llu of %llu, state %d/%d\n", it,
+			        (unsigned long long)(f->now - t0),
+			        (unsigned long long)f->bk.completed,
+			        (unsigned long long)f->bk.posted, f->qp[0]->state, f->qp[1]->state);
+#endif
+		oracle(it < SETTLE_ITERS && f->now - t0 <= bound);
 		pump(f, 2);
 		drain_cqs(f);
 		for (int s = 0; s < 2; s++)
