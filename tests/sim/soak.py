@@ -104,7 +104,9 @@ def run_seed(sim, seed, checker):
             w = subprocess.run([sys.executable, checker, cap], capture_output=True, text=True)
             rules = sorted({ln.split(": ")[2] for ln in w.stdout.splitlines()
                             if ": frame " in ln})
-            bad += rules
+            bad += rules or (["wire_check_failed"] if w.returncode else [])
+            if w.returncode and not rules:
+                why += " | " + (w.stderr or w.stdout).strip()[-200:]
             if rules:
                 why += " | " + w.stdout.splitlines()[0].split(": ", 1)[1]
     return seed, bad, why, args
