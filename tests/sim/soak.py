@@ -2,7 +2,7 @@
 """Randomised transport soak through rocefw-sim: the liveness and exactly-once oracle.
 
 usage: soak.py SIM_EXE [--seeds A-B|A,B,...] [--jobs N] [--wire CHECKER] [--known FILE]
-               [--show]
+               [--show] [--fabric]
 
 Each seed draws one configuration (below) and runs it; the seed passes only if every message
 posted completed successfully, exactly once, in posting order, with the right completion opcode
@@ -17,6 +17,12 @@ WRITE, WRITE with immediate, READ, FETCH_ADD; sometimes one of them alone), mess
 MTU, QPs, depth, random loss, reorder, duplication and corruption (and sometimes burst loss),
 start PSN (near the 2^24 wrap one time in four), ACK coalescing, max_rd_atomic, local ACK
 timeout, and in sr the window (64..4096 PSNs) and BDP cap.
+
+--fabric soaks the switch topology instead (config_fabric: 2-4 backlogged flows, RTTs 2 us
+to 2 ms, a DCQCN profile, gbn or sr): every completion intact and exactly once (the sim's
+`completed`), and per-flow liveness: a flow whose rate would carry 8 messages in the second
+half of the run must complete something in it (local ACK timeout 4.2 ms, so a tail loss at
+the switch is recovered well within that half). Known failures there: `soak-fabric:SEED`.
 
 A seed listed in the known-failures file (tests/sim/soak_known_failures.txt, lines
 `soak:SEED SYMPTOM itemN`, or `soak-wire:SEED RULE itemN` for what only --wire sees) that fails only with its listed symptoms is reported KNOWN and does
@@ -67,6 +73,40 @@ def config(seed):
     return args
 
 
+PROFILES = ["unified", "paper", "mlx5-cx5", "hpcc-ns3", "shared-port"]
+
+
+def config_fabric(seed):
+    """--fabric: backlogged flows through the switch (docs/sim.md "Congestion"), RTTs from
+    2 us to 2 ms, a DCQCN profile, both transports; nothing lost but by the switch's queue.
+    Local ACK timeout 4.2 ms (10): above the longest RTT plus a full queue, and at least six
+    of them fit in the second half of the run, so a tail loss is recovered well within it."""
+    r = random.Random(seed ^ 0xFAB)
+    n = r.choice([2, 2, 3, 4])
+    rtts = ",".join(str(r.choice([2, 10, 50, 500, 2000])) for _ in range(n))
+    return ["--flows", str(n), "--rtt-us", rtts, "--profile", r.choice(PROFILES),
+            "--transport", "sr" if seed % 2 else "gbn",
+            "--size", str(r.choice([4096, 65536])), "--depth", str(r.choice([16, 128, 512])),
+            "--max-unacked-psns", "65536", "--duration-ms", str(r.choice([50, 100])),
+            "--timeout", "10", "--seed", str(seed)]
+
+
+def fabric_symptoms(o, rc, args):
+    """Liveness per flow: a flow whose rate machine lets it send (its final rate would carry 8
+    messages in the second half of the run) must have completed something in that half."""
+    if rc not in (0, 1):
+        return [f"exit_{rc}"]
+    bad = [] if o.get("completed") else ["not_completed"]  # corrupt, duplicates, errors
+    bad += [k for k in ("corrupt", "duplicates_delivered") if o.get(k)]
+    size = int(args[args.index("--size") + 1])
+    half_s = float(args[args.index("--duration-ms") + 1]) / 2000
+    for f in o.get("flows", []):
+        if f["goodput_second_half_gbps"] == 0 and f["final_rate_gbps"] * 1e9 / 8 * half_s >= 8 * size:
+            bad.append("flow_stalled")
+            break
+    return bad
+
+
 def symptoms(o, rc):
     """The oracle: what is wrong with one run's JSON result (empty: the seed passed)."""
     bad = []
@@ -88,8 +128,8 @@ def symptoms(o, rc):
     return bad
 
 
-def run_seed(sim, seed, checker):
-    args = config(seed)
+def run_seed(sim, seed, checker, fabric=False):
+    args = config_fabric(seed) if fabric else config(seed)
     with tempfile.TemporaryDirectory() as d:
         cap = os.path.join(d, "s.pcap")
         extra = ["--pcap", cap] if checker else []
@@ -98,8 +138,13 @@ def run_seed(sim, seed, checker):
             o = json.loads(p.stdout)
         except json.JSONDecodeError:
             return seed, [f"exit_{p.returncode}"], p.stderr.strip()[:200], args
-        bad = symptoms(o, p.returncode)
+        bad = fabric_symptoms(o, p.returncode, args) if fabric else symptoms(o, p.returncode)
         why = o.get("first_error") or ""
+        if "flow_stalled" in bad:
+            why += " | " + ", ".join(f"flow {f['flow']} ({f['rtt_us']} us): "
+                                     f"{f['messages_completed']} msgs, 2nd half "
+                                     f"{f['goodput_second_half_gbps']:.2f} Gb/s, rate "
+                                     f"{f['final_rate_gbps']:.1f} Gb/s" for f in o["flows"])
         if checker and os.path.exists(cap):
             w = subprocess.run([sys.executable, checker, cap], capture_output=True, text=True)
             rules = sorted({ln.split(": ")[2] for ln in w.stdout.splitlines()
@@ -125,11 +170,13 @@ def main(argv):
         print(__doc__)
         return 2
     sim, seeds, jobs, checker, known_path, show = argv[0], list(range(1, 21)), 2, None, None, False
+    fabric = False
     i = 1
     while i < len(argv):
         a = argv[i]
-        if a == "--show":
-            show = True
+        if a in ("--show", "--fabric"):
+            show |= a == "--show"
+            fabric |= a == "--fabric"
             i += 1
             continue
         v = argv[i + 1]
@@ -147,18 +194,19 @@ def main(argv):
         i += 2
     if show:
         for s in seeds:
-            print(f"seed {s}: rocefw-sim " + " ".join(config(s)))
+            print(f"seed {s}: rocefw-sim " + " ".join(config_fabric(s) if fabric else config(s)))
         return 0
     known = known_failures.load(known_path) if known_path else known_failures.load()
     fails = knowns = 0
     with ThreadPoolExecutor(max_workers=jobs) as ex:
-        for seed, bad, why, args in ex.map(lambda s: run_seed(sim, s, checker), seeds):
-            k = dict(known.get(f"soak:{seed}", {}))
+        tag = "soak-fabric" if fabric else "soak"
+        for seed, bad, why, args in ex.map(lambda s: run_seed(sim, s, checker, fabric), seeds):
+            k = dict(known.get(f"{tag}:{seed}", {}))
             if checker:
                 k.update(known.get(f"soak-wire:{seed}", {}))
             if not bad:
                 if k:
-                    print(f"known failure passes: delete soak:{seed} from the known list")
+                    print(f"known failure passes: delete {tag}:{seed} from the known list")
                 continue
             if set(bad) <= set(k):
                 knowns += 1
