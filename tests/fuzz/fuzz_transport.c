@@ -468,6 +468,17 @@ static void hung_report(const struct fz *f, uint64_t d)
 {
 #ifdef FZ_DEBUG
 	if (d == UINT64_MAX)
+		fprintf(stderr,
+		        "hung: A state %d rnr_wait %d comp.timer %llu req.idx %u sq_prod %u\n",
+		        f->qp[0]->state, f->qp[0]->req.rnr_wait,
+		        (unsigned long long)f->qp[0]->comp.timer, (unsigned)f->qp[0]->req.idx,
+		        (unsigned)f->qp[0]->sq_prod);
+	if (d == UINT64_MAX)
+		fprintf(stderr, "hung: comp.idx %u, its state %d, psn_valid %d\n",
+		        (unsigned)f->qp[0]->comp.idx,
+		        rfw_sq_at(f->qp[0], f->qp[0]->comp.idx)->state,
+		        rfw_sq_at(f->qp[0], f->qp[0]->comp.idx)->psn_valid);
+	if (d == UINT64_MAX)
 		for (uint64_t i = f->bk.completed; i < f->bk.posted; i++)
 			fprintf(stderr, "hung: wr %llu kind %d\n", (unsigned long long)i,
 			        f->bk.wr[i % WRRING].kind);

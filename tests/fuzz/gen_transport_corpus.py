@@ -123,6 +123,11 @@ seeds = {
     "strict_dup_reorder": IDLE + post(K_SEND) + post(K_WRITE_IMM, DUP | REVERSE) +
     impair(REVERSE),
     "strict_sends_past_rq": b"".join(post(k) for k in (K_SEND, K_SEND_IMM, K_WRITE_IMM) * 3),
+    # An RNR NAK (timer code 0: 655 ms) while the first WRs are outstanding, their ACKs, then
+    # a LOCAL_INV posted during the wait: when the RNR timer rewinds, the LOCAL_INV, not yet
+    # executed, must not be skipped (it was: never executed, never completed, the QP hung).
+    "rnr_rewind_local_inv": rec(A | QPN | PSN, bth(0x11) + aeth(0x20)) + post(K_INV_UNKNOWN),
+    "rnr_rewind_local_inv_plain": rec(A | QPN | PSN, bth(0x11) + aeth(0x20)) + post(K_INV_PLAIN),
 }
 # Inputs that fail today, each waiting for an item of issue 13 (README in known_out).
 known = {
