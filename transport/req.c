@@ -99,8 +99,15 @@ void rfw_req_rewind(struct rfw_qp *qp, uint32_t psn)
 	for (i = qp->comp.idx; i != qp->sq_prod; i++) {
 		struct rfw_swqe *w = rfw_sq_at(qp, i);
 
-		if (rfw_wqe_is_local(w) || w->state == SWQE_DONE)
+		if (w->state == SWQE_DONE)
 			continue;
+		/*
+		 * A local operation not executed yet (posted during an RNR wait, say): nothing at
+		 * or after it was sent, the requester resumes there (IBA 10.8.3: every WR
+		 * completes, in order).
+		 */
+		if (rfw_wqe_is_local(w))
+			break;
 		if (!w->psn_valid)
 			break;
 		if (rfw_psn_cmp(psn, w->last_psn) <= 0)
