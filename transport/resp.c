@@ -161,14 +161,21 @@ static void queue_nak(struct rfw_qp *qp, unsigned code, uint32_t psn)
 	queue_ack(qp, RFW_AETH_SYNDROME(RFW_AETH_NAK, code), psn);
 }
 
+/*
+ * @msn: the MSN with this READ counted, carried by each of its responses (the AETH MSN counts
+ * completed messages, IBA ch. 9): a response still queued when later requests execute must
+ * not carry their higher MSN, or the MSN goes backwards at the next response queued before it
+ * ran (an atomic's, an ACK).
+ */
 static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len,
-                       bool replay)
+                       uint32_t msn, bool replay)
 {
 	struct rfw_rsp *t = rsp_push(qp);
 
 	if (t)
 		*t = (struct rfw_rsp){.kind = RSP_READ,
 		                      .psn = psn,
+		                      .msn = msn,
 		                      .va = va,
 		                      .rkey = rkey,
 		                      .left = len,
@@ -464,7 +471,7 @@ static enum resp_state read_reply(struct resp_ctx *c)
 	                        .len = p->reth.dma_len};
 	r->msn = (r->msn + 1) & RFW_MSN_MASK;
 	res->msn = r->msn;
-	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len, false);
+	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len, r->msn, false);
 	r->psn = rfw_psn_add(r->psn, n);
 	return RESPST_EXIT;
 }
@@ -576,7 +583,7 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 		queue_read(qp, p->bth.psn, res->va + off, res->rkey,
 		           qp->sr && p->reth.dma_len < res->len - off ? p->reth.dma_len
 		                                                      : res->len - off,
-		           true);
+		           res->msn, true);
 		return RESPST_EXIT;
 	}
 	if (res && res->type == RES_ATOMIC && res->first_psn == p->bth.psn) {
@@ -718,12 +725,13 @@ void rfw_resp_queue_sr_state(struct rfw_qp *qp)
 		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
 		if (t->kind == RSP_SR_STATE) {
 			t->psn = r->psn;
+			t->msn = r->msn;
 			return;
 		}
 	}
 	t = rsp_push(qp);
 	if (t)
-		*t = (struct rfw_rsp){.kind = RSP_SR_STATE, .psn = r->psn};
+		*t = (struct rfw_rsp){.kind = RSP_SR_STATE, .psn = r->psn, .msn = r->msn};
 }
 
 /* ---- output ---- */
@@ -782,7 +790,7 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	if (buf == NULL)
 		return -1;
 	p.aeth.syndrome = ACK_SYNDROME;
-	p.aeth.msn = qp->resp.msn;
+	p.aeth.msn = t->msn;
 	/* The data is read now, possibly after later WRITEs were executed: IBA 9.5 allows it,
 	 * FENCE on the later WR forbids it (docs/transport.md "Ordering"). */
 	if (len)
@@ -827,7 +835,8 @@ int rfw_resp_tx(struct rfw_qp *qp)
 			return -1;
 		p.aeth.syndrome =
 		    nak ? RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_PSN_SEQ_ERR) : ACK_SYNDROME;
-		p.aeth.msn = r->msn;
+		/* The MSN of the ePSN it acknowledges (a NAK: the ePSN now, unchanged since). */
+		p.aeth.msn = t->msn;
 		if (slen)
 			rfw_sr_build_sack(qp, buf + p.op->hdr_len, slen);
 		if (nak)

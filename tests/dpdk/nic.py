@@ -13,6 +13,7 @@ and with `rocefw-replay check --json`:
   tshark; IPv6 from NIC B (default, as rxe) 0, which tshark calls Illegal (RFC 8200) unless
   udp.ignore_ipv6_zero_checksum is set: docs/nic.md explains the choice;
 - the opcodes of WRITE, SEND and READ with their ACKs and READ responses;
+- the RC wire invariants (tests/wire/rc_invariants.py);
 - ARP request/reply (IPv4) and ND solicitation/advertisement (IPv6) in the variants that
   resolve the peer MAC, none where it was already known; in the VLAN variants that resolve,
   test_nic's wire drops untagged ARP/ND (the port's own probes), so the tagged probes the NIC
@@ -75,6 +76,9 @@ def check_variant(tmp, idx, name, v6, vlan, neigh):
           rep["malformed"] == 0,
           f"{name}: rocefw-replay: {rep['roce']} RoCEv2 frames, ICRC ok {rep['icrc_ok']}, "
           f"bad {rep['icrc_bad']}, malformed {rep['malformed']}")
+    inv = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "wire", "rc_invariants.py"), path], capture_output=True, text=True)
+    check(inv.returncode == 0, f"{name}: RC wire invariants: {inv.stdout[-500:]}{inv.stderr}")
     rows = tshark(path)
     roce = [r for r in rows if r["udp.dstport"] == "4791"]
     check(len(roce) == rep["roce"], f"{name}: tshark sees {len(roce)} RoCEv2 frames")

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of fuzz_transport (tests/fuzz/corpus/transport/). Record format in
-fuzz_transport.c: control byte, 16-bit big-endian length, the IB part (BTH first)."""
+"""Writes the seed corpus of fuzz_transport (tests/fuzz/corpus/transport/), including the
+regression inputs of issue 13's items. Record format in fuzz_transport.c: control byte, 16-bit
+big-endian length, the IB part (BTH first); a record shorter than a BTH injects nothing (byte 0:
+the argument of TIME / POST, byte 1: an impairment of the next exchange)."""
 import os
 import struct
 import sys
 
-out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
-                                                         "corpus", "transport")
+here = os.path.dirname(os.path.abspath(__file__))
+out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "corpus", "transport")
 os.makedirs(out, exist_ok=True)
 
 B, A = 0, 1                      # target bit: 0 = B (responder side), 1 = A (requester side)
@@ -41,6 +43,22 @@ def sack(words):
 
 def rec(ctl, ib):
     return struct.pack(">BH", ctl, len(ib)) + ib
+
+
+# post_one's WR kinds (enum wr_kind in fuzz_transport.c)
+(K_SEND, K_WRITE, K_READ, K_SEND_IMM, K_FETCH_ADD, K_CMP_SWAP, K_WRITE_IMM, K_INV_UNKNOWN,
+ K_INV_PLAIN, K_BAD_LKEY, K_SEND0, K_WRITE0, K_READ0, K_BIG_READ) = range(14)
+# impairment bits (record byte 1): lose A->B packet 0..3, lose B->A packet 0..1, dup, reverse
+LOSE_AB0, LOSE_BA0, LOSE_BA1, DUP, REVERSE = 0x01, 0x10, 0x20, 0x40, 0x80
+IDLE = rec(0, b"\0")             # one exchange: the WRs posted at the start complete
+
+
+def post(kind, impair=None):
+    return rec(POST, bytes([kind]) if impair is None else bytes([kind, impair]))
+
+
+def impair(mask):
+    return rec(0, bytes([0, mask]))
 
 
 seeds = {
@@ -89,6 +107,33 @@ seeds = {
     "sr_read_resp_ooo": rec(A | QPN | PSN | SR, bth(0x0e, 2) + aeth(0x1f) + bytes(256)) +
     rec(A | QPN | PSN | SR, bth(0x0d) + aeth(0x1f) + bytes(256)),
     "sr_timeouts": rec(TIME | SR, b"\x03") * 4 + rec(POST, b"\x01") + rec(TIME, b"\x30"),
+    # Strict oracle (nothing injected): every status as IBA prescribes, every byte of the big
+    # READ, every SEND / WRITE with immediate received once.
+    "strict_all_ops": b"".join(post(k) for k in range(K_INV_UNKNOWN)),
+    "strict_zero_length": IDLE + b"".join(post(k) for k in (K_SEND0, K_WRITE0, K_READ0)),
+    "strict_bad_lkey_head": IDLE + post(K_SEND) + post(K_BAD_LKEY) + post(K_WRITE),
+    "strict_inv_unknown_head": IDLE + post(K_WRITE) + post(K_INV_UNKNOWN) + post(K_SEND),
+    "strict_big_read": IDLE + post(K_BIG_READ) + post(K_READ) + post(K_BIG_READ),
+    "strict_loss_ab": IDLE + post(K_WRITE, 0x0F) + rec(TIME, b"\x02"),
+    "strict_loss_ba": IDLE + post(K_READ, LOSE_BA0 | LOSE_BA1) + rec(TIME, b"\x02"),
+    "strict_dup_reorder": IDLE + post(K_SEND) + post(K_WRITE_IMM, DUP | REVERSE) +
+    impair(REVERSE),
+    "strict_sends_past_rq": b"".join(post(k) for k in (K_SEND, K_SEND_IMM, K_WRITE_IMM) * 3),
+    # An RNR NAK (timer code 0: 655 ms) while the first WRs are outstanding, their ACKs, then
+    # a LOCAL_INV posted during the wait: when the RNR timer rewinds, the LOCAL_INV, not yet
+    # executed, must not be skipped (it was: never executed, never completed, the QP hung).
+    "rnr_rewind_local_inv": rec(A | QPN | PSN, bth(0x11) + aeth(0x20)) + post(K_INV_UNKNOWN),
+    "rnr_rewind_local_inv_plain": rec(A | QPN | PSN, bth(0x11) + aeth(0x20)) + post(K_INV_PLAIN),
+    # Regressions of issue 13 (each failed its oracle before the item's fix):
+    # item 3: a local error (bad lkey, LOCAL_INV) behind an outstanding WQE never completed in
+    # gbn (hung: nothing to send, no timer armed)
+    "item3_bad_lkey_behind": post(K_BAD_LKEY),
+    "item3_inv_unknown_behind": post(K_INV_UNKNOWN),
+    # item 7: LOCAL_INV of a plain (not fast-registration) MR succeeded
+    "item7_inv_plain": IDLE + post(K_INV_PLAIN) + post(K_SEND),
+    # item 2: sr, a 64 KiB READ (256 PSNs > sr_window 64) completed successfully with wrong
+    # bytes after one lost response
+    "item2_sr_big_read": post(K_BIG_READ, LOSE_BA0),
 }
 for name, data in seeds.items():
     with open(os.path.join(out, name + ".bin"), "wb") as f:

@@ -971,6 +971,89 @@ static void test_duplicate_read_replayed(void **s)
 	lb_destroy(lb);
 }
 
+/*
+ * Responses leave in PSN order with the MSN of their own request: a READ's responses, built
+ * after later requests executed, must not carry their higher MSN, or the MSN goes backwards
+ * at the next response (the AETH MSN counts completed messages; what rc_invariants checks on
+ * every capture). Before the fix: READ LAST carried MSN 3, the atomic ACK behind it MSN 2.
+ */
+struct msn_watch {
+	uint32_t last_msn;
+	int responses, backwards;
+};
+
+static enum lb_verdict msn_watch_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len, void *arg)
+{
+	struct msn_watch *m = arg;
+	struct rfw_ib_pkt p;
+
+	(void)lb;
+	if (from != 1 || rfw_ib_parse(ib, len, &p) != RFW_IB_ERR_OK || !(p.op->hdrs & RFW_HDR_AETH))
+		return LB_PASS;
+	if (m->responses++ && p.aeth.msn < m->last_msn)
+		m->backwards++;
+	m->last_msn = p.aeth.msn;
+	return LB_PASS;
+}
+
+static void msn_in_order(enum rfw_transport_mode mode)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[10000], b[10000];
+	static uint64_t t, r;
+	struct msn_watch m = {0};
+	struct rfw_send_wr fa = {.wr_id = 2,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_ATOMIC_FETCH_AND_ADD,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	c.mode[0] = c.mode[1] = mode;
+	lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_mr *tmr = lb_mr(&lb->ep[1], &t, 8);
+	struct rfw_mr *rmr = lb_mr(&lb->ep[0], &r, 8);
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)&r, 8, rfw_mr_lkey(rmr)};
+
+	fa.sg_list = &sge;
+	fa.wr.atomic.remote_addr = (uint64_t)(uintptr_t)&t;
+	fa.wr.atomic.rkey = rfw_mr_rkey(tmr);
+	fa.wr.atomic.compare_add = 1;
+	lb_fill(b, sizeof(b), 5);
+	lb->filter = msn_watch_fn;
+	lb->farg = &m;
+	/* WRITE, READ, atomic, WRITE: ACK, READ responses and atomic ACK, ACK */
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 0, a, 100, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &fa, &bad, 0), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 3, a, 100, amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	lb_run(lb, 1000000000);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	assert_true(m.responses >= 3);
+	assert_int_equal(m.backwards, 0);
+	assert_int_equal(m.last_msn, 4);
+	lb_destroy(lb);
+}
+
+static void test_response_msn_in_order(void **s)
+{
+	(void)s;
+	msn_in_order(RFW_TRANSPORT_GBN);
+	msn_in_order(RFW_TRANSPORT_SR);
+}
+
 /* ---- PSN wrap ---- */
 
 static void test_psn_wrap(void **s)
@@ -1534,6 +1617,7 @@ int main(void)
 	    cmocka_unit_test(test_ack_coalescing),
 	    cmocka_unit_test(test_window_ackreq),
 	    cmocka_unit_test(test_cnp_hooks),
+	    cmocka_unit_test(test_response_msn_in_order),
 	    cmocka_unit_test(test_unexpected_packets),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,7 +21,8 @@ static void usage(FILE *o)
 	fprintf(
 	    o,
 	    "usage: rocefw-sim [options]\n"
-	    "  workload:  --op write|read|send|atomic|mix  --size BYTES  --messages N  --qps N\n"
+	    "  workload:  --op write|read|send|atomic|mix|send_imm|write_imm|mixall\n"
+	    "             --size BYTES  --messages N  --qps N\n"
 	    "             --depth N (outstanding per QP)  --mtu 256|512|1024|2048|4096\n"
 	    "  network:   --rate-gbps G  --rtt-us U  --loss P  --burst-loss P --burst-len N\n"
 	    "             --reorder P  --dup P  --corrupt P  (P a fraction: 0.01 = 1%%)\n"
@@ -102,7 +103,8 @@ enum { OPT_JSON = 1000, OPT_BENCH, OPT_CONFIG, OPT_VERSION, OPT_HELP, OPT_BENCH_
 
 static void print_human(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
 {
-	static const char *const ops[] = {"write", "read", "send", "atomic", "mix"};
+	static const char *const ops[] = {"write", "read",     "send",      "atomic",
+	                                  "mix",   "send_imm", "write_imm", "mixall"};
 
 	printf("rocefw-sim %s: %s %llu B x %llu msgs, %u QP(s), depth %u, MTU %u, %.1f Gb/s, "
 	       "RTT %.1f us, loss %g, reorder %g, dup %g, corrupt %g, seed %llu\n",

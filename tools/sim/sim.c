@@ -122,7 +122,8 @@ struct wl_qp {
 	struct rfw_mr *rmr;
 	uint8_t *op_of;     /* per slot: the operation of the message in it */
 	uint64_t *aidx_of;  /* per slot: which atomic of this QP it is */
-	uint64_t *send_seq; /* ring: message number of the k-th SEND */
+	uint64_t *send_seq; /* ring: message number of the k-th SEND (or WRITE with immediate) */
+	uint8_t *send_op;   /* ring: its operation */
 	uint64_t sends_posted, atomics_posted, atomics_completed;
 	uint64_t quota, posted, completed, recv_seq;
 	bool dead;
@@ -782,15 +783,41 @@ static uint64_t msg_bytes(const struct sim *s, enum rfw_sim_op op)
 	return op == RFW_SIM_ATOMIC ? 8 : s->cfg->size;
 }
 
-/* The operation of message @seq: fixed, or (--op mix) drawn from the seed. */
+/* The operation of message @seq: fixed, or (--op mix, mixall) drawn from the seed. */
 static enum rfw_sim_op op_for(const struct sim *s, const struct wl_qp *w, uint64_t seq)
 {
+	static const enum rfw_sim_op all[] = {RFW_SIM_WRITE,  RFW_SIM_READ,     RFW_SIM_SEND,
+	                                      RFW_SIM_ATOMIC, RFW_SIM_SEND_IMM, RFW_SIM_WRITE_IMM};
 	uint64_t st;
 
-	if (s->cfg->op != RFW_SIM_MIX)
+	if (s->cfg->op != RFW_SIM_MIX && s->cfg->op != RFW_SIM_MIX_ALL)
 		return s->cfg->op;
 	st = s->cfg->seed ^ ((uint64_t)w->i << 40) ^ (seq * 0xd1b54a32d192ed03ull);
-	return (enum rfw_sim_op)(rng_next(&st) % 4);
+	return all[rng_next(&st) % (s->cfg->op == RFW_SIM_MIX ? 4 : 6)];
+}
+
+/* The immediate data of message @seq: keyed like its bytes, so a stale one shows. */
+static uint32_t imm_for(const struct sim *s, const struct wl_qp *w, uint64_t seq)
+{
+	uint64_t st = s->cfg->seed ^ ((uint64_t)w->i << 32) ^ (seq * 0x9e3779b97f4a7c15ull) ^ 1;
+
+	return (uint32_t)rng_next(&st);
+}
+
+/* The completion opcode IBA gives each operation at the requester (IBA 11.4.2). */
+static enum rfw_wc_opcode wc_op_for(enum rfw_sim_op op)
+{
+	switch (op) {
+	case RFW_SIM_WRITE:
+	case RFW_SIM_WRITE_IMM:
+		return RFW_WC_RDMA_WRITE;
+	case RFW_SIM_READ:
+		return RFW_WC_RDMA_READ;
+	case RFW_SIM_ATOMIC:
+		return RFW_WC_FETCH_ADD;
+	default:
+		return RFW_WC_SEND;
+	}
 }
 
 static void note_error(struct sim *s, const char *what, uint32_t qp, int st)
@@ -831,10 +858,19 @@ static void wl_post(struct sim *s, struct wl_qp *w)
 		w->op_of[seq % c->depth] = (uint8_t)op;
 		switch (op) {
 		case RFW_SIM_WRITE:
+		case RFW_SIM_WRITE_IMM:
 			pattern(s, w->i, seq, slot(s, w->abuf, seq), c->size);
 			wr.opcode = RFW_WR_RDMA_WRITE;
 			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)slot(s, w->bbuf, seq);
 			wr.wr.rdma.rkey = rfw_mr_rkey(w->bmr);
+			if (op == RFW_SIM_WRITE)
+				break;
+			/* consumes a receive WQE at B, as a SEND does */
+			wr.opcode = RFW_WR_RDMA_WRITE_WITH_IMM;
+			wr.imm_data = imm_for(s, w, seq);
+			w->send_seq[w->sends_posted % c->depth] = seq;
+			w->send_op[w->sends_posted % c->depth] = (uint8_t)op;
+			w->sends_posted++;
 			break;
 		case RFW_SIM_READ:
 			pattern(s, w->i, seq, slot(s, w->bbuf, seq), c->size);
@@ -844,9 +880,12 @@ static void wl_post(struct sim *s, struct wl_qp *w)
 			wr.wr.rdma.rkey = rfw_mr_rkey(w->bmr);
 			break;
 		case RFW_SIM_SEND:
+		case RFW_SIM_SEND_IMM:
 			pattern(s, w->i, seq, slot(s, w->abuf, seq), c->size);
-			wr.opcode = RFW_WR_SEND;
+			wr.opcode = op == RFW_SIM_SEND ? RFW_WR_SEND : RFW_WR_SEND_WITH_IMM;
+			wr.imm_data = imm_for(s, w, seq);
 			w->send_seq[w->sends_posted % c->depth] = seq;
+			w->send_op[w->sends_posted % c->depth] = (uint8_t)op;
 			w->sends_posted++;
 			break;
 		default:
@@ -897,14 +936,20 @@ static void wl_send_done(struct sim *s, struct host *h, const struct rfw_wc *wc)
 		w->completed = seq;
 	}
 	op = (enum rfw_sim_op)w->op_of[seq % c->depth];
+	if (wc->opcode != wc_op_for(op)) {
+		s->res->corrupt++;
+		note_error(s, "completion with the wrong opcode", w->i, -1);
+	}
 	switch (op) {
 	case RFW_SIM_WRITE:
+	case RFW_SIM_WRITE_IMM:
 		ok = pattern_ok(s, w->i, seq, slot(s, w->bbuf, seq), c->size);
 		break;
 	case RFW_SIM_READ:
 		ok = pattern_ok(s, w->i, seq, slot(s, w->abuf, seq), c->size);
 		break;
 	case RFW_SIM_SEND:
+	case RFW_SIM_SEND_IMM:
 		ok = true; /* verified at the receiver */
 		break;
 	default: {
@@ -918,7 +963,7 @@ static void wl_send_done(struct sim *s, struct host *h, const struct rfw_wc *wc)
 	}
 	}
 	if (ok) {
-		if (op != RFW_SIM_SEND) {
+		if (op != RFW_SIM_SEND && op != RFW_SIM_SEND_IMM) {
 			s->res->bytes_verified += msg_bytes(s, op);
 			w->bytes_verified += msg_bytes(s, op);
 		}
@@ -935,13 +980,32 @@ static void wl_send_done(struct sim *s, struct host *h, const struct rfw_wc *wc)
 	}
 }
 
-/* A receive completion at B (SEND): the next SEND, in order, intact, once. */
+/* Whether receive completion @wc is what the k-th receive-consuming message @op must give. */
+static bool recv_wc_ok(const struct sim *s, const struct wl_qp *w, const struct rfw_wc *wc,
+                       enum rfw_sim_op op, uint64_t seq)
+{
+	bool imm = op == RFW_SIM_SEND_IMM || op == RFW_SIM_WRITE_IMM;
+
+	/* IBA 11.4.2: RECV_RDMA_WITH_IMM for a WRITE with immediate, its length the WRITE's. */
+	if (wc->opcode != (op == RFW_SIM_WRITE_IMM ? RFW_WC_RECV_RDMA_WITH_IMM : RFW_WC_RECV) ||
+	    !!(wc->wc_flags & RFW_WC_WITH_IMM) != imm ||
+	    (imm && wc->imm_data != imm_for(s, w, seq)))
+		return false;
+	return wc->byte_len == s->cfg->size;
+}
+
+/*
+ * A receive completion at B: the next SEND (or WRITE with immediate), in order, intact, once,
+ * with its immediate data.
+ */
 static void wl_recv_done(struct sim *s, struct host *h, const struct rfw_wc *wc)
 {
 	struct wl_qp *w = &s->wl[h->wl_first + wc->qp_num - rfw_qp_num(h->qp[0])];
 	uint64_t k = wc->wr_id, depth = s->cfg->depth;
 	uint64_t seq = w->send_seq[k % depth];
+	enum rfw_sim_op op = (enum rfw_sim_op)w->send_op[k % depth];
 	const uint8_t *buf = slot(s, w->rbuf, k);
+	bool data = op == RFW_SIM_SEND || op == RFW_SIM_SEND_IMM;
 
 	if (wc->status != RFW_WC_SUCCESS) {
 		if (wc->status != RFW_WC_WR_FLUSH_ERR) {
@@ -950,17 +1014,17 @@ static void wl_recv_done(struct sim *s, struct host *h, const struct rfw_wc *wc)
 		}
 		return;
 	}
-	if (k != w->recv_seq || k >= w->sends_posted || wc->byte_len != s->cfg->size ||
-	    !pattern_ok(s, w->i, seq, buf, s->cfg->size)) {
+	if (k != w->recv_seq || k >= w->sends_posted || !recv_wc_ok(s, w, wc, op, seq) ||
+	    (data && !pattern_ok(s, w->i, seq, buf, s->cfg->size))) {
 		/* The bytes of the SEND before: that one was delivered twice. */
-		if (k > 0 && k < w->sends_posted + 1 &&
+		if (data && k > 0 && k < w->sends_posted + 1 &&
 		    pattern_ok(s, w->i, w->send_seq[(k - 1) % depth], buf, s->cfg->size) &&
 		    s->cfg->size > 0)
 			s->res->duplicates_delivered++;
 		else
 			s->res->corrupt++;
 		note_error(s, "receive mismatch", w->i, -1);
-	} else {
+	} else if (data) {
 		s->res->bytes_verified += s->cfg->size;
 		w->bytes_verified += s->cfg->size;
 	}
@@ -986,6 +1050,22 @@ static void wl_poll(struct host *h)
 				wl_recv_done(s, h, &wc[i]);
 		while (rfw_poll_cq(h->scq, 32, wc) > 0)
 			;
+	}
+}
+
+/* At the end of the run: what each QP's completions alone cannot show. */
+static void wl_check_end(struct sim *s, struct wl_qp *w)
+{
+	/* Atomics executed more often than completed: a duplicate was re-executed. */
+	if (*w->counter > w->atomics_completed && !w->dead)
+		s->res->duplicates_delivered += *w->counter - w->atomics_completed;
+	/* Exactly once at B too: every receive-consuming message that completed at A. */
+	if (w->rbuf && !w->dead && w->completed == w->quota) {
+		wl_poll(w->hb);
+		if (w->recv_seq != w->sends_posted) {
+			s->res->corrupt++;
+			note_error(s, "completed at the requester, never received", w->i, -1);
+		}
 	}
 }
 
@@ -1191,6 +1271,12 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 			c->op = RFW_SIM_ATOMIC;
 		else if (v && strcmp(v, "mix") == 0)
 			c->op = RFW_SIM_MIX;
+		else if (v && strcmp(v, "send_imm") == 0)
+			c->op = RFW_SIM_SEND_IMM;
+		else if (v && strcmp(v, "write_imm") == 0)
+			c->op = RFW_SIM_WRITE_IMM;
+		else if (v && strcmp(v, "mixall") == 0)
+			c->op = RFW_SIM_MIX_ALL;
 		else
 			return -EINVAL;
 		return 0;
@@ -1563,6 +1649,7 @@ static void teardown(struct sim *s)
 			free(w->op_of);
 			free(w->aidx_of);
 			free(w->send_seq);
+			free(w->send_op);
 		}
 	free(s->wl);
 	for (uint32_t i = 0; s->host && i < s->nhosts; i++) {
@@ -2020,8 +2107,10 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		rc = -ENOMEM;
 	for (uint32_t q = 0; !rc && q < nwl; q++) {
 		struct wl_qp *w = &s.wl[q];
-		bool sends = cfg->op == RFW_SIM_SEND || cfg->op == RFW_SIM_MIX;
-		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_ATOMIC;
+		bool sends = cfg->op != RFW_SIM_WRITE && cfg->op != RFW_SIM_READ &&
+		             cfg->op != RFW_SIM_ATOMIC;
+		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_SEND_IMM &&
+		            cfg->op != RFW_SIM_ATOMIC;
 
 		w->i = q;
 		w->ha = s.fabric ? &s.host[q / cfg->qps] : &s.host[0];
@@ -2050,8 +2139,9 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		w->op_of = calloc(cfg->depth, 1);
 		w->aidx_of = calloc(cfg->depth, sizeof(*w->aidx_of));
 		w->send_seq = calloc(cfg->depth, sizeof(*w->send_seq));
+		w->send_op = calloc(cfg->depth, 1);
 		if (!w->abuf || (rdma && !w->bbuf) || (sends && !w->rbuf) || !w->counter ||
-		    !w->op_of || !w->aidx_of || !w->send_seq) {
+		    !w->op_of || !w->aidx_of || !w->send_seq || !w->send_op) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -2149,13 +2239,8 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		if (s.ts_t[s.nsamp - 1] < s.now)
 			take_sample(&s);
 	}
-	for (uint32_t q = 0; q < nwl; q++) {
-		struct wl_qp *w = &s.wl[q];
-
-		/* Atomics executed more often than completed: a duplicate was re-executed. */
-		if (*w->counter > w->atomics_completed && !w->dead)
-			res->duplicates_delivered += *w->counter - w->atomics_completed;
-	}
+	for (uint32_t q = 0; q < nwl; q++)
+		wl_check_end(&s, &s.wl[q]);
 	res->sim_time_ns = s.last_completion_ns && !cfg->flows ? s.last_completion_ns : s.now;
 	if (cfg->flows) {
 		/* Backlogged: every completion intact and every flow delivered something. */
@@ -2262,7 +2347,10 @@ static const char *op_name(enum rfw_sim_op op)
 	                                [RFW_SIM_READ] = "read",
 	                                [RFW_SIM_SEND] = "send",
 	                                [RFW_SIM_ATOMIC] = "atomic",
-	                                [RFW_SIM_MIX] = "mix"};
+	                                [RFW_SIM_MIX] = "mix",
+	                                [RFW_SIM_SEND_IMM] = "send_imm",
+	                                [RFW_SIM_WRITE_IMM] = "write_imm",
+	                                [RFW_SIM_MIX_ALL] = "mixall"};
 	return n[op];
 }
 

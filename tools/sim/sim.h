@@ -34,8 +34,20 @@ enum rfw_sim_pcap_point {
 	RFW_SIM_PCAP_SWITCH,   /* frames leaving the switch's ports (after the marking queue) */
 };
 
-/* --op; MIX draws each message's operation from the seed (equal shares). */
-enum rfw_sim_op { RFW_SIM_WRITE, RFW_SIM_READ, RFW_SIM_SEND, RFW_SIM_ATOMIC, RFW_SIM_MIX };
+/*
+ * --op; MIX draws each message's operation from the seed (equal shares of the first four),
+ * MIX_ALL from all six (SEND and WRITE with immediate too).
+ */
+enum rfw_sim_op {
+	RFW_SIM_WRITE,
+	RFW_SIM_READ,
+	RFW_SIM_SEND,
+	RFW_SIM_ATOMIC,
+	RFW_SIM_MIX,
+	RFW_SIM_SEND_IMM,
+	RFW_SIM_WRITE_IMM,
+	RFW_SIM_MIX_ALL,
+};
 
 struct rfw_sim_cfg {
 	enum rfw_sim_op op;
