@@ -45,6 +45,27 @@ static uint32_t next_span(const struct rfw_qp *qp, const struct rfw_swqe *w)
 }
 
 /*
+ * Requests of the READ @w being requested (at req.idx) still outstanding: the chunks (split at
+ * multiples of rfw_read_span() PSNs from its first PSN) that overlap the PSNs requested and not
+ * yet answered, [comp.psn, req.psn). Each chunk is a READ request of its own and takes a
+ * responder resource. After a go-back-N rewind into the READ both ends are equal: none.
+ */
+static uint32_t read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *w)
+{
+	uint32_t span = rfw_read_span(qp);
+	int32_t sent = rfw_psn_diff(qp->req.psn, w->first_psn);
+	int32_t done = rfw_psn_diff(qp->comp.psn, w->first_psn);
+
+	if (!w->psn_valid || sent <= 0)
+		return 0;
+	if (done < 0)
+		done = 0;
+	if (done >= sent)
+		return 0;
+	return ((uint32_t)sent + span - 1) / span - (uint32_t)done / span;
+}
+
+/*
  * The first WQE from req.idx not yet executed: a go-back-N rewind (rfw_req_rewind) leaves
  * behind it the local operations already executed, which are not executed again and must not
  * stop the resending of the WQEs after them (IBA 10.8.3.3: a WR executes once).
@@ -109,6 +130,11 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 		/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5). */
 		if (rfw_wqe_is_rd_atomic(w) && rd_atomic_in_flight(qp) >= qp->attr.max_rd_atomic)
 			return NULL;
+	} else if (w->wr.opcode == RFW_WR_RDMA_READ &&
+	           rd_atomic_in_flight(qp) + read_chunks_out(qp, w) >= qp->attr.max_rd_atomic) {
+		/* The next request of a READ split at rfw_read_span() counts in the depth too: the
+		 * responder holds one resource per request (issue 13.2's split broke this). */
+		return NULL;
 	}
 	return w;
 }
@@ -153,8 +179,15 @@ void rfw_req_rewind(struct rfw_qp *qp, uint32_t psn)
 	for (i = qp->comp.idx; i != qp->sq_prod; i++) {
 		struct rfw_swqe *w = rfw_sq_at(qp, i);
 
-		if (rfw_wqe_is_local(w) || w->state == SWQE_DONE)
+		if (w->state == SWQE_DONE)
 			continue;
+		/*
+		 * A local operation not executed yet (posted during an RNR wait, say): nothing at
+		 * or after it was sent, the requester resumes there (IBA 10.8.3: every WR
+		 * completes, in order).
+		 */
+		if (rfw_wqe_is_local(w))
+			break;
 		if (!w->psn_valid)
 			break;
 		if (rfw_psn_cmp(psn, w->last_psn) <= 0)
