@@ -529,13 +529,15 @@ static uint8_t *host_tx_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
 	return f->data + FRAME_HDR;
 }
 
-static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
+static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
+                         const struct rfw_tx_meta *m)
 {
 	struct host *h = ctx;
 	struct frame *f = h->stage;
 	struct rfw_frame_spec sp = h->spec;
 	int off;
 
+	(void)buf;
 	h->stage = NULL;
 	/* UDP source port from the QP number, as rxe does (flow entropy per QP). */
 	sp.udp_sport = (uint16_t)(0xc000 | (rfw_qp_num(qp) & 0x3fff));
@@ -548,7 +550,7 @@ static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t le
 		rfw_ip4_to_mapped(sp.dst_ip, 0x0a000001u + peer);
 		/* A CNP goes out at the profile's np_cnp_dscp, not ECN-capable (it must not be
 		 * marked itself), so the switch queues it at its priority. */
-		if (len >= 1 && buf[0] == RFW_OP_CNP && h->cc)
+		if (m->kind == RFW_TX_CNP && h->cc)
 			sp.tos = (uint8_t)(dcqcn_np_cnp_dscp(&h->cc[qi].np) << 2);
 	}
 	off = rfw_frame_build_hdrs(f->data, FRAME_MAX, &sp, len);
@@ -594,19 +596,8 @@ static void qcc_rp_on_cnp(void *cc, uint64_t now_ns)
 	dcqcn_rp_on_cnp(&q->rpq->rp, now_ns);
 }
 
-static uint64_t qcc_rate_bps(void *cc, uint64_t now_ns)
-{
-	struct qcc *q = ((struct qcc *)cc)->rpq;
-
-	if (dcqcn_rp_next_deadline(&q->rp) <= now_ns)
-		dcqcn_rp_on_timer(&q->rp, now_ns);
-	return dcqcn_rp_rate_kbps(&q->rp) * 1000;
-}
-
-static const struct rfw_cc_ops qcc_ops = {.on_tx = qcc_on_tx,
-                                          .np_on_ce = qcc_np_on_ce,
-                                          .rp_on_cnp = qcc_rp_on_cnp,
-                                          .rate_bps = qcc_rate_bps};
+static const struct rfw_cc_ops qcc_ops = {
+    .on_tx = qcc_on_tx, .np_on_ce = qcc_np_on_ce, .rp_on_cnp = qcc_rp_on_cnp};
 
 /* When QP @i of @h may send its next packet (cc/pacer.h, no burst): now or later. */
 static uint64_t qp_paced_at(const struct host *h, uint32_t i)
@@ -699,9 +690,6 @@ static void host_rx(struct host *h, struct frame *f)
 	memset(&rx, 0, sizeof(rx));
 	rx.pkt = &pkt;
 	rx.ecn = (uint8_t)rfw_frame_ecn(&v);
-	memcpy(rx.src_ip, v.src_ip, 16);
-	memcpy(rx.dst_ip, v.dst_ip, 16);
-	rx.udp_sport = v.udp_sport;
 	rx.rx_ts_ns = s->now;
 	if (s->fabric && !h->requester && pkt.op && (pkt.op->flags & RFW_OPF_PAYLOAD) &&
 	    (pkt.op->flags & RFW_OPF_REQUEST)) {
