@@ -325,7 +325,7 @@ enum rfw_nic_l2 rfw_nic_qp_l2(const struct rfw_nic *nic, const struct rfw_qp *qp
 
 uint64_t rfw_nic_qp_rate_kbps(const struct rfw_nic *nic, const struct rfw_qp *qp)
 {
-	return rfw_fw_qp_rate_kbps(nic->fw, qp);
+	return rfw_fw_qp_rate_kbps(nic->fw, qp, nic->now_ns);
 }
 
 const struct dcqcn_rp *rfw_nic_qp_rp(const struct rfw_nic *nic, const struct rfw_qp *qp)

@@ -55,7 +55,7 @@ static int conf_fill(struct rfw_fw_conf *c)
 	if ((c->cc == RFW_FW_CC_DCQCN && c->dcqcn == NULL) ||
 	    (c->cc == RFW_FW_CC_TIMELY && c->timely == NULL) || (unsigned)c->cc > RFW_FW_CC_TIMELY)
 		return -EINVAL;
-	if (c->pacer_burst_ns == 0)
+	if (c->pacer_burst_ns == 0 && !c->pacer_burst_set)
 		c->pacer_burst_ns = 2000;
 	if (c->quantum == 0)
 		c->quantum = 16;
@@ -121,7 +121,6 @@ struct rfw_fw *rfw_fw_create(const struct rfw_fw_conf *conf, const struct rfw_fw
 	fw->cc = c.cc;
 	fw->dcqcn = c.dcqcn;
 	fw->timely = c.timely;
-	fw->scope = c.dcqcn != NULL ? c.dcqcn->scope : DCQCN_SCOPE_QP;
 	fw_wheel_init(&fw->wheel, c.wheel_shift, 0);
 	fw->dev = rfw_dev_create(&c.dev_attr, &fw_io_ops, fw);
 	if (fw->dev == NULL) {
@@ -173,7 +172,7 @@ int rfw_fw_qp_attach(struct rfw_fw *fw, struct rfw_qp *qp, const struct rfw_fw_p
 	fw_qp_nodes_init(fq);
 	rc = fw_template(fw, fq, path);
 	if (rc == 0)
-		rc = fw_rate_attach(fw, fq, path->dst_ip);
+		rc = fw_rate_attach(fw, fq, path);
 	if (rc != 0) {
 		free(fq);
 		return rc;
@@ -230,11 +229,15 @@ bool rfw_fw_qp_attached(const struct rfw_fw *fw, const struct rfw_qp *qp)
 	return fw_qp_of(fw, qp) != NULL;
 }
 
-uint64_t rfw_fw_qp_rate_kbps(const struct rfw_fw *fw, const struct rfw_qp *qp)
+uint64_t rfw_fw_qp_rate_kbps(struct rfw_fw *fw, const struct rfw_qp *qp, uint64_t now_ns)
 {
 	struct fw_qp *fq = fw_qp_of(fw, qp);
 
-	return fq != NULL && fq->rate != NULL ? cc_rate_kbps(&fq->rate->flow) : 0;
+	if (fq == NULL || fq->rate == NULL)
+		return 0;
+	if (cc_next_deadline(&fq->rate->flow) <= now_ns)
+		cc_on_timer(&fq->rate->flow, now_ns);
+	return cc_rate_kbps(&fq->rate->flow);
 }
 
 const struct cc_flow *rfw_fw_qp_flow(const struct rfw_fw *fw, const struct rfw_qp *qp)

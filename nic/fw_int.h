@@ -18,7 +18,8 @@
 struct fw_rate {
 	struct cc_flow flow;
 	struct cc_pacer pacer;
-	uint8_t key[16]; /* destination address (scope dst) */
+	uint8_t key[16];               /* destination address (scope dst) */
+	const struct dcqcn_prof *prof; /* the DCQCN profile it runs (NULL: TIMELY) */
 	uint32_t refs;
 };
 
@@ -69,7 +70,6 @@ struct rfw_fw {
 	uint32_t frame_max;
 	bool udp6_csum;
 	enum rfw_fw_cc cc;
-	uint8_t scope; /* enum dcqcn_scope */
 	const struct dcqcn_prof *dcqcn;
 	const struct timely_prof *timely;
 	unsigned sent; /* frames sent by the entry point running */
@@ -96,7 +96,7 @@ void fw_qp_nodes_init(struct fw_qp *fq);
 extern const struct rfw_io_ops fw_io_ops;
 
 /* rate.c */
-int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const uint8_t dst_ip[16]);
+int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);
 void fw_rate_detach(struct rfw_fw *fw, struct fw_qp *fq);
 uint64_t fw_rate_kbps(const struct rfw_fw *fw, struct fw_rate *r, uint64_t now_ns);
 void fw_rate_on_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns);

@@ -30,11 +30,16 @@ static void cc_rp_on_cnp(void *cc, uint64_t now_ns)
 
 static const struct rfw_cc_ops fw_cc_ops = {.np_on_ce = cc_np_on_ce, .rp_on_cnp = cc_rp_on_cnp};
 
-/* The rate entry @fq uses under the NIC's scope: shared when one exists, else a free one. */
-static struct fw_rate *rate_find(struct rfw_fw *fw, const uint8_t dst_ip[16])
+/*
+ * The rate entry a QP uses: under rp_scope port, the one of the QPs with the same profile;
+ * under dst, the one of the QPs with the same profile and destination; else a free one.
+ */
+static struct fw_rate *rate_find(struct rfw_fw *fw, const struct dcqcn_prof *prof,
+                                 const uint8_t dst_ip[16])
 {
 	struct fw_rate *free_r = NULL;
-	bool shared = fw->cc == RFW_FW_CC_DCQCN && fw->scope != DCQCN_SCOPE_QP;
+	uint8_t scope = prof != NULL ? prof->scope : DCQCN_SCOPE_QP;
+	bool shared = fw->cc == RFW_FW_CC_DCQCN && scope != DCQCN_SCOPE_QP;
 
 	for (uint32_t i = 0; i < fw->max_qp; i++) {
 		struct fw_rate *r = &fw->rates[i];
@@ -44,35 +49,40 @@ static struct fw_rate *rate_find(struct rfw_fw *fw, const uint8_t dst_ip[16])
 				free_r = r;
 			continue;
 		}
-		if (shared && (fw->scope == DCQCN_SCOPE_PORT || memcmp(r->key, dst_ip, 16) == 0))
+		if (shared && r->prof == prof &&
+		    (scope == DCQCN_SCOPE_PORT || memcmp(r->key, dst_ip, 16) == 0))
 			return r;
 	}
 	return free_r;
 }
 
-static void rate_init(struct rfw_fw *fw, struct fw_rate *r, const uint8_t dst_ip[16])
+static void rate_init(struct rfw_fw *fw, struct fw_rate *r, const struct dcqcn_prof *prof,
+                      const uint8_t dst_ip[16])
 {
 	if (fw->cc == RFW_FW_CC_TIMELY)
 		cc_flow_init_timely(&r->flow, fw->timely);
 	else
-		cc_flow_init_dcqcn(&r->flow, fw->dcqcn);
+		cc_flow_init_dcqcn(&r->flow, prof);
 	cc_pacer_init(&r->pacer, fw->pacer_burst_ns);
+	r->prof = fw->cc == RFW_FW_CC_TIMELY ? NULL : prof;
 	memcpy(r->key, dst_ip, 16);
 }
 
-int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const uint8_t dst_ip[16])
+int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path)
 {
-	if (fw->dcqcn != NULL) {
-		dcqcn_np_init(&fq->np, fw->dcqcn);
+	const struct dcqcn_prof *prof = path->dcqcn != NULL ? path->dcqcn : fw->dcqcn;
+
+	if (prof != NULL) {
+		dcqcn_np_init(&fq->np, prof);
 		fq->has_np = true;
 	}
 	if (fw->cc != RFW_FW_CC_NONE) {
-		struct fw_rate *r = rate_find(fw, dst_ip);
+		struct fw_rate *r = rate_find(fw, prof, path->dst_ip);
 
 		if (r == NULL)
 			return -ENOMEM;
 		if (r->refs++ == 0)
-			rate_init(fw, r, dst_ip);
+			rate_init(fw, r, prof, path->dst_ip);
 		fq->rate = r;
 	}
 	if (fq->has_np || fq->rate != NULL)

@@ -113,8 +113,10 @@ struct rfw_fw_conf {
 	/* RFW_FW_CC_DCQCN: the profile (also the notification point's with TIMELY when set). */
 	const struct dcqcn_prof *dcqcn;
 	const struct timely_prof *timely; /* RFW_FW_CC_TIMELY */
-	/* Pacer burst tolerance, ns of transmission time at the rate; default 2000, 0..1e6. */
+	/* Pacer burst tolerance, ns of transmission time at the rate; default 2000, 0..1e6 (0
+	 * with pacer_burst_set: strict spacing). */
 	uint32_t pacer_burst_ns;
+	bool pacer_burst_set;
 	/* Packets a QP may send per scheduler turn; default 16, range 1..64. */
 	uint32_t quantum;
 	/* Timer wheel slot width, log2 ns; default 8 (256 ns), range 0..16 (0: exact, for
@@ -142,6 +144,10 @@ struct rfw_fw_path {
 	uint8_t cnp_dscp;   /* CNP DSCP (sent Not-ECT), 0..63 */
 	uint8_t cnp_pcp;    /* CNP PCP when tagged, 0..7 */
 	bool l2_pending;    /* dst_mac not known yet: the QP sends nothing until set */
+	/* This QP's DCQCN profile (notification point, and reaction point with
+	 * RFW_FW_CC_DCQCN), NULL: the NIC's. QPs share a scope's rate only with the same profile.
+	 */
+	const struct dcqcn_prof *dcqcn;
 };
 
 struct rfw_fw;
@@ -173,18 +179,21 @@ int rfw_fw_rx_frame(struct rfw_fw *fw, const uint8_t *frame, uint32_t len, uint6
 
 /* Expired timers, then one turn for each QP ready now. Returns the frames sent. */
 unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns);
-/* When rfw_fw_run() next has work: now_ns if a QP is ready, else the earliest timer, else
- * UINT64_MAX. */
-uint64_t rfw_fw_next_ns(const struct rfw_fw *fw, uint64_t now_ns);
+/* Whether a QP is on the ready list (rfw_fw_run() has work now). */
+bool rfw_fw_ready(const struct rfw_fw *fw);
+/* The earliest timer (pacer departure, transport timer), or UINT64_MAX: when an event-driven
+ * host must call rfw_fw_run() next if nothing else happens. Scans the wheel's occupied slots:
+ * for simulators, not for poll loops. */
+uint64_t rfw_fw_next_ns(const struct rfw_fw *fw);
 
 /* ---- what the firmware shows ---- */
 
 uint64_t rfw_fw_ctr(const struct rfw_fw *fw, enum rfw_fw_ctr c);
 uint64_t rfw_fw_qp_ctr(const struct rfw_fw *fw, const struct rfw_qp *qp, enum rfw_fw_qp_ctr c);
 bool rfw_fw_qp_attached(const struct rfw_fw *fw, const struct rfw_qp *qp);
-/* The rate of @qp's rate machine (its scope's), kb/s: line rate until the first cut; 0 without
- * congestion control. */
-uint64_t rfw_fw_qp_rate_kbps(const struct rfw_fw *fw, const struct rfw_qp *qp);
+/* The rate of @qp's rate machine (its scope's) at @now_ns (due timer work runs first), kb/s:
+ * line rate until the first cut; 0 without congestion control. */
+uint64_t rfw_fw_qp_rate_kbps(struct rfw_fw *fw, const struct rfw_qp *qp, uint64_t now_ns);
 /* @qp's rate machine (NULL if none): read-only, from the owning thread. */
 const struct cc_flow *rfw_fw_qp_flow(const struct rfw_fw *fw, const struct rfw_qp *qp);
 /* @qp's notification point (NULL without a DCQCN profile). */

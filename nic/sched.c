@@ -200,14 +200,14 @@ unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 	return fw->sent;
 }
 
-uint64_t rfw_fw_next_ns(const struct rfw_fw *fw, uint64_t now_ns)
+bool rfw_fw_ready(const struct rfw_fw *fw)
 {
-	uint64_t t;
+	return fw->rhead != NULL;
+}
 
-	if (fw->rhead != NULL)
-		return now_ns;
-	t = fw_wheel_next(&fw->wheel);
-	return t != UINT64_MAX && t < now_ns ? now_ns : t;
+uint64_t rfw_fw_next_ns(const struct rfw_fw *fw)
+{
+	return fw_wheel_next(&fw->wheel);
 }
 
 /* ---- packets in ---- */

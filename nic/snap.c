@@ -62,11 +62,11 @@ static void snap_cc(struct rfw_fw_snap *s, const struct rfw_fw *fw, const struct
 	const struct fw_rate *r = fq->rate;
 
 	s->cc = (uint8_t)fw->cc;
-	s->scope = fw->scope;
 	if (fq->has_np)
 		memcpy(s->np_cnt, fq->np.cnt, sizeof(s->np_cnt));
 	if (r == NULL)
 		return;
+	s->scope = r->prof != NULL ? r->prof->scope : DCQCN_SCOPE_QP;
 	s->rate_kbps = cc_rate_kbps(&r->flow);
 	if (r->flow.algo == CC_ALGO_DCQCN) {
 		const struct dcqcn_rp *rp = &r->flow.u.dcqcn;

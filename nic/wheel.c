@@ -109,22 +109,39 @@ void fw_wheel_expire(struct fw_wheel *w, uint64_t now_ns,
 		w->tick = cur - 1;
 }
 
-uint64_t fw_wheel_next(const struct fw_wheel *w)
+/* The earliest entry of @slot due before @lap_end, else the earliest of all; *in_lap says. */
+static uint64_t slot_min(const struct fw_wheel *w, unsigned slot, uint64_t lap_end, bool *in_lap)
 {
+	const struct fw_wnode *head = &w->head[slot];
 	uint64_t best = UINT64_MAX;
 
-	for (unsigned i = 0; i < FW_WHEEL_WORDS; i++) {
-		uint64_t word = w->occ[i];
+	for (const struct fw_wnode *n = head->next; n != head; n = n->next)
+		if (n->at < best)
+			best = n->at;
+	*in_lap = (best >> w->shift) < lap_end;
+	return best;
+}
 
-		while (word != 0) {
-			unsigned s = i * 64 + (unsigned)__builtin_ctzll(word);
-			const struct fw_wnode *head = &w->head[s];
+/*
+ * Occupied slots in tick order from the next unvisited one: the first holding an entry due
+ * within this lap has the earliest entry (later laps' entries are all later). Without one, the
+ * earliest of every slot.
+ */
+uint64_t fw_wheel_next(const struct fw_wheel *w)
+{
+	unsigned from = (unsigned)((w->tick + 1) & FW_WHEEL_MASK), off = 0;
+	uint64_t lap_end = w->tick + 1 + FW_WHEEL_SLOTS, best = UINT64_MAX;
 
-			word &= word - 1;
-			for (const struct fw_wnode *n = head->next; n != head; n = n->next)
-				if (n->at < best)
-					best = n->at;
-		}
+	while ((off += next_occupied(w, (from + off) & FW_WHEEL_MASK, FW_WHEEL_SLOTS - off)) <
+	       FW_WHEEL_SLOTS) {
+		bool in_lap;
+		uint64_t t = slot_min(w, (from + off) & FW_WHEEL_MASK, lap_end, &in_lap);
+
+		if (in_lap)
+			return t < best ? t : best;
+		if (t < best)
+			best = t;
+		off++;
 	}
 	return best;
 }

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 #include "cc/dcqcn.h"
 #include "cc/dcqcn_params.h"
-#include "cc/pacer.h"
+#include "nic/rfw_fw.h"
 #include "wire/frame.h"
 
 #define FRAME_HDR  (RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN)
@@ -83,33 +84,25 @@ struct link {
 
 struct wl_qp; /* workload state of one QP pair */
 
-/* The congestion control of one QP: cc/'s RP and NP behind the transport's rfw_cc_ops. */
-struct qcc {
-	struct dcqcn_rp rp;
-	struct dcqcn_np np;
-	struct cc_pacer pacer;
-	struct qcc *rpq; /* whose rp and pacer this QP uses: itself, or its host's first QP's
-	                  * (rp_scope port/dst: one RP and one paced rate per sender host) */
-	uint32_t flow;
-	uint64_t cnps; /* CNPs this QP received (its RP may be shared) */
-};
-
+/*
+ * A host is a NIC running the firmware (nic/rfw_fw.h): its scheduler, pacing, congestion
+ * control and framing are nic/'s, the same code the DPDK dataplane runs. The simulator gives it
+ * frames (struct frame), the virtual clock, and its egress link.
+ */
 struct host {
 	struct sim *sim;
 	int idx;
-	struct rfw_dev *dev;
+	struct rfw_fw *fw;
+	struct rfw_dev *dev; /* rfw_fw_dev(fw) */
 	struct rfw_pd *pd;
 	struct rfw_cq *scq, *rcq;
 	struct rfw_qp *qp[MAX_QPS];
 	uint32_t nqp, rr;
 	struct link *egress;
-	struct frame *stage;
-	struct rfw_frame_spec spec;
 	uint64_t timer_at;
 	uint32_t timer_gen;
 	bool requester;    /* posts the workload (the two-host model's A, the senders) */
 	uint32_t wl_first; /* workload index of qp[0] */
-	struct qcc *cc;    /* per QP, switch topology only */
 };
 
 struct wl_qp {
@@ -514,118 +507,42 @@ static void link_tx_done(struct link *l, struct frame *f)
 
 /* ---- hosts: the seam to transport ---- */
 
-static uint8_t *host_tx_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
+/*
+ * Frames for the firmware: from the simulator's pool while the egress link has room (a NIC
+ * keeps at most TX_WINDOW frames queued at its port); none otherwise, and the firmware serves
+ * the QP again once the link has sent one (link_tx_done -> host_service).
+ */
+static uint8_t *host_frame_alloc(void *ctx, uint32_t len)
 {
 	struct host *h = ctx;
+	struct link *l = h->egress;
 	struct frame *f;
 
-	(void)qp;
-	if (len + FRAME_HDR + RFW_ICRC_LEN > FRAME_MAX)
+	if (len > FRAME_MAX || l->qlen + (l->busy ? 1 : 0) >= TX_WINDOW)
 		return NULL;
 	f = frame_get(h->sim);
-	if (f == NULL)
-		return NULL;
-	h->stage = f;
-	return f->data + FRAME_HDR;
+	return f != NULL ? f->data : NULL;
 }
 
-static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
-                         const struct rfw_tx_meta *m)
+static void host_frame_send(void *ctx, uint8_t *data, uint32_t len)
 {
 	struct host *h = ctx;
-	struct frame *f = h->stage;
-	struct rfw_frame_spec sp = h->spec;
-	int off;
+	struct frame *f = (struct frame *)(void *)(data - offsetof(struct frame, data));
 
-	(void)buf;
-	h->stage = NULL;
-	/* UDP source port from the QP number, as rxe does (flow entropy per QP). */
-	sp.udp_sport = (uint16_t)(0xc000 | (rfw_qp_num(qp) & 0x3fff));
-	if (h->sim->fabric) {
-		uint32_t qi = rfw_qp_num(qp) - rfw_qp_num(h->qp[0]);
-		/* The receiver's QP i answers sender i; a sender talks to the receiver. */
-		uint32_t peer = h->requester ? h->sim->rx_host : qi / h->sim->cfg->qps;
-
-		sp.dst_mac[5] = (uint8_t)(1 + peer);
-		rfw_ip4_to_mapped(sp.dst_ip, 0x0a000001u + peer);
-		/* A CNP goes out at the profile's np_cnp_dscp, not ECN-capable (it must not be
-		 * marked itself), so the switch queues it at its priority. */
-		if (m->kind == RFW_TX_CNP && h->cc)
-			sp.tos = (uint8_t)(dcqcn_np_cnp_dscp(&h->cc[qi].np) << 2);
-	}
-	off = rfw_frame_build_hdrs(f->data, FRAME_MAX, &sp, len);
-	if (off != FRAME_HDR) {
-		frame_put(h->sim, f);
-		return;
-	}
-	f->len = (uint32_t)rfw_frame_finalize(f->data, &sp, len);
+	f->len = len;
 	link_enqueue(h->egress, f);
 }
 
-static const struct rfw_io_ops host_ops = {.tx_alloc = host_tx_alloc, .tx_send = host_tx_send};
-
-/*
- * The transport's congestion-control hook, backed by cc/. Bytes are accounted as the Ethernet
- * frame the packet becomes (IB part + Ethernet/IPv4/UDP headers + ICRC): the pacer then spaces
- * frames exactly as a capture measures them, and the byte counter counts what rocefw-replay cc's
- * model counts, so a capture of this sender can be checked against its profile.
- */
-static void qcc_on_tx(void *cc, uint64_t now_ns, uint32_t bytes)
-{
-	struct qcc *q = ((struct qcc *)cc)->rpq;
-	uint32_t flen = bytes + FRAME_HDR + RFW_ICRC_LEN;
-
-	/* Charge the packet at the rate in force when it leaves (timers due by now applied),
-	 * then feed the byte counter: the order cc/pacer.h and rocefw-replay cc assume. */
-	if (dcqcn_rp_next_deadline(&q->rp) <= now_ns)
-		dcqcn_rp_on_timer(&q->rp, now_ns);
-	cc_pacer_depart(&q->pacer, now_ns, flen, dcqcn_rp_rate_kbps(&q->rp));
-	dcqcn_rp_on_tx(&q->rp, flen, now_ns);
-}
-
-static bool qcc_np_on_ce(void *cc, uint64_t now_ns)
-{
-	return dcqcn_np_on_ce(&((struct qcc *)cc)->np, now_ns);
-}
-
-static void qcc_rp_on_cnp(void *cc, uint64_t now_ns)
-{
-	struct qcc *q = cc;
-
-	q->cnps++;
-	dcqcn_rp_on_cnp(&q->rpq->rp, now_ns);
-}
-
-static const struct rfw_cc_ops qcc_ops = {
-    .on_tx = qcc_on_tx, .np_on_ce = qcc_np_on_ce, .rp_on_cnp = qcc_rp_on_cnp};
-
-/* When QP @i of @h may send its next packet (cc/pacer.h, no burst): now or later. */
-static uint64_t qp_paced_at(const struct host *h, uint32_t i)
-{
-	return h->cc ? h->cc[i].rpq->pacer.tat_ns : 0;
-}
+static const struct rfw_fw_host_ops host_ops = {.frame_alloc = host_frame_alloc,
+                                                .frame_send = host_frame_send};
 
 static void wl_poll(struct host *h);
 
+/* One event at the firmware's next timer (pacer departure, transport timer). */
 static void host_arm_timer(struct host *h)
 {
-	uint64_t d = UINT64_MAX;
+	uint64_t d = rfw_fw_next_ns(h->fw);
 
-	for (uint32_t i = 0; i < h->nqp; i++) {
-		uint64_t q = rfw_qp_next_deadline(h->qp[i]);
-
-		if (q < d)
-			d = q;
-		/*
-		 * A paced QP with work waits for its departure time. The RP's own deadlines
-		 * (dcqcn_rp_next_deadline) need no event: every cc/ entry point first runs the work
-		 * due before its now_ns at the time it was due (cc/dcqcn.h), and the rate is only
-		 * read at a departure or a sample, which bring it up to date first.
-		 */
-		q = qp_paced_at(h, i);
-		if (q > h->sim->now && q < d && rfw_qp_has_work(h->qp[i], h->sim->now))
-			d = q;
-	}
 	if (d == UINT64_MAX || d == h->timer_at)
 		return;
 	if (d < h->sim->now)
@@ -636,32 +553,24 @@ static void host_arm_timer(struct host *h)
 }
 
 /*
- * The host scheduler: while the egress link has room, take one packet from the next QP with
- * work, round robin (a NIC's TX arbiter at line rate; a paced scheduler replaces it later).
+ * The firmware runs what is due (timers may complete WRs with errors), the workload reaps
+ * completions and posts (posting rings the doorbell), then the firmware runs again while it
+ * sent something, QPs are still ready (their quantum ran out) and the link has room.
  */
 static void host_service(struct host *h)
 {
 	struct link *l = h->egress;
 
-	wl_poll(h);
-	while (l->qlen + (l->busy ? 1 : 0) < TX_WINDOW) {
-		bool sent = false;
-
-		for (uint32_t k = 0; k < h->nqp; k++) {
-			struct rfw_qp *qp = h->qp[(h->rr + k) % h->nqp];
-
-			if (qp_paced_at(h, (h->rr + k) % h->nqp) > h->sim->now ||
-			    !rfw_qp_has_work(qp, h->sim->now))
-				continue;
-			if (rfw_qp_tx_burst(qp, 1, h->sim->now)) {
-				h->rr = (h->rr + k + 1) % h->nqp;
-				sent = true;
-				break;
-			}
-		}
-		if (!sent)
-			break;
+	/* A full link calls again when it sent a frame (link_tx_done): nothing could leave now. */
+	if (l->qlen + (l->busy ? 1 : 0) >= TX_WINDOW) {
+		wl_poll(h);
+		return;
 	}
+	rfw_fw_run(h->fw, h->sim->now);
+	wl_poll(h);
+	while (rfw_fw_run(h->fw, h->sim->now) != 0 && rfw_fw_ready(h->fw) &&
+	       l->qlen + (l->busy ? 1 : 0) < TX_WINDOW)
+		;
 	host_arm_timer(h);
 }
 
@@ -670,7 +579,6 @@ static void host_rx(struct host *h, struct frame *f)
 	struct sim *s = h->sim;
 	struct rfw_frame_view v;
 	struct rfw_ib_pkt pkt;
-	struct rfw_rx_info rx;
 
 	if (rfw_frame_parse_eth(f->data, f->len, &v) != RFW_FRAME_ERR_OK ||
 	    v.kind != RFW_FRAME_ROCEV2) {
@@ -687,10 +595,6 @@ static void host_rx(struct host *h, struct frame *f)
 		return;
 	}
 	s->res->frames_delivered++;
-	memset(&rx, 0, sizeof(rx));
-	rx.pkt = &pkt;
-	rx.ecn = (uint8_t)rfw_frame_ecn(&v);
-	rx.rx_ts_ns = s->now;
 	if (s->fabric && !h->requester && pkt.op && (pkt.op->flags & RFW_OPF_PAYLOAD) &&
 	    (pkt.op->flags & RFW_OPF_REQUEST)) {
 		uint32_t qi = pkt.bth.dqpn - rfw_qp_num(h->qp[0]);
@@ -698,7 +602,7 @@ static void host_rx(struct host *h, struct frame *f)
 		if (qi < h->nqp) /* goodput over time: payload reaching the receiver per flow */
 			s->wl[h->wl_first + qi].rx_payload += pkt.payload_len;
 	}
-	rfw_dev_rx(h->dev, &rx, s->now);
+	rfw_fw_rx(h->fw, &v, &pkt, s->now);
 	host_service(h);
 }
 
@@ -707,10 +611,7 @@ static void host_timer(struct host *h, uint32_t gen)
 	if (gen != h->timer_gen)
 		return; /* superseded */
 	h->timer_at = UINT64_MAX;
-	for (uint32_t i = 0; i < h->nqp; i++)
-		if (rfw_qp_next_deadline(h->qp[i]) <= h->sim->now)
-			rfw_qp_timer(h->qp[i], h->sim->now);
-	host_service(h);
+	host_service(h); /* the firmware's wheel runs what is due */
 }
 
 /* ---- workload: messages with verifiable contents ---- */
@@ -1399,6 +1300,53 @@ const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
 
 /* ---- run ---- */
 
+static uint32_t host_profile(const struct rfw_sim_cfg *c, uint32_t h);
+static uint32_t flow_profile(const struct rfw_sim_cfg *c, uint32_t i);
+
+/*
+ * Host @i's NIC. The switch topology runs DCQCN: a sender with its flows' profile (rp_scope
+ * port or dst: its QPs share one rate, as the firmware does for any host); the receiver's NP of
+ * QP q with flow q's profile. The two-host model has no congestion control (the transport's
+ * built-in NP still answers CE). Strict pacing (no burst) and an exact timer wheel: the
+ * simulator wakes the firmware exactly when it asks (rfw_fw_next_ns).
+ */
+static struct rfw_fw *host_fw(struct sim *s, int i, bool requester, const struct rfw_dev_attr *da)
+{
+	struct rfw_fw_conf fc = {.dev_attr = *da,
+	                         .pacer_burst_set = true,
+	                         .wheel_shift_set = true,
+	                         .frame_max = FRAME_MAX};
+
+	if (s->fabric) {
+		fc.cc = RFW_FW_CC_DCQCN;
+		fc.dcqcn = &s->prof[requester ? host_profile(s->cfg, (uint32_t)i)
+		                              : flow_profile(s->cfg, 0)];
+	}
+	return rfw_fw_create(&fc, &host_ops, &s->host[i]);
+}
+
+/* 02:00:00:00:00:0(i+1), 10.0.0.(i+1); QP q of a host talks to its peer host. */
+static int host_attach(struct sim *s, struct host *h, uint32_t q)
+{
+	uint32_t peer = !s->fabric     ? (uint32_t)(1 - h->idx)
+	                : h->requester ? s->rx_host
+	                               : q / s->cfg->qps;
+	struct rfw_fw_path p = {.src_mac = {2, 0, 0, 0, 0, (uint8_t)(1 + h->idx)},
+	                        .dst_mac = {2, 0, 0, 0, 0, (uint8_t)(1 + peer)}};
+
+	rfw_ip4_to_mapped(p.src_ip, 0x0a000001u + (uint32_t)h->idx);
+	rfw_ip4_to_mapped(p.dst_ip, 0x0a000001u + peer);
+	if (s->fabric) {
+		uint32_t flow = h->requester ? (uint32_t)h->idx * s->cfg->qps + q : q;
+
+		/* Both ends of a flow run its profile; a CNP goes out at its np_cnp_dscp. */
+		p.dcqcn = &s->prof[flow_profile(s->cfg, flow)];
+		p.cnp_dscp = p.dcqcn->cnp_dscp;
+		p.cnp_pcp = p.dcqcn->cnp_prio;
+	}
+	return rfw_fw_qp_attach(h->fw, h->qp[q], &p);
+}
+
 static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 {
 	struct host *h = &s->host[i];
@@ -1423,9 +1371,10 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 	h->egress = &s->link[i];
 	h->timer_at = UINT64_MAX;
 	h->requester = requester;
-	h->dev = rfw_dev_create(&da, &host_ops, h);
-	if (h->dev == NULL)
+	h->fw = host_fw(s, i, requester, &da);
+	if (h->fw == NULL)
 		return -ENOMEM;
+	h->dev = rfw_fw_dev(h->fw);
 	h->pd = rfw_alloc_pd(h->dev);
 	h->scq = rfw_create_cq(h->dev, nqp * s->cfg->depth + 64);
 	h->rcq = rfw_create_cq(h->dev, nqp * s->cfg->depth + 64);
@@ -1441,20 +1390,10 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 		h->qp[q] = rfw_create_qp(h->pd, &qa);
 		if (h->qp[q] == NULL)
 			return -ENOMEM;
+		h->nqp = q + 1;
+		if (host_attach(s, h, q) != 0)
+			return -EINVAL;
 	}
-	h->nqp = nqp;
-	/* 02:00:00:00:00:0i, 10.0.0.(i+1) */
-	h->spec.src_mac[0] = 2;
-	h->spec.src_mac[5] = (uint8_t)(1 + i);
-	h->spec.dst_mac[0] = 2;
-	h->spec.dst_mac[5] = (uint8_t)(s->fabric ? 1 + s->rx_host : (uint32_t)(2 - i));
-	h->spec.ip_ver = 4;
-	h->spec.ttl = 64;
-	h->spec.df = true;
-	h->spec.tos = RFW_ECN_ECT0;
-	rfw_ip4_to_mapped(h->spec.src_ip, 0x0a000001u + (uint32_t)i);
-	rfw_ip4_to_mapped(h->spec.dst_ip,
-	                  s->fabric ? 0x0a000001u + s->rx_host : 0x0a000002u - (uint32_t)i);
 	return 0;
 }
 
@@ -1525,17 +1464,19 @@ static void teardown(struct sim *s)
 	for (uint32_t i = 0; s->host && i < s->nhosts; i++) {
 		struct host *h = &s->host[i];
 
-		for (uint32_t q = 0; q < h->nqp || (q < MAX_QPS && h->qp[q]); q++)
-			if (h->qp[q])
-				rfw_destroy_qp(h->qp[q]);
+		for (uint32_t q = 0; q < h->nqp || (q < MAX_QPS && h->qp[q]); q++) {
+			if (h->qp[q] == NULL)
+				continue;
+			rfw_fw_qp_detach(h->fw, h->qp[q]);
+			rfw_destroy_qp(h->qp[q]);
+		}
 		if (h->scq)
 			rfw_destroy_cq(h->scq);
 		if (h->rcq)
 			rfw_destroy_cq(h->rcq);
 		if (h->pd)
 			rfw_dealloc_pd(h->pd);
-		rfw_dev_destroy(h->dev);
-		free(h->cc);
+		rfw_fw_destroy(h->fw);
 	}
 	free(s->host);
 	free(s->link);
@@ -1579,10 +1520,23 @@ static uint32_t flow_profile(const struct rfw_sim_cfg *c, uint32_t i)
 	return host_profile(c, i / c->qps);
 }
 
-/* The sender-side cc state of flow @i: QP i % qps of sender host i / qps. */
-static struct qcc *flow_cc(struct sim *s, uint32_t i)
+/* Flow @i: QP i % qps of sender host i / qps, and the receiver's QP i. */
+static struct host *flow_host(struct sim *s, uint32_t i)
 {
-	return &s->host[i / s->cfg->qps].cc[i % s->cfg->qps];
+	return &s->host[i / s->cfg->qps];
+}
+static struct rfw_qp *flow_qp(struct sim *s, uint32_t i)
+{
+	return s->host[i / s->cfg->qps].qp[i % s->cfg->qps];
+}
+
+/* CNPs flow @i's sender QP received (the transport counts them; its rate may be shared). */
+static uint64_t flow_cnps(struct sim *s, uint32_t i)
+{
+	uint64_t t[RFW_CNT__COUNT];
+
+	rfw_qp_counters(flow_qp(s, i), t);
+	return t[RFW_CNT_rp_cnp_handled];
 }
 
 /* Most time-series entries per array (rows x flows) before the series is thinned. */
@@ -1650,14 +1604,12 @@ static void take_sample(struct sim *s)
 		s->capsamp = nc;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
+		uint64_t kbps = rfw_fw_qp_rate_kbps(flow_host(s, i)->fw, flow_qp(s, i), s->now);
 
-		if (dcqcn_rp_next_deadline(&q->rp) <= s->now)
-			dcqcn_rp_on_timer(&q->rp, s->now);
-		s->ts_rate[(size_t)k * n + i] = (double)dcqcn_rp_rate_kbps(&q->rp) / 1e6;
+		s->ts_rate[(size_t)k * n + i] = (double)kbps / 1e6;
 		s->ts_rx[(size_t)k * n + i] = s->wl[i].rx_payload;
 		s->ts_ver[(size_t)k * n + i] = s->wl[i].bytes_verified;
-		s->ts_cnp[(size_t)k * n + i] = fq->cnps;
+		s->ts_cnp[(size_t)k * n + i] = flow_cnps(s, i);
 	}
 	s->ts_t[k] = s->now;
 	s->ts_q[k] = s->link[s->bn_link].qbytes;
@@ -1696,8 +1648,9 @@ static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 	for (uint32_t i = 0; i < n; i++) {
 		struct rfw_sim_flow *f = &res->flow[i];
 		struct wl_qp *w = &s->wl[i];
-		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
-		const struct qcc *np = &s->host[s->rx_host].cc[i];
+		const struct host *rx = &s->host[s->rx_host];
+		const struct dcqcn_np *np = rfw_fw_qp_np(rx->fw, rx->qp[i]);
+		const struct cc_flow *fl = rfw_fw_qp_flow(flow_host(s, i)->fw, flow_qp(s, i));
 		uint64_t stop = c->incast && w->done_ns ? w->done_ns : end;
 		uint64_t v0 = s->ts_ver[(size_t)half * n + i], v1 = s->ts_ver[(size_t)last * n + i];
 
@@ -1714,10 +1667,11 @@ static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 		    end > s->ts_t[half] ? (double)(v1 - v0) * 8.0 / (double)(end - s->ts_t[half])
 		                        : 0;
 		f->final_rate_gbps = s->ts_rate[(size_t)last * n + i];
-		f->cnps_received = fq->cnps;
-		f->rate_cuts = q->rp.cnt[DCQCN_RP_CNT_rp_rate_cuts];
-		f->cnps_sent = np->np.cnt[DCQCN_NP_CNT_np_cnp_sent];
-		f->ce_marked_received = np->np.cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets];
+		f->cnps_received = flow_cnps(s, i);
+		f->rate_cuts = fl != NULL ? fl->u.dcqcn.cnt[DCQCN_RP_CNT_rp_rate_cuts] : 0;
+		f->cnps_sent = np != NULL ? np->cnt[DCQCN_NP_CNT_np_cnp_sent] : 0;
+		f->ce_marked_received =
+		    np != NULL ? np->cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets] : 0;
 		res->cnps_sent += f->cnps_sent;
 		x[i] = f->goodput_second_half_gbps;
 		if (w->start_ns > last_start)
@@ -1887,29 +1841,6 @@ static int setup_fabric(struct sim *s)
 	rc = setup_host(s, (int)s->rx_host, n, false);
 	if (rc)
 		return rc;
-	for (uint32_t i = 0; i < nh; i++) {
-		struct host *h = &s->host[i];
-
-		h->cc = calloc(h->nqp, sizeof(*h->cc));
-		if (h->cc == NULL)
-			return -ENOMEM;
-		for (uint32_t q = 0; q < h->nqp; q++) {
-			uint32_t flow = h->requester ? i * k + q : q;
-			const struct dcqcn_prof *pr = &s->prof[flow_profile(c, flow)];
-
-			/* Both ends of a flow run its profile: the RP at the sender, the NP (its
-			 * np_min_time_between_cnps) at the receiver. rp_scope port or dst (one
-			 * receiver: the same here) makes a sender's QPs share its first QP's RP and
-			 * pacer, as a NIC with per-port congestion state does. */
-			dcqcn_rp_init(&h->cc[q].rp, pr);
-			dcqcn_np_init(&h->cc[q].np, pr);
-			cc_pacer_init(&h->cc[q].pacer, 0);
-			h->cc[q].flow = flow;
-			h->cc[q].rpq =
-			    h->requester && pr->scope != DCQCN_SCOPE_QP ? &h->cc[0] : &h->cc[q];
-			rfw_qp_set_cc(h->qp[q], &qcc_ops, &h->cc[q]);
-		}
-	}
 	s->q_nbins = c->queue_bytes / QHIST_BIN + 2;
 	s->q_hist = calloc(s->q_nbins, sizeof(*s->q_hist));
 	return s->q_hist ? 0 : -ENOMEM;
