@@ -77,6 +77,8 @@ static inline uint64_t tsc_to_ns(const struct rfw_nic *nic, uint64_t tsc)
 
 uint64_t rfw_nic_clock_ns(struct rfw_nic *nic)
 {
+	if (unlikely(nic->clock_ns != NULL))
+		return nic->clock_ns(nic->clock_arg);
 	return tsc_to_ns(nic, rte_rdtsc());
 }
 
@@ -180,7 +182,8 @@ unsigned rfw_nic_poll(struct rfw_nic *nic)
 	uint64_t tsc = rte_rdtsc();
 	unsigned nrx, i;
 
-	nic->now_ns = tsc_to_ns(nic, tsc);
+	nic->now_ns =
+	    unlikely(nic->clock_ns != NULL) ? nic->clock_ns(nic->clock_arg) : tsc_to_ns(nic, tsc);
 	nic->sent = 0;
 	if (nic->es_pub != NULL)
 		rfw_dev_clock(nic->dev,

@@ -132,6 +132,13 @@ struct rfw_nic_conf {
 	uint32_t estats_threshold_us; /* dump a QP when T6-T1 (or T5-T1) exceeds it; 0 = never
 	                                 (default), range 0..3600000000 */
 	const char *estats_dump_dir;  /* where dumps go; default "." (copied at create) */
+	/*
+	 * The clock, ns (the host's to give, as every input of the firmware): NULL reads the TSC
+	 * once per rfw_nic_poll(). Tests give a virtual clock to replay an event script at exact
+	 * times (tests/dpdk/test_hosts.c). Must not go backwards.
+	 */
+	uint64_t (*clock_ns)(void *arg);
+	void *clock_arg;
 };
 
 struct rfw_nic;

@@ -75,7 +75,9 @@ struct rfw_nic {
 	uint32_t mbuf_off; /* from a frame's first byte back to its mbuf */
 	uint64_t now_ns;
 	uint64_t tsc0;
-	uint64_t ns_mult; /* ns per TSC cycle, 32.32 fixed point */
+	uint64_t ns_mult;                /* ns per TSC cycle, 32.32 fixed point */
+	uint64_t (*clock_ns)(void *arg); /* NULL: the TSC */
+	void *clock_arg;
 	uint32_t qpn_base, max_qp;
 	uint32_t quantum, pacer_burst_ns;
 	uint8_t dscp, data_pcp, cnp_dscp, cnp_pcp;

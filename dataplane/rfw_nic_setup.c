@@ -151,6 +151,8 @@ static struct rfw_nic *nic_alloc(struct rfw_queue *q, const struct rfw_nic_conf 
 	memcpy(nic->gid, q->port->gid, 16);
 	if (q->port->id.has_ip6)
 		memcpy(nic->ip6, q->port->id.ip6, 16);
+	nic->clock_ns = c->clock_ns;
+	nic->clock_arg = c->clock_arg;
 	nic->tsc0 = rte_rdtsc();
 	nic->ns_mult = (uint64_t)(((unsigned __int128)NS_PER_S << 32) / rte_get_tsc_hz());
 	return nic;
