@@ -433,6 +433,54 @@ static void cc_plain(const struct dcqcn_prof *prof, struct cc_row *rows)
 	}
 }
 
+/*
+ * shared-port on the DPDK host: CNPs for QP 17 only; the snapshots telemetry reads
+ * (/rocefw/cc/state) show one rate for QPs 17 and 18, cut below the line rate.
+ */
+static void cc_shared_port(void)
+{
+	struct rte_ring *rx = rte_ring_create("s_rx", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *tx = rte_ring_create("s_tx", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct dcqcn_params par;
+	struct dcqcn_prof prof;
+	struct rfw_nic_conf nc = {.cc_prof = &prof, .clock_ns = vclock};
+	struct rfw_fw_snap s17, s18;
+	struct side s = {0};
+	char msg[128];
+
+	if (dcqcn_params_init(&par, DCQCN_PROFILE_SHARED_PORT) != 0 ||
+	    dcqcn_prof_config(&prof, &par, 100000, msg, sizeof(msg)) != 0)
+		die(msg, EINVAL);
+	side_setup(&s, "hostsS", rx, tx, 0x0a000001, 1, &nc);
+	for (int q = 0; q < 2; q++) {
+		s.qp[q] = make_qp(&s, 2, 0x0a000002);
+		connect_qp(s.qp[q], 17);
+	}
+	for (unsigned k = 0; k < NEV; k++) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(s.port->pool);
+
+		vclock_ns = script[k].t_us * 1000ull;
+		if (m == NULL || script[k].kind != EV_CNP) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		m->data_len = (uint16_t)cc_frame(k, 0, 0, 0, rte_pktmbuf_mtod(m, uint8_t *));
+		m->pkt_len = m->data_len;
+		if (rte_ring_enqueue(rx, m) != 0)
+			die("rx ring", ENOBUFS);
+		rfw_nic_poll(s.nic);
+	}
+	rfw_nic_publish(s.nic);
+	CHECK(rfw_fw_snap_read(rfw_nic_fw(s.nic), 0, &s17) &&
+	          rfw_fw_snap_read(rfw_nic_fw(s.nic), 1, &s18),
+	      "shared-port: snapshots of QPs 17 and 18");
+	printf("shared-port: QP 17 rate %lu kb/s, QP 18 rate %lu kb/s (scope %u)\n", s17.rate_kbps,
+	       s18.rate_kbps, s17.scope);
+	CHECK(s17.rate_kbps == s18.rate_kbps && s17.rate_kbps < prof.line_kbps &&
+	          s17.scope == DCQCN_SCOPE_PORT,
+	      "shared-port: one rate for both QPs (%lu, %lu)", s17.rate_kbps, s18.rate_kbps);
+}
+
 static int run_cc(void)
 {
 	struct dcqcn_params par;
@@ -461,6 +509,7 @@ static int run_cc(void)
 	/* The script exercised both machines: some CE answered, some suppressed; cuts, recovery. */
 	CHECK(d[NEV - 1].cnps > 0 && d[NEV - 1].cnps < 8, "CNPs sent: %u of 8 CE", d[NEV - 1].cnps);
 	CHECK(d[NEV - 1].cuts >= 3 && d[9].rc < prof.line_kbps, "rate cuts: %lu", d[NEV - 1].cuts);
+	cc_shared_port();
 	fprintf(stderr, "%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
 }
