@@ -83,7 +83,8 @@ const char *dcqcn_action_name(unsigned int b)
 
 #define NS_PER_US          1000ull
 #define KBPS_PER_MBPS      1000ull
-#define LINE_RATE_MAX_MBPS 4000000u /* 4 Tb/s: keeps RC * alpha far inside 64 bits */
+#define BPS_PER_MBPS       1000000ull
+#define LINE_RATE_MAX_MBPS 4000000u /* 4 Tb/s = 2^42 b/s: RC * alpha needs mul_shr() */
 
 int dcqcn_prof_config(struct dcqcn_prof *prof, const struct dcqcn_params *p,
                       uint32_t line_rate_mbps, char *msg, size_t msglen)
@@ -121,11 +122,20 @@ int dcqcn_prof_config(struct dcqcn_prof *prof, const struct dcqcn_params *p,
 	prof->line_kbps = (uint64_t)line_rate_mbps * KBPS_PER_MBPS;
 	prof->max_kbps = max_mbps * KBPS_PER_MBPS;
 	prof->min_kbps = (uint64_t)p->rp_min_rate * KBPS_PER_MBPS;
-	prof->first_cnp_kbps = (uint64_t)p->rp_rate_to_set_on_first_cnp * KBPS_PER_MBPS;
-	if (prof->first_cnp_kbps > prof->max_kbps)
-		prof->first_cnp_kbps = prof->max_kbps;
-	prof->ai_kbps = (uint64_t)p->rp_ai_rate * KBPS_PER_MBPS;
-	prof->hai_kbps = (uint64_t)p->rp_hai_rate * KBPS_PER_MBPS;
+	prof->max_bps = max_mbps * BPS_PER_MBPS;
+	prof->min_bps = (uint64_t)p->rp_min_rate * BPS_PER_MBPS;
+	prof->first_cnp_bps = (uint64_t)p->rp_rate_to_set_on_first_cnp * BPS_PER_MBPS;
+	if (prof->first_cnp_bps > prof->max_bps)
+		prof->first_cnp_bps = prof->max_bps;
+	prof->ai_bps = (uint64_t)p->rp_ai_rate * BPS_PER_MBPS;
+	prof->hai_bps = (uint64_t)p->rp_hai_rate * BPS_PER_MBPS;
+	prof->alpha_bits = p->rp_alpha_bits;
+	prof->alpha_one = 1ull << p->rp_alpha_bits;
+	prof->cut_shift = p->rp_gd + p->rp_alpha_bits - 10;
+	prof->alpha_round = (uint8_t)p->rp_alpha_round;
+	prof->alpha_grid = (uint8_t)p->rp_alpha_grid;
+	prof->dec_grid = (uint8_t)p->rp_rate_reduce_grid;
+	prof->dec_offset_ns = p->rp_rate_reduce_offset;
 	prof->time_reset_ns = (uint64_t)p->rp_time_reset * NS_PER_US;
 	prof->byte_reset = p->rp_byte_reset;
 	prof->alpha_ns = (uint64_t)p->rp_dce_tcp_rtt * NS_PER_US;
@@ -169,9 +179,9 @@ void dcqcn_rp_init(struct dcqcn_rp *rp, const struct dcqcn_prof *prof)
 {
 	memset(rp, 0, sizeof(*rp));
 	rp->prof = prof;
-	rp->rc_kbps = prof->max_kbps;
-	rp->rt_kbps = prof->max_kbps;
-	rp->alpha = prof->initial_alpha;
+	rp->rc_bps = prof->max_bps;
+	rp->rt_bps = prof->max_bps;
+	rp->alpha = (uint64_t)prof->initial_alpha << (prof->alpha_bits - 10);
 	rp->alpha_at = DCQCN_NEVER;
 	rp->win_end = DCQCN_NEVER;
 	rp->inc_at = DCQCN_NEVER;
@@ -180,16 +190,37 @@ void dcqcn_rp_init(struct dcqcn_rp *rp, const struct dcqcn_prof *prof)
 	rp_update_deadline(rp);
 }
 
-/* alpha <- G/1024 * alpha + (1024 - G) * congested, in 1/1024 units (mlx5 dce_tcp_g; the
- * paper's alpha = (1 - g) alpha + g with g = (1024 - G) / 1024). Rounds down, so that without
- * congestion alpha strictly decreases until 0 whenever G < 1024. */
-static uint32_t alpha_next(uint32_t alpha, uint32_t g, bool congested)
+/* alpha <- G/1024 * alpha + (1024 - G)/1024 * congested, alpha with rp_alpha_bits fraction bits
+ * (mlx5 dce_tcp_g; the paper's alpha = (1 - g) alpha + g with g = (1024 - G) / 1024). The product
+ * is rounded down (mlx5-like 10-bit integer: without congestion alpha reaches 0) or to nearest
+ * (a real, as the ns-3 model's double). (1024 - G) << (bits - 10) is exact. */
+static uint64_t alpha_next(const struct dcqcn_prof *pf, uint64_t alpha, bool congested)
 {
-	uint32_t a = (uint32_t)(((uint64_t)alpha * g) / DCQCN_ALPHA_ONE);
+	uint64_t a = alpha * pf->g; /* < 2^(48 + 11) */
 
+	a = (a + (pf->alpha_round ? DCQCN_ALPHA_ONE / 2 : 0)) / DCQCN_ALPHA_ONE;
 	if (congested)
-		a += DCQCN_ALPHA_ONE - g;
+		a += (uint64_t)(DCQCN_ALPHA_ONE - pf->g) << (pf->alpha_bits - 10);
 	return a;
+}
+
+/* floor(a * b / 2^s) for the cut RC * alpha >> cut_shift: RC < 2^42 b/s and alpha <= 2^48 need
+ * up to 91 bits, so the product is formed from 32-bit halves (C11 has no 128-bit type). The result
+ * fits 64 bits whenever s >= bits(alpha) - 10, which dcqcn_prof_config guarantees. */
+static uint64_t mul_shr(uint64_t a, uint64_t b, unsigned int s)
+{
+	const uint64_t m32 = 0xffffffffull;
+	uint64_t p00 = (a & m32) * (b & m32), p01 = (a & m32) * (b >> 32);
+	uint64_t p10 = (a >> 32) * (b & m32), p11 = (a >> 32) * (b >> 32);
+	uint64_t mid = (p00 >> 32) + (p01 & m32) + (p10 & m32);
+	uint64_t lo = (mid << 32) | (p00 & m32);
+	uint64_t hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+
+	if (s == 0)
+		return lo;
+	if (s < 64)
+		return (lo >> s) | (hi << (64 - s));
+	return hi >> (s - 64);
 }
 
 /* Rate decrease (DCQCN SIGCOMM'15 §3.1 "RT = RC; RC = RC (1 - alpha/2)"), in the mlx5 form
@@ -204,15 +235,15 @@ static void rp_cut(struct dcqcn_rp *rp, uint64_t t)
 	 * cut (by the byte counter always, by the timer if _ati). Otherwise RT keeps the rate the
 	 * flow had before this congestion episode (QCN target memory). */
 	if (pf->clamp_tgt || rp->inc_byte_since_cut || (pf->clamp_ati && rp->inc_timer_since_cut))
-		rp->rt_kbps = rp->rc_kbps;
+		rp->rt_bps = rp->rc_bps;
 
-	cut = (rp->rc_kbps * rp->alpha) >> pf->gd;
-	max_cut = rp->rc_kbps - rp->rc_kbps * pf->min_dec_fac / 100;
+	cut = mul_shr(rp->rc_bps, rp->alpha, pf->cut_shift);
+	max_cut = rp->rc_bps - rp->rc_bps * pf->min_dec_fac / 100;
 	if (cut > max_cut)
 		cut = max_cut;
-	rp->rc_kbps -= cut;
-	if (rp->rc_kbps < pf->min_kbps) {
-		rp->rc_kbps = pf->min_kbps;
+	rp->rc_bps -= cut;
+	if (rp->rc_bps < pf->min_bps) {
+		rp->rc_bps = pf->min_bps;
 		CNT(rp, rp_min_rate_hits);
 	}
 
@@ -232,22 +263,22 @@ static void rp_cut(struct dcqcn_rp *rp, uint64_t t)
 
 static uint64_t avg_up(uint64_t a, uint64_t b)
 {
-	/* Rounded up so that RC reaches RT instead of stalling one kb/s below it. */
+	/* Rounded up so that RC reaches RT instead of stalling one b/s below it. */
 	return (a + b + 1) / 2;
 }
 
 static void rp_raise_target(struct dcqcn_rp *rp, uint64_t step)
 {
-	uint64_t max = rp->prof->max_kbps;
+	uint64_t max = rp->prof->max_bps;
 
-	rp->rt_kbps = step >= max - rp->rt_kbps ? max : rp->rt_kbps + step;
+	rp->rt_bps = step >= max - rp->rt_bps ? max : rp->rt_bps + step;
 }
 
 /* Fast recovery: RC = (RT + RC) / 2 (DCQCN SIGCOMM'15 §3.1, from QCN). */
 static void rp_inc_fast_recovery(struct dcqcn_rp *rp, uint32_t lo)
 {
 	(void)lo;
-	rp->rc_kbps = avg_up(rp->rt_kbps, rp->rc_kbps);
+	rp->rc_bps = avg_up(rp->rt_bps, rp->rc_bps);
 	CNT(rp, rp_fast_recovery);
 	ACT(rp, FR);
 }
@@ -256,20 +287,23 @@ static void rp_inc_fast_recovery(struct dcqcn_rp *rp, uint32_t lo)
 static void rp_inc_additive(struct dcqcn_rp *rp, uint32_t lo)
 {
 	(void)lo;
-	rp_raise_target(rp, rp->prof->ai_kbps);
-	rp->rc_kbps = avg_up(rp->rt_kbps, rp->rc_kbps);
+	rp_raise_target(rp, rp->prof->ai_bps);
+	rp->rc_bps = avg_up(rp->rt_bps, rp->rc_bps);
 	CNT(rp, rp_additive_increase);
 	ACT(rp, AI);
 }
 
-/* Hyper increase: RT += i * R_HAI (paper, i = min(T, BC) - F) or RT += R_HAI (rp_hai_scale 0,
- * as the HPCC ns-3 Mellanox model); RC = (RT + RC) / 2. */
+/* Hyper increase: RT += i * R_HAI; RC = (RT + RC) / 2. rp_hai_scale: 0 i = 1 (HPCC ns-3
+ * HyperIncreaseMlx), 1 i = min(T, BC) - F (the QCN round number), 2 i = min(T, BC) - F + 1 (the
+ * paper, reference/dcqcn.md). The counts are those before this event (lo > F here). */
 static void rp_inc_hyper(struct dcqcn_rp *rp, uint32_t lo)
 {
-	uint64_t i = rp->prof->hai_scale ? (uint64_t)(lo - rp->prof->threshold) : 1;
+	uint64_t i = 1;
 
-	rp_raise_target(rp, i * rp->prof->hai_kbps);
-	rp->rc_kbps = avg_up(rp->rt_kbps, rp->rc_kbps);
+	if (rp->prof->hai_scale != 0)
+		i = (uint64_t)(lo - rp->prof->threshold) + (rp->prof->hai_scale == 2);
+	rp_raise_target(rp, i * rp->prof->hai_bps);
+	rp->rc_bps = avg_up(rp->rt_bps, rp->rc_bps);
 	CNT(rp, rp_hyper_increase);
 	ACT(rp, HAI);
 }
@@ -327,7 +361,7 @@ static void rp_increase(struct dcqcn_rp *rp, enum inc_source src)
 	/* Nothing left to increase: stop both sources until the next cut. Not observable in the
 	 * rate (every further event would leave RC = RT = max), and it keeps recovered flows off
 	 * the host's timer wheel. The stage counters stay where they are. */
-	if (rp->rc_kbps >= pf->max_kbps) {
+	if (rp->rc_bps >= pf->max_bps) {
 		rp->state = DCQCN_RP_AT_MAX;
 		rp->inc_at = DCQCN_NEVER;
 		rp->byte_left = DCQCN_NEVER;
@@ -344,9 +378,9 @@ static void rp_alpha_tick(struct dcqcn_rp *rp, uint64_t t)
 	 * Sampled mode (mlx5 dce_tcp_rtt, ns-3 UpdateAlphaMlx): rise if a CNP came in the period.
 	 */
 	bool congested = !pf->alpha_on_cnp && rp->alpha_cnp;
-	uint32_t old = rp->alpha;
+	uint64_t old = rp->alpha;
 
-	rp->alpha = alpha_next(old, pf->g, congested);
+	rp->alpha = alpha_next(pf, old, congested);
 	rp->alpha_cnp = 0;
 	if (congested) {
 		CNT(rp, rp_alpha_increases);
@@ -378,8 +412,11 @@ static void rp_inc_timer(struct dcqcn_rp *rp, uint64_t t)
 	rp_increase(rp, INC_TIMER);
 }
 
-/* Run due work in time order; at equal times alpha first, then the monitor period, then the
- * increase timer (ns-3 also updates alpha before the rate-decrease check at the same tick). */
+/* Run due work in time order; at equal times alpha first, then the increase timer, then the
+ * monitor period end. This is the order of HPCC ns-3 (rdma-hw.cc): its decrease check is
+ * scheduled 1 ns after the alpha update "to make sure rate decrease is after alpha update", and
+ * an increase event due at a check's time was scheduled (CheckRateDecreaseMlx: cut + RPTimer)
+ * before that check was (previous check + 4 us), so ns-3's FIFO tie-break runs it first. */
 static void rp_advance(struct dcqcn_rp *rp, uint64_t now)
 {
 	while (rp->next_deadline <= now) {
@@ -387,12 +424,20 @@ static void rp_advance(struct dcqcn_rp *rp, uint64_t now)
 
 		if (rp->alpha_at == t)
 			rp_alpha_tick(rp, t);
-		else if (rp->win_end == t)
-			rp_window_end(rp, t);
-		else
+		else if (rp->inc_at == t)
 			rp_inc_timer(rp, t);
+		else
+			rp_window_end(rp, t);
 		rp_update_deadline(rp);
 	}
+}
+
+/* First point of the grid anchor + k * period (k >= 1) strictly after now. */
+static uint64_t grid_next(uint64_t anchor, uint64_t period, uint64_t now)
+{
+	if (now < anchor)
+		return anchor + period;
+	return anchor + ((now - anchor) / period + 1) * period;
 }
 
 void dcqcn_rp_on_timer(struct dcqcn_rp *rp, uint64_t now_ns)
@@ -406,11 +451,12 @@ static void rp_first_cnp(struct dcqcn_rp *rp, uint64_t now)
 {
 	const struct dcqcn_prof *pf = rp->prof;
 
-	if (pf->first_cnp_kbps != 0)
-		rp->rc_kbps = pf->first_cnp_kbps;
-	rp->rt_kbps = rp->rc_kbps;
-	rp->alpha = pf->initial_alpha;
+	if (pf->first_cnp_bps != 0)
+		rp->rc_bps = pf->first_cnp_bps;
+	rp->rt_bps = rp->rc_bps;
+	rp->alpha = (uint64_t)pf->initial_alpha << (pf->alpha_bits - 10);
 	rp->alpha_cnp = 0;
+	rp->first_at = now;
 	rp->alpha_at = now + pf->alpha_ns;
 	rp->state = DCQCN_RP_FAST_RECOVERY;
 	CNT(rp, rp_first_cnp);
@@ -432,7 +478,12 @@ void dcqcn_rp_on_cnp(struct dcqcn_rp *rp, uint64_t now_ns)
 	if (pf->monitor_ns == 0) {
 		rp_cut(rp, now_ns);
 	} else if (rp->win_end == DCQCN_NEVER) {
-		rp->win_end = now_ns + pf->monitor_ns;
+		/* Grid (ns-3 ScheduleDecreaseRateMlx: a check every P from first CNP + offset,
+		 * running for ever): the period ends at the next grid point. Otherwise it opens
+		 * now. */
+		rp->win_end = pf->dec_grid ? grid_next(rp->first_at + pf->dec_offset_ns,
+		                                       pf->monitor_ns, now_ns)
+		                           : now_ns + pf->monitor_ns;
 		if (pf->reduce_immediate) {
 			rp_cut(rp, now_ns);
 		} else {
@@ -452,14 +503,19 @@ void dcqcn_rp_on_cnp(struct dcqcn_rp *rp, uint64_t now_ns)
 	 * alpha = (1 - g) alpha + g), or note the CNP for the next sampled update (mlx5). */
 	if (!first) {
 		if (pf->alpha_on_cnp) {
-			rp->alpha = alpha_next(rp->alpha, pf->g, true);
+			rp->alpha = alpha_next(pf, rp->alpha, true);
 			rp->alpha_at = now_ns + pf->alpha_ns;
 			CNT(rp, rp_alpha_increases);
 			ACT(rp, ALPHA_UP);
 		} else {
 			rp->alpha_cnp = 1;
+			/* The timer stopped (alpha stuck): restart it, on the first CNP's grid when
+			 * rp_alpha_grid (ns-3's UpdateAlphaMlx runs every period for ever; the
+			 * updates skipped while stopped would not have changed alpha). */
 			if (rp->alpha_at == DCQCN_NEVER)
-				rp->alpha_at = now_ns + pf->alpha_ns;
+				rp->alpha_at = pf->alpha_grid
+				                   ? grid_next(rp->first_at, pf->alpha_ns, now_ns)
+				                   : now_ns + pf->alpha_ns;
 		}
 	}
 	rp_update_deadline(rp);

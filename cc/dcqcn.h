@@ -9,8 +9,9 @@
  * once (dcqcn_prof_config), time is an argument (uint64_t now_ns, any monotonic origin), the
  * per-packet calls are inline, nothing allocates and nothing reads a clock.
  *
- * Fixed point: rates in kb/s (uint64_t), alpha in 1/1024 (1024 == 1.0), times in ns. No floating
- * point, so two RPs with the same profile fed the same events are bit-for-bit identical.
+ * Fixed point: rates in b/s (uint64_t), alpha with rp_alpha_bits fraction bits (1 << bits ==
+ * 1.0), times in ns. No floating point, so two RPs with the same profile fed the same events are
+ * bit-for-bit identical.
  *
  * Host contract for timers: dcqcn_rp_next_deadline() is the earliest time at which the RP has
  * work (alpha update, end of a rate-reduce monitor period, rate-increase timer); UINT64_MAX when
@@ -35,28 +36,37 @@ extern "C" {
 
 /** Validated, fixed-point form of a parameter set plus the port's line rate. Read-only. */
 struct dcqcn_prof {
-	uint64_t line_kbps;      /**< port line rate */
-	uint64_t max_kbps;       /**< rp_max_rate, or the line rate when 0; start rate */
-	uint64_t min_kbps;       /**< rp_min_rate */
-	uint64_t first_cnp_kbps; /**< rp_rate_to_set_on_first_cnp (0 = keep) */
-	uint64_t ai_kbps;        /**< rp_ai_rate */
-	uint64_t hai_kbps;       /**< rp_hai_rate */
-	uint64_t time_reset_ns;  /**< rp_time_reset, 0 = timer off */
-	uint64_t byte_reset;     /**< rp_byte_reset, 0 = byte counter off */
-	uint64_t alpha_ns;       /**< rp_dce_tcp_rtt */
-	uint64_t monitor_ns;     /**< rp_rate_reduce_monitor_period, 0 = every CNP cuts */
-	uint64_t np_gap_ns;      /**< np_min_time_between_cnps */
-	uint32_t g;              /**< rp_dce_tcp_g */
-	uint32_t threshold;      /**< rp_threshold (F) */
-	uint32_t gd;             /**< rp_gd */
-	uint32_t min_dec_fac;    /**< rp_min_dec_fac */
-	uint32_t initial_alpha;  /**< rp_initial_alpha_value */
-	uint8_t scope;           /**< enum dcqcn_scope */
+	uint64_t line_kbps;     /**< port line rate */
+	uint64_t max_kbps;      /**< rp_max_rate, or the line rate when 0; start rate */
+	uint64_t min_kbps;      /**< rp_min_rate */
+	uint64_t max_bps;       /**< max_kbps in b/s: the machine's own unit */
+	uint64_t min_bps;       /**< rp_min_rate */
+	uint64_t first_cnp_bps; /**< rp_rate_to_set_on_first_cnp (0 = keep) */
+	uint64_t ai_bps;        /**< rp_ai_rate */
+	uint64_t hai_bps;       /**< rp_hai_rate */
+	uint64_t alpha_one;     /**< 1.0 in alpha units: 1 << rp_alpha_bits */
+	uint64_t dec_offset_ns; /**< rp_rate_reduce_offset */
+	uint64_t time_reset_ns; /**< rp_time_reset, 0 = timer off */
+	uint64_t byte_reset;    /**< rp_byte_reset, 0 = byte counter off */
+	uint64_t alpha_ns;      /**< rp_dce_tcp_rtt */
+	uint64_t monitor_ns;    /**< rp_rate_reduce_monitor_period, 0 = every CNP cuts */
+	uint64_t np_gap_ns;     /**< np_min_time_between_cnps */
+	uint32_t g;             /**< rp_dce_tcp_g */
+	uint32_t threshold;     /**< rp_threshold (F) */
+	uint32_t gd;            /**< rp_gd */
+	uint32_t min_dec_fac;   /**< rp_min_dec_fac */
+	uint32_t initial_alpha; /**< rp_initial_alpha_value */
+	uint32_t alpha_bits;    /**< rp_alpha_bits */
+	uint32_t cut_shift;     /**< cut = RC * alpha >> this: rp_gd + rp_alpha_bits - 10 */
+	uint8_t scope;          /**< enum dcqcn_scope */
 	uint8_t alpha_on_cnp;
 	uint8_t reduce_immediate;
 	uint8_t clamp_tgt;
 	uint8_t clamp_ati;
 	uint8_t hai_scale;
+	uint8_t alpha_round;
+	uint8_t alpha_grid;
+	uint8_t dec_grid;
 	uint8_t cnp_dscp;
 	uint8_t cnp_prio;
 	struct dcqcn_params params; /**< the values it was built from */
@@ -149,12 +159,13 @@ struct dcqcn_rp {
 	uint64_t next_deadline; /**< min of the three below */
 	uint64_t byte_left;     /**< bytes until the next byte-counter event; UINT64_MAX = off */
 	const struct dcqcn_prof *prof;
-	uint64_t rc_kbps;  /**< current rate RC */
-	uint64_t rt_kbps;  /**< target rate RT */
+	uint64_t rc_bps;   /**< current rate RC, b/s */
+	uint64_t rt_bps;   /**< target rate RT, b/s */
+	uint64_t alpha;    /**< alpha, prof->alpha_one == 1.0 */
+	uint64_t first_at; /**< time of the first CNP: anchor of the grids */
 	uint64_t alpha_at; /**< next alpha update */
 	uint64_t win_end;  /**< end of the open rate-reduce monitor period */
 	uint64_t inc_at;   /**< next timer increase event */
-	uint32_t alpha;    /**< 1/1024 */
 	uint32_t t_stage;  /**< timer increase events since the last cut */
 	uint32_t bc_stage; /**< byte-counter increase events since the last cut */
 	uint32_t actions;  /**< DCQCN_ACT_BIT_* bits since the last dcqcn_rp_take_actions() */
@@ -197,28 +208,52 @@ static inline uint64_t dcqcn_rp_next_deadline(const struct dcqcn_rp *rp)
 	return rp->next_deadline;
 }
 
-/** Current rate RC in kb/s (exact). */
+/** Current rate RC in b/s (exact). */
+static inline uint64_t dcqcn_rp_rate_bps(const struct dcqcn_rp *rp)
+{
+	return rp->rc_bps;
+}
+
+/** Current rate RC in kb/s (rounded down). */
 static inline uint64_t dcqcn_rp_rate_kbps(const struct dcqcn_rp *rp)
 {
-	return rp->rc_kbps;
+	return rp->rc_bps / 1000;
 }
 
 /** Current rate RC in Mb/s (rounded down). */
 static inline uint64_t dcqcn_rp_rate_mbps(const struct dcqcn_rp *rp)
 {
-	return rp->rc_kbps / 1000;
+	return rp->rc_bps / 1000000;
 }
 
-/** Target rate RT in kb/s. */
+/** Target rate RT in b/s (exact). */
+static inline uint64_t dcqcn_rp_target_bps(const struct dcqcn_rp *rp)
+{
+	return rp->rt_bps;
+}
+
+/** Target rate RT in kb/s (rounded down). */
 static inline uint64_t dcqcn_rp_target_kbps(const struct dcqcn_rp *rp)
 {
-	return rp->rt_kbps;
+	return rp->rt_bps / 1000;
 }
 
-/** alpha in 1/1024. */
+/** alpha in 1/1024 (rounded down from rp_alpha_bits fraction bits). */
 static inline uint32_t dcqcn_rp_alpha(const struct dcqcn_rp *rp)
 {
+	return (uint32_t)(rp->alpha >> (rp->prof->alpha_bits - 10));
+}
+
+/** alpha exactly: the value with dcqcn_rp_alpha_bits() fraction bits. */
+static inline uint64_t dcqcn_rp_alpha_raw(const struct dcqcn_rp *rp)
+{
 	return rp->alpha;
+}
+
+/** Fraction bits of dcqcn_rp_alpha_raw() (rp_alpha_bits). */
+static inline uint32_t dcqcn_rp_alpha_bits(const struct dcqcn_rp *rp)
+{
+	return rp->prof->alpha_bits;
 }
 
 /** Action bits gathered since the previous call, then clears them (tracing). */

@@ -48,31 +48,31 @@ enum dcqcn_scope {
 	DCQCN_SCOPE_PORT = 2, /**< one RP per local port (all QPs of the port) */
 };
 
-#define DCQCN_ALPHA_ONE 1024u /* alpha is in 1/1024 units: 1024 == 1.0 */
+#define DCQCN_ALPHA_ONE 1024u /* alpha parameters are in 1/1024 units: 1024 == 1.0 */
 
 /*
  * The parameter table.
  * X(name, unit, min, max, unified, paper, mlx5-cx5, hpcc-ns3, shared-port, meaning)
  *
- * Units: "us" microseconds, "Mb/s" megabit per second, "B" bytes, "1/1024" fixed point with
- * 1024 == 1.0, "%" percent, "log2" a shift count, "bool" 0/1, "n" a count, "a|b|c" an enum whose
- * values may also be given by name. Where a profile column deviates from its source, docs/cc.md
- * says why.
+ * Units: "us" microseconds, "ns" nanoseconds, "Mb/s" megabit per second, "B" bytes, "1/1024"
+ * fixed point with 1024 == 1.0, "bits" a count of fraction bits, "%" percent, "log2" a shift
+ * count, "bool" 0/1, "n" a count, "a|b|c" an enum whose values may also be given by name. Where a
+ * profile column deviates from its source, docs/cc.md says why.
  */
 #define DCQCN_PARAM_TABLE(X)                                                                       \
 	X(rp_scope, "qp|dst|port", 0, 2, 0, 0, 0, 0, 2,                                            \
 	  "flows sharing one RP state: 0 per QP, 1 per destination, 2 per port")                   \
-	X(rp_time_reset, "us", 0, 10000000, 300, 55, 300, 300, 300,                                \
+	X(rp_time_reset, "us", 0, 10000000, 55, 55, 300, 300, 300,                                 \
 	  "rate-increase timer period after a cut (0 = timer off) [DCQCN T]")                      \
-	X(rp_byte_reset, "B", 0, 4000000000u, 2097152, 10000000, 2097088, 0, 2097088,              \
+	X(rp_byte_reset, "B", 0, 4000000000u, 0, 10000000, 2097088, 0, 2097088,                    \
 	  "bytes sent between byte-counter increase events (0 = counter off) [DCQCN B]")           \
 	X(rp_threshold, "n", 0, 255, 5, 5, 1, 1, 1,                                                \
 	  "F: increase events per counter spent in fast recovery before additive/hyper")           \
-	X(rp_ai_rate, "Mb/s", 0, 1000000, 20, 40, 5, 20, 5, "additive increase step of RT [R_AI]") \
+	X(rp_ai_rate, "Mb/s", 0, 1000000, 40, 40, 5, 20, 5, "additive increase step of RT [R_AI]") \
 	X(rp_hai_rate, "Mb/s", 0, 1000000, 200, 200, 50, 200, 50,                                  \
 	  "hyper increase step of RT [R_HAI]")                                                     \
-	X(rp_hai_scale, "bool", 0, 1, 0, 1, 0, 0, 0,                                               \
-	  "1: hyper step is i*R_HAI, i = min(T, BC) - F (paper); 0: fixed R_HAI")                  \
+	X(rp_hai_scale, "fixed|min-f|min-f+1", 0, 2, 0, 2, 0, 0, 0,                                \
+	  "hyper step i*R_HAI: 0 i = 1; 1 i = min(T, BC) - F; 2 i = min(T, BC) - F + 1 (paper)")   \
 	X(rp_min_rate, "Mb/s", 1, 4000000, 10, 10, 1, 1000, 1, "rate floor of RC")                 \
 	X(rp_max_rate, "Mb/s", 0, 4000000, 0, 0, 0, 0, 0, "rate ceiling (0 = line rate)")          \
 	X(rp_min_dec_fac, "%", 1, 100, 50, 50, 50, 50, 50,                                         \
@@ -85,6 +85,12 @@ enum dcqcn_scope {
 	  "alpha set at the first CNP")                                                            \
 	X(rp_dce_tcp_g, "1/1024", 0, 1024, 1020, 1020, 1019, 1020, 1019,                           \
 	  "G: alpha = G*alpha/1024 (+ 1024-G on congestion); 1020 = paper g of 1/256")             \
+	X(rp_alpha_bits, "bits", 10, 48, 48, 48, 10, 48, 10,                                       \
+	  "fraction bits of alpha: 10 = 1/1024 units (mlx5), 48 = as exact as a real")             \
+	X(rp_alpha_round, "down|nearest", 0, 1, 1, 1, 0, 1, 0,                                     \
+	  "rounding of each alpha update: 0 down (reaches 0 in quiet), 1 to nearest")              \
+	X(rp_alpha_grid, "bool", 0, 1, 0, 0, 0, 1, 0,                                              \
+	  "sampled alpha restarts on the first CNP's grid (k periods after it), not CNP + period") \
 	X(rp_dce_tcp_rtt, "us", 1, 10000000, 55, 55, 1, 1, 1,                                      \
 	  "alpha update period (sampled mode) or alpha decay time K (on-CNP mode)")                \
 	X(rp_alpha_on_cnp, "bool", 0, 1, 0, 1, 0, 0, 0,                                            \
@@ -93,7 +99,11 @@ enum dcqcn_scope {
 	  "at most one cut per period; CNPs inside fold into one (0 = every CNP cuts)")            \
 	X(rp_rate_reduce_immediate, "bool", 0, 1, 1, 1, 0, 0, 0,                                   \
 	  "1: a CNP outside a monitor period cuts at once; 0: the cut waits for the period end")   \
-	X(rp_clamp_tgt_rate, "bool", 0, 1, 0, 1, 0, 0, 0, "on every cut set RT = RC")              \
+	X(rp_rate_reduce_grid, "bool", 0, 1, 0, 0, 0, 1, 0,                                        \
+	  "monitor periods on a fixed grid from the first CNP; 0: a period opens at the CNP")      \
+	X(rp_rate_reduce_offset, "ns", 0, 1000000, 0, 0, 0, 1, 0,                                  \
+	  "grid mode: the grid starts this long after the first CNP (ns-3: 1 ns)")                 \
+	X(rp_clamp_tgt_rate, "bool", 0, 1, 1, 1, 0, 0, 0, "on every cut set RT = RC")              \
 	X(rp_clamp_tgt_rate_ati, "bool", 0, 1, 1, 1, 1, 1, 1,                                      \
 	  "also set RT = RC if a timer increase happened since the last cut")                      \
 	X(np_min_time_between_cnps, "us", 0, 10000000, 50, 50, 4, 0, 4,                            \

@@ -142,7 +142,9 @@ static enum comp_state check_ack(struct comp_ctx *c)
 	uint8_t syn = p->aeth.syndrome;
 
 	if (p->op->flags & RFW_OPF_READ) {
-		if (w->wr.opcode != RFW_WR_RDMA_READ) {
+		/* FIRST/LAST/ONLY carry an AETH, which must say ACK (IBA 9.7.5.2): else no data. */
+		if (w->wr.opcode != RFW_WR_RDMA_READ ||
+		    ((p->op->hdrs & RFW_HDR_AETH) && rfw_aeth_syndrome_type(syn) != RFW_AETH_ACK)) {
 			rfw_cnt(qp, RFW_CNT_rx_bad_response);
 			return COMPST_EXIT;
 		}
@@ -190,11 +192,14 @@ static enum comp_state check_ack(struct comp_ctx *c)
 			rfw_cnt(qp, RFW_CNT_req_remote_access_errors);
 			c->status = RFW_WC_REM_ACCESS_ERR;
 			return COMPST_ERROR;
-		case RFW_NAK_REMOTE_OP_ERR:
+		default:
+			/*
+			 * Remote operational error, and any reserved NAK code (as rxe): a NAK we
+			 * cannot act on must still end the WQE, not be dropped until the retries
+			 * run out as RETRY_EXC_ERR.
+			 */
 			c->status = RFW_WC_REM_OP_ERR;
 			return COMPST_ERROR;
-		default:
-			break;
 		}
 		break;
 	default:
@@ -219,6 +224,11 @@ static enum comp_state do_read(struct comp_ctx *c)
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return COMPST_EXIT;
 	}
+	/* The local MR is looked up again for every copy (it may have gone, IBA 10.6). */
+	if (want && rfw_sge_check(qp, w->sge, w->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		c->status = RFW_WC_LOC_PROT_ERR;
+		return COMPST_ERROR;
+	}
 	if (want)
 		rfw_sge_copy_in(w->sge, w->wr.num_sge, off, p->payload, want);
 	qp->comp.psn = rfw_psn_add(p->bth.psn, 1);
@@ -230,6 +240,10 @@ static enum comp_state do_atomic(struct comp_ctx *c)
 	uint64_t v = c->pkt->atomic_orig;
 	uint8_t b[8];
 
+	if (rfw_sge_check(c->qp, c->wqe->sge, c->wqe->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		c->status = RFW_WC_LOC_PROT_ERR; /* the local MR has gone (IBA 10.6) */
+		return COMPST_ERROR;
+	}
 	/* The original value lands in the local buffer in host order, as on a real HCA. */
 	memcpy(b, &v, sizeof(b));
 	rfw_sge_copy_in(c->wqe->sge, c->wqe->wr.num_sge, 0, b, sizeof(b));
@@ -253,8 +267,14 @@ static enum comp_state comp_wqe(struct comp_ctx *c)
 		qp->comp.psn = next;
 	rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
 	progress(qp);
+	/*
+	 * WQEs behind it already done locally (LOCAL_INV, a bad L_Key) retire now, in order: an
+	 * error one takes the QP to ERR (IBA 10.8.3.3). Nothing else would retire them if no
+	 * other response is coming (rxe's completer does the same on every run).
+	 */
+	rfw_comp_drain(qp);
 	/* A coalesced ACK or a NAK may cover more: go on while it reaches further. */
-	if (rfw_psn_cmp(c->pkt->bth.psn, qp->comp.psn) < 0)
+	if (qp->state == RFW_QPS_ERR || rfw_psn_cmp(c->pkt->bth.psn, qp->comp.psn) < 0)
 		return COMPST_EXIT;
 	return COMPST_GET_WQE;
 }

@@ -30,7 +30,8 @@ int rfw_dealloc_pd(struct rfw_pd *pd)
 	return 0;
 }
 
-struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned access)
+static struct rfw_mr *reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned access,
+                             bool fast_reg)
 {
 	struct rfw_dev *dev;
 	struct rfw_mr *mr;
@@ -66,9 +67,20 @@ struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned
 	mr->access = access;
 	mr->key = (i << 8) | dev->mr_gen;
 	mr->valid = true;
+	mr->fast_reg = fast_reg;
 	dev->mrs[i] = mr;
 	pd->users++;
 	return mr;
+}
+
+struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned access)
+{
+	return reg_mr(pd, addr, length, access, false);
+}
+
+struct rfw_mr *rfw_reg_mr_fr(struct rfw_pd *pd, void *addr, size_t length, unsigned access)
+{
+	return reg_mr(pd, addr, length, access, true);
 }
 
 int rfw_dereg_mr(struct rfw_mr *mr)
@@ -103,6 +115,17 @@ struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
 		return NULL;
 	mr = dev->mrs[i];
 	return (mr && mr->key == key) ? mr : NULL;
+}
+
+/*
+ * IBA 10.6: LOCAL_INV and SEND with Invalidate act on fast-registration MRs of the QP's PD only
+ * (rxe likewise refuses any MR but IB_MR_TYPE_MEM_REG).
+ */
+struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
+{
+	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, key);
+
+	return (mr && mr->pd == qp->pd && mr->fast_reg) ? mr : NULL;
 }
 
 /* Whether [va, va + len) lies inside @mr (no overflow). */

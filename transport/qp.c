@@ -293,6 +293,41 @@ static unsigned required_mask(enum rfw_qp_state cur, enum rfw_qp_state next)
 	return 0;
 }
 
+/*
+ * Attributes a transition may also carry, as ib_modify_qp_is_ok's table for RC (IBA 11.2.5.1:
+ * what is not listed for a transition is an error, so e.g. PATH_MTU or SQ_PSN cannot change in
+ * RTS). The rocefw extension TRANSPORT_MODE goes with RESET->INIT, INIT->INIT and INIT->RTR.
+ */
+static unsigned optional_mask(enum rfw_qp_state cur, enum rfw_qp_state next)
+{
+	const unsigned rts = RFW_QP_ACCESS_FLAGS | RFW_QP_MIN_RNR_TIMER;
+
+	if (next == RFW_QPS_RESET || next == RFW_QPS_ERR)
+		return 0;
+	switch (cur) {
+	case RFW_QPS_RESET:
+		return RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_TRANSPORT_MODE;
+	case RFW_QPS_INIT:
+		if (next == RFW_QPS_INIT)
+			return RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_ACCESS_FLAGS |
+			       RFW_QP_TRANSPORT_MODE;
+		return RFW_QP_ACCESS_FLAGS | RFW_QP_PKEY_INDEX | RFW_QP_TRANSPORT_MODE;
+	case RFW_QPS_RTR:
+	case RFW_QPS_SQE:
+		return rts;
+	case RFW_QPS_RTS:
+		return next == RFW_QPS_RTS ? rts : 0;
+	case RFW_QPS_SQD:
+		if (next == RFW_QPS_RTS)
+			return rts;
+		return rts | RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_AV | RFW_QP_MAX_QP_RD_ATOMIC |
+		       RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
+		       RFW_QP_RNR_RETRY;
+	default:
+		return 0;
+	}
+}
+
 static bool transition_ok(enum rfw_qp_state cur, enum rfw_qp_state next)
 {
 	if (next == RFW_QPS_RESET || next == RFW_QPS_ERR)
@@ -315,19 +350,21 @@ static bool transition_ok(enum rfw_qp_state cur, enum rfw_qp_state next)
 	}
 }
 
-int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
+/* The transition and its attributes, as ib_modify_qp_is_ok; values range-checked. */
+static int modify_check(const struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask,
+                        enum rfw_qp_state *nextp)
 {
-	enum rfw_qp_state next = qp->state;
+	/* No state bit: the QP stays in its state, a cur -> cur transition (as ibverbs). */
+	enum rfw_qp_state next = (mask & RFW_QP_STATE) ? a->qp_state : qp->state;
+	unsigned req;
 
-	if (qp == NULL || a == NULL)
+	if ((unsigned)next >= RFW_QPS__COUNT || !transition_ok(qp->state, next))
 		return -EINVAL;
-	if (mask & RFW_QP_STATE) {
-		next = a->qp_state;
-		if ((unsigned)next >= RFW_QPS__COUNT || !transition_ok(qp->state, next))
-			return -EINVAL;
-		if ((mask & required_mask(qp->state, next)) != required_mask(qp->state, next))
-			return -EINVAL;
-	}
+	req = required_mask(qp->state, next);
+	if ((mask & req) != req ||
+	    (mask & ~(RFW_QP_STATE | req | optional_mask(qp->state, next))) != 0)
+		return -EINVAL;
+	*nextp = next;
 	if ((mask & RFW_QP_PATH_MTU) && rfw_mtu_to_bytes(a->path_mtu) == 0)
 		return -EINVAL;
 	if ((mask & RFW_QP_RETRY_CNT) && a->retry_cnt > 7)
@@ -344,16 +381,27 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 		return -EINVAL;
 	if ((mask & RFW_QP_DEST_QPN) && a->dest_qp_num > RFW_QPN_MASK)
 		return -EINVAL;
-	if (mask & RFW_QP_TRANSPORT_MODE) {
-		/* Only before the QP talks: RESET->INIT or INIT->RTR (or while in RESET/INIT). */
-		if (qp->state != RFW_QPS_RESET && qp->state != RFW_QPS_INIT)
-			return -EINVAL;
-		if (a->transport_mode != RFW_TRANSPORT_GBN && a->transport_mode != RFW_TRANSPORT_SR)
-			return -EINVAL;
-		/* SR state is allocated here, never on the packet path (transport-sr.md). */
-		if (a->transport_mode == RFW_TRANSPORT_SR && rfw_sr_setup(qp))
-			return -ENOMEM;
-	}
+	/* TRANSPORT_MODE only before the QP talks: RESET->INIT, INIT->INIT, INIT->RTR. */
+	if ((mask & RFW_QP_TRANSPORT_MODE) && a->transport_mode != RFW_TRANSPORT_GBN &&
+	    a->transport_mode != RFW_TRANSPORT_SR)
+		return -EINVAL;
+	return 0;
+}
+
+int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
+{
+	enum rfw_qp_state next;
+	int rc;
+
+	if (qp == NULL || a == NULL)
+		return -EINVAL;
+	rc = modify_check(qp, a, mask, &next);
+	if (rc)
+		return rc;
+	/* SR state is allocated here, never on the packet path (transport-sr.md). */
+	if ((mask & RFW_QP_TRANSPORT_MODE) && a->transport_mode == RFW_TRANSPORT_SR &&
+	    rfw_sr_setup(qp))
+		return -ENOMEM;
 
 	if (mask & RFW_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = a->qp_access_flags;
@@ -380,11 +428,12 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 	if (mask & RFW_QP_RQ_PSN) {
 		qp->attr.rq_psn = a->rq_psn & RFW_PSN_MASK;
 		qp->resp.psn = qp->attr.rq_psn;
+		qp->resp.ack_psn = qp->attr.rq_psn;
 	}
 	if (mask & RFW_QP_MAX_QP_RD_ATOMIC)
 		qp->attr.max_rd_atomic = a->max_rd_atomic ? a->max_rd_atomic : 1;
 	if (mask & RFW_QP_MAX_DEST_RD_ATOMIC)
-		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic ? a->max_dest_rd_atomic : 1;
+		qp->attr.max_dest_rd_atomic = a->max_dest_rd_atomic; /* 0: no READ/atomic */
 	if (mask & RFW_QP_MIN_RNR_TIMER)
 		qp->attr.min_rnr_timer = a->min_rnr_timer;
 	if (mask & RFW_QP_SQ_PSN) {
@@ -504,7 +553,7 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 			w->sge[0].lkey = 0;
 			w->wr.num_sge = 1;
 			w->checked = true;
-		} else {
+		} else if (wr->num_sge) { /* LOCAL_INV may pass no list at all */
 			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 		}
 		qp->sq_prod++;

@@ -22,14 +22,38 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp)
 	return n;
 }
 
-/* The WQE at req.idx if the requester may send (part of) it now, else NULL. */
-static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
+/*
+ * The first WQE from req.idx not yet executed: a go-back-N rewind (rfw_req_rewind) leaves
+ * behind it the local operations already executed, which are not executed again and must not
+ * stop the resending of the WQEs after them (IBA 10.8.3.3: a WR executes once).
+ */
+static uint32_t first_unexecuted(const struct rfw_qp *qp)
+{
+	uint32_t i = qp->req.idx;
+
+	while (i != qp->sq_prod) {
+		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+
+		if (!rfw_wqe_is_local(w) || w->state != SWQE_DONE || w->status != RFW_WC_SUCCESS)
+			break;
+		i++;
+	}
+	return i;
+}
+
+/*
+ * The WQE the requester may send (part of) now, else NULL; its SQ index in @idxp (req.idx,
+ * or past executed local WQEs).
+ */
+static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 {
 	struct rfw_swqe *w;
+	uint32_t idx = first_unexecuted(qp);
 
-	if (!rfw_qp_sq_active(qp) || qp->req.rnr_wait || qp->req.idx == qp->sq_prod)
+	if (!rfw_qp_sq_active(qp) || qp->req.rnr_wait || idx == qp->sq_prod)
 		return NULL;
-	w = &qp->sq[qp->req.idx % qp->sq_size];
+	*idxp = idx;
+	w = &qp->sq[idx % qp->sq_size];
 	if (w->state == SWQE_DONE)
 		return NULL; /* an error WQE: the completer takes the QP to ERR */
 	/* SQD (IBA 10.3.1): finish the message in progress, start no new one. */
@@ -52,8 +76,9 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp)
 		 */
 		return NULL;
 	}
-	if (qp->req.off == 0 && !rfw_wqe_is_local(w)) {
-		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations. */
+	if (qp->req.off == 0) {
+		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations; a LOCAL_INV
+		   too, or it could invalidate an MR a READ response is still written into. */
 		if ((w->wr.send_flags & RFW_SEND_FENCE) && rd_atomic_in_flight(qp))
 			return NULL;
 		/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5). */
@@ -69,7 +94,9 @@ bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 	if (qp->sr && (qp->sr->rtx_active || qp->sr->probe) && !qp->req.rnr_wait &&
 	    rfw_qp_sq_active(qp))
 		return true;
-	return next_wqe(qp) != NULL;
+	uint32_t idx;
+
+	return next_wqe(qp, &idx) != NULL;
 }
 
 void rfw_req_arm_timer(struct rfw_qp *qp)
@@ -181,9 +208,9 @@ static void req_local_error(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_s
 /* LOCAL_INV executes when the requester reaches it (IBA 10.6.5). */
 static void req_local_op(struct rfw_qp *qp, struct rfw_swqe *w)
 {
-	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, w->wr.invalidate_rkey);
+	struct rfw_mr *mr = rfw_mr_invalidatable(qp, w->wr.invalidate_rkey);
 
-	if (mr == NULL || mr->pd != qp->pd) {
+	if (mr == NULL) { /* not ours, or not a fast-registration MR (IBA 10.6) */
 		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -263,6 +290,11 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	sr_data = qp->sr && rfw_wqe_is_send_write(w);
 	if (sr_data)
 		ext = RFW_SRETH_LEN;
+	/* The local MRs are looked up for every packet, not once: one deregistered or
+	   invalidated since (before a retransmission) is never read (IBA 10.6). */
+	if (paylen && !(w->wr.send_flags & RFW_SEND_INLINE) &&
+	    rfw_sge_check(qp, w->sge, w->wr.num_sge, 0))
+		return -EACCES;
 
 	buf = rfw_tx_begin(qp, &p, opcode, psn, paylen + ext);
 	if (buf == NULL)
@@ -354,6 +386,10 @@ static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, ui
 		off = (uint32_t)rfw_psn_diff(psn, w->first_psn) * seg;
 	}
 	rc = emit(qp, w, psn, off, rd_len, true, &last, &paylen, &np);
+	if (rc == -EACCES) {
+		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
+		return 0;
+	}
 	if (rc < 0)
 		return rc;
 	rfw_sr_sent_rtx(qp, psn, npsn);
@@ -375,9 +411,15 @@ int rfw_req_tx(struct rfw_qp *qp)
 			return req_tx_sr_rtx(qp, w, psn, n);
 	}
 	for (;;) {
-		w = next_wqe(qp);
+		uint32_t idx;
+
+		w = next_wqe(qp, &idx);
 		if (w == NULL)
 			return 0;
+		if (idx != qp->req.idx) {
+			qp->req.idx = idx;
+			qp->req.off = 0;
+		}
 		if (!w->checked) {
 			unsigned acc = rfw_wqe_is_rd_atomic(w) ? RFW_ACCESS_LOCAL_WRITE : 0;
 
@@ -395,6 +437,10 @@ int rfw_req_tx(struct rfw_qp *qp)
 		assign_psns(qp, w);
 
 	rc = emit(qp, w, qp->req.psn, qp->req.off, 0, false, &last, &paylen, &npsn);
+	if (rc == -EACCES) {
+		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
+		return 0;
+	}
 	if (rc < 0)
 		return rc;
 	if (qp->es)

@@ -75,6 +75,7 @@ void rfw_resp_reset(struct rfw_qp *qp)
 	struct rfw_resp *r = &qp->resp;
 
 	r->psn = qp->attr.rq_psn;
+	r->ack_psn = r->psn;
 	r->msn = 0;
 	r->nak_sent = false;
 	r->cls = MSG_NONE;
@@ -85,18 +86,36 @@ void rfw_resp_reset(struct rfw_qp *qp)
 	r->res_next = 0;
 	memset(r->res, 0, r->nres * sizeof(*r->res));
 	r->rsp_prod = r->rsp_cons = 0;
+	r->nak_pending = false;
 	r->cnp_pending = false;
 	r->cnp_ever = false;
 }
 
 /* ---- the response queue ---- */
 
+static bool rsp_full(const struct rfw_resp *r)
+{
+	return r->rsp_prod - r->rsp_cons >= r->nrsp;
+}
+
+/* The pending NAK goes into the ring first, before anything queued after it. */
+static void rsp_flush_nak(struct rfw_resp *r)
+{
+	if (r->nak_pending && !rsp_full(r)) {
+		r->rsp[r->rsp_prod++ % r->nrsp] = r->nak_pend;
+		r->nak_pending = false;
+	}
+}
+
 static struct rfw_rsp *rsp_push(struct rfw_qp *qp)
 {
 	struct rfw_resp *r = &qp->resp;
 
-	if (r->rsp_prod - r->rsp_cons >= r->nrsp)
+	rsp_flush_nak(r);
+	if (r->nak_pending || rsp_full(r)) {
+		rfw_cnt(qp, RFW_CNT_resp_queue_full);
 		return NULL;
+	}
 	return &r->rsp[r->rsp_prod++ % r->nrsp];
 }
 
@@ -109,7 +128,7 @@ static void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
 	struct rfw_resp *r = &qp->resp;
 	struct rfw_rsp *t;
 
-	if (r->rsp_prod != r->rsp_cons) {
+	if (r->rsp_prod != r->rsp_cons && !r->nak_pending) {
 		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
 		if (t->kind == RSP_ACK && t->syndrome == ACK_SYNDROME && syndrome == ACK_SYNDROME) {
 			t->psn = psn;
@@ -117,9 +136,23 @@ static void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
 			return;
 		}
 	}
+	if (syndrome != ACK_SYNDROME) {
+		/*
+		 * Never drop a NAK (IBA 9.7.5.1.2: a sequence NAK is sent once per gap and is what
+		 * makes the requester go back; a fatal one carries the error the requester must
+		 * report). With the ring full it waits in nak_pend; a newer NAK supersedes it.
+		 */
+		rsp_flush_nak(r);
+		if (r->nak_pending || rsp_full(r)) {
+			r->nak_pend = (struct rfw_rsp){
+			    .kind = RSP_ACK, .syndrome = syndrome, .psn = psn, .msn = r->msn};
+			r->nak_pending = true;
+			return;
+		}
+	}
 	t = rsp_push(qp);
 	if (t == NULL)
-		return; /* full: the requester's timer recovers */
+		return; /* full (counted): the requester's retry recovers */
 	*t = (struct rfw_rsp){.kind = RSP_ACK, .syndrome = syndrome, .psn = psn, .msn = r->msn};
 }
 
@@ -128,31 +161,64 @@ static void queue_nak(struct rfw_qp *qp, unsigned code, uint32_t psn)
 	queue_ack(qp, RFW_AETH_SYNDROME(RFW_AETH_NAK, code), psn);
 }
 
-static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len)
+static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len,
+                       bool replay)
+{
+	struct rfw_rsp *t = rsp_push(qp);
+
+	if (t)
+		*t = (struct rfw_rsp){.kind = RSP_READ,
+		                      .psn = psn,
+		                      .va = va,
+		                      .rkey = rkey,
+		                      .left = len,
+		                      .replay = replay};
+}
+
+static void queue_atomic(struct rfw_qp *qp, uint32_t psn, uint64_t orig, uint32_t msn, bool replay)
 {
 	struct rfw_rsp *t = rsp_push(qp);
 
 	if (t)
 		*t = (struct rfw_rsp){
-		    .kind = RSP_READ, .psn = psn, .va = va, .rkey = rkey, .left = len};
+		    .kind = RSP_ATOMIC, .psn = psn, .orig = orig, .msn = msn, .replay = replay};
 }
 
-static void queue_atomic(struct rfw_qp *qp, uint32_t psn, uint64_t orig, uint32_t msn)
+/* The resource the next READ/atomic takes: the oldest of max_dest_rd_atomic (checked > 0). */
+static struct rfw_res *next_res(struct rfw_qp *qp)
 {
-	struct rfw_rsp *t = rsp_push(qp);
-
-	if (t)
-		*t = (struct rfw_rsp){.kind = RSP_ATOMIC, .psn = psn, .orig = orig, .msn = msn};
+	return &qp->resp.res[qp->resp.res_next % qp->attr.max_dest_rd_atomic];
 }
 
 static struct rfw_res *new_res(struct rfw_qp *qp)
 {
-	struct rfw_resp *r = &qp->resp;
-	uint32_t n = qp->attr.max_dest_rd_atomic ? qp->attr.max_dest_rd_atomic : 1;
-	struct rfw_res *res = &r->res[r->res_next % n];
+	struct rfw_res *res = next_res(qp);
 
-	r->res_next = (r->res_next + 1) % n;
+	qp->resp.res_next = (qp->resp.res_next + 1) % qp->attr.max_dest_rd_atomic;
 	return res;
+}
+
+/*
+ * Whether the first answer of @res is still queued, unsent: then the requester has more
+ * READ/atomics outstanding than we granted (it completes one only on its answer, and replays
+ * queue behind the first). A queued replay does not count: it carries its own copy of what it
+ * needs, and the requester may have completed the request from the first answer meanwhile.
+ */
+static bool res_busy(const struct rfw_qp *qp, const struct rfw_res *res)
+{
+	const struct rfw_resp *r = &qp->resp;
+
+	if (res->type == RES_NONE)
+		return false;
+	for (uint32_t i = r->rsp_cons; i != r->rsp_prod; i++) {
+		const struct rfw_rsp *t = &r->rsp[i % r->nrsp];
+
+		if ((t->kind == RSP_READ || t->kind == RSP_ATOMIC) && !t->replay &&
+		    rfw_psn_cmp(t->psn, res->first_psn) >= 0 &&
+		    rfw_psn_cmp(t->psn, res->last_psn) <= 0)
+			return true;
+	}
+	return false;
 }
 
 static struct rfw_res *find_res(struct rfw_qp *qp, uint32_t psn)
@@ -229,6 +295,15 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 	struct rfw_qp *qp = c->qp;
 	struct rfw_resp *r = &qp->resp;
 
+	/*
+	 * READ/atomic need one of the max_dest_rd_atomic responder resources (IBA 9.7.5.1.3): with
+	 * none (0, as rxe's ERR_TOO_MANY_RDMA_ATM_REQ), or with the oldest still answering an
+	 * earlier request (the requester has more outstanding than we granted), the request is
+	 * invalid: never overwrite a resource in use.
+	 */
+	if ((c->flags & (RFW_OPF_READ | RFW_OPF_ATOMIC)) &&
+	    (qp->attr.max_dest_rd_atomic == 0 || res_busy(qp, next_res(qp))))
+		return RESPST_ERR_INVALID_REQUEST;
 	if (needs_rwqe(c->flags) && !r->have_rwqe) {
 		struct rfw_rwqe *w;
 
@@ -240,6 +315,12 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 			return RESPST_ERR_REMOTE_OP;
 		r->have_rwqe = true;
 		r->send_off = 0;
+	} else if ((c->flags & RFW_OPF_SEND) && r->have_rwqe) {
+		/* MIDDLE/LAST: the receive WQE's MRs are looked up again for every packet. */
+		struct rfw_rwqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+
+		if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE))
+			return RESPST_ERR_REMOTE_OP;
 	}
 	return RESPST_CHK_LENGTH;
 }
@@ -255,7 +336,11 @@ static enum resp_state chk_length(struct resp_ctx *c)
 		return RESPST_ERR_INVALID_REQUEST;
 	if ((f & (RFW_OPF_LAST | RFW_OPF_ONLY)) && len > mtu)
 		return RESPST_ERR_INVALID_REQUEST;
-	if ((f & (RFW_OPF_READ | RFW_OPF_ATOMIC)) && c->pkt->reth.dma_len > RFW_MAX_MSG_SIZE)
+	/* Only an ONLY may be empty: a LAST carries 1..PMTU bytes (as rxe's check_length). */
+	if ((f & RFW_OPF_LAST) && len == 0)
+		return RESPST_ERR_INVALID_REQUEST;
+	/* A message is at most 2^31 bytes (IBA 9.4): READ and WRITE alike (RETH DMA length). */
+	if ((c->pkt->op->hdrs & RFW_HDR_RETH) && c->pkt->reth.dma_len > RFW_MAX_MSG_SIZE)
 		return RESPST_ERR_INVALID_REQUEST;
 	return RESPST_CHK_RKEY;
 }
@@ -318,12 +403,9 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 	/* SEND: the message must fit the receive WQE (IBA 9.7.5.1 -> local length error). */
 	if ((uint64_t)r->send_off + p->payload_len > qp->rq[qp->rq_cons % qp->rq_size].length)
 		return RESPST_ERR_LENGTH;
-	if (f & RFW_OPF_INV) {
-		struct rfw_mr *mr = rfw_mr_lookup(qp->dev, p->ieth_rkey);
-
-		if (mr == NULL || mr->pd != qp->pd)
-			return RESPST_ERR_INVALID_REQUEST;
-	}
+	/* IBA 10.6: SEND with Invalidate names a fast-registration MR of our PD. */
+	if ((f & RFW_OPF_INV) && rfw_mr_invalidatable(qp, p->ieth_rkey) == NULL)
+		return RESPST_ERR_INVALID_REQUEST;
 	return RESPST_EXECUTE;
 }
 
@@ -361,6 +443,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		r->cls = end ? MSG_NONE : MSG_WRITE;
 	}
 	r->psn = rfw_psn_add(r->psn, 1);
+	r->ack_psn = r->psn; /* READ and atomic leave it: see duplicate_request */
 	return end ? RESPST_COMPLETE : RESPST_ACKNOWLEDGE;
 }
 
@@ -381,7 +464,7 @@ static enum resp_state read_reply(struct resp_ctx *c)
 	                        .len = p->reth.dma_len};
 	r->msn = (r->msn + 1) & RFW_MSN_MASK;
 	res->msn = r->msn;
-	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len);
+	queue_read(qp, p->bth.psn, p->reth.va, p->reth.rkey, p->reth.dma_len, false);
 	r->psn = rfw_psn_add(r->psn, n);
 	return RESPST_EXIT;
 }
@@ -408,7 +491,7 @@ static enum resp_state atomic_reply(struct resp_ctx *c)
 	                        .last_psn = p->bth.psn,
 	                        .orig = orig,
 	                        .msn = r->msn};
-	queue_atomic(qp, p->bth.psn, orig, r->msn);
+	queue_atomic(qp, p->bth.psn, orig, r->msn, false);
 	r->psn = rfw_psn_add(r->psn, 1);
 	return RESPST_EXIT;
 }
@@ -429,7 +512,7 @@ static enum resp_state complete(struct resp_ctx *c)
 		if (f & RFW_OPF_IMM)
 			wcf |= RFW_WC_WITH_IMM;
 		if (f & RFW_OPF_INV) {
-			struct rfw_mr *mr = rfw_mr_lookup(qp->dev, p->ieth_rkey);
+			struct rfw_mr *mr = rfw_mr_invalidatable(qp, p->ieth_rkey);
 
 			if (mr)
 				mr->valid = false; /* IBA 10.6.5: SEND with Invalidate */
@@ -456,9 +539,11 @@ static enum resp_state acknowledge(struct resp_ctx *c)
 }
 
 /*
- * IBA 9.7.5.1.3: duplicates are not executed again. SEND/WRITE: re-acknowledge up to
- * the last PSN received in order. READ: answered again from the responder resource. Atomic:
- * the cached original value is returned again.
+ * IBA 9.7.5.1.3: duplicates are not executed again. SEND/WRITE: re-acknowledge the last
+ * SEND/WRITE PSN executed (ack_psn - 1), never ePSN - 1: that may be the last PSN of a READ or
+ * an atomic, which only their own responses acknowledge (IBA 9.7.6.1.1), and a requester
+ * (rxe's) would complete it without data. rxe keeps the same separate ack_psn. READ: answered
+ * again from the responder resource. Atomic: the cached original value is returned again.
  */
 static enum resp_state duplicate_request(struct resp_ctx *c)
 {
@@ -469,28 +554,36 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 	if (c->flags & (RFW_OPF_SEND | RFW_OPF_WRITE)) {
 		rfw_cnt(qp, RFW_CNT_spurious_retransmissions);
 		if (p->bth.ackreq)
-			queue_ack(qp, ACK_SYNDROME, rfw_psn_add(qp->resp.psn, RFW_PSN_MASK));
+			queue_ack(qp, ACK_SYNDROME, rfw_psn_add(qp->resp.ack_psn, RFW_PSN_MASK));
 		return RESPST_EXIT;
 	}
 	res = find_res(qp, p->bth.psn);
 	if (c->flags & RFW_OPF_READ) {
 		uint32_t off;
 
-		if (res == NULL || res->type != RES_READ)
-			return RESPST_EXIT; /* too old to replay: dropped */
-		off = (uint32_t)rfw_psn_diff(p->bth.psn, res->first_psn) * qp->mtu;
-		if (off > res->len)
+		/* Its resource reused (a stale duplicate, IBA 9.7.5.1.3 class D): dropped. */
+		if (res == NULL || res->type != RES_READ) {
+			rfw_cnt(qp, RFW_CNT_dup_no_resource);
 			return RESPST_EXIT;
+		}
+		off = (uint32_t)rfw_psn_diff(p->bth.psn, res->first_psn) * qp->mtu;
+		if (off > res->len) {
+			rfw_cnt(qp, RFW_CNT_dup_no_resource);
+			return RESPST_EXIT;
+		}
 		rfw_cnt(qp, RFW_CNT_read_replays);
 		/* SR asks again for a missing run only: answer that much (transport-sr.md). */
 		queue_read(qp, p->bth.psn, res->va + off, res->rkey,
 		           qp->sr && p->reth.dma_len < res->len - off ? p->reth.dma_len
-		                                                      : res->len - off);
+		                                                      : res->len - off,
+		           true);
 		return RESPST_EXIT;
 	}
 	if (res && res->type == RES_ATOMIC && res->first_psn == p->bth.psn) {
 		rfw_cnt(qp, RFW_CNT_atomic_replays);
-		queue_atomic(qp, p->bth.psn, res->orig, res->msn);
+		queue_atomic(qp, p->bth.psn, res->orig, res->msn, true);
+	} else {
+		rfw_cnt(qp, RFW_CNT_dup_no_resource); /* never executed again: dropped */
 	}
 	return RESPST_EXIT;
 }
@@ -621,7 +714,7 @@ void rfw_resp_queue_sr_state(struct rfw_qp *qp)
 	struct rfw_resp *r = &qp->resp;
 	struct rfw_rsp *t;
 
-	if (r->rsp_prod != r->rsp_cons) {
+	if (r->rsp_prod != r->rsp_cons && !r->nak_pending) {
 		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
 		if (t->kind == RSP_SR_STATE) {
 			t->psn = r->psn;
@@ -637,7 +730,8 @@ void rfw_resp_queue_sr_state(struct rfw_qp *qp)
 
 bool rfw_resp_has_work(const struct rfw_qp *qp)
 {
-	return qp->resp.cnp_pending || qp->resp.rsp_prod != qp->resp.rsp_cons;
+	return qp->resp.cnp_pending || qp->resp.rsp_prod != qp->resp.rsp_cons ||
+	       qp->resp.nak_pending;
 }
 
 /* Annex A17.9.3: CNP = BTH (opcode 0x81, BECN set, the sender's QP) + 16 reserved bytes. */
@@ -664,10 +758,20 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	struct rfw_ib_pkt p;
 	uint8_t *buf;
 
-	/* The MR may have gone since the request was checked: answer with a NAK then. */
+	/*
+	 * The MR may have gone since the request was checked: a NAK remote access error takes
+	 * the place of this response packet, at its PSN, with our MSN (IBA 9.7.5.2), and the
+	 * QP takes the class C error path (IBA 9.9.3.1): ERR now, so no later request is
+	 * processed, and nothing queued behind the NAK is sent after it.
+	 */
 	if (len && rfw_mr_check_remote(qp, t->rkey, t->va, len, RFW_ACCESS_REMOTE_READ) == NULL) {
 		t->kind = RSP_ACK;
 		t->syndrome = RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_REMOTE_ACCESS_ERR);
+		t->msn = qp->resp.msn;
+		qp->resp.rsp_prod = qp->resp.rsp_cons + 1;
+		qp->resp.nak_pending = false;
+		rfw_cnt(qp, RFW_CNT_resp_remote_access_errors);
+		rfw_qp_error(qp);
 		return 0;
 	}
 	if (!t->started)
@@ -700,6 +804,7 @@ int rfw_resp_tx(struct rfw_qp *qp)
 
 	if (r->cnp_pending)
 		return send_cnp(qp);
+	rsp_flush_nak(r);
 	if (r->rsp_cons == r->rsp_prod)
 		return 0;
 	t = &r->rsp[r->rsp_cons % r->nrsp];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The congestion-control seam of a QP (DESIGN.md "Congestion signals"). Transport calls these
+ * The congestion-control seam of a QP (docs/design.md "The seams"). Transport calls these
  * hooks; cc/ (DCQCN) implements them later. Every hook is optional.
  *
  *   on_tx      every data-carrying packet the requester or responder sends (bytes = IB part)

@@ -26,6 +26,12 @@ extern "C" {
 	X(nak_seq_err_sent, 0, "PSN sequence error NAKs sent")                                     \
 	X(read_replays, 0, "duplicate READs answered again from a resource")                       \
 	X(atomic_replays, 0, "duplicate atomics answered from the cached result")                  \
+	X(dup_no_resource, 0,                                                                      \
+	  "duplicate READ/atomic requests dropped: their responder resource was reused (a stale "  \
+	  "duplicate, or a requester beyond max_dest_rd_atomic)")                                  \
+	X(resp_queue_full, 0,                                                                      \
+	  "ACKs and READ/atomic responses not queued, the response ring being full (the "          \
+	  "requester's retry recovers; NAKs are never dropped)")                                   \
 	/* requester / completer (mlx5 names) */                                                   \
 	X(packet_seq_err, 1, "NAK sequence error packets received")                                \
 	X(implied_nak_seq_err, 1,                                                                  \

@@ -35,8 +35,9 @@ struct rfw_mr {
 	uint8_t *addr;
 	uint64_t length;
 	unsigned access;
-	uint32_t key; /* lkey == rkey */
-	bool valid;   /* false once invalidated (LOCAL_INV, SEND_WITH_INV) */
+	uint32_t key;  /* lkey == rkey */
+	bool valid;    /* false once invalidated (LOCAL_INV, SEND_WITH_INV) */
+	bool fast_reg; /* rfw_reg_mr_fr: the only kind that may be invalidated (IBA 10.6) */
 };
 
 struct rfw_cq {
@@ -100,6 +101,7 @@ struct rfw_rsp {
 	uint32_t rkey;
 	uint32_t left;
 	bool started;
+	bool replay; /* READ/atomic: an answer to a duplicate (not the resource's first) */
 	uint64_t orig;
 };
 
@@ -175,7 +177,8 @@ struct rfw_comp {
 };
 
 struct rfw_resp {
-	uint32_t psn; /* expected PSN (ePSN) */
+	uint32_t psn;     /* expected PSN (ePSN) */
+	uint32_t ack_psn; /* one past the last SEND/WRITE packet executed: duplicates re-ACK it */
 	uint32_t msn;
 	bool nak_sent; /* a PSN sequence NAK is outstanding (IBA 9.7.5.1.2) */
 	uint8_t cls;   /* enum rfw_msg_class of the message in progress */
@@ -191,6 +194,10 @@ struct rfw_resp {
 	uint32_t nres, res_next;
 	struct rfw_rsp *rsp;
 	uint32_t nrsp, rsp_prod, rsp_cons;
+	/* A NAK the full ring could not take: queued first as soon as there is room, replaced by
+	   a newer NAK meanwhile (which supersedes it). NAKs are never dropped. */
+	struct rfw_rsp nak_pend;
+	bool nak_pending;
 	/* notification point */
 	bool cnp_pending;
 	bool cnp_ever;
@@ -344,6 +351,8 @@ void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now);
 
 /* mr.c */
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key);
+/* The MR @key names if LOCAL_INV / SEND with Invalidate on @qp may invalidate it, else NULL. */
+struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key);
 /* The MR @rkey names, if [va, va + len) is inside it and @access is granted; NULL else. */
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access);

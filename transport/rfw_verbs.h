@@ -4,7 +4,7 @@
  *
  * A user of libibverbs recognises the objects (device, PD, MR, CQ, QP), the work requests
  * (rfw_send_wr / rfw_recv_wr), the completions (rfw_wc) and the QP state machine. What is
- * different is the host seam (DESIGN.md "The seams"): transport never reads a clock, never
+ * different is the host seam (docs/design.md "The seams"): transport never reads a clock, never
  * does I/O and never allocates on the packet path.
  *
  *   - time:        every entry point that can change protocol state takes uint64_t now_ns;
@@ -144,6 +144,13 @@ int rfw_dealloc_pd(struct rfw_pd *pd);
 
 /* Register [addr, addr + length): the I/O virtual address is the pointer value, as in ibv. */
 struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned access);
+/*
+ * As rfw_reg_mr, for an MR that LOCAL_INV and SEND with Invalidate may invalidate: IBA 10.6
+ * lets them invalidate fast-registration MRs only (and type 2 memory windows, not
+ * implemented), never an MR from rfw_reg_mr. rocefw has no Fast Register work request: the MR
+ * is valid at once, and once invalidated stays invalid until deregistered.
+ */
+struct rfw_mr *rfw_reg_mr_fr(struct rfw_pd *pd, void *addr, size_t length, unsigned access);
 int rfw_dereg_mr(struct rfw_mr *mr);
 uint32_t rfw_mr_lkey(const struct rfw_mr *mr);
 uint32_t rfw_mr_rkey(const struct rfw_mr *mr);

@@ -167,7 +167,7 @@ static void sr_advance(struct rfw_qp *qp)
 				if (s->flags & SR_SLOT_IMM)
 					wcf |= RFW_WC_WITH_IMM;
 				if (s->flags & SR_SLOT_INV) {
-					struct rfw_mr *mr = rfw_mr_lookup(qp->dev, s->inv_rkey);
+					struct rfw_mr *mr = rfw_mr_invalidatable(qp, s->inv_rkey);
 
 					if (mr)
 						mr->valid = false; /* IBA 10.6.5 */
@@ -281,9 +281,8 @@ static void sr_place(struct rfw_qp *qp, const struct rfw_ib_pkt *p, int32_t d)
 			return;
 		}
 		if ((f & RFW_OPF_INV) && end) {
-			struct rfw_mr *mr = rfw_mr_lookup(qp->dev, p->ieth_rkey);
-
-			if (mr == NULL || mr->pd != qp->pd) {
+			/* IBA 10.6: a fast-registration MR of our PD only */
+			if (rfw_mr_invalidatable(qp, p->ieth_rkey) == NULL) {
 				sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
 				return;
 			}
@@ -658,6 +657,14 @@ static void sr_error(struct rfw_qp *qp, enum rfw_wc_status st)
 	rfw_qp_error(qp);
 }
 
+/* A response for @w whose local MR has gone (IBA 10.6): @w ends in error, in order. */
+static void sr_local_mr_gone(struct rfw_qp *qp, struct rfw_swqe *w)
+{
+	w->state = SWQE_DONE;
+	w->status = RFW_WC_LOC_PROT_ERR;
+	rfw_comp_drain(qp);
+}
+
 static void sr_apply_sack(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 {
 	uint32_t base = rfw_psn_add(p->bth.psn, 1);
@@ -738,8 +745,8 @@ static void sr_ack(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	case RFW_NAK_REMOTE_OP_ERR:
 		sr_error(qp, RFW_WC_REM_OP_ERR);
 		return;
-	default:
-		rfw_cnt(qp, RFW_CNT_rx_bad_response);
+	default: /* reserved codes too, as rxe (issue 13.11): never left to RETRY_EXC_ERR */
+		sr_error(qp, RFW_WC_REM_OP_ERR);
 		return;
 	}
 }
@@ -805,6 +812,10 @@ static void sr_read_resp(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return;
 	}
+	if (want && rfw_sge_check(qp, w->sge, w->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		sr_local_mr_gone(qp, w); /* looked up for every copy (issue 13.12) */
+		return;
+	}
 	if (want)
 		rfw_sge_copy_in(w->sge, w->wr.num_sge, off, p->payload, want);
 	sr_resp_done(qp, psn);
@@ -828,6 +839,10 @@ static void sr_atomic_resp(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 		rfw_cnt(qp, RFW_CNT_rx_bad_response);
 		return;
 	}
+	if (rfw_sge_check(qp, w->sge, w->wr.num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		sr_local_mr_gone(qp, w);
+		return;
+	}
 	memcpy(b, &v, sizeof(b));
 	rfw_sge_copy_in(w->sge, w->wr.num_sge, 0, b, sizeof(b));
 	w->atomic_orig = v;
@@ -848,6 +863,12 @@ void rfw_sr_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	if (qp->comp.idx != qp->sq_prod)
 		w = rfw_sq_at(qp, qp->comp.idx);
 	if (p->op->flags & (RFW_OPF_READ | RFW_OPF_ATOMIC)) {
+		/* A response's AETH must say ACK (IBA 9.7.5.2): else it carries no data. */
+		if ((p->op->hdrs & RFW_HDR_AETH) &&
+		    rfw_aeth_syndrome_type(p->aeth.syndrome) != RFW_AETH_ACK) {
+			rfw_cnt(qp, RFW_CNT_rx_bad_response);
+			return;
+		}
 		if (w == NULL || !w->psn_valid) {
 			rfw_cnt(qp, RFW_CNT_duplicate_response);
 			return;

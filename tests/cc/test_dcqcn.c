@@ -17,9 +17,10 @@
 #include "cc/dcqcn.h"
 
 #define US   1000ull
-#define MBPS 1000ull /* kb/s per Mb/s */
+#define MBPS 1000000ull /* b/s per Mb/s */
 
-/* Build a profile from a built-in one plus "name=value" overrides (NULL-terminated). */
+/* Build a profile from a built-in one plus "name=value[,name=value...]" overrides
+ * (NULL-terminated). */
 static void make_prof(struct dcqcn_prof *prof, enum dcqcn_profile base, uint32_t line_mbps, ...)
 {
 	struct dcqcn_params p;
@@ -30,14 +31,18 @@ static void make_prof(struct dcqcn_prof *prof, enum dcqcn_profile base, uint32_t
 	assert_int_equal(dcqcn_params_init(&p, base), 0);
 	va_start(ap, line_mbps);
 	while ((kv = va_arg(ap, const char *)) != NULL) {
-		char buf[128], *eq;
+		char buf[256], *one, *save = NULL;
 
 		snprintf(buf, sizeof(buf), "%s", kv);
-		eq = strchr(buf, '=');
-		assert_non_null(eq);
-		*eq = '\0';
-		if (dcqcn_param_set_msg(&p, buf, eq + 1, msg, sizeof(msg)) != 0)
-			fail_msg("set %s: %s", kv, msg);
+		for (one = strtok_r(buf, ",", &save); one != NULL;
+		     one = strtok_r(NULL, ",", &save)) {
+			char *eq = strchr(one, '=');
+
+			assert_non_null(eq);
+			*eq = '\0';
+			if (dcqcn_param_set_msg(&p, one, eq + 1, msg, sizeof(msg)) != 0)
+				fail_msg("set %s: %s", kv, msg);
+		}
 	}
 	va_end(ap);
 	if (dcqcn_prof_config(prof, &p, line_mbps, msg, sizeof(msg)) != 0)
@@ -48,6 +53,12 @@ static void make_prof(struct dcqcn_prof *prof, enum dcqcn_profile base, uint32_t
 static uint32_t paper_alpha(uint32_t a, int congested)
 {
 	return a * 1020 / 1024 + (congested ? 4 : 0);
+}
+
+/* The same with 48 fraction bits rounded to nearest (rp_alpha_bits 48, rp_alpha_round 1). */
+static uint64_t real_alpha(uint64_t a, int congested)
+{
+	return (a * 1020 + 512) / 1024 + (congested ? 4ull << 38 : 0);
 }
 
 /* ---- profiles and parameters ---- */
@@ -222,7 +233,7 @@ static void test_paper_first_cnp_at_line_rate(void **state)
 	(void)state;
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, NULL);
 	dcqcn_rp_init(&rp, &prof);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line);
 	assert_int_equal(dcqcn_rp_next_deadline(&rp), DCQCN_NEVER);
 	assert_int_equal(rp.state, DCQCN_RP_IDLE);
 
@@ -231,9 +242,9 @@ static void test_paper_first_cnp_at_line_rate(void **state)
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_byte_events], 0);
 
 	dcqcn_rp_on_cnp(&rp, 1000);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line - line * 1024 / 2048);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line - line * 1024 / 2048);
 	assert_int_equal(dcqcn_rp_rate_mbps(&rp), 20000);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), line);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), line);
 	assert_int_equal(dcqcn_rp_alpha(&rp), 1024);
 	assert_int_equal(rp.state, DCQCN_RP_FAST_RECOVERY);
 	/* Both the alpha timer K and the increase timer T are 55 us after the CNP. */
@@ -252,11 +263,14 @@ static void test_paper_alpha_decay_over_silence(void **state)
 	uint32_t a = 1024;
 
 	(void)state;
-	/* Increase timer off so that RC stays put and only alpha moves. */
-	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_time_reset=0", NULL);
+	/* Increase timer off so that RC stays put and only alpha moves. The 10-bit machine
+	 * (mlx5's alpha), rounding down; the paper's real-valued alpha is checked against the
+	 * oracle in tests/cc/ref_compare.py. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_time_reset=0", "rp_alpha_bits=10",
+	          "rp_alpha_round=down", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 
 	for (int k = 1; k <= 10; k++) {
 		a = paper_alpha(a, 0);
@@ -273,15 +287,16 @@ static void test_paper_alpha_decay_over_silence(void **state)
 	/* A CNP 1 ns later: cut with the decayed alpha, RT = RC (paper clamps), then alpha rises.
 	 */
 	dcqcn_rp_on_cnp(&rp, 10 * 55 * US + 1);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rc);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc - (rc * a >> 11));
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc - (rc * a >> 11));
 	assert_int_equal(dcqcn_rp_alpha(&rp), paper_alpha(a, 1));
 	/* The decay timer restarts at the CNP. */
 	assert_int_equal(dcqcn_rp_next_deadline(&rp), 10 * 55 * US + 1 + 55 * US);
 }
 
 /* Five timer events: fast recovery, then additive, then hyper (timer-only machine, F = 2,
- * i * R_HAI as the paper). rp_rate_to_set_on_first_cnp keeps RT below the line rate. */
+ * i * R_HAI with i = min(T, BC) - F, rp_hai_scale 1). rp_rate_to_set_on_first_cnp keeps RT
+ * below the line rate. */
 static void test_paper_five_timer_events(void **state)
 {
 	struct dcqcn_prof prof;
@@ -291,44 +306,44 @@ static void test_paper_five_timer_events(void **state)
 
 	(void)state;
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_threshold=2", "rp_byte_reset=0",
-	          "rp_rate_to_set_on_first_cnp=10000", NULL);
+	          "rp_rate_to_set_on_first_cnp=10000", "rp_hai_scale=min-f", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
 	rt = 10000 * MBPS;
 	rc = rt / 2;
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rt);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rt);
 
 	/* event 1, 2: T = 0, 1 < F: fast recovery, RC = (RT + RC) / 2 */
 	rc = (rt + rc) / 2; /* 7.5 Gb/s */
 	dcqcn_rp_on_timer(&rp, 55 * US);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	assert_int_equal(rp.state, DCQCN_RP_FAST_RECOVERY);
 	rc = (rt + rc) / 2; /* 8.75 Gb/s */
 	dcqcn_rp_on_timer(&rp, 110 * US);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	assert_int_equal(rp.t_stage, 2);
 	/* event 3: T = F: additive, RT += R_AI */
 	rt += ai;
 	rc = (rt + rc) / 2;
 	dcqcn_rp_on_timer(&rp, 165 * US);
 	assert_int_equal(rp.state, DCQCN_RP_ADDITIVE);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rt);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rt);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	/* event 4: T = 3 > F: hyper, i = 3 - 2 = 1 */
 	rt += 1 * hai;
 	rc = (rt + rc) / 2;
 	dcqcn_rp_on_timer(&rp, 220 * US);
 	assert_int_equal(rp.state, DCQCN_RP_HYPER);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rt);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rt);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	/* event 5: i = 2 */
 	rt += 2 * hai;
 	rc = (rt + rc + 1) / 2;
 	dcqcn_rp_on_timer(&rp, 275 * US);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rt);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
-	assert_int_equal(rc, 10228750); /* 10.64 and 9.8175 Gb/s averaged, as worked in docs */
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rt);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
+	assert_int_equal(rc, 10228750000ull); /* 10.64 and 9.8175 Gb/s averaged, worked in docs */
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_fast_recovery], 2);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_additive_increase], 1);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_hyper_increase], 2);
@@ -343,7 +358,7 @@ static void test_paper_five_timer_events(void **state)
 	for (int k = 1; k <= 5; k++) {
 		rc = (rt + rc + 1) / 2;
 		dcqcn_rp_on_timer(&rp, (uint64_t)k * 55 * US);
-		assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+		assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 		assert_int_equal(rp.state, DCQCN_RP_FAST_RECOVERY);
 	}
 	/* Sixth: T = 5 = F, BC = 0: additive (hyper needs both counters past F). */
@@ -351,7 +366,7 @@ static void test_paper_five_timer_events(void **state)
 	rc = (rt + rc + 1) / 2;
 	dcqcn_rp_on_timer(&rp, 6 * 55 * US);
 	assert_int_equal(rp.state, DCQCN_RP_ADDITIVE);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 }
 
 /* Byte-counter-driven stages: every B = 10 MB sent is one increase event. */
@@ -364,7 +379,7 @@ static void test_paper_byte_counter_stages(void **state)
 
 	(void)state;
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_time_reset=0",
-	          "rp_rate_to_set_on_first_cnp=10000", NULL);
+	          "rp_rate_to_set_on_first_cnp=10000", "rp_hai_scale=1", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
 	rt = 10000 * MBPS;
@@ -374,31 +389,31 @@ static void test_paper_byte_counter_stages(void **state)
 		dcqcn_rp_on_tx(&rp, 1000000, ++t);
 	dcqcn_rp_on_tx(&rp, 999999, ++t);
 	assert_int_equal(rp.bc_stage, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	/* The 10 000 000th byte: fast recovery. */
 	dcqcn_rp_on_tx(&rp, 1, ++t);
 	rc = (rt + rc + 1) / 2;
 	assert_int_equal(rp.bc_stage, 1);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	/* One 40 MB send crosses four boundaries: four more fast-recovery events (BC 1..4). */
 	dcqcn_rp_on_tx(&rp, 40000000, ++t);
 	for (int i = 0; i < 4; i++)
 		rc = (rt + rc + 1) / 2;
 	assert_int_equal(rp.bc_stage, 5);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	/* BC = 5 = F: additive. */
 	dcqcn_rp_on_tx(&rp, 10000000, ++t);
 	rt += ai;
 	rc = (rt + rc + 1) / 2;
 	assert_int_equal(rp.state, DCQCN_RP_ADDITIVE);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	/* BC = 6 > F, timer off so BC alone decides: hyper, i = 6 - 5 = 1. */
 	dcqcn_rp_on_tx(&rp, 10000000, ++t);
 	rt += hai;
 	rc = (rt + rc + 1) / 2;
 	assert_int_equal(rp.state, DCQCN_RP_HYPER);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rt);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rt);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_byte_events], 7);
 	/* A cut resets the byte counter: 9.99 MB after it is not an event. */
 	dcqcn_rp_on_tx(&rp, 5000000, ++t);
@@ -419,41 +434,55 @@ static void test_paper_both_counters(void **state)
 
 	(void)state;
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_threshold=1",
-	          "rp_rate_to_set_on_first_cnp=10000", NULL);
+	          "rp_rate_to_set_on_first_cnp=10000", "rp_hai_scale=1", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
 	rt = 10000 * MBPS;
 	rc = rt / 2;
 	dcqcn_rp_on_tx(&rp, 10000000, 1 * US); /* T0 BC0: fast recovery */
 	rc = (rt + rc + 1) / 2;
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	dcqcn_rp_on_tx(&rp, 10000000, 2 * US); /* T0 BC1: additive */
 	rt += ai;
 	rc = (rt + rc + 1) / 2;
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	dcqcn_rp_on_timer(&rp, 55 * US); /* T0 BC2: additive */
 	rt += ai;
 	rc = (rt + rc + 1) / 2;
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	dcqcn_rp_on_timer(&rp, 110 * US); /* T1 BC2: min 1 = F: additive */
 	rt += ai;
 	rc = (rt + rc + 1) / 2;
 	assert_int_equal(rp.state, DCQCN_RP_ADDITIVE);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	dcqcn_rp_on_tx(&rp, 10000000, 120 * US); /* T2 BC2: hyper, i = 1 */
 	rt += hai;
 	rc = (rt + rc + 1) / 2;
 	assert_int_equal(rp.state, DCQCN_RP_HYPER);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	dcqcn_rp_on_timer(&rp, 165 * US); /* T2 BC3: i = 1 */
 	rt += hai;
 	rc = (rt + rc + 1) / 2;
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
 	dcqcn_rp_on_timer(&rp, 220 * US); /* T3 BC3: i = 2 */
 	rt += 2 * hai;
 	rc = (rt + rc + 1) / 2;
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rt);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rt);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
+
+	/* The paper profile's own rp_hai_scale 2 (reference/dcqcn.md: i = min(T, BC) - F + 1):
+	 * the same events, the first hyper step is 2 R_HAI. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_threshold=1",
+	          "rp_rate_to_set_on_first_cnp=10000", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	dcqcn_rp_on_tx(&rp, 10000000, 1 * US);
+	dcqcn_rp_on_tx(&rp, 10000000, 2 * US);
+	dcqcn_rp_on_timer(&rp, 110 * US);
+	rt = dcqcn_rp_target_bps(&rp);
+	dcqcn_rp_on_tx(&rp, 10000000, 120 * US); /* T2 BC2: hyper, i = 2 - 1 + 1 */
+	assert_int_equal(rp.state, DCQCN_RP_HYPER);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rt + 2 * hai);
 }
 
 /* rp_rate_reduce_monitor_period: a CNP inside a period folds into one cut at its end. */
@@ -469,18 +498,18 @@ static void test_cnp_inside_monitor_period(void **state)
 	          "rp_time_reset=100", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line / 2);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
 	dcqcn_rp_on_cnp(&rp, 10 * US); /* inside: pending, no cut now */
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line / 2);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_cnp_ignored], 0);
 	dcqcn_rp_on_cnp(&rp, 20 * US); /* a cut is already pending: ignored */
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_cnp_ignored], 1);
 	assert_int_equal(dcqcn_rp_next_deadline(&rp), 50 * US);
 	dcqcn_rp_on_timer(&rp, 50 * US - 1);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line / 2);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
 	dcqcn_rp_on_timer(&rp, 50 * US); /* end of period: one cut, alpha still 1 */
 	assert_int_equal(dcqcn_rp_alpha(&rp), 1024);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line / 4);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 4);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_rate_cuts], 2);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_cnp_handled], 3);
 	/* The cut opened the next period; with no CNP in it, it closes without a cut. */
@@ -493,54 +522,96 @@ static void test_cnp_inside_monitor_period(void **state)
 	          "rp_rate_reduce_immediate=0", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_rate_cuts], 0);
 	dcqcn_rp_on_timer(&rp, 50 * US);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line / 2);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
 }
 
-/* The HPCC ns-3 Mellanox model: alpha updated every 1 us from the first CNP, the cut applied at
- * the first 4 us check after it with the alpha of that moment (four decays), RT not clamped. */
+/* The HPCC ns-3 Mellanox model (rdma-hw.cc): alpha = 1 at the first CNP, updated every 1 us
+ * (UpdateAlphaMlx), the first decrease check 4 us + 1 ns after the CNP (ScheduleDecreaseRateMlx
+ * with delta 1) cutting with the alpha of that moment (four decays), RT not clamped while the
+ * timer stage is 0. The whole trajectory is compared with a transliteration of rdma-hw.cc in
+ * tests/cc/ref_compare.py; this works the first cuts through by hand. */
 static void test_hpcc_ns3_first_cut(void **state)
 {
 	struct dcqcn_prof prof;
 	struct dcqcn_rp rp;
 	const uint64_t line = 100000 * MBPS;
-	uint32_t a = 1024;
+	uint64_t a = 1ull << 48, rc;
 
 	(void)state;
 	make_prof(&prof, DCQCN_PROFILE_HPCC_NS3, 100000, NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line);
+	assert_int_equal(dcqcn_rp_next_deadline(&rp), 1 * US);
 	for (int k = 1; k <= 4; k++)
-		a = paper_alpha(a, 0);
+		a = real_alpha(a, 0);
+	assert_int_equal(a, 255ull * 255 * 255 * 255 << 16); /* (255/256)^4 exactly */
 	dcqcn_rp_on_timer(&rp, 4 * US);
-	assert_int_equal(dcqcn_rp_alpha(&rp), a);
-	assert_int_equal(a, 1008);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line - (line * a >> 11));
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), line);
+	assert_int_equal(dcqcn_rp_alpha_raw(&rp), a);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line); /* the check is 1 ns later */
+	dcqcn_rp_on_timer(&rp, 4 * US + 1);
+	/* line * a / 2 = 10^11 * 255^4 / 2^33 = 5^11 * 255^4 / 2^22 (no 64-bit overflow) */
+	rc = line - 48828125ull * (255ull * 255 * 255 * 255) / (1ull << 22);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), line);
 	/* First timer increase 300 us after the cut: fast recovery (F = 1 event of it). */
-	dcqcn_rp_on_timer(&rp, 304 * US);
+	dcqcn_rp_on_timer(&rp, 304 * US + 1);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_fast_recovery], 1);
-	/* A CNP at 305 us: sampled alpha rises at the next 1 us tick, and since a timer increase
-	 * happened since the last cut RT is clamped to RC (clamp_tgt_rate_after_time_inc). */
+	rc = (line + rc + 1) / 2;
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
+	/* A CNP at 305 us: sampled alpha rises at the 306 us tick; the check at 308 us + 1 ns cuts,
+	 * and since a timer increase happened since the last cut RT is clamped to RC. */
 	dcqcn_rp_on_timer(&rp, 305 * US); /* the 305 us alpha tick runs before the CNP */
-	{
-		uint64_t rc = dcqcn_rp_rate_kbps(&rp);
-		uint32_t a_now = dcqcn_rp_alpha(&rp);
+	a = dcqcn_rp_alpha_raw(&rp);
+	dcqcn_rp_on_cnp(&rp, 305 * US);
+	assert_int_equal(dcqcn_rp_alpha_raw(&rp), a);
+	dcqcn_rp_on_timer(&rp, 306 * US);
+	a = real_alpha(a, 1);
+	assert_int_equal(dcqcn_rp_alpha_raw(&rp), a);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), rc);
+	a = real_alpha(real_alpha(a, 0), 0); /* 307, 308 */
+	dcqcn_rp_on_timer(&rp, 308 * US + 1);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rc);
+	/* rc * a >> 49 with the product below 2^64: rc < 2^37, a < 2^48, so split a. */
+	assert_int_equal(dcqcn_rp_rate_bps(&rp),
+	                 rc - (((rc * (a >> 24)) + ((rc * (a & 0xffffff)) >> 24)) >> 25));
+}
 
-		dcqcn_rp_on_cnp(&rp, 305 * US);
-		assert_int_equal(dcqcn_rp_alpha(&rp), a_now);
-		dcqcn_rp_on_timer(&rp, 306 * US);
-		assert_int_equal(dcqcn_rp_alpha(&rp), paper_alpha(a_now, 1));
-		assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc);
-		/* The cut comes at 309 us, after alpha updates at 306 (up), 307, 308, 309. */
-		a_now = paper_alpha(paper_alpha(paper_alpha(paper_alpha(a_now, 1), 0), 0), 0);
-		dcqcn_rp_on_timer(&rp, 309 * US);
-		assert_int_equal(dcqcn_rp_target_kbps(&rp), rc);
-		assert_int_equal(dcqcn_rp_rate_kbps(&rp), rc - (rc * a_now >> 11));
-	}
+/* The cut RC * alpha >> (rp_gd + rp_alpha_bits - 10) needs up to 91 bits (RC < 2^42 b/s, alpha
+ * <= 2^48): worked here with exact integers at the extremes of both ranges. */
+static void test_cut_precision(void **state)
+{
+	struct dcqcn_prof prof;
+	struct dcqcn_rp rp;
+	const uint64_t line = 4000000 * MBPS; /* 4 Tb/s = 4e12 b/s, the largest line rate */
+
+	(void)state;
+	/* 48 bits, alpha = 1, gd 11: exactly half. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000, "rp_alpha_bits=48", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
+	/* 48 bits, gd 31 (shift 69): cut = RC * 2^48 / 2^69 = RC / 2^21 = 1907348 b/s (floor). */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000, "rp_alpha_bits=48,rp_gd=31", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line - 1907348);
+	/* 48 bits, gd 0 (shift 38): alpha = 1 asks for 1024 x RC, the 50 % cap holds. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000, "rp_alpha_bits=48,rp_gd=0", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line / 2);
+	/* Odd alpha: initial 1023/1024 at 48 bits is 1023 << 38; cut = RC * 1023 / 2048 with RC =
+	 * 4e12: 4e12 * 1023 / 2048 = 1998046875000 exactly. */
+	make_prof(&prof, DCQCN_PROFILE_PAPER, 4000000,
+	          "rp_alpha_bits=48,rp_initial_alpha_value=1023", NULL);
+	dcqcn_rp_init(&rp, &prof);
+	dcqcn_rp_on_cnp(&rp, 0);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line - 1998046875000ull);
+	assert_int_equal(dcqcn_rp_alpha(&rp), 1023); /* the first CNP does not also raise it */
 }
 
 /* mlx5 cut form: cut = RC * alpha >> gd, at most (100 - min_dec_fac) %, floor rp_min_rate. */
@@ -555,27 +626,27 @@ static void test_cut_cap_and_floor(void **state)
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_gd=10", "rp_min_dec_fac=30", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line * 30 / 100);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line * 30 / 100);
 	/* gd = 12 cuts a quarter. */
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_gd=12", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line - line / 4);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line - line / 4);
 	/* Floor: min rate 25 Gb/s stops the first halving. */
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_min_rate=25000", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), 25000 * MBPS);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), 25000 * MBPS);
 	assert_int_equal(rp.cnt[DCQCN_RP_CNT_rp_min_rate_hits], 1);
 	/* rp_max_rate below the line rate is the start rate and the ceiling. */
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_max_rate=30000", NULL);
 	dcqcn_rp_init(&rp, &prof);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), 30000 * MBPS);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), 30000 * MBPS);
 	/* initial alpha 512: first cut is a quarter. */
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_initial_alpha_value=512", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), line - line * 512 / 2048);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), line - line * 512 / 2048);
 	assert_int_equal(dcqcn_rp_alpha(&rp), 512);
 }
 
@@ -593,12 +664,12 @@ static void test_clamp_rules(void **state)
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
 	dcqcn_rp_on_cnp(&rp, 10 * US);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), line);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), line);
 	/* ... but after a timer increase (ati = 1) the next cut sets RT = RC. */
 	dcqcn_rp_on_timer(&rp, 65 * US);
-	rc = dcqcn_rp_rate_kbps(&rp);
+	rc = dcqcn_rp_rate_bps(&rp);
 	dcqcn_rp_on_cnp(&rp, 70 * US);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rc);
 	/* ati = 0: a timer increase does not clamp. */
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_clamp_tgt_rate=0",
 	          "rp_clamp_tgt_rate_ati=0", NULL);
@@ -606,17 +677,17 @@ static void test_clamp_rules(void **state)
 	dcqcn_rp_on_cnp(&rp, 0);
 	dcqcn_rp_on_timer(&rp, 55 * US);
 	dcqcn_rp_on_cnp(&rp, 60 * US);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), line);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), line);
 	/* ... a byte-counter increase always does. */
 	make_prof(&prof, DCQCN_PROFILE_PAPER, 40000, "rp_clamp_tgt_rate=0",
 	          "rp_clamp_tgt_rate_ati=0", "rp_byte_reset=1000", NULL);
 	dcqcn_rp_init(&rp, &prof);
 	dcqcn_rp_on_cnp(&rp, 0);
 	dcqcn_rp_on_tx(&rp, 1000, 1 * US);
-	rc = dcqcn_rp_rate_kbps(&rp);
+	rc = dcqcn_rp_rate_bps(&rp);
 	assert_int_equal(rc, (line + line / 2 + 1) / 2);
 	dcqcn_rp_on_cnp(&rp, 2 * US);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), rc);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), rc);
 }
 
 /* Recovery to the max rate stops the increase machinery; alpha decays to 0 and stops too, so a
@@ -636,13 +707,13 @@ static void test_recovery_stops_timers(void **state)
 		steps++;
 	}
 	assert_true(steps < 100000);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), 40000 * MBPS);
-	assert_int_equal(dcqcn_rp_target_kbps(&rp), 40000 * MBPS);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), 40000 * MBPS);
+	assert_int_equal(dcqcn_rp_target_bps(&rp), 40000 * MBPS);
 	assert_int_equal(rp.state, DCQCN_RP_AT_MAX);
 	assert_int_equal(dcqcn_rp_alpha(&rp), 0);
 	/* With alpha 0 a CNP cuts nothing, but restarts the machinery. */
 	dcqcn_rp_on_cnp(&rp, 1000000000);
-	assert_int_equal(dcqcn_rp_rate_kbps(&rp), 40000 * MBPS);
+	assert_int_equal(dcqcn_rp_rate_bps(&rp), 40000 * MBPS);
 	assert_int_equal(dcqcn_rp_alpha(&rp), 4); /* 0 * (1 - g) + g */
 	assert_true(dcqcn_rp_next_deadline(&rp) != DCQCN_NEVER);
 }
@@ -689,13 +760,13 @@ static void test_determinism(void **state)
 				dcqcn_rp_on_tx(&b, bytes, t);
 				dcqcn_rp_on_tx(&c, bytes, t);
 			}
-			assert_int_equal(a.rc_kbps, b.rc_kbps);
-			assert_int_equal(a.rt_kbps, b.rt_kbps);
+			assert_int_equal(a.rc_bps, b.rc_bps);
+			assert_int_equal(a.rt_bps, b.rt_bps);
 			assert_int_equal(a.alpha, b.alpha);
 			assert_int_equal(a.t_stage, b.t_stage);
 			assert_int_equal(a.bc_stage, b.bc_stage);
 			assert_int_equal(a.next_deadline, b.next_deadline);
-			assert_int_equal(b.rc_kbps, c.rc_kbps);
+			assert_int_equal(b.rc_bps, c.rc_bps);
 		}
 		assert_memory_equal(a.cnt, b.cnt, sizeof(a.cnt));
 		assert_true(a.cnt[DCQCN_RP_CNT_rp_rate_cuts] > 0);
@@ -767,14 +838,14 @@ static void run_scenario(const struct dcqcn_prof *prof, struct digest *d)
 	dput(d, prof->scope);
 	dput(d, dcqcn_np_cnp_dscp(&np));
 	dput(d, dcqcn_np_cnp_prio(&np));
-	dput(d, rp.rc_kbps);
+	dput(d, rp.rc_bps);
 	for (uint64_t t = 0; t <= 3000 * US; t += 1 * US) {
 		if (t == 0 || t == 100 * US || t == 110 * US || t == 180 * US)
 			dcqcn_rp_on_cnp(&rp, t);
 		dcqcn_rp_on_tx(&rp, 40960, t);
 		if (t % (10 * US) == 0) {
-			dput(d, rp.rc_kbps);
-			dput(d, rp.rt_kbps);
+			dput(d, rp.rc_bps);
+			dput(d, rp.rt_bps);
 			dput(d, rp.alpha);
 			dput(d, rp.state);
 			dput(d, rp.next_deadline);
@@ -806,6 +877,15 @@ static void test_every_param_has_an_effect(void **state)
 	    {"rp_initial_alpha_value", "512", NULL},
 	    {"rp_dce_tcp_g", "960", NULL},
 	    {"rp_dce_tcp_rtt", "20", NULL},
+	    {"rp_alpha_bits", "10", NULL},
+	    {"rp_alpha_round", "down", NULL},
+	    {"rp_alpha_grid", "1",
+	     "rp_alpha_on_cnp=0,rp_alpha_bits=10,rp_alpha_round=0,rp_dce_tcp_g=512,"
+	     "rp_dce_tcp_rtt=7"},
+	    {"rp_rate_reduce_grid", "1",
+	     "rp_rate_reduce_monitor_period=30,rp_rate_reduce_immediate=0"},
+	    {"rp_rate_reduce_offset", "500",
+	     "rp_rate_reduce_monitor_period=30,rp_rate_reduce_immediate=0,rp_rate_reduce_grid=1"},
 	    {"rp_alpha_on_cnp", "0", NULL},
 	    {"rp_rate_reduce_monitor_period", "50", NULL},
 	    {"rp_rate_reduce_immediate", "0", "rp_rate_reduce_monitor_period=50"},
@@ -858,6 +938,7 @@ int main(void)
 	    cmocka_unit_test(test_cnp_inside_monitor_period),
 	    cmocka_unit_test(test_hpcc_ns3_first_cut),
 	    cmocka_unit_test(test_cut_cap_and_floor),
+	    cmocka_unit_test(test_cut_precision),
 	    cmocka_unit_test(test_clamp_rules),
 	    cmocka_unit_test(test_recovery_stops_timers),
 	    cmocka_unit_test(test_determinism),

@@ -21,7 +21,7 @@ def run(args, stdin=""):
 
 def rows(out):
     lines = out.splitlines()
-    if not lines or not lines[0].startswith("# rocefw-cc schema 1 "):
+    if not lines or not lines[0].startswith("# rocefw-cc schema 2 "):
         raise AssertionError("missing schema line: %r" % lines[:1])
     data = [l for l in lines[1:] if not l.startswith("#")]
     return list(csv.DictReader(io.StringIO("\n".join(data))))
@@ -33,11 +33,11 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def mbps(kbps):
-    return "%d.%03d" % (kbps // 1000, kbps % 1000)
+def mbps(bps):
+    return "%d.%06d" % (bps // 1000000, bps % 1000000)
 
 
-LINE = 40000 * 1000  # kb/s
+LINE = 40000 * 1000000  # b/s
 
 # 1. First CNP at line rate, then three timer firings printed between events.
 rc_, out, err = run(["--profile", "paper", "--line-rate-mbps", "40000"],
@@ -48,7 +48,7 @@ check(list(r[0].keys())[:6] == ["t_ns", "rc_mbps", "rt_mbps", "alpha", "t_stage"
       "header starts t_ns,rc_mbps,rt_mbps,alpha,t_stage,bc_stage")
 rc, rt = LINE - LINE * 1024 // 2048, LINE
 check(r[0]["event"] == "cnp" and r[0]["rc_mbps"] == mbps(rc) and r[0]["rt_mbps"] == mbps(rt)
-      and r[0]["alpha"] == "1024", "first CNP row: %r" % r[0])
+      and r[0]["alpha"] == "1.000000000000000", "first CNP row: %r" % r[0])
 expect_t = [55000, 110000, 165000]
 timers = [x for x in r if x["event"] == "timer"]
 check([int(x["t_ns"]) for x in timers] == expect_t, "timer rows at 55/110/165 us: %r" % timers)
@@ -85,7 +85,8 @@ check(r[1]["rc_mbps"] == mbps((LINE + rc + 1) // 2) and r[1]["bc_stage"] == "1",
 _, out, _ = run(["--algo", "timely", "--line-rate-mbps", "100000"], "0,rtt,2000000\n")
 f_q10 = 819 * (2000000 - 1000000) // 2000000
 r0 = 40000000
-check(rows(out)[0]["rc_mbps"] == mbps(r0 - (r0 * f_q10 >> 10)), "timely high-RTT decrease")
+check(rows(out)[0]["rc_mbps"] == mbps((r0 - (r0 * f_q10 >> 10)) * 1000),
+      "timely high-RTT decrease")
 
 # 5. Errors name the line or the parameter and exit non-zero.
 code, _, err = run(["--profile", "paper"], "0,cnp\n\nfoo\n")

@@ -223,7 +223,7 @@ def test_nic():
         print("  /rocefw/cc/params:", pr)
         check(pr["schema"] == "rocefw.cc.params/1" and pr["line_rate_mbps"] == 100000 and
               pr["params"]["np_cnp_dscp"] == 48 and pr["params"]["np_cnp_prio"] == 6 and
-              pr["params"]["rp_gd"] == 11 and pr["params"]["rp_time_reset"] == 300 and
+              pr["params"]["rp_gd"] == 11 and pr["params"]["rp_time_reset"] == 55 and
               pr["params"]["np_min_time_between_cnps"] == 50 and len(pr["params"]) >= 20,
               "/rocefw/cc/params: the unified profile by dcqcn_params.h names")
 

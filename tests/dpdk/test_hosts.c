@@ -316,8 +316,8 @@ static void row_of(struct cc_row *r, uint32_t cnps, const struct dcqcn_rp *rp)
 	memset(r, 0, sizeof(*r)); /* padding too: rows are compared with memcmp */
 	r->cnps = cnps;
 	r->state = rp->state;
-	r->rc = rp->rc_kbps;
-	r->rt = rp->rt_kbps;
+	r->rc = rp->rc_bps;
+	r->rt = rp->rt_bps;
 	r->alpha = rp->alpha;
 	r->cuts = rp->cnt[DCQCN_RP_CNT_rp_rate_cuts];
 }
@@ -508,7 +508,7 @@ static int run_cc(void)
 	}
 	/* The script exercised both machines: some CE answered, some suppressed; cuts, recovery. */
 	CHECK(d[NEV - 1].cnps > 0 && d[NEV - 1].cnps < 8, "CNPs sent: %u of 8 CE", d[NEV - 1].cnps);
-	CHECK(d[NEV - 1].cuts >= 3 && d[9].rc < prof.line_kbps, "rate cuts: %lu", d[NEV - 1].cuts);
+	CHECK(d[NEV - 1].cuts >= 3 && d[9].rc / 1000 < prof.line_kbps, "rate cuts: %lu", d[NEV - 1].cuts);
 	cc_shared_port();
 	fprintf(stderr, "%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;

@@ -59,8 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cc_flow_init_dcqcn(&m.flow, &m.dprof);
 		}
 		(void)run_script(&m, in, "fuzz");
-		if (!(data[1] & 0x80) && (m.flow.u.dcqcn.rc_kbps > m.dprof.max_kbps ||
-		                          m.flow.u.dcqcn.rc_kbps < m.dprof.min_kbps))
+		if (!(data[1] & 0x80) && (m.flow.u.dcqcn.rc_bps > m.dprof.max_bps ||
+		                          m.flow.u.dcqcn.rc_bps < m.dprof.min_bps))
 			__builtin_trap(); /* the rate never leaves [rp_min_rate, max] */
 	}
 	fclose(in);

@@ -281,6 +281,18 @@ static inline struct rfw_mr *lb_mr_acc(struct lb_ep *e, void *buf, size_t len, u
 	return mr;
 }
 
+/* A fast-registration MR (one LOCAL_INV / SEND with Invalidate may invalidate). */
+static inline struct rfw_mr *lb_mr_fr(struct lb_ep *e, void *buf, size_t len)
+{
+	struct rfw_mr *mr = rfw_reg_mr_fr(e->pd, buf, len,
+	                                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+
+	if (mr && e->lb->nmr < 64)
+		e->lb->mrs[e->lb->nmr++] = mr;
+	return mr;
+}
+
 static inline struct rfw_mr *lb_mr(struct lb_ep *e, void *buf, size_t len)
 {
 	return lb_mr_acc(e, buf, len,

@@ -255,7 +255,7 @@ static void test_invalidate(void **s)
 	static uint8_t a[64], b[64], victim[64];
 	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
-	struct rfw_mr *vmr = lb_mr(&lb->ep[1], victim, sizeof(victim));
+	struct rfw_mr *vmr = lb_mr_fr(&lb->ep[1], victim, sizeof(victim));
 	struct rfw_sge sge = {
 	    .addr = (uint64_t)(uintptr_t)a, .length = 16, .lkey = rfw_mr_lkey(amr)};
 	struct rfw_send_wr wr = {.wr_id = 1,
@@ -287,7 +287,7 @@ static void test_invalidate(void **s)
 
 	/* LOCAL_INV on our own MR: later use of the lkey is a local protection error. */
 	lb = lb_create(&c);
-	amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	amr = lb_mr_fr(&lb->ep[0], a, sizeof(a));
 	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
 	wr.opcode = RFW_WR_LOCAL_INV;
 	wr.num_sge = 0;

@@ -9,7 +9,7 @@
  * RTT in ns, TIMELY); '#' comments and blank lines allowed; times must not go backwards. Read
  * from SCRIPT, or standard input when SCRIPT is absent or "-".
  *
- * Output (schema 1, see docs/cc.md): a first comment line "# rocefw-cc schema 1 ...", then a
+ * Output (schema 2, see docs/cc.md): a first comment line "# rocefw-cc schema 2 ...", then a
  * CSV header and one row per script event and per internal timer firing between events.
  */
 #include <errno.h>
@@ -22,7 +22,7 @@
 
 #include "cc/cc.h"
 
-#define SCHEMA_VERSION         1
+#define SCHEMA_VERSION         2
 #define DEFAULT_LINE_RATE_MBPS 100000u
 
 static const char *prog = "rocefw-cc";
@@ -236,9 +236,26 @@ struct machine {
 	struct timely_prof tprof;
 };
 
-static void print_mbps(uint64_t kbps)
+/* A rate in Mb/s with six decimals: exact b/s. */
+static void print_mbps(uint64_t bps)
 {
-	printf("%" PRIu64 ".%03" PRIu64, kbps / 1000, kbps % 1000);
+	printf("%" PRIu64 ".%06" PRIu64, bps / 1000000, bps % 1000000);
+}
+
+/* alpha (@p bits fraction bits) as a decimal fraction with 15 digits, from integers only:
+ * floor(alpha * 10^15 / 2^bits), one digit at a time so nothing overflows. */
+static void print_alpha(uint64_t alpha, uint32_t bits)
+{
+	uint64_t one = 1ull << bits, whole = alpha >> bits, rem = alpha & (one - 1);
+	char digits[16];
+
+	for (unsigned int i = 0; i < 15; i++) {
+		rem *= 10; /* rem < 2^48: times 10 stays far inside 64 bits */
+		digits[i] = (char)('0' + (rem >> bits));
+		rem &= one - 1;
+	}
+	digits[15] = '\0';
+	printf("%" PRIu64 ".%s", whole, digits);
 }
 
 static void print_row(struct machine *m, uint64_t t, const char *event)
@@ -251,10 +268,12 @@ static void print_row(struct machine *m, uint64_t t, const char *event)
 		uint32_t act = dcqcn_rp_take_actions(rp);
 		bool any = false;
 
-		print_mbps(rp->rc_kbps);
+		print_mbps(dcqcn_rp_rate_bps(rp));
 		putchar(',');
-		print_mbps(rp->rt_kbps);
-		printf(",%u,%u,%u,%s,%s,", rp->alpha, rp->t_stage, rp->bc_stage, event,
+		print_mbps(dcqcn_rp_target_bps(rp));
+		putchar(',');
+		print_alpha(dcqcn_rp_alpha_raw(rp), dcqcn_rp_alpha_bits(rp));
+		printf(",%u,%u,%s,%s,", rp->t_stage, rp->bc_stage, event,
 		       dcqcn_rp_state_name(rp->state));
 		for (unsigned int b = 0; b < DCQCN_ACT__COUNT; b++) {
 			if (act & (1u << b)) {
@@ -268,9 +287,9 @@ static void print_row(struct machine *m, uint64_t t, const char *event)
 	} else {
 		struct timely *tm = &f->u.timely;
 
-		print_mbps(tm->rate_kbps);
+		print_mbps(tm->rate_kbps * 1000);
 		putchar(',');
-		print_mbps(tm->rate_kbps);
+		print_mbps(tm->rate_kbps * 1000);
 		printf(",0,0,0,%s,-,-,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", event,
 		       tm->cnt[TIMELY_CNT_timely_cnp_ignored],
 		       tm->cnt[TIMELY_CNT_timely_cnp_ignored],

@@ -619,17 +619,17 @@ static void take_sample(uint64_t now)
 		const struct dcqcn_np *np = rfw_nic_qp_np(R.nic, f->qr);
 		struct fsample *s = &row[fi];
 
-		s->rc_kbps = rp->rc_kbps;
-		s->rt_kbps = rp->rt_kbps;
-		s->alpha = rp->alpha;
+		s->rc_kbps = dcqcn_rp_rate_kbps(rp);
+		s->rt_kbps = dcqcn_rp_target_kbps(rp);
+		s->alpha = dcqcn_rp_alpha(rp);
 		s->state = rp->state;
 		s->bytes = f->bytes;
 		s->cnp_handled = rp->cnt[DCQCN_RP_CNT_rp_cnp_handled];
 		s->cuts = rp->cnt[DCQCN_RP_CNT_rp_rate_cuts];
 		s->np_cnp_sent = np->cnt[DCQCN_NP_CNT_np_cnp_sent];
 		s->ce_rx = np->cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets];
-		if (s->cnp_handled > 0 && rp->rc_kbps < flows[fi].min_rc_kbps)
-			flows[fi].min_rc_kbps = rp->rc_kbps;
+		if (s->cnp_handled > 0 && dcqcn_rp_rate_kbps(rp) < flows[fi].min_rc_kbps)
+			flows[fi].min_rc_kbps = dcqcn_rp_rate_kbps(rp);
 	}
 	nsamples++;
 }
@@ -784,7 +784,7 @@ static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t 
 		        O.line_gbps,
 		        fl->min_rc_kbps == UINT64_MAX ? (double)O.line_gbps
 		                                      : (double)fl->min_rc_kbps / 1e6,
-		        (double)fl->rp.rc_kbps / 1e6, fl->rp.alpha);
+		        (double)dcqcn_rp_rate_kbps(&fl->rp) / 1e6, dcqcn_rp_alpha(&fl->rp));
 		for (unsigned k = 0; k < DCQCN_RP_CNT__COUNT; k++)
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", dcqcn_rp_counter_name(k),
 			        fl->rp.cnt[k]);

@@ -3,7 +3,7 @@
 
 usage: cc_experiments.py SIM_EXE [OUT_DIR]
 
-Prints the four tables as Markdown; with OUT_DIR, also each run's CSV and PNG plot
+Prints the tables as Markdown; with OUT_DIR, also each run's CSV and PNG plot
 (OUT_DIR/<experiment>/<run>/flows.csv, queue.csv, sim.png). A benchmark, not a test: runs for a
 few minutes on one core. Every run is deterministic (seed 1), so the tables are reproducible.
 """
@@ -63,6 +63,23 @@ for p in PROFILES:
 table(["profile", "convergence ms", "Jain (2nd half)", "goodput Gb/s (2nd half)",
        "queue mean KB", "queue p99 KB", "queue peak KB", "CNPs", "cuts"], rows)
 
+# 1b. Two equal-RTT flows starting together, 64 KiB and 1 MiB messages (issue 15's done-when:
+#     Jain >= 0.98 for both sizes), 10 us RTT, default depth 4.
+print("### 1b. Two equal-RTT flows starting together, 64 KiB and 1 MiB WRITEs, 50 ms\n")
+rows = []
+for p in PROFILES:
+    r = [p]
+    for size in (65536, 1 << 20):
+        o = sim(f"equal-rtt-{size >> 10}k/{p}", "--flows", "2", "--profile", p,
+                "--duration-ms", "50", "--size", str(size))
+        f = o["flows"]
+        r += [f"{o['jain_index']:.4f}",
+              f"{f[0]['goodput_second_half_gbps'] + f[1]['goodput_second_half_gbps']:.1f}",
+              f"{o['queue_mean_kb']:.1f}"]
+    rows.append(r)
+table(["profile", "Jain 64 KiB", "total Gb/s 64 KiB", "queue mean KB 64 KiB", "Jain 1 MiB",
+       "total Gb/s 1 MiB", "queue mean KB 1 MiB"], rows)
+
 # 2. Incast: N senders x 20 messages of 64 KiB, all at once.
 print("### 2. Incast (each sender: 20 x 64 KiB WRITEs, 10 us RTT, 16 MiB buffer)\n")
 rows = []
@@ -94,6 +111,20 @@ for p in PROFILES:
                  f"{f[0]['cnps_received']} / {f[1]['cnps_received']}"])
 table(["profile", "2 us flow Gb/s", "2 ms flow Gb/s", "Jain (2nd half)", "queue mean KB",
        "queue p99 KB", "CNPs 2us / 2ms"], rows)
+
+# 3b. Four RTTs across a region (2, 20, 200 and 2000 us) sharing one bottleneck, 100 ms.
+print("### 3b. Base RTTs 2, 20, 200 and 2000 us sharing the bottleneck, 100 ms\n")
+rows = []
+for p in PROFILES:
+    o = sim(f"rtt4/{p}", "--flows", "4", "--profile", p, "--duration-ms", "100",
+            "--rtt-us", "2,20,200,2000", "--depth", "512", "--max-unacked-psns", "65536")
+    f = o["flows"]
+    rows.append([p, " / ".join(f"{x['goodput_second_half_gbps']:.2f}" for x in f),
+                 f"{sum(x['goodput_second_half_gbps'] for x in f):.1f}",
+                 f"{o['jain_index']:.4f}", f"{o['queue_mean_kb']:.1f}",
+                 f"{o['queue_p99_kb']:.1f}"])
+table(["profile", "goodput Gb/s 2 / 20 / 200 / 2000 us", "total Gb/s", "Jain (2nd half)",
+       "queue mean KB", "queue p99 KB"], rows)
 
 # 4. Mixed fleet: half one generation, half another, vs all unified; profiles per sender host
 #    round robin. (a) four hosts with one QP each; (b) four hosts with two QPs each (8 flows):

@@ -33,6 +33,7 @@ static void usage(FILE *o)
 	    "             --max-unacked-psns N\n"
 	    "  switch:    --flows N (backlogged senders) | --incast N (senders of --messages)\n"
 	    "             --profile P | --profiles P1,P2,...  --rtt-us U1,U2,... (per flow)\n"
+	    "             --cc-set name=value,... (DCQCN parameters over every profile)\n"
 	    "             --kmin-kb K  --kmax-kb K  --pmax P  --duration-ms T  --start-gap-us U\n"
 	    "             --sample-us U  --csv DIR  --plot DIR\n"
 	    "  run:       --seed N  --time-limit-ms N  --config FILE (INI: name = value)\n"
@@ -84,6 +85,7 @@ static const char *const value_opts[] = {
     "incast",
     "profile",
     "profiles",
+    "cc-set",
     "kmin-kb",
     "kmax-kb",
     "pmax",

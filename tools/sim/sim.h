@@ -74,6 +74,7 @@ struct rfw_sim_cfg {
 	uint32_t flows, incast;
 	uint32_t nprofiles; /* --profile / --profiles: assigned round robin to flows */
 	uint8_t profile[RFW_SIM_MAX_FLOWS];
+	const char *cc_set; /* --cc-set name=value,...: DCQCN parameters over every profile */
 	uint32_t nrtt; /* --rtt-us U1,U2,...: base RTT per flow, round robin (rtt_us = first) */
 	double rtt_list[RFW_SIM_MAX_FLOWS];
 	double kmin_kb, kmax_kb, pmax; /* RED/ECN marking at the switch's output queues */
