@@ -61,6 +61,15 @@ int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_p
 	fq->data_tci = sp.vlan_tci[0];
 	fq->cnp_tci = (uint16_t)(path->cnp_pcp << 13 | path->vlan_id);
 	fq->cnp_tos = (uint8_t)(path->cnp_dscp << 2);
+	if (v4) {
+		uint8_t *ip = tmp + fq->ip_off;
+
+		rfw_put_be16(ip + 2, 0);
+		rfw_put_be16(ip + 10, 0);
+		fq->ip4_sum = rfw_csum_add(0, ip, RFW_IPV4_HLEN);
+		ip[1] = fq->cnp_tos;
+		fq->ip4_sum_cnp = rfw_csum_add(0, ip, RFW_IPV4_HLEN);
+	}
 	return 0;
 }
 
@@ -80,11 +89,14 @@ static void udp6_csum(uint8_t *ip, uint8_t *udp, uint32_t udp_len)
 static void ip_lengths(const struct fw_qp *fq, uint8_t *ip, uint32_t udp_len, bool cnp)
 {
 	if (fq->ip_ver == 4) {
-		rfw_put_be16(ip + 2, (uint16_t)(RFW_IPV4_HLEN + udp_len));
+		uint16_t tot = (uint16_t)(RFW_IPV4_HLEN + udp_len);
+		uint32_t sum = (cnp ? fq->ip4_sum_cnp : fq->ip4_sum) + tot;
+
+		rfw_put_be16(ip + 2, tot);
 		if (cnp)
 			ip[1] = fq->cnp_tos;
-		rfw_put_be16(ip + 10, 0);
-		rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(rfw_csum_add(0, ip, RFW_IPV4_HLEN)));
+		/* The template's sum plus the one field that changes: no pass over the header. */
+		rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(sum));
 	} else {
 		rfw_put_be16(ip + 4, (uint16_t)udp_len);
 		if (cnp) {

@@ -42,6 +42,10 @@ struct fw_qp {
 	uint8_t hdr_len, ip_off, udp_off, ip_ver;
 	uint8_t cnp_tos;
 	bool vlan;
+	/* IPv4: ones'-complement sums of the template's header with total length and checksum 0,
+	 * as sent for data and for CNPs (their TOS differs): a packet adds its length (RFC 1071).
+	 */
+	uint32_t ip4_sum, ip4_sum_cnp;
 	uint16_t data_tci, cnp_tci;
 	struct dcqcn_np np;
 };

@@ -105,13 +105,16 @@ const struct rfw_io_ops fw_io_ops = {
 
 /* ---- a QP's turn ---- */
 
+/*
+ * The transport's next deadline into the wheel. An entry already armed at or before it stays:
+ * the ACK timer moves later with every ACK, and moving the entry each turn would cost more than
+ * the early wake-up it saves (rfw_qp_timer then does nothing and this turn re-arms it).
+ */
 static void rearm_timer(struct rfw_fw *fw, struct fw_qp *fq)
 {
 	uint64_t d = rfw_qp_next_deadline(fq->qp);
 
-	if (d == UINT64_MAX)
-		fw_wheel_remove(&fw->wheel, &fq->tmr);
-	else if (!fq->tmr.armed || fq->tmr.at != d)
+	if (d != UINT64_MAX && (!fq->tmr.armed || fq->tmr.at > d))
 		fw_wheel_insert(&fw->wheel, &fq->tmr, d);
 }
 
