@@ -1874,41 +1874,32 @@ static int setup_fabric(struct sim *s)
 	return s->q_hist ? 0 : -ENOMEM;
 }
 
-int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
+/* The run's links and hosts (and the capture); 0 or -errno. */
+static int sim_init(struct sim *s, const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 {
-	struct sim s;
-	struct timespec t0, t1;
-	const uint64_t ssz = cfg->size < 8 ? 8 : cfg->size;
-	uint32_t nwl;
 	int rc = 0;
 
-	memset(res, 0, sizeof(*res));
-	if (rfw_sim_validate(cfg))
-		return -EINVAL;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	memset(&s, 0, sizeof(s));
-	s.cfg = cfg;
-	s.res = res;
-	s.rng = cfg->seed;
-	s.fabric = cfg->flows || cfg->incast;
-	s.nflows = cfg->flows ? cfg->flows : cfg->incast;
-	s.rx_host = s.fabric ? s.nflows / cfg->qps : 1;
-	s.nhosts = s.rx_host + 1;
-	s.nlinks = s.fabric ? 2 * s.nhosts : 2;
-	s.bn_link = s.nhosts + s.rx_host;
-	nwl = s.fabric ? s.nflows : cfg->qps;
-	s.end_ns = cfg->time_limit_ns;
-	if (cfg->flows && cfg->duration_ms * 1e6 < (double)s.end_ns)
-		s.end_ns = (uint64_t)llround(cfg->duration_ms * 1e6);
-	s.sample_ns = (uint64_t)llround(cfg->sample_us * 1000.0);
-	s.host = calloc(s.nhosts, sizeof(*s.host));
-	s.link = calloc(s.nlinks, sizeof(*s.link));
-	if (s.host == NULL || s.link == NULL)
+	s->cfg = cfg;
+	s->res = res;
+	s->rng = cfg->seed;
+	s->fabric = cfg->flows || cfg->incast;
+	s->nflows = cfg->flows ? cfg->flows : cfg->incast;
+	s->rx_host = s->fabric ? s->nflows / cfg->qps : 1;
+	s->nhosts = s->rx_host + 1;
+	s->nlinks = s->fabric ? 2 * s->nhosts : 2;
+	s->bn_link = s->nhosts + s->rx_host;
+	s->end_ns = cfg->time_limit_ns;
+	if (cfg->flows && cfg->duration_ms * 1e6 < (double)s->end_ns)
+		s->end_ns = (uint64_t)llround(cfg->duration_ms * 1e6);
+	s->sample_ns = (uint64_t)llround(cfg->sample_us * 1000.0);
+	s->host = calloc(s->nhosts, sizeof(*s->host));
+	s->link = calloc(s->nlinks, sizeof(*s->link));
+	if (s->host == NULL || s->link == NULL)
 		rc = -ENOMEM;
-	for (uint32_t i = 0; !rc && i < s.nlinks; i++) {
-		struct link *l = &s.link[i];
+	for (uint32_t i = 0; !rc && i < s->nlinks; i++) {
+		struct link *l = &s->link[i];
 
-		l->sim = &s;
+		l->sim = s;
 		l->idx = (int)i;
 		l->from = (int)i;
 		l->to = !i;
@@ -1916,168 +1907,167 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		l->delay_ns = (uint64_t)llround(cfg->rtt_us * 500.0);
 		l->qcap = cfg->queue_bytes / 64 + 1;
 	}
-	if (!rc && s.fabric) {
-		rc = setup_fabric(&s);
+	if (!rc && s->fabric) {
+		rc = setup_fabric(s);
 	} else if (!rc) {
-		rc = setup_host(&s, 0, cfg->qps, true);
+		rc = setup_host(s, 0, cfg->qps, true);
 		if (!rc)
-			rc = setup_host(&s, 1, cfg->qps, false);
+			rc = setup_host(s, 1, cfg->qps, false);
 	}
 	if (!rc && cfg->pcap) {
-		s.pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
-		                                              PCAP_TSTAMP_PRECISION_NANO);
-		s.dumper = s.pcap ? pcap_dump_open(s.pcap, cfg->pcap) : NULL;
-		if (s.dumper == NULL)
+		s->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+		                                               PCAP_TSTAMP_PRECISION_NANO);
+		s->dumper = s->pcap ? pcap_dump_open(s->pcap, cfg->pcap) : NULL;
+		if (s->dumper == NULL)
 			rc = -EIO;
 	}
-	s.wl = rc ? NULL : calloc(nwl, sizeof(*s.wl));
-	if (!rc && s.wl == NULL)
-		rc = -ENOMEM;
-	for (uint32_t q = 0; !rc && q < nwl; q++) {
-		struct wl_qp *w = &s.wl[q];
-		bool sends = cfg->op == RFW_SIM_SEND || cfg->op == RFW_SIM_MIX;
-		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_ATOMIC;
+	return rc;
+}
 
-		w->i = q;
-		w->ha = s.fabric ? &s.host[q / cfg->qps] : &s.host[0];
-		w->hb = &s.host[s.rx_host];
-		w->aqp = s.fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
-		w->bqp = w->hb->qp[q];
-		if (connect_qp(&s, w->aqp, w->bqp, cfg->sr) ||
-		    connect_qp(&s, w->bqp, w->aqp,
-		               cfg->peer_sr < 0 ? cfg->sr : cfg->peer_sr != 0)) {
-			rc = -EINVAL;
-			break;
-		}
-		if (cfg->flows)
-			w->quota = UINT64_MAX; /* backlogged until --duration-ms */
-		else if (cfg->incast)
-			w->quota = cfg->messages; /* each sender */
-		else
-			w->quota =
-			    cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
-		if (s.fabric)
-			w->start_ns = (uint64_t)llround(cfg->start_gap_us * 1000.0 * q);
-		w->abuf = calloc(cfg->depth, ssz);
-		w->bbuf = rdma ? calloc(cfg->depth, ssz) : NULL;
-		w->rbuf = sends ? calloc(cfg->depth, ssz) : NULL;
-		w->counter = calloc(1, 8);
-		w->op_of = calloc(cfg->depth, 1);
-		w->aidx_of = calloc(cfg->depth, sizeof(*w->aidx_of));
-		w->send_seq = calloc(cfg->depth, sizeof(*w->send_seq));
-		if (!w->abuf || (rdma && !w->bbuf) || (sends && !w->rbuf) || !w->counter ||
-		    !w->op_of || !w->aidx_of || !w->send_seq) {
-			rc = -ENOMEM;
-			break;
-		}
-		w->amr = rfw_reg_mr(w->ha->pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
-		if (rdma)
-			w->bmr = rfw_reg_mr(w->hb->pd, w->bbuf, cfg->depth * ssz,
-			                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-			                        RFW_ACCESS_REMOTE_READ);
-		if (sends)
-			w->rmr = rfw_reg_mr(w->hb->pd, w->rbuf, cfg->depth * ssz,
-			                    RFW_ACCESS_LOCAL_WRITE);
-		w->cmr = rfw_reg_mr(w->hb->pd, w->counter, 8,
-		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_ATOMIC);
-		if (!w->amr || (rdma && !w->bmr) || (sends && !w->rmr) || !w->cmr) {
-			rc = -ENOMEM;
-			break;
-		}
-		if (w->quota)
-			s.active_qps++;
-		if (sends)
-			for (uint64_t k = 0; k < cfg->depth; k++)
-				wl_post_recv(&s, w, k);
-		if (w->start_ns)
-			ev_push(&s, w->start_ns, EV_KICK, (uint32_t)w->ha->idx, 0, NULL);
-	}
-	if (rc) {
-		teardown(&s);
-		return rc;
-	}
+/* Workload @q: its QP pair connected, buffers and MRs, receives posted; 0 or -errno. */
+static int wl_setup(struct sim *s, uint32_t q)
+{
+	const struct rfw_sim_cfg *cfg = s->cfg;
+	const uint64_t ssz = cfg->size < 8 ? 8 : cfg->size;
+	struct wl_qp *w = &s->wl[q];
+	bool sends = cfg->op == RFW_SIM_SEND || cfg->op == RFW_SIM_MIX;
+	bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_ATOMIC;
 
-	if (s.fabric)
-		take_sample(&s);
-	if (s.fabric && s.sample_ns)
-		ev_push(&s, s.sample_ns, EV_SAMPLE, 0, 0, NULL);
-	for (uint32_t i = 0; i < s.nhosts; i++)
-		host_service(&s.host[i]);
-	while (s.nheap && s.active_qps && !s.oom) {
-		struct event e = ev_pop(&s);
+	w->i = q;
+	w->ha = s->fabric ? &s->host[q / cfg->qps] : &s->host[0];
+	w->hb = &s->host[s->rx_host];
+	w->aqp = s->fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
+	w->bqp = w->hb->qp[q];
+	if (connect_qp(s, w->aqp, w->bqp, cfg->sr) ||
+	    connect_qp(s, w->bqp, w->aqp, cfg->peer_sr < 0 ? cfg->sr : cfg->peer_sr != 0)) {
+		return -EINVAL;
+	}
+	if (cfg->flows)
+		w->quota = UINT64_MAX; /* backlogged until --duration-ms */
+	else if (cfg->incast)
+		w->quota = cfg->messages; /* each sender */
+	else
+		w->quota = cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
+	if (s->fabric)
+		w->start_ns = (uint64_t)llround(cfg->start_gap_us * 1000.0 * q);
+	w->abuf = calloc(cfg->depth, ssz);
+	w->bbuf = rdma ? calloc(cfg->depth, ssz) : NULL;
+	w->rbuf = sends ? calloc(cfg->depth, ssz) : NULL;
+	w->counter = calloc(1, 8);
+	w->op_of = calloc(cfg->depth, 1);
+	w->aidx_of = calloc(cfg->depth, sizeof(*w->aidx_of));
+	w->send_seq = calloc(cfg->depth, sizeof(*w->send_seq));
+	if (!w->abuf || (rdma && !w->bbuf) || (sends && !w->rbuf) || !w->counter || !w->op_of ||
+	    !w->aidx_of || !w->send_seq) {
+		return -ENOMEM;
+	}
+	w->amr = rfw_reg_mr(w->ha->pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
+	if (rdma)
+		w->bmr = rfw_reg_mr(w->hb->pd, w->bbuf, cfg->depth * ssz,
+		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+		                        RFW_ACCESS_REMOTE_READ);
+	if (sends)
+		w->rmr = rfw_reg_mr(w->hb->pd, w->rbuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
+	w->cmr =
+	    rfw_reg_mr(w->hb->pd, w->counter, 8, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_ATOMIC);
+	if (!w->amr || (rdma && !w->bmr) || (sends && !w->rmr) || !w->cmr) {
+		return -ENOMEM;
+	}
+	if (w->quota)
+		s->active_qps++;
+	if (sends)
+		for (uint64_t k = 0; k < cfg->depth; k++)
+			wl_post_recv(s, w, k);
+	if (w->start_ns)
+		ev_push(s, w->start_ns, EV_KICK, (uint32_t)w->ha->idx, 0, NULL);
+	return 0;
+}
+
+/* One event. */
+static void sim_dispatch(struct sim *s, const struct event *e)
+{
+	switch (e->type) {
+	case EV_TX_DONE:
+		link_tx_done(&s->link[e->idx], e->f);
+		break;
+	case EV_ARRIVE: {
+		struct link *l = &s->link[e->idx];
+
+		if (s->dumper && pcap_on_rx(s, l))
+			pcap_frame(s, e->f);
+		if (l->to >= 0) {
+			host_rx(&s->host[l->to], e->f);
+			frame_put(s, e->f);
+		} else {
+			/* The switch forwards on the destination MAC (02:..:host+1). */
+			uint32_t dst = (uint32_t)e->f->data[5] - 1;
+
+			if (dst < s->nhosts) {
+				link_enqueue(&s->link[s->nhosts + dst], e->f);
+			} else {
+				s->res->parse_drops++;
+				frame_put(s, e->f);
+			}
+		}
+		break;
+	}
+	case EV_TIMER:
+		host_timer(&s->host[e->idx], e->gen);
+		break;
+	case EV_SAMPLE:
+		take_sample(s);
+		if (s->now + s->sample_ns <= s->end_ns)
+			ev_push(s, s->now + s->sample_ns, EV_SAMPLE, 0, 0, NULL);
+		break;
+	case EV_KICK:
+		host_service(&s->host[e->idx]);
+		break;
+	}
+}
+
+/* The event loop: until the heap runs dry, the time limit, or every workload is done. */
+static void sim_loop(struct sim *s, uint32_t nwl)
+{
+	while (s->nheap && s->active_qps && !s->oom) {
+		struct event e = ev_pop(s);
 		bool all_dead = true;
 
-		if (e.t > s.end_ns) {
+		if (e.t > s->end_ns) {
 			if (e.f)
-				frame_put(&s, e.f);
+				frame_put(s, e.f);
 			break;
 		}
-		s.now = e.t;
-		res->events++;
-		switch (e.type) {
-		case EV_TX_DONE:
-			link_tx_done(&s.link[e.idx], e.f);
-			break;
-		case EV_ARRIVE: {
-			struct link *l = &s.link[e.idx];
-
-			if (s.dumper && pcap_on_rx(&s, l))
-				pcap_frame(&s, e.f);
-			if (l->to >= 0) {
-				host_rx(&s.host[l->to], e.f);
-				frame_put(&s, e.f);
-			} else {
-				/* The switch forwards on the destination MAC (02:..:host+1). */
-				uint32_t dst = (uint32_t)e.f->data[5] - 1;
-
-				if (dst < s.nhosts) {
-					link_enqueue(&s.link[s.nhosts + dst], e.f);
-				} else {
-					res->parse_drops++;
-					frame_put(&s, e.f);
-				}
-			}
-			break;
-		}
-		case EV_TIMER:
-			host_timer(&s.host[e.idx], e.gen);
-			break;
-		case EV_SAMPLE:
-			take_sample(&s);
-			if (s.now + s.sample_ns <= s.end_ns)
-				ev_push(&s, s.now + s.sample_ns, EV_SAMPLE, 0, 0, NULL);
-			break;
-		case EV_KICK:
-			host_service(&s.host[e.idx]);
-			break;
-		}
+		s->now = e.t;
+		s->res->events++;
+		sim_dispatch(s, &e);
 		for (uint32_t q = 0; q < nwl && all_dead; q++)
-			if (!s.wl[q].dead && s.wl[q].completed < s.wl[q].quota)
+			if (!s->wl[q].dead && s->wl[q].completed < s->wl[q].quota)
 				all_dead = false;
 		if (all_dead)
 			break;
 	}
-	if (cfg->flows && !s.oom && s.now < s.end_ns)
-		s.now = s.end_ns; /* nothing else happened before the end of the run */
-	if (s.fabric && !s.oom) {
-		q_account(&s, &s.link[s.bn_link]);
-		if (s.ts_t[s.nsamp - 1] < s.now)
-			take_sample(&s);
-	}
+}
+
+/* Completion verdict, transport counters of all hosts, Estats rows, goodput. */
+static void sim_results(struct sim *s, uint32_t nwl)
+{
+	const struct rfw_sim_cfg *cfg = s->cfg;
+	struct rfw_sim_result *res = s->res;
+
 	for (uint32_t q = 0; q < nwl; q++) {
-		struct wl_qp *w = &s.wl[q];
+		struct wl_qp *w = &s->wl[q];
 
 		/* Atomics executed more often than completed: a duplicate was re-executed. */
 		if (*w->counter > w->atomics_completed && !w->dead)
 			res->duplicates_delivered += *w->counter - w->atomics_completed;
 	}
-	res->sim_time_ns = s.last_completion_ns && !cfg->flows ? s.last_completion_ns : s.now;
+	res->sim_time_ns = s->last_completion_ns && !cfg->flows ? s->last_completion_ns : s->now;
 	if (cfg->flows) {
 		/* Backlogged: every completion intact and every flow delivered something. */
 		bool all = true;
 
 		for (uint32_t q = 0; q < nwl; q++)
-			if (s.wl[q].bytes_verified == 0)
+			if (s->wl[q].bytes_verified == 0)
 				all = false;
 		res->completed = all && res->corrupt == 0 && res->duplicates_delivered == 0 &&
 		                 res->error_completions == 0 && res->flushed_completions == 0;
@@ -2087,19 +2077,19 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		                 res->corrupt == 0 && res->duplicates_delivered == 0 &&
 		                 res->error_completions == 0 && res->flushed_completions == 0;
 	}
-	for (uint32_t i = 0; i < s.nhosts; i++) {
+	for (uint32_t i = 0; i < s->nhosts; i++) {
 		uint64_t cnt[RFW_CNT__COUNT];
 
-		rfw_dev_counters(s.host[i].dev, cnt);
+		rfw_dev_counters(s->host[i].dev, cnt);
 		for (int k = 0; k < RFW_CNT__COUNT; k++)
 			if (k == RFW_CNT_inflight_bytes_hwm) /* a maximum, not a sum */
 				res->cnt[k] = cnt[k] > res->cnt[k] ? cnt[k] : res->cnt[k];
 			else
 				res->cnt[k] += cnt[k];
 	}
-	if (cfg->estats && s.nhosts > 0)
-		for (uint32_t q = 0; q < s.host[0].nqp && res->nes_rows < RFW_SIM_ES_ROWS; q++) {
-			int n = rfw_qp_estats_rows(s.host[0].qp[q], RFW_ES_CURRENT, s.now,
+	if (cfg->estats && s->nhosts > 0)
+		for (uint32_t q = 0; q < s->host[0].nqp && res->nes_rows < RFW_SIM_ES_ROWS; q++) {
+			int n = rfw_qp_estats_rows(s->host[0].qp[q], RFW_ES_CURRENT, s->now,
 			                           res->es_rows + res->nes_rows,
 			                           RFW_SIM_ES_ROWS - (int)res->nes_rows);
 
@@ -2111,6 +2101,46 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 	res->nak_seq_err = res->cnt[RFW_CNT_packet_seq_err];
 	if (res->sim_time_ns)
 		res->goodput_gbps = (double)res->bytes_verified * 8.0 / (double)res->sim_time_ns;
+}
+
+int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
+{
+	struct sim s;
+	struct timespec t0, t1;
+	uint32_t nwl;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (rfw_sim_validate(cfg))
+		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&s, 0, sizeof(s));
+	rc = sim_init(&s, cfg, res);
+	nwl = s.fabric ? s.nflows : cfg->qps;
+	s.wl = rc ? NULL : calloc(nwl, sizeof(*s.wl));
+	if (!rc && s.wl == NULL)
+		rc = -ENOMEM;
+	for (uint32_t q = 0; !rc && q < nwl; q++)
+		rc = wl_setup(&s, q);
+	if (rc) {
+		teardown(&s);
+		return rc;
+	}
+	if (s.fabric)
+		take_sample(&s);
+	if (s.fabric && s.sample_ns)
+		ev_push(&s, s.sample_ns, EV_SAMPLE, 0, 0, NULL);
+	for (uint32_t i = 0; i < s.nhosts; i++)
+		host_service(&s.host[i]);
+	sim_loop(&s, nwl);
+	if (cfg->flows && !s.oom && s.now < s.end_ns)
+		s.now = s.end_ns; /* nothing else happened before the end of the run */
+	if (s.fabric && !s.oom) {
+		q_account(&s, &s.link[s.bn_link]);
+		if (s.ts_t[s.nsamp - 1] < s.now)
+			take_sample(&s);
+	}
+	sim_results(&s, nwl);
 	if (s.fabric && !s.oom && s.nsamp) {
 		fabric_results(&s, res);
 		if (cfg->csv_dir && !rc)
