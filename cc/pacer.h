@@ -5,9 +5,10 @@
  * burst. A token bucket written as a virtual-time scheduler (GCRA): the bucket holds at most
  * burst_ns of transmission time at the current rate, and everything is integer ns.
  *
- * The scheduler that owns the queues (dataplane/) asks cc_pacer_depart() for each packet and puts
- * the packet in its timer wheel or calendar queue at the returned time. The rate may change
- * between any two packets (it comes from the rate machine).
+ * The scheduler that owns the queues (nic/) asks cc_pacer_earliest() when a flow may send next,
+ * waits in its timer wheel until then, and charges each packet that leaves with
+ * cc_pacer_depart(). The rate may change between any two packets (it comes from the rate
+ * machine).
  */
 #ifndef RFW_CC_PACER_H
 #define RFW_CC_PACER_H
@@ -43,6 +44,15 @@ static inline uint64_t cc_pacer_tx_ns(uint64_t bytes, uint64_t rate_kbps, uint64
 
 	*frac = num - ns * rate_kbps;
 	return ns;
+}
+
+/**
+ * The earliest time the next packet may leave (before it is charged with cc_pacer_depart()):
+ * a scheduler that decides when before building what asks this first.
+ */
+static inline uint64_t cc_pacer_earliest(const struct cc_pacer *p)
+{
+	return p->tat_ns > p->burst_ns ? p->tat_ns - p->burst_ns : 0;
 }
 
 /**

@@ -1,32 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * librocefw NIC glue: one RC transport device (transport/rfw_verbs.h) hosted on one queue of a
- * DPDK port (dataplane/rfw_port.h). This is the part of the software NIC that firmware would be:
+ * The DPDK host of the firmware (nic/rfw_fw.h): one NIC on one queue of a DPDK port
+ * (dataplane/rfw_port.h). The firmware (scheduler, pacing, congestion control, framing,
+ * counters, snapshots) is nic/'s; this file gives it what is DPDK's:
  *
- *   - packets out: the transport writes the IB part of each packet straight into an mbuf taken
- *     from the port's mempool, after room for the QP's headers (Ethernet, optional 802.1Q tag,
- *     IPv4 or IPv6, UDP); the NIC copies the QP's header template in front, patches lengths
- *     (and the IPv4 header checksum, or optionally the IPv6 UDP checksum), appends the ICRC
- *     and buffers the frame for TX. No malloc on the packet path.
- *   - peer MAC: given, or resolved by ARP/ND from the poll loop (the QP waits meanwhile).
- *   - packets in: rfw_rx_burst() (classification + ICRC) -> rfw_dev_rx() with the parsed view
- *     (ECN bits, addresses, UDP source port, RX time).
- *   - when: a paced scheduler. Each QP has a pacer (cc/pacer.h) driven by its DCQCN reaction
- *     point (cc/dcqcn.h); a QP whose next request packet may not leave yet parks that one packet
- *     and sits in a hashed timer wheel until its departure time. Responses (ACK/NAK, READ
- *     responses, atomic ACKs) and CNPs are never held: they go out as soon as the transport
- *     produces them, ahead of the QP's parked data. Ready QPs are served round robin, a bounded
- *     number of packets each, so one QP cannot starve the others.
- *   - transport timers (local ACK timeout, RNR) are entries of the same wheel, armed from
- *     rfw_qp_next_deadline().
+ *   - frames: mbufs from the port's mempool (the firmware writes headers + IB part + ICRC into
+ *     one segment), sent through the queue's TX buffer, flushed at the end of a poll that sent;
+ *   - time: the TSC, read once per rfw_nic_poll() and converted to ns;
+ *   - frames in: rfw_rx_burst() (classification, ICRC check, ARP/ND and PFC handled by the
+ *     port) -> rfw_fw_rx();
+ *   - peer MAC: given, or resolved by ARP/ND through the port's neighbour table from the poll
+ *     loop (rfw_nic_l2.c; the QP waits meanwhile);
+ *   - telemetry: /rocefw/nic, /rocefw/qp/..., /rocefw/cc/..., /rocefw/estats
+ *     (rfw_nic_telemetry.c) read the firmware's seqlock snapshots, never a struct rfw_qp;
+ *   - Estats trigger dumps are written by a thread of their own (rfw_nic_estats.c), never on
+ *     the poll thread.
  *
- * Threading: a struct rfw_nic belongs to one lcore. Time is read once per rfw_nic_poll()
- * (TSC converted to ns) and handed to everything below. Telemetry (/rocefw/nic, /rocefw/qp/...,
- * /rocefw/cc/...) runs on DPDK's telemetry thread: it reads counters live (64-bit words with
- * one writer: never torn, possibly a poll behind) and per-QP state only from snapshots the
- * lcore publishes every snapshot_us into an array that lives as long as the NIC, under a
- * sequence counter; it never touches a struct rfw_qp, which the application may destroy. A
- * registry lock keeps a NIC from being freed while a command reads it (docs/nic.md).
+ * Posting is the doorbell: rfw_post_send()/rfw_post_recv() on a QP of rfw_nic_dev() tell the
+ * scheduler; there is no call to make after posting.
+ *
+ * Threading: a struct rfw_nic belongs to one lcore (the one calling rfw_nic_poll and posting
+ * work). docs/nic.md.
  */
 #ifndef RFW_DATAPLANE_RFW_NIC_H
 #define RFW_DATAPLANE_RFW_NIC_H
@@ -38,7 +32,9 @@
 #include <rte_ether.h>
 
 #include "cc/dcqcn.h"
+#include "cc/timely.h"
 #include "dataplane/rfw_port.h"
+#include "nic/rfw_fw.h"
 #include "transport/rfw_verbs.h"
 
 #ifdef __cplusplus
@@ -46,46 +42,24 @@ extern "C" {
 #endif
 
 /*
- * NIC counters, mlx5 names where mlx5 has one (X(name, meaning)). The transport's own counters
- * (rfw_dev_counters) and the port's (rfw_port_ctr) are separate tables.
+ * Counters of the DPDK host (X(name, meaning)). rfw_nic_ctr() shows the firmware's
+ * (RFW_FOREACH_FW_CTR, nic/rfw_fw.h) followed by these, in one table; the transport's
+ * (rfw_dev_counters) and the port's (rfw_port_ctr) are separate tables. One owner per event:
+ * docs/nic.md "Counters".
  */
-#define RFW_FOREACH_NIC_CTR(X)                                                                     \
-	X(tx_paced_holds, "request packets parked until their pacer departure time")               \
-	X(tx_no_mbuf, "tx_alloc calls refused: mempool empty (the burst is retried later)")        \
-	X(tx_too_big, "tx_alloc calls refused: packet larger than the frame size")                 \
-	X(rx_dev_dropped, "RoCEv2 frames the transport dropped (unknown QP, bad state, ...)")      \
-	X(np_cnp_sent, "CNPs sent by the notification point (mlx5 np_cnp_sent)")                   \
-	X(np_ecn_marked_roce_packets, "CE-marked RoCE data packets received (mlx5)")               \
-	X(rp_cnp_handled, "CNPs handed to a reaction point (mlx5 rp_cnp_handled)")                 \
-	X(timer_fired, "transport timer wheel entries that expired")                               \
-	X(sched_rounds, "QP services by the round-robin scheduler")                                \
-	X(tx_pkts, "RoCEv2 frames built for TX, sent or parked (all QPs)")                         \
-	X(tx_bytes, "bytes of those frames (Ethernet header to ICRC)")                             \
-	X(rx_pkts, "RoCEv2 frames handed to the transport (all QPs)")                              \
-	X(rx_bytes, "bytes of those frames")                                                       \
+#define RFW_FOREACH_NIC_HOST_CTR(X)                                                                \
+	X(tx_no_mbuf, "frame buffers the mempool could not give (the QP retries next poll)")       \
 	X(l2_resolved, "QPs attached with a zero dst_mac whose peer MAC ARP/ND resolved")          \
 	X(l2_resolve_failed, "QPs moved to ERR: their peer never answered ARP/ND")                 \
 	X(l2_tagged_probes, "ARP requests / NS sent by the NIC on a QP's VLAN while resolving")    \
-	X(snapshots, "per-QP telemetry snapshots published")                                       \
-	X(pkey_violations, "RoCEv2 frames dropped: P_Key not the default partition (IBA 10.9.3)")  \
 	X(estats_dumps, "Estats trigger dumps written (docs/estats.md)")                           \
-	X(estats_dump_errors, "Estats trigger dumps that could not be written (open/write "        \
-	                      "failed)")
+	X(estats_dump_errors, "Estats trigger dumps not written (open/write failed, or the "       \
+	                      "writer's queue was full)")
 
-/*
- * Per-QP NIC counters (X(name, meaning)); telemetry /rocefw/qp/info. The transport's per-QP
- * counters (rfw_qp_counters) are a separate table.
- */
-#define RFW_FOREACH_NIC_QP_CTR(X)                                                                  \
-	X(tx_pkts, "frames of this QP built for TX, sent or parked (requests, responses, CNPs)")   \
-	X(tx_bytes, "bytes of those frames (Ethernet header to ICRC)")                             \
-	X(rx_pkts, "RoCEv2 frames for this QP handed to the transport")                            \
-	X(rx_bytes, "bytes of those frames")                                                       \
-	X(tx_paced_holds, "request packets parked until their pacer departure time")               \
-	X(np_cnp_sent, "CNPs sent by this QP's notification point")                                \
-	X(np_ecn_marked_roce_packets, "CE-marked packets received by this QP")                     \
-	X(rp_cnp_handled, "CNPs handed to this QP's reaction point")                               \
-	X(l2_wait_turns, "scheduler turns skipped while the peer MAC was being resolved")
+#define RFW_FOREACH_NIC_CTR(X) RFW_FOREACH_FW_CTR(X) RFW_FOREACH_NIC_HOST_CTR(X)
+
+/* Per-QP NIC counters: the firmware's (telemetry /rocefw/qp/info "nic_counters"). */
+#define RFW_FOREACH_NIC_QP_CTR(X) RFW_FOREACH_FW_QP_CTR(X)
 
 enum rfw_nic_qp_ctr {
 #define RFW_NIC_QP_CTR_ENUM(name, doc) RFW_NIC_QP_CTR_##name,
@@ -102,6 +76,12 @@ enum rfw_nic_ctr {
 #undef RFW_NIC_CTR_ENUM
 	    RFW_NIC_CTR__COUNT
 };
+enum rfw_nic_host_ctr {
+#define RFW_NIC_HOST_CTR_ENUM(name, doc) RFW_NIC_HOST_CTR_##name,
+	RFW_FOREACH_NIC_HOST_CTR(RFW_NIC_HOST_CTR_ENUM)
+#undef RFW_NIC_HOST_CTR_ENUM
+	    RFW_NIC_HOST_CTR__COUNT
+};
 const char *rfw_nic_ctr_name(enum rfw_nic_ctr c);
 const char *rfw_nic_ctr_doc(enum rfw_nic_ctr c);
 
@@ -115,9 +95,14 @@ struct rfw_nic_conf {
 	 * range 0..63. Use dscp_set to send DSCP 0. */
 	uint8_t dscp;
 	bool dscp_set;
-	/* DCQCN profile (cc/dcqcn.h, dcqcn_prof_config). NULL: no congestion control, no pacing
-	 * (the built-in notification point of the transport still answers CE with CNPs). */
+	/* DCQCN profile (cc/dcqcn.h, dcqcn_prof_config): reaction point (rate per QP, destination
+	 * or port as its rp_scope says), notification point and pacing. NULL: no congestion
+	 * control, no pacing (the built-in notification point of the transport still answers CE
+	 * with CNPs). */
 	const struct dcqcn_prof *cc_prof;
+	/* TIMELY profile (cc/timely.h): the rate machine instead of DCQCN's reaction point (a
+	 * cc_prof still gives the notification point). NULL: none. */
+	const struct timely_prof *timely_prof;
 	/* Pacer burst tolerance in ns of transmission time at the QP's rate; default 2000,
 	 * range 0..1000000. */
 	uint32_t pacer_burst_ns;
@@ -139,18 +124,32 @@ struct rfw_nic_conf {
 	uint32_t snapshot_us;
 	/*
 	 * Estats (docs/estats.md): per-WQE timestamps and latency histograms on every QP and CQ of
-	 * the device, telemetry /rocefw/estats. The environment overrides these for programs that
-	 * do not set them: ROCEFW_ESTATS=0|1, ROCEFW_ESTATS_INTERVAL_MS,
-	 * ROCEFW_ESTATS_THRESHOLD_US, ROCEFW_ESTATS_DUMP_DIR.
+	 * the device, telemetry /rocefw/estats. Programs that take these from the environment
+	 * call rfw_nic_conf_env() while parsing their options; the library never reads it.
 	 */
 	bool estats;
 	uint32_t estats_interval_ms;  /* histogram interval; default 60000, range 1..3600000 */
 	uint32_t estats_threshold_us; /* dump a QP when T6-T1 (or T5-T1) exceeds it; 0 = never
 	                                 (default), range 0..3600000000 */
 	const char *estats_dump_dir;  /* where dumps go; default "." (copied at create) */
+	/*
+	 * The clock, ns (the host's to give, as every input of the firmware): NULL reads the TSC
+	 * once per rfw_nic_poll(). Tests give a virtual clock to replay an event script at exact
+	 * times (tests/dpdk/test_hosts.c). Must not go backwards.
+	 */
+	uint64_t (*clock_ns)(void *arg);
+	void *clock_arg;
 };
 
 struct rfw_nic;
+
+/*
+ * Fill @conf's Estats fields from the environment: ROCEFW_ESTATS=0|1,
+ * ROCEFW_ESTATS_INTERVAL_MS (1..3600000), ROCEFW_ESTATS_THRESHOLD_US (0..3600000000),
+ * ROCEFW_ESTATS_DUMP_DIR (docs/estats.md "Tunables"). For programs, at option parsing; unset
+ * variables leave the fields alone. 0, or -EINVAL with the variable named on stderr.
+ */
+int rfw_nic_conf_env(struct rfw_nic_conf *conf);
 
 /* NICs per process that telemetry can list. */
 #define RFW_NIC_MAX 16
@@ -214,11 +213,8 @@ const char *rfw_nic_l2_name(enum rfw_nic_l2 s);
  * (already attached), -ENOSPC (neighbour table full), -ENOMEM.
  */
 int rfw_nic_qp_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_path *path);
-/* Detach before rfw_destroy_qp(); a parked packet is freed. */
+/* Detach before rfw_destroy_qp(). */
 void rfw_nic_qp_detach(struct rfw_nic *nic, struct rfw_qp *qp);
-
-/* The QP has new work (after rfw_post_send / rfw_post_recv): put it on the ready list. */
-void rfw_nic_qp_kick(struct rfw_nic *nic, struct rfw_qp *qp);
 
 /*
  * One poll iteration: read the time, receive a burst and hand it to the transport, run expired
@@ -245,12 +241,15 @@ uint64_t rfw_nic_qp_ctr(const struct rfw_nic *nic, const struct rfw_qp *qp, enum
 enum rfw_nic_l2 rfw_nic_qp_l2(const struct rfw_nic *nic, const struct rfw_qp *qp);
 /* The NIC's id in telemetry (/rocefw/nics), 0.. in creation order; -1 if not registered. */
 int rfw_nic_id(const struct rfw_nic *nic);
-/* Current pacing rate of @qp in kb/s (0: unpaced). */
+/* The rate of @qp's rate machine (shared by its rp_scope), kb/s; 0 without one. */
 uint64_t rfw_nic_qp_rate_kbps(const struct rfw_nic *nic, const struct rfw_qp *qp);
+/* The firmware the NIC hosts (for its snapshots and counters). */
+struct rfw_fw *rfw_nic_fw(struct rfw_nic *nic);
 /*
  * Read-only view of @qp's reaction and notification points (rates, alpha, cnt[] with the
  * DCQCN_RP_CNT_* / DCQCN_NP_CNT_* counters); NULL if @qp is not attached or the NIC has no
- * cc profile. For monitoring from the NIC's lcore (the state is not synchronised).
+ * DCQCN profile. Under rp_scope dst or port the reaction point is shared by the QPs of the
+ * scope. For monitoring from the NIC's lcore (the state is not synchronised).
  */
 const struct dcqcn_rp *rfw_nic_qp_rp(const struct rfw_nic *nic, const struct rfw_qp *qp);
 const struct dcqcn_np *rfw_nic_qp_np(const struct rfw_nic *nic, const struct rfw_qp *qp);

@@ -215,8 +215,6 @@ static int r_post_send(void *ctx, const struct ic_wr *w)
 		return -EINVAL;
 	}
 	rc = rfw_post_send(r->qp, &wr, &bad, rfw_nic_clock_ns(r->nic));
-	if (rc == 0)
-		rfw_nic_qp_kick(r->nic, r->qp);
 	return -rc;
 }
 
@@ -227,8 +225,6 @@ static int r_post_recv(void *ctx, uint64_t wr_id, uint64_t addr, uint32_t len)
 	struct rfw_recv_wr wr = {.wr_id = wr_id, .sg_list = &sge, .num_sge = 1}, *bad;
 	int rc = rfw_post_recv(r->qp, &wr, &bad, rfw_nic_clock_ns(r->nic));
 
-	if (rc == 0)
-		rfw_nic_qp_kick(r->nic, r->qp);
 	return -rc;
 }
 
@@ -543,6 +539,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-interop-case: --if-mtu %s: %s\n", if_mtu, strerror(-rc));
 		return 1;
 	}
+	if (rfw_nic_conf_env(&nc) != 0) /* ROCEFW_ESTATS* (docs/estats.md) */
+		return 2;
 	R.nic = rfw_nic_create(R.port->q[0], &nc);
 	if (R.nic == NULL) {
 		fprintf(stderr, "rocefw-interop-case: rfw_nic_create: %s\n",

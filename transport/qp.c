@@ -511,11 +511,9 @@ static int check_send_wr(const struct rfw_qp *qp, const struct rfw_send_wr *wr, 
 	return 0;
 }
 
-int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr **bad_wr,
-                  uint64_t now_ns)
+static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr **bad_wr,
+                         uint64_t now_ns)
 {
-	if (qp == NULL)
-		return EINVAL;
 	qp->now = now_ns;
 	for (; wr; wr = wr->next) {
 		struct rfw_swqe *w;
@@ -565,11 +563,9 @@ int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr 
 	return 0;
 }
 
-int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr,
-                  uint64_t now_ns)
+static int post_recv_wrs(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr,
+                         uint64_t now_ns)
 {
-	if (qp == NULL)
-		return EINVAL;
 	qp->now = now_ns;
 	for (; wr; wr = wr->next) {
 		struct rfw_rwqe *w;
@@ -604,6 +600,47 @@ int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr 
 	return 0;
 }
 
+/*
+ * Posting is the doorbell (as an rdma-core provider's post_send writes the doorbell record):
+ * once WRs are in the queue the host's scheduler is told, including for the WRs before a
+ * refused one.
+ */
+static void ring_doorbell(struct rfw_qp *qp)
+{
+	if (qp->dev->ops.doorbell != NULL)
+		qp->dev->ops.doorbell(qp->dev->io_ctx, qp);
+}
+
+int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr **bad_wr,
+                  uint64_t now_ns)
+{
+	uint32_t prod;
+	int rc;
+
+	if (qp == NULL)
+		return EINVAL;
+	prod = qp->sq_prod;
+	rc = post_send_wrs(qp, wr, bad_wr, now_ns);
+	if (qp->sq_prod != prod)
+		ring_doorbell(qp);
+	return rc;
+}
+
+int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr,
+                  uint64_t now_ns)
+{
+	uint32_t prod;
+	int rc;
+
+	if (qp == NULL)
+		return EINVAL;
+	prod = qp->rq_prod;
+	rc = post_recv_wrs(qp, wr, bad_wr, now_ns);
+	if (qp->rq_prod != prod)
+		ring_doorbell(qp);
+	return rc;
+}
+
 /* ---- host scheduler entry points ---- */
 
 bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
@@ -615,7 +652,21 @@ bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 	return rfw_req_has_work(qp, now_ns);
 }
 
-unsigned rfw_qp_tx_burst(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
+bool rfw_qp_has_responses(const struct rfw_qp *qp)
+{
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+		return false;
+	return rfw_resp_has_work(qp);
+}
+
+bool rfw_qp_has_requests(const struct rfw_qp *qp, uint64_t now_ns)
+{
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+		return false;
+	return rfw_req_has_work(qp, now_ns);
+}
+
+unsigned rfw_qp_tx_responses(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
 {
 	unsigned n = 0;
 
@@ -625,12 +676,20 @@ unsigned rfw_qp_tx_burst(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
 	while (n < max) {
 		int r = rfw_resp_tx(qp);
 
-		if (r < 0)
-			return n;
-		if (r == 0)
+		if (r <= 0)
 			break;
 		n++;
 	}
+	return n;
+}
+
+unsigned rfw_qp_tx_requests(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
+{
+	unsigned n = 0;
+
+	qp->now = now_ns;
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+		return 0;
 	while (n < max) {
 		int r = rfw_req_tx(qp);
 
@@ -639,6 +698,16 @@ unsigned rfw_qp_tx_burst(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
 		n++;
 	}
 	return n;
+}
+
+unsigned rfw_qp_tx_burst(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
+{
+	unsigned n = rfw_qp_tx_responses(qp, max, now_ns);
+
+	/* A response the host had no buffer for stops the burst: requests wait behind it. */
+	if (n < max && rfw_qp_has_responses(qp))
+		return n;
+	return n + rfw_qp_tx_requests(qp, max - n, now_ns);
 }
 
 uint64_t rfw_qp_next_deadline(const struct rfw_qp *qp)

@@ -165,6 +165,7 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 {
 	uint32_t hl = p->op->hdr_len;
 	uint32_t len = hl + payload_len + p->bth.padcnt;
+	struct rfw_tx_meta m;
 
 	(void)rfw_ib_build(buf, hl, p);
 	if (qp->sr)
@@ -175,5 +176,10 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 	rfw_cnt_add(qp, RFW_CNT_tx_bytes, len);
 	if ((p->op->flags & RFW_OPF_PAYLOAD) && qp->cc_ops && qp->cc_ops->on_tx)
 		qp->cc_ops->on_tx(qp->cc, qp->now, len);
-	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len);
+	m.kind = (p->op->flags & RFW_OPF_CNP)       ? RFW_TX_CNP
+	         : (p->op->flags & RFW_OPF_REQUEST) ? RFW_TX_REQUEST
+	                                            : RFW_TX_RESPONSE;
+	m.ack_req = p->bth.ackreq;
+	m.psn = p->bth.psn;
+	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len, &m);
 }

@@ -10,11 +10,17 @@
  *   - time:        every entry point that can change protocol state takes uint64_t now_ns;
  *   - packets in:  the host parses a frame (rfw_ib_parse() on the IB part) and hands
  *                  rfw_dev_rx() a struct rfw_rx_info;
- *   - packets out: rfw_qp_tx_burst() writes the IB part (BTH .. payload .. pad, no ICRC) of up
- *                  to N packets into buffers obtained through struct rfw_io_ops; the host puts
- *                  Ethernet/IP/UDP in front and the ICRC after;
- *   - when:        rfw_qp_has_work() / rfw_qp_next_deadline() / rfw_qp_timer() let a host
- *                  scheduler pace each QP at the rate its congestion-control hook gives.
+ *   - packets out: rfw_qp_tx_responses() and rfw_qp_tx_requests() write the IB part (BTH ..
+ *                  payload .. pad, no ICRC) of up to N packets into buffers obtained through
+ *                  struct rfw_io_ops; tx_send says what each packet is (struct rfw_tx_meta);
+ *                  the host puts Ethernet/IP/UDP in front and the ICRC after;
+ *   - when:        the host's scheduler decides when a QP may send before asking for packets:
+ *                  responses (and CNPs) whenever rfw_qp_has_responses(), requests only when its
+ *                  pacer allows (rfw_qp_has_requests()); rfw_qp_next_deadline() /
+ *                  rfw_qp_timer() run the transport's timers;
+ *   - doorbell:    posting a work request is the doorbell: rfw_post_send() / rfw_post_recv()
+ *                  call the host's rfw_io_ops.doorbell, as an rdma-core provider's post writes
+ *                  the doorbell register (no separate "kick" call).
  *
  * Errors: functions returning int return 0 or a negative errno, except rfw_post_send() and
  * rfw_post_recv() (positive errno and *bad_wr, like ibv_post_send) and rfw_poll_cq() (count
@@ -43,14 +49,36 @@ struct rfw_qp;
 
 /* ---- device and host seam ---- */
 
+/* What an outgoing packet is, so the host never parses it to decide how to treat it. */
+enum rfw_tx_kind {
+	RFW_TX_REQUEST,  /* requester packet (SEND/WRITE/READ request/atomic): paced */
+	RFW_TX_RESPONSE, /* ACK/NAK, READ response, atomic ACK: never paced */
+	RFW_TX_CNP,      /* congestion notification (Annex A17.9.3): never paced */
+};
+
+struct rfw_tx_meta {
+	uint8_t kind; /* enum rfw_tx_kind */
+	bool ack_req; /* BTH A bit (a request that asks for an ACK) */
+	uint32_t psn; /* BTH PSN */
+};
+
 struct rfw_io_ops {
 	/*
 	 * A buffer for the IB part of one outgoing packet of at most @len bytes. Return NULL if
 	 * none is available now: the burst stops and the packet is produced on a later call.
 	 */
 	uint8_t *(*tx_alloc)(void *io_ctx, struct rfw_qp *qp, uint32_t len);
-	/* The packet in the buffer from tx_alloc is complete: @len bytes, BTH to pad. */
-	void (*tx_send)(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len);
+	/*
+	 * The packet in @buf (the pointer tx_alloc returned: the host finds its own buffer from
+	 * it) is complete: @len bytes, BTH to pad; @m says what it is.
+	 */
+	void (*tx_send)(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
+	                const struct rfw_tx_meta *m);
+	/*
+	 * Optional: @qp has new work (rfw_post_send / rfw_post_recv accepted WRs). The host's
+	 * scheduler puts the QP on its ready list; called on the posting thread.
+	 */
+	void (*doorbell)(void *io_ctx, struct rfw_qp *qp);
 };
 
 struct rfw_dev_attr {
@@ -91,8 +119,7 @@ struct rfw_rx_info {
 	uint8_t ecn;                  /* enum rfw_ecn of the IP header (3 = CE) */
 	uint8_t src_ip[16]; /* IPv4-mapped for IPv4: checked against the QP's ah_attr.dgid */
 	uint8_t dst_ip[16]; /* ... and ah_attr.sgid */
-	uint16_t udp_sport;
-	uint64_t rx_ts_ns;
+	uint64_t rx_ts_ns;  /* when the frame arrived (Estats T4); 0: now_ns */
 };
 
 /*
@@ -392,10 +419,18 @@ int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr 
 
 /* Whether the QP has a packet it could produce now (responses, CNPs or requests). */
 bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns);
+/* Whether the QP has a CNP or a responder packet to send (never paced). */
+bool rfw_qp_has_responses(const struct rfw_qp *qp);
+/* Whether the requester has a packet it could send now (new data, retransmission, probe). */
+bool rfw_qp_has_requests(const struct rfw_qp *qp, uint64_t now_ns);
 /*
- * Produce up to @max packets through the io ops: CNPs first, then responder packets (ACK,
- * NAK, READ responses, atomic ACKs, in PSN order), then requester packets. Returns how many.
+ * Produce up to @max packets through the io ops: a pending CNP first, then responder packets
+ * (ACK, NAK, READ responses, atomic ACKs, in PSN order). Returns how many.
  */
+unsigned rfw_qp_tx_responses(struct rfw_qp *qp, unsigned max, uint64_t now_ns);
+/* Produce up to @max requester packets. Returns how many. */
+unsigned rfw_qp_tx_requests(struct rfw_qp *qp, unsigned max, uint64_t now_ns);
+/* rfw_qp_tx_responses() then rfw_qp_tx_requests() with what is left of @max (unpaced hosts). */
 unsigned rfw_qp_tx_burst(struct rfw_qp *qp, unsigned max, uint64_t now_ns);
 /* The earliest time rfw_qp_timer() has something to do (retransmit, RNR), or UINT64_MAX. */
 uint64_t rfw_qp_next_deadline(const struct rfw_qp *qp);

@@ -95,28 +95,28 @@ def main():
             check(r["verified"] is True, "atomic bw: every returned value checked")
 
         # Congestion signals end to end: CE marks -> B's notification point sends CNPs ->
-        # A's reaction point cuts the rate -> A's pacer parks request packets.
+        # A's reaction point cuts the rate -> A's scheduler makes requests wait for the pacer.
         j, _ = run(["write", "bw", "-s", "65536", "-n", "100", "--ce-mark-every", "20"], tmp)
         if j is not None:
             a, b = j["counters_a"], j["counters_b"]
             check(j["results"][0]["verified"] is True, "CE marking: data verified")
             check(j["ce_marked"] > 0 and b.get("np_ecn_marked_roce_packets") == j["ce_marked"],
                   f"CE marking: B saw every mark ({j['ce_marked']})")
-            check(b.get("np_cnp_sent", 0) > 0 and b.get("nic_np_cnp_sent") == b["np_cnp_sent"],
-                  "CE marking: B sent CNPs")
+            check(b.get("np_cnp_sent", 0) > 0 and "nic_np_cnp_sent" not in b,
+                  "CE marking: B sent CNPs, counted once (by the transport)")
             check(a.get("rp_cnp_handled") == b.get("np_cnp_sent"),
                   "CE marking: every CNP reached A's reaction point")
-            check(a.get("nic_tx_paced_holds", 0) > 0, "CE marking: A's pacer held packets")
+            check(a.get("nic_pacer_waits", 0) > 0, "CE marking: A's requests waited for the pacer")
         j, _ = run(["write", "bw", "-s", "65536", "-n", "100"], tmp)
         if j is not None:
             check("np_cnp_sent" not in j["counters_b"] and
-                  "nic_tx_paced_holds" not in j["counters_a"],
-                  "no CE marks: no CNP, nothing held (line rate not reached)")
+                  "nic_pacer_waits" not in j["counters_a"],
+                  "no CE marks: no CNP, nothing paced (line rate not reached)")
         j, _ = run(["write", "bw", "-s", "65536", "-n", "100", "--ce-mark-every", "20",
                     "--cc-profile", "none"], tmp)
         if j is not None:
             check(j["counters_b"].get("np_cnp_sent", 0) > 0 and
-                  "nic_tx_paced_holds" not in j["counters_a"],
+                  "nic_pacer_waits" not in j["counters_a"],
                   "cc none: the built-in NP still answers CE, nothing is paced")
 
         j, _ = run(["write", "lat", "-s", "64", "-n", "500"], tmp)

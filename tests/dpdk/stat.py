@@ -112,14 +112,14 @@ def check_two(prefix, prefix_b, pids):
     r = stat("--file-prefix", prefix, "--file-prefix", prefix_b, "--json")
     procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
     check([(x["file_prefix"], x["pid"]) for x in procs] == list(zip((prefix, prefix_b), pids))
-          and all(x["nics"][0]["counters"]["tx_pkts"] > 0 for x in procs),
+          and all(x["nics"][0]["counters"]["tx_frame_bytes"] > 0 for x in procs),
           "two --file-prefix: both processes, in order, with their pids and traffic")
     if len(procs) == 2:
         check_estats(procs[1], False)
     r = stat("--file-prefix", prefix, "--file-prefix", prefix_b, "--watch", "0.5", "--count",
              "1", "--json")
     procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
-    check(len(procs) == 2 and all(x["rates"].get("nic0.tx_pkts", 0) > 0 for x in procs),
+    check(len(procs) == 2 and all(x["rates"].get("nic0.tx_frame_bytes", 0) > 0 for x in procs),
           "two --file-prefix --watch: TX rates of both")
     r = stat("--all-processes", "--json")
     procs = json.loads(r.stdout)["processes"] if r.returncode == 0 else []
@@ -167,16 +167,17 @@ def main():
         qa = p["nics"][0]["qps"][0]
         check(qa["state"] == "RTS" and qa["cc"]["cc"] in ("dcqcn", "none"),
               f"QP {qa['qpn']}: RTS, cc {qa['cc'].get('cc')}")
-        tx0 = p["nics"][0]["counters"]["tx_pkts"]
+        tx0 = p["nics"][0]["counters"]["tx_frame_bytes"]
         check(tx0 > 0 and p["nics"][0]["dev_counters"]["tx_packets"] > 0 and
-              p["ports"][0]["counters"]["tx_pkts"] > 0, f"traffic: nic0 tx_pkts {tx0}")
+              p["ports"][0]["counters"]["tx_pkts"] > 0, f"traffic: nic0 tx_frame_bytes {tx0}")
         check_estats(p, True)
 
         r = stat("--file-prefix", prefix, "--json")
         p2 = json.loads(r.stdout)["processes"][0]
-        tx1 = p2["nics"][0]["counters"]["tx_pkts"]
-        check(tx1 > tx0 and p2["nics"][1]["counters"]["rx_pkts"] >
-              p["nics"][1]["counters"]["rx_pkts"], f"second read: nic0 tx_pkts {tx0} -> {tx1}")
+        tx1 = p2["nics"][0]["counters"]["tx_frame_bytes"]
+        check(tx1 > tx0 and p2["nics"][1]["dev_counters"]["rx_packets"] >
+              p["nics"][1]["dev_counters"]["rx_packets"],
+              f"second read: nic0 tx_frame_bytes {tx0} -> {tx1}")
 
         r = stat("--file-prefix", prefix, "--watch", "1", "--count", "1", "--json")
         check(r.returncode == 0, f"--watch 1 --count 1 --json exit status {r.returncode}")
@@ -186,25 +187,26 @@ def main():
         w = lines[0]["processes"][0] if lines and lines[0]["processes"] else {}
         rates, values = w.get("rates", {}), w.get("values", {})
         dt = lines[0]["interval_s"] if lines else 0
-        print(f"  rates over {dt:.3f} s: nic0.tx_pkts {rates.get('nic0.tx_pkts', 0):.0f}/s, "
-              f"nic0.tx_bytes {rates.get('nic0.tx_bytes', 0) * 8 / 1e9:.2f} Gbit/s, "
+        print(f"  rates over {dt:.3f} s: nic0.dev.tx_packets {rates.get('nic0.dev.tx_packets', 0):.0f}/s, "
+              f"nic0.tx_frame_bytes {rates.get('nic0.tx_frame_bytes', 0) * 8 / 1e9:.2f} Gbit/s, "
               f"port1.rx_pkts {rates.get('port1.rx_pkts', 0):.0f}/s")
         check(0.9 < dt < 3 and all(rates.get(k, 0) > 0 for k in (
-            "nic0.tx_pkts", "nic0.tx_bytes", "nic1.rx_pkts", "port0.tx_pkts", "port1.rx_pkts",
-            "nic0.dev.tx_packets")), "--watch: TX/RX rates > 0 per second")
+            "nic0.tx_frame_bytes", "nic0.dev.tx_bytes", "nic1.dev.rx_packets", "port0.tx_pkts",
+            "port1.rx_pkts", "nic0.dev.tx_packets")), "--watch: TX/RX rates > 0 per second")
         check(all(v > 0 for v in rates.values()), "--watch: only counters that moved listed")
-        check(values.get("nic0.tx_pkts", 0) >= rates.get("nic0.tx_pkts", 0) * dt * 0.99 and
-              values.get("nic0.tx_pkts", 0) > tx1, "--watch: value >= rate x interval, grew")
+        check(values.get("nic0.tx_frame_bytes", 0) >=
+              rates.get("nic0.tx_frame_bytes", 0) * dt * 0.99 and
+              values.get("nic0.tx_frame_bytes", 0) > tx1, "--watch: value >= rate x interval, grew")
 
         r = stat("--file-prefix", prefix, "--watch", "0.5", "--count", "1")
-        check(r.returncode == 0 and "rates over" in r.stdout and "nic0.tx_pkts" in r.stdout and
+        check(r.returncode == 0 and "rates over" in r.stdout and "nic0.tx_frame_bytes" in r.stdout and
               "/s" in r.stdout, "--watch as a table")
         r = stat("--file-prefix", prefix, "--csv")
         csv = r.stdout.splitlines()
         check(r.returncode == 0 and csv[0] == "file_prefix,counter,value" and
-              any(x.startswith(f"{prefix},nic0.tx_pkts,") for x in csv), "--csv")
+              any(x.startswith(f"{prefix},nic0.tx_frame_bytes,") for x in csv), "--csv")
         r = stat("--file-prefix", prefix)
-        check(r.returncode == 0 and "nic0.tx_pkts" in r.stdout and "estats" in r.stdout and
+        check(r.returncode == 0 and "nic0.tx_frame_bytes" in r.stdout and "estats" in r.stdout and
               f"pid {perf.pid}" in r.stdout, "table: counters, QP line, estats line")
         print("  " + "\n  ".join(r.stdout.splitlines()[:4]))
         path_b = os.path.join(sock_dir(), prefix_b, "dpdk_telemetry.v2")
@@ -227,8 +229,9 @@ def main():
             c = nic.get("counters", {})
             check(set(c) == set(p["nics"][0]["counters"]) and
                   set(nic.get("dev_counters", {})) == set(p["nics"][0]["dev_counters"]) and
-                  c.get("tx_pkts", 0) >= tx1,
-                  f"dpdk-telemetry.py /rocefw/nic,0: same counters, tx_pkts {c.get('tx_pkts')}"
+                  c.get("tx_frame_bytes", 0) >= tx1,
+                  f"dpdk-telemetry.py /rocefw/nic,0: same counters, tx_frame_bytes "
+                  f"{c.get('tx_frame_bytes')}"
                   f" >= {tx1}")
         check(perf.poll() is None and perf_b.poll() is None,
               "both rocefw-perf still running through the reads")

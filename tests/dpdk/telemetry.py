@@ -168,10 +168,10 @@ def test_nic():
         check(nic["schema"] == "rocefw.nic/1" and nic["nic"] == na and nic["qps_attached"] == 1
               and nic["cc"] == "dcqcn" and nic["dscp"] == 26 and nic["pcp"] == 3,
               "/rocefw/nic: schema, one QP attached, DCQCN, DSCP 26, PCP 3")
-        check(nic["counters"]["tx_pkts"] == exp["a_nic_tx_pkts"] and
-              nic["counters"]["tx_bytes"] > 0 and nic["counters"]["rx_pkts"] > 0,
-              f"/rocefw/nic counters: tx_pkts {nic['counters']['tx_pkts']} "
-              f"(API {exp['a_nic_tx_pkts']})")
+        check(nic["counters"]["tx_frame_bytes"] == exp["a_nic_tx_frame_bytes"] > 0 and
+              "tx_pkts" not in nic["counters"] and "np_cnp_sent" not in nic["counters"],
+              f"/rocefw/nic counters: tx_frame_bytes {nic['counters']['tx_frame_bytes']} "
+              f"(API {exp['a_nic_tx_frame_bytes']}); packets and CNPs are the transport's")
         check(nic["counters"]["l2_resolved"] == 4 and nic["counters"]["l2_resolve_failed"] == 1,
               "/rocefw/nic: 4 peers resolved, 1 unreachable")
         dev = nic["dev_counters"]
@@ -179,7 +179,7 @@ def test_nic():
               "out_of_sequence" in dev and "local_ack_timeout_err" in dev,
               "/rocefw/nic dev_counters: mlx5 names, tx_packets as the API says")
         docs = t.query("/rocefw/nic/counters")
-        check(set(docs["nic"]) <= set(nic["counters"]) and "rx_pkts" in docs["qp"],
+        check(set(docs["nic"]) <= set(nic["counters"]) and "tx_frame_bytes" in docs["qp"],
               "/rocefw/nic/counters documents every counter")
 
         check(t.query(f"/rocefw/qp/list,{na}") == [qa], f"/rocefw/qp/list: [{qa}]")
@@ -195,12 +195,12 @@ def test_nic():
               qi["path_mtu"] == 1024, "/rocefw/qp/info: path")
         check(qi["sq_psn"] == exp["a_sq_psn"] and qi["sq_psn"] > 0, "/rocefw/qp/info: sq_psn")
         qc = qi["nic_counters"]
-        check(qc["tx_pkts"] == exp["a_qp_tx_pkts"] and qc["rx_pkts"] == exp["a_qp_rx_pkts"] and
-              qc["tx_bytes"] == exp["a_qp_tx_bytes"] and qc["tx_pkts"] > 80,
-              f"/rocefw/qp/info nic_counters: tx {qc['tx_pkts']} rx {qc['rx_pkts']} "
-              f"(API {exp['a_qp_tx_pkts']} / {exp['a_qp_rx_pkts']})")
-        check(qi["counters"]["tx_packets"] == exp["a_qp_transport_tx_packets"] ==
-              qc["tx_pkts"], "/rocefw/qp/info counters: transport tx_packets = NIC tx_pkts")
+        check(qc["tx_frame_bytes"] == exp["a_qp_tx_frame_bytes"] > 0 and "tx_pkts" not in qc,
+              f"/rocefw/qp/info nic_counters: tx_frame_bytes {qc['tx_frame_bytes']} "
+              f"(API {exp['a_qp_tx_frame_bytes']})")
+        check(qi["counters"]["tx_packets"] == exp["a_qp_transport_tx_packets"] > 80 and
+              qi["counters"]["rx_packets"] == exp["a_qp_transport_rx_packets"],
+              "/rocefw/qp/info counters: the transport's tx/rx_packets as the API says")
         check(t.query(f"/rocefw/qp/info,{qa}")["qpn"] == qa, "/rocefw/qp/info,QPN: NIC 0")
         check(t.query("/rocefw/qp/info,0,9999") is None and
               t.query("/rocefw/qp/info,5,17") is None and
@@ -212,7 +212,8 @@ def test_nic():
               cs["rp_state"] in ("idle", "fr", "ai", "hai", "max") and cs["rate_kbps"] > 0 and
               cs["target_kbps"] >= cs["rate_kbps"] and 0 <= cs["alpha"] <= 1024,
               "/rocefw/cc/state: RP state, RC <= RT, alpha")
-        check(cs["rp_counters"]["rp_cnp_handled"] == exp["a_qp_rp_cnp_handled"] > 0,
+        check(cs["rp_counters"]["rp_cnp_handled"] == exp["a_qp_rp_cnp_handled"] > 0 and
+              cs["rp_scope"] == "qp",
               f"/rocefw/cc/state: rp_cnp_handled {cs['rp_counters']['rp_cnp_handled']}")
         cb = t.query(f"/rocefw/cc/state,{nb},{qb}")
         check(cb["np_counters"]["np_cnp_sent"] == exp["b_qp_np_cnp_sent"] > 0 and

@@ -259,7 +259,6 @@ static void post_one(struct ep *e)
 	if (rfw_post_send(e->qp, &wr, &bad, rfw_nic_clock_ns(e->nic)) != 0)
 		die("rfw_post_send", EINVAL);
 	e->posted++;
-	rfw_nic_qp_kick(e->nic, e->qp);
 }
 
 static void reap(struct ep *e)

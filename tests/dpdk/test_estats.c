@@ -82,7 +82,9 @@ static void side_setup(struct side *s, const char *name, struct rte_ring *rx, st
 	s->port = rfw_port_setup((uint16_t)p, &pc, &id);
 	if (s->port == NULL)
 		die("rfw_port_setup", rte_errno);
-	s->nic = rfw_nic_create(s->port->q[0], &nc); /* Estats from the environment */
+	if (rfw_nic_conf_env(&nc) != 0) /* Estats from the environment */
+		exit(2);
+	s->nic = rfw_nic_create(s->port->q[0], &nc);
 	if (s->nic == NULL)
 		die("rfw_nic_create", rte_errno);
 	s->pd = rfw_alloc_pd(rfw_nic_dev(s->nic));
@@ -158,7 +160,6 @@ static bool write_one(struct rfw_qp *qp, uint64_t id)
 	wr.wr.rdma.rkey = rfw_mr_rkey(B.mr);
 	if (rfw_post_send(qp, &wr, &bad, rfw_nic_clock_ns(A.nic)) != 0)
 		return false;
-	rfw_nic_qp_kick(A.nic, qp);
 	while (rte_rdtsc() < end) {
 		if (rfw_poll_cq(A.cq, 1, &wc) == 1)
 			return wc.status == RFW_WC_SUCCESS && wc.wr_id == id;

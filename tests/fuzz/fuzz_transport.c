@@ -150,14 +150,22 @@ static uint8_t *fz_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
 	return len <= MAXPKT ? q->stage : NULL;
 }
 
-static void fz_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
+static void fz_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
+                    const struct rfw_tx_meta *m)
 {
 	struct pq *q = ctx;
 	struct rfw_ib_pkt p;
+	uint8_t kind;
 
 	(void)qp;
-	/* Oracle: whatever transport writes is a well-formed RC packet or a CNP. */
+	/* Oracle: whatever transport writes is a well-formed RC packet or a CNP... */
 	if (rfw_ib_parse(buf, len, &p) != RFW_IB_ERR_OK)
+		__builtin_trap();
+	/* ... and the kind it declares is what the opcode says. */
+	kind = (p.op->flags & RFW_OPF_CNP)       ? RFW_TX_CNP
+	       : (p.op->flags & RFW_OPF_REQUEST) ? RFW_TX_REQUEST
+	                                         : RFW_TX_RESPONSE;
+	if (m->kind != kind || m->psn != p.bth.psn || m->ack_req != p.bth.ackreq)
 		__builtin_trap();
 	if (p.op->transport != RFW_IB_RC && !(p.op->flags & RFW_OPF_CNP))
 		__builtin_trap();

@@ -79,7 +79,8 @@ static uint8_t *lb_tx_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
 	return lb->ring[lb->prod % LB_RING].data;
 }
 
-static void lb_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
+static void lb_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
+                       const struct rfw_tx_meta *m)
 {
 	struct lb_ep *e = ctx;
 	struct loop *lb = e->lb;
@@ -87,6 +88,7 @@ static void lb_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
 
 	(void)qp;
 	(void)buf;
+	(void)m;
 	p->len = len;
 	p->to = !e->id;
 	p->t = lb->now + LB_DELAY;

@@ -355,6 +355,8 @@ static void side_setup(struct side *s, uint16_t port_id, uint32_t ip4)
 		die("rfw_port_setup", rte_errno);
 	nc.dev_attr.max_qp = 2 * MAX_FLOWS;
 	nc.cc_prof = &prof;
+	if (rfw_nic_conf_env(&nc) != 0) /* ROCEFW_ESTATS* (docs/estats.md) */
+		exit(2);
 	s->nic = rfw_nic_create(s->port->q[0], &nc);
 	if (s->nic == NULL)
 		die("rfw_nic_create", rte_errno);
@@ -830,7 +832,6 @@ static void run(void)
 		reap(now);
 		for (unsigned fi = 0; fi < O.flows; fi++) {
 			struct flow *f = &flows[fi];
-			bool kick = false;
 
 			while (!quit && now >= f->start_ns && now < f->stop_ns &&
 			       f->posted - f->done < O.depth) {
@@ -841,10 +842,7 @@ static void run(void)
 					break;
 				}
 				f->posted++;
-				kick = true;
 			}
-			if (kick)
-				rfw_nic_qp_kick(S.nic, f->qs);
 			outstanding += f->posted - f->done;
 			done += f->done;
 		}

@@ -428,6 +428,8 @@ void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opt
 	nc.dscp = (uint8_t)o->dscp;
 	nc.dscp_set = true;
 	nc.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &prof : NULL;
+	if (rfw_nic_conf_env(&nc) != 0) /* ROCEFW_ESTATS* (docs/estats.md) */
+		exit(2);
 	s->nic = rfw_nic_create(s->port->q[0], &nc);
 	if (s->nic == NULL)
 		die("rfw_nic_create", rte_errno);
@@ -766,7 +768,6 @@ static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct
 			c->recvd++;
 			if (post_recv_slot(c, size, slot, rfw_nic_now_ns(B.nic)) != 0)
 				check_fail("post_recv failed", qi, slot);
-			rfw_nic_qp_kick(B.nic, c->qb);
 		}
 	}
 	return total;
@@ -937,17 +938,13 @@ static uint64_t bw_loop(const struct opts *o, const struct driver *d, uint32_t d
 
 		for (qi = 0; qi < o->qps; qi++) {
 			struct conn *c = &conns[qi];
-			bool any = false;
 
 			while (c->posted - c->done < depth &&
 			       (timed ? t < deadline : c->posted < iters)) {
 				if (d->post(c, qi, o, depth, size, c->posted, t) != 0)
 					die("post_send", EINVAL);
 				c->posted++;
-				any = true;
 			}
-			if (any)
-				rfw_nic_qp_kick(A.nic, c->qa);
 		}
 		d->poll();
 		got = d->reap(o, depth, size, r);
@@ -998,7 +995,6 @@ static uint64_t lat_loop(const struct opts *o, const struct driver *d, uint32_t 
 			break;
 		if (d->post(c, 0, o, depth, size, k, t0) != 0)
 			die("post_send", EINVAL);
-		rfw_nic_qp_kick(A.nic, c->qa);
 		while (c->done == k) {
 			d->poll();
 			d->reap(o, depth, size, r);
@@ -1099,7 +1095,6 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 				break;
 			if (post_one(c, o, depth, size, k, t0) != 0)
 				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
 			while (!last_is(c->dst, size, src)) {
 				poll_both();
 				if (now_ns() - t0 > STALL_NS) {
@@ -1119,7 +1114,6 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 			wr.wr.rdma.rkey = rfw_mr_rkey(A.mr);
 			if (rfw_post_send(c->qb, &wr, &badw, now_ns()) != 0)
 				die("post_send (pong)", EINVAL);
-			rfw_nic_qp_kick(B.nic, c->qb);
 			while (!last_is(pong_buf, size, src)) {
 				poll_both();
 				if (now_ns() - t0 > STALL_NS) {
@@ -1177,7 +1171,6 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 				die("post_recv (pong)", EINVAL);
 			if (post_one(c, o, depth, size, k, t0) != 0)
 				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
 			while (c->recvd == k) {
 				poll_both();
 				reap(o, depth, size, r);
@@ -1196,7 +1189,6 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 			swr.send_flags = RFW_SEND_SIGNALED;
 			if (rfw_post_send(c->qb, &swr, &bads, now_ns()) != 0)
 				die("post_send (pong)", EINVAL);
-			rfw_nic_qp_kick(B.nic, c->qb);
 			while (pong_recvd == k) {
 				poll_both();
 				reap(o, depth, size, r);
@@ -1823,7 +1815,6 @@ static void client_run(const struct opts *o, uint32_t depth, uint32_t size, stru
 			}
 			if (remote_post(c, 0, o, depth, size, k, t0) != 0)
 				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
 			src = slot_src(c, depth, size, k);
 			if (o->op == OP_SEND) {
 				while (pong_recvd == k) {
@@ -1948,7 +1939,6 @@ static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, str
 			if (remote_post_recv(c, o, size, o->op == OP_WRITE ? 0 : wc[i].wr_id,
 			                     rfw_nic_now_ns(A.nic)) != 0)
 				server_fail("post_recv failed", (uint32_t)qi, k);
-			rfw_nic_qp_kick(A.nic, c->qa);
 		}
 	}
 	if (n < 0)
@@ -1996,7 +1986,6 @@ static void server_run(const struct opts *o, uint32_t depth, uint32_t size, stru
 				wr.wr.rdma.rkey = peer_rkey;
 				if (rfw_post_send(c0->qa, &wr, &badw, now_ns()) != 0)
 					server_fail("post_send (pong) failed", 0, k);
-				rfw_nic_qp_kick(A.nic, c0->qa);
 				c0->recvd++;
 			}
 		}

@@ -516,8 +516,6 @@ static void pt_client_run(double *secs)
 		for (uint32_t qi = 0; qi < pt.nq; qi++) {
 			struct pt_qp *q = &pt.q[qi];
 
-			bool any = false;
-
 			while (q->posted < pt.iters && q->posted - q->done < pt.depth) {
 				int rc = pt_post(q, q->posted);
 
@@ -526,11 +524,7 @@ static void pt_client_run(double *secs)
 				if (rc != 0)
 					pt_die("post_send on QP %u: %s", qi, strerror(rc));
 				q->posted++;
-				any = true;
 			}
-			/* The doorbell: the NIC schedules the QP's new WQEs. */
-			if (any)
-				rfw_nic_qp_kick(A.nic, q->qp);
 		}
 		rfw_nic_poll(A.nic);
 		int n = rfw_poll_cq(A.cq, 32, wc);
@@ -687,7 +681,6 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 
 			if (rc != 0)
 				pt_die("post_send: %s", strerror(rc));
-			rfw_nic_qp_kick(A.nic, q->qp);
 		}
 		if (ccnt < pt.iters) {
 			int n;

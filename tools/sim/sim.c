@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 #include "cc/dcqcn.h"
 #include "cc/dcqcn_params.h"
-#include "cc/pacer.h"
+#include "nic/rfw_fw.h"
 #include "wire/frame.h"
 
 #define FRAME_HDR  (RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN)
@@ -83,33 +84,25 @@ struct link {
 
 struct wl_qp; /* workload state of one QP pair */
 
-/* The congestion control of one QP: cc/'s RP and NP behind the transport's rfw_cc_ops. */
-struct qcc {
-	struct dcqcn_rp rp;
-	struct dcqcn_np np;
-	struct cc_pacer pacer;
-	struct qcc *rpq; /* whose rp and pacer this QP uses: itself, or its host's first QP's
-	                  * (rp_scope port/dst: one RP and one paced rate per sender host) */
-	uint32_t flow;
-	uint64_t cnps; /* CNPs this QP received (its RP may be shared) */
-};
-
+/*
+ * A host is a NIC running the firmware (nic/rfw_fw.h): its scheduler, pacing, congestion
+ * control and framing are nic/'s, the same code the DPDK dataplane runs. The simulator gives it
+ * frames (struct frame), the virtual clock, and its egress link.
+ */
 struct host {
 	struct sim *sim;
 	int idx;
-	struct rfw_dev *dev;
+	struct rfw_fw *fw;
+	struct rfw_dev *dev; /* rfw_fw_dev(fw) */
 	struct rfw_pd *pd;
 	struct rfw_cq *scq, *rcq;
 	struct rfw_qp *qp[MAX_QPS];
 	uint32_t nqp, rr;
 	struct link *egress;
-	struct frame *stage;
-	struct rfw_frame_spec spec;
 	uint64_t timer_at;
 	uint32_t timer_gen;
 	bool requester;    /* posts the workload (the two-host model's A, the senders) */
 	uint32_t wl_first; /* workload index of qp[0] */
-	struct qcc *cc;    /* per QP, switch topology only */
 };
 
 struct wl_qp {
@@ -515,127 +508,42 @@ static void link_tx_done(struct link *l, struct frame *f)
 
 /* ---- hosts: the seam to transport ---- */
 
-static uint8_t *host_tx_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
+/*
+ * Frames for the firmware: from the simulator's pool while the egress link has room (a NIC
+ * keeps at most TX_WINDOW frames queued at its port); none otherwise, and the firmware serves
+ * the QP again once the link has sent one (link_tx_done -> host_service).
+ */
+static uint8_t *host_frame_alloc(void *ctx, uint32_t len)
 {
 	struct host *h = ctx;
+	struct link *l = h->egress;
 	struct frame *f;
 
-	(void)qp;
-	if (len + FRAME_HDR + RFW_ICRC_LEN > FRAME_MAX)
+	if (len > FRAME_MAX || l->qlen + (l->busy ? 1 : 0) >= TX_WINDOW)
 		return NULL;
 	f = frame_get(h->sim);
-	if (f == NULL)
-		return NULL;
-	h->stage = f;
-	return f->data + FRAME_HDR;
+	return f != NULL ? f->data : NULL;
 }
 
-static void host_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
+static void host_frame_send(void *ctx, uint8_t *data, uint32_t len)
 {
 	struct host *h = ctx;
-	struct frame *f = h->stage;
-	struct rfw_frame_spec sp = h->spec;
-	int off;
+	struct frame *f = (struct frame *)(void *)(data - offsetof(struct frame, data));
 
-	h->stage = NULL;
-	/* UDP source port from the QP number, as rxe does (flow entropy per QP). */
-	sp.udp_sport = (uint16_t)(0xc000 | (rfw_qp_num(qp) & 0x3fff));
-	if (h->sim->fabric) {
-		uint32_t qi = rfw_qp_num(qp) - rfw_qp_num(h->qp[0]);
-		/* The receiver's QP i answers sender i; a sender talks to the receiver. */
-		uint32_t peer = h->requester ? h->sim->rx_host : qi / h->sim->cfg->qps;
-
-		sp.dst_mac[5] = (uint8_t)(1 + peer);
-		rfw_ip4_to_mapped(sp.dst_ip, 0x0a000001u + peer);
-		/* A CNP goes out at the profile's np_cnp_dscp, not ECN-capable (it must not be
-		 * marked itself), so the switch queues it at its priority. */
-		if (len >= 1 && buf[0] == RFW_OP_CNP && h->cc)
-			sp.tos = (uint8_t)(dcqcn_np_cnp_dscp(&h->cc[qi].np) << 2);
-	}
-	off = rfw_frame_build_hdrs(f->data, FRAME_MAX, &sp, len);
-	if (off != FRAME_HDR) {
-		frame_put(h->sim, f);
-		return;
-	}
-	f->len = (uint32_t)rfw_frame_finalize(f->data, &sp, len);
+	f->len = len;
 	link_enqueue(h->egress, f);
 }
 
-static const struct rfw_io_ops host_ops = {.tx_alloc = host_tx_alloc, .tx_send = host_tx_send};
-
-/*
- * The transport's congestion-control hook, backed by cc/. Bytes are accounted as the Ethernet
- * frame the packet becomes (IB part + Ethernet/IPv4/UDP headers + ICRC): the pacer then spaces
- * frames exactly as a capture measures them, and the byte counter counts what rocefw-replay cc's
- * model counts, so a capture of this sender can be checked against its profile.
- */
-static void qcc_on_tx(void *cc, uint64_t now_ns, uint32_t bytes)
-{
-	struct qcc *q = ((struct qcc *)cc)->rpq;
-	uint32_t flen = bytes + FRAME_HDR + RFW_ICRC_LEN;
-
-	/* Charge the packet at the rate in force when it leaves (timers due by now applied),
-	 * then feed the byte counter: the order cc/pacer.h and rocefw-replay cc assume. */
-	if (dcqcn_rp_next_deadline(&q->rp) <= now_ns)
-		dcqcn_rp_on_timer(&q->rp, now_ns);
-	cc_pacer_depart(&q->pacer, now_ns, flen, dcqcn_rp_rate_kbps(&q->rp));
-	dcqcn_rp_on_tx(&q->rp, flen, now_ns);
-}
-
-static bool qcc_np_on_ce(void *cc, uint64_t now_ns)
-{
-	return dcqcn_np_on_ce(&((struct qcc *)cc)->np, now_ns);
-}
-
-static void qcc_rp_on_cnp(void *cc, uint64_t now_ns)
-{
-	struct qcc *q = cc;
-
-	q->cnps++;
-	dcqcn_rp_on_cnp(&q->rpq->rp, now_ns);
-}
-
-static uint64_t qcc_rate_bps(void *cc, uint64_t now_ns)
-{
-	struct qcc *q = ((struct qcc *)cc)->rpq;
-
-	if (dcqcn_rp_next_deadline(&q->rp) <= now_ns)
-		dcqcn_rp_on_timer(&q->rp, now_ns);
-	return dcqcn_rp_rate_kbps(&q->rp) * 1000;
-}
-
-static const struct rfw_cc_ops qcc_ops = {.on_tx = qcc_on_tx,
-                                          .np_on_ce = qcc_np_on_ce,
-                                          .rp_on_cnp = qcc_rp_on_cnp,
-                                          .rate_bps = qcc_rate_bps};
-
-/* When QP @i of @h may send its next packet (cc/pacer.h, no burst): now or later. */
-static uint64_t qp_paced_at(const struct host *h, uint32_t i)
-{
-	return h->cc ? h->cc[i].rpq->pacer.tat_ns : 0;
-}
+static const struct rfw_fw_host_ops host_ops = {.frame_alloc = host_frame_alloc,
+                                                .frame_send = host_frame_send};
 
 static void wl_poll(struct host *h);
 
+/* One event at the firmware's next timer (pacer departure, transport timer). */
 static void host_arm_timer(struct host *h)
 {
-	uint64_t d = UINT64_MAX;
+	uint64_t d = rfw_fw_next_ns(h->fw);
 
-	for (uint32_t i = 0; i < h->nqp; i++) {
-		uint64_t q = rfw_qp_next_deadline(h->qp[i]);
-
-		if (q < d)
-			d = q;
-		/*
-		 * A paced QP with work waits for its departure time. The RP's own deadlines
-		 * (dcqcn_rp_next_deadline) need no event: every cc/ entry point first runs the work
-		 * due before its now_ns at the time it was due (cc/dcqcn.h), and the rate is only
-		 * read at a departure or a sample, which bring it up to date first.
-		 */
-		q = qp_paced_at(h, i);
-		if (q > h->sim->now && q < d && rfw_qp_has_work(h->qp[i], h->sim->now))
-			d = q;
-	}
 	if (d == UINT64_MAX || d == h->timer_at)
 		return;
 	if (d < h->sim->now)
@@ -646,32 +554,24 @@ static void host_arm_timer(struct host *h)
 }
 
 /*
- * The host scheduler: while the egress link has room, take one packet from the next QP with
- * work, round robin (a NIC's TX arbiter at line rate; a paced scheduler replaces it later).
+ * The firmware runs what is due (timers may complete WRs with errors), the workload reaps
+ * completions and posts (posting rings the doorbell), then the firmware runs again while it
+ * sent something, QPs are still ready (their quantum ran out) and the link has room.
  */
 static void host_service(struct host *h)
 {
 	struct link *l = h->egress;
 
-	wl_poll(h);
-	while (l->qlen + (l->busy ? 1 : 0) < TX_WINDOW) {
-		bool sent = false;
-
-		for (uint32_t k = 0; k < h->nqp; k++) {
-			struct rfw_qp *qp = h->qp[(h->rr + k) % h->nqp];
-
-			if (qp_paced_at(h, (h->rr + k) % h->nqp) > h->sim->now ||
-			    !rfw_qp_has_work(qp, h->sim->now))
-				continue;
-			if (rfw_qp_tx_burst(qp, 1, h->sim->now)) {
-				h->rr = (h->rr + k + 1) % h->nqp;
-				sent = true;
-				break;
-			}
-		}
-		if (!sent)
-			break;
+	/* A full link calls again when it sent a frame (link_tx_done): nothing could leave now. */
+	if (l->qlen + (l->busy ? 1 : 0) >= TX_WINDOW) {
+		wl_poll(h);
+		return;
 	}
+	rfw_fw_run(h->fw, h->sim->now);
+	wl_poll(h);
+	while (rfw_fw_run(h->fw, h->sim->now) != 0 && rfw_fw_ready(h->fw) &&
+	       l->qlen + (l->busy ? 1 : 0) < TX_WINDOW)
+		;
 	host_arm_timer(h);
 }
 
@@ -680,7 +580,6 @@ static void host_rx(struct host *h, struct frame *f)
 	struct sim *s = h->sim;
 	struct rfw_frame_view v;
 	struct rfw_ib_pkt pkt;
-	struct rfw_rx_info rx;
 
 	if (rfw_frame_parse_eth(f->data, f->len, &v) != RFW_FRAME_ERR_OK ||
 	    v.kind != RFW_FRAME_ROCEV2) {
@@ -697,13 +596,6 @@ static void host_rx(struct host *h, struct frame *f)
 		return;
 	}
 	s->res->frames_delivered++;
-	memset(&rx, 0, sizeof(rx));
-	rx.pkt = &pkt;
-	rx.ecn = (uint8_t)rfw_frame_ecn(&v);
-	memcpy(rx.src_ip, v.src_ip, 16);
-	memcpy(rx.dst_ip, v.dst_ip, 16);
-	rx.udp_sport = v.udp_sport;
-	rx.rx_ts_ns = s->now;
 	if (s->fabric && !h->requester && pkt.op && (pkt.op->flags & RFW_OPF_PAYLOAD) &&
 	    (pkt.op->flags & RFW_OPF_REQUEST)) {
 		uint32_t qi = pkt.bth.dqpn - rfw_qp_num(h->qp[0]);
@@ -711,7 +603,7 @@ static void host_rx(struct host *h, struct frame *f)
 		if (qi < h->nqp) /* goodput over time: payload reaching the receiver per flow */
 			s->wl[h->wl_first + qi].rx_payload += pkt.payload_len;
 	}
-	rfw_dev_rx(h->dev, &rx, s->now);
+	rfw_fw_rx(h->fw, &v, &pkt, s->now);
 	host_service(h);
 }
 
@@ -720,10 +612,7 @@ static void host_timer(struct host *h, uint32_t gen)
 	if (gen != h->timer_gen)
 		return; /* superseded */
 	h->timer_at = UINT64_MAX;
-	for (uint32_t i = 0; i < h->nqp; i++)
-		if (rfw_qp_next_deadline(h->qp[i]) <= h->sim->now)
-			rfw_qp_timer(h->qp[i], h->sim->now);
-	host_service(h);
+	host_service(h); /* the firmware's wheel runs what is due */
 }
 
 /* ---- workload: messages with verifiable contents ---- */
@@ -1524,6 +1413,53 @@ const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
 
 /* ---- run ---- */
 
+static uint32_t host_profile(const struct rfw_sim_cfg *c, uint32_t h);
+static uint32_t flow_profile(const struct rfw_sim_cfg *c, uint32_t i);
+
+/*
+ * Host @i's NIC. The switch topology runs DCQCN: a sender with its flows' profile (rp_scope
+ * port or dst: its QPs share one rate, as the firmware does for any host); the receiver's NP of
+ * QP q with flow q's profile. The two-host model has no congestion control (the transport's
+ * built-in NP still answers CE). Strict pacing (no burst) and an exact timer wheel: the
+ * simulator wakes the firmware exactly when it asks (rfw_fw_next_ns).
+ */
+static struct rfw_fw *host_fw(struct sim *s, int i, bool requester, const struct rfw_dev_attr *da)
+{
+	struct rfw_fw_conf fc = {.dev_attr = *da,
+	                         .pacer_burst_set = true,
+	                         .wheel_shift_set = true,
+	                         .frame_max = FRAME_MAX};
+
+	if (s->fabric) {
+		fc.cc = RFW_FW_CC_DCQCN;
+		fc.dcqcn = &s->prof[requester ? host_profile(s->cfg, (uint32_t)i)
+		                              : flow_profile(s->cfg, 0)];
+	}
+	return rfw_fw_create(&fc, &host_ops, &s->host[i]);
+}
+
+/* 02:00:00:00:00:0(i+1), 10.0.0.(i+1); QP q of a host talks to its peer host. */
+static int host_attach(struct sim *s, struct host *h, uint32_t q)
+{
+	uint32_t peer = !s->fabric     ? (uint32_t)(1 - h->idx)
+	                : h->requester ? s->rx_host
+	                               : q / s->cfg->qps;
+	struct rfw_fw_path p = {.src_mac = {2, 0, 0, 0, 0, (uint8_t)(1 + h->idx)},
+	                        .dst_mac = {2, 0, 0, 0, 0, (uint8_t)(1 + peer)}};
+
+	rfw_ip4_to_mapped(p.src_ip, 0x0a000001u + (uint32_t)h->idx);
+	rfw_ip4_to_mapped(p.dst_ip, 0x0a000001u + peer);
+	if (s->fabric) {
+		uint32_t flow = h->requester ? (uint32_t)h->idx * s->cfg->qps + q : q;
+
+		/* Both ends of a flow run its profile; a CNP goes out at its np_cnp_dscp. */
+		p.dcqcn = &s->prof[flow_profile(s->cfg, flow)];
+		p.cnp_dscp = p.dcqcn->cnp_dscp;
+		p.cnp_pcp = p.dcqcn->cnp_prio;
+	}
+	return rfw_fw_qp_attach(h->fw, h->qp[q], &p);
+}
+
 static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 {
 	struct host *h = &s->host[i];
@@ -1548,9 +1484,10 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 	h->egress = &s->link[i];
 	h->timer_at = UINT64_MAX;
 	h->requester = requester;
-	h->dev = rfw_dev_create(&da, &host_ops, h);
-	if (h->dev == NULL)
+	h->fw = host_fw(s, i, requester, &da);
+	if (h->fw == NULL)
 		return -ENOMEM;
+	h->dev = rfw_fw_dev(h->fw);
 	h->pd = rfw_alloc_pd(h->dev);
 	h->scq = rfw_create_cq(h->dev, nqp * s->cfg->depth + 64);
 	h->rcq = rfw_create_cq(h->dev, nqp * s->cfg->depth + 64);
@@ -1566,20 +1503,10 @@ static int setup_host(struct sim *s, int i, uint32_t nqp, bool requester)
 		h->qp[q] = rfw_create_qp(h->pd, &qa);
 		if (h->qp[q] == NULL)
 			return -ENOMEM;
+		h->nqp = q + 1;
+		if (host_attach(s, h, q) != 0)
+			return -EINVAL;
 	}
-	h->nqp = nqp;
-	/* 02:00:00:00:00:0i, 10.0.0.(i+1) */
-	h->spec.src_mac[0] = 2;
-	h->spec.src_mac[5] = (uint8_t)(1 + i);
-	h->spec.dst_mac[0] = 2;
-	h->spec.dst_mac[5] = (uint8_t)(s->fabric ? 1 + s->rx_host : (uint32_t)(2 - i));
-	h->spec.ip_ver = 4;
-	h->spec.ttl = 64;
-	h->spec.df = true;
-	h->spec.tos = RFW_ECN_ECT0;
-	rfw_ip4_to_mapped(h->spec.src_ip, 0x0a000001u + (uint32_t)i);
-	rfw_ip4_to_mapped(h->spec.dst_ip,
-	                  s->fabric ? 0x0a000001u + s->rx_host : 0x0a000002u - (uint32_t)i);
 	return 0;
 }
 
@@ -1600,8 +1527,9 @@ static int connect_qp(struct sim *s, struct rfw_qp *qp, struct rfw_qp *peer, boo
 	a.transport_mode = sr ? RFW_TRANSPORT_SR : RFW_TRANSPORT_GBN;
 	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS | RFW_QP_TRANSPORT_MODE);
 	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.sgid, me->spec.src_ip, 16);
-	memcpy(a.ah_attr.dgid, to->spec.src_ip, 16); /* recv.c checks packets against both */
+	/* recv.c checks packets against both; the hosts' addresses are host_attach()'s */
+	rfw_ip4_to_mapped(a.ah_attr.sgid, 0x0a000001u + (uint32_t)me->idx);
+	rfw_ip4_to_mapped(a.ah_attr.dgid, 0x0a000001u + (uint32_t)to->idx);
 	a.path_mtu = m;
 	a.dest_qp_num = rfw_qp_num(peer);
 	a.rq_psn = c->start_psn;
@@ -1655,17 +1583,19 @@ static void teardown(struct sim *s)
 	for (uint32_t i = 0; s->host && i < s->nhosts; i++) {
 		struct host *h = &s->host[i];
 
-		for (uint32_t q = 0; q < h->nqp || (q < MAX_QPS && h->qp[q]); q++)
-			if (h->qp[q])
-				rfw_destroy_qp(h->qp[q]);
+		for (uint32_t q = 0; q < h->nqp || (q < MAX_QPS && h->qp[q]); q++) {
+			if (h->qp[q] == NULL)
+				continue;
+			rfw_fw_qp_detach(h->fw, h->qp[q]);
+			rfw_destroy_qp(h->qp[q]);
+		}
 		if (h->scq)
 			rfw_destroy_cq(h->scq);
 		if (h->rcq)
 			rfw_destroy_cq(h->rcq);
 		if (h->pd)
 			rfw_dealloc_pd(h->pd);
-		rfw_dev_destroy(h->dev);
-		free(h->cc);
+		rfw_fw_destroy(h->fw);
 	}
 	free(s->host);
 	free(s->link);
@@ -1709,10 +1639,23 @@ static uint32_t flow_profile(const struct rfw_sim_cfg *c, uint32_t i)
 	return host_profile(c, i / c->qps);
 }
 
-/* The sender-side cc state of flow @i: QP i % qps of sender host i / qps. */
-static struct qcc *flow_cc(struct sim *s, uint32_t i)
+/* Flow @i: QP i % qps of sender host i / qps, and the receiver's QP i. */
+static struct host *flow_host(struct sim *s, uint32_t i)
 {
-	return &s->host[i / s->cfg->qps].cc[i % s->cfg->qps];
+	return &s->host[i / s->cfg->qps];
+}
+static struct rfw_qp *flow_qp(struct sim *s, uint32_t i)
+{
+	return s->host[i / s->cfg->qps].qp[i % s->cfg->qps];
+}
+
+/* CNPs flow @i's sender QP received (the transport counts them; its rate may be shared). */
+static uint64_t flow_cnps(struct sim *s, uint32_t i)
+{
+	uint64_t t[RFW_CNT__COUNT];
+
+	rfw_qp_counters(flow_qp(s, i), t);
+	return t[RFW_CNT_rp_cnp_handled];
 }
 
 /* Most time-series entries per array (rows x flows) before the series is thinned. */
@@ -1780,14 +1723,12 @@ static void take_sample(struct sim *s)
 		s->capsamp = nc;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
+		uint64_t kbps = rfw_fw_qp_rate_kbps(flow_host(s, i)->fw, flow_qp(s, i), s->now);
 
-		if (dcqcn_rp_next_deadline(&q->rp) <= s->now)
-			dcqcn_rp_on_timer(&q->rp, s->now);
-		s->ts_rate[(size_t)k * n + i] = (double)dcqcn_rp_rate_kbps(&q->rp) / 1e6;
+		s->ts_rate[(size_t)k * n + i] = (double)kbps / 1e6;
 		s->ts_rx[(size_t)k * n + i] = s->wl[i].rx_payload;
 		s->ts_ver[(size_t)k * n + i] = s->wl[i].bytes_verified;
-		s->ts_cnp[(size_t)k * n + i] = fq->cnps;
+		s->ts_cnp[(size_t)k * n + i] = flow_cnps(s, i);
 	}
 	s->ts_t[k] = s->now;
 	s->ts_q[k] = s->link[s->bn_link].qbytes;
@@ -1826,8 +1767,9 @@ static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 	for (uint32_t i = 0; i < n; i++) {
 		struct rfw_sim_flow *f = &res->flow[i];
 		struct wl_qp *w = &s->wl[i];
-		struct qcc *fq = flow_cc(s, i), *q = fq->rpq;
-		const struct qcc *np = &s->host[s->rx_host].cc[i];
+		const struct host *rx = &s->host[s->rx_host];
+		const struct dcqcn_np *np = rfw_fw_qp_np(rx->fw, rx->qp[i]);
+		const struct cc_flow *fl = rfw_fw_qp_flow(flow_host(s, i)->fw, flow_qp(s, i));
 		uint64_t stop = c->incast && w->done_ns ? w->done_ns : end;
 		uint64_t v0 = s->ts_ver[(size_t)half * n + i], v1 = s->ts_ver[(size_t)last * n + i];
 
@@ -1844,10 +1786,11 @@ static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 		    end > s->ts_t[half] ? (double)(v1 - v0) * 8.0 / (double)(end - s->ts_t[half])
 		                        : 0;
 		f->final_rate_gbps = s->ts_rate[(size_t)last * n + i];
-		f->cnps_received = fq->cnps;
-		f->rate_cuts = q->rp.cnt[DCQCN_RP_CNT_rp_rate_cuts];
-		f->cnps_sent = np->np.cnt[DCQCN_NP_CNT_np_cnp_sent];
-		f->ce_marked_received = np->np.cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets];
+		f->cnps_received = flow_cnps(s, i);
+		f->rate_cuts = fl != NULL ? fl->u.dcqcn.cnt[DCQCN_RP_CNT_rp_rate_cuts] : 0;
+		f->cnps_sent = np != NULL ? np->cnt[DCQCN_NP_CNT_np_cnp_sent] : 0;
+		f->ce_marked_received =
+		    np != NULL ? np->cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets] : 0;
 		res->cnps_sent += f->cnps_sent;
 		x[i] = f->goodput_second_half_gbps;
 		if (w->start_ns > last_start)
@@ -2018,69 +1961,37 @@ static int setup_fabric(struct sim *s)
 	rc = setup_host(s, (int)s->rx_host, n, false);
 	if (rc)
 		return rc;
-	for (uint32_t i = 0; i < nh; i++) {
-		struct host *h = &s->host[i];
-
-		h->cc = calloc(h->nqp, sizeof(*h->cc));
-		if (h->cc == NULL)
-			return -ENOMEM;
-		for (uint32_t q = 0; q < h->nqp; q++) {
-			uint32_t flow = h->requester ? i * k + q : q;
-			const struct dcqcn_prof *pr = &s->prof[flow_profile(c, flow)];
-
-			/* Both ends of a flow run its profile: the RP at the sender, the NP (its
-			 * np_min_time_between_cnps) at the receiver. rp_scope port or dst (one
-			 * receiver: the same here) makes a sender's QPs share its first QP's RP and
-			 * pacer, as a NIC with per-port congestion state does. */
-			dcqcn_rp_init(&h->cc[q].rp, pr);
-			dcqcn_np_init(&h->cc[q].np, pr);
-			cc_pacer_init(&h->cc[q].pacer, 0);
-			h->cc[q].flow = flow;
-			h->cc[q].rpq =
-			    h->requester && pr->scope != DCQCN_SCOPE_QP ? &h->cc[0] : &h->cc[q];
-			rfw_qp_set_cc(h->qp[q], &qcc_ops, &h->cc[q]);
-		}
-	}
 	s->q_nbins = c->queue_bytes / QHIST_BIN + 2;
 	s->q_hist = calloc(s->q_nbins, sizeof(*s->q_hist));
 	return s->q_hist ? 0 : -ENOMEM;
 }
 
-int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
+/* The run's links and hosts (and the capture); 0 or -errno. */
+static int sim_init(struct sim *s, const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 {
-	struct sim s;
-	struct timespec t0, t1;
-	const uint64_t ssz = cfg->size < 8 ? 8 : cfg->size;
-	uint32_t nwl;
 	int rc = 0;
 
-	memset(res, 0, sizeof(*res));
-	if (rfw_sim_validate(cfg))
-		return -EINVAL;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	memset(&s, 0, sizeof(s));
-	s.cfg = cfg;
-	s.res = res;
-	s.rng = cfg->seed;
-	s.fabric = cfg->flows || cfg->incast;
-	s.nflows = cfg->flows ? cfg->flows : cfg->incast;
-	s.rx_host = s.fabric ? s.nflows / cfg->qps : 1;
-	s.nhosts = s.rx_host + 1;
-	s.nlinks = s.fabric ? 2 * s.nhosts : 2;
-	s.bn_link = s.nhosts + s.rx_host;
-	nwl = s.fabric ? s.nflows : cfg->qps;
-	s.end_ns = cfg->time_limit_ns;
-	if (cfg->flows && cfg->duration_ms * 1e6 < (double)s.end_ns)
-		s.end_ns = (uint64_t)llround(cfg->duration_ms * 1e6);
-	s.sample_ns = (uint64_t)llround(cfg->sample_us * 1000.0);
-	s.host = calloc(s.nhosts, sizeof(*s.host));
-	s.link = calloc(s.nlinks, sizeof(*s.link));
-	if (s.host == NULL || s.link == NULL)
+	s->cfg = cfg;
+	s->res = res;
+	s->rng = cfg->seed;
+	s->fabric = cfg->flows || cfg->incast;
+	s->nflows = cfg->flows ? cfg->flows : cfg->incast;
+	s->rx_host = s->fabric ? s->nflows / cfg->qps : 1;
+	s->nhosts = s->rx_host + 1;
+	s->nlinks = s->fabric ? 2 * s->nhosts : 2;
+	s->bn_link = s->nhosts + s->rx_host;
+	s->end_ns = cfg->time_limit_ns;
+	if (cfg->flows && cfg->duration_ms * 1e6 < (double)s->end_ns)
+		s->end_ns = (uint64_t)llround(cfg->duration_ms * 1e6);
+	s->sample_ns = (uint64_t)llround(cfg->sample_us * 1000.0);
+	s->host = calloc(s->nhosts, sizeof(*s->host));
+	s->link = calloc(s->nlinks, sizeof(*s->link));
+	if (s->host == NULL || s->link == NULL)
 		rc = -ENOMEM;
-	for (uint32_t i = 0; !rc && i < s.nlinks; i++) {
-		struct link *l = &s.link[i];
+	for (uint32_t i = 0; !rc && i < s->nlinks; i++) {
+		struct link *l = &s->link[i];
 
-		l->sim = &s;
+		l->sim = s;
 		l->idx = (int)i;
 		l->from = (int)i;
 		l->to = !i;
@@ -2088,166 +1999,166 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		l->delay_ns = (uint64_t)llround(cfg->rtt_us * 500.0);
 		l->qcap = cfg->queue_bytes / 64 + 1;
 	}
-	if (!rc && s.fabric) {
-		rc = setup_fabric(&s);
+	if (!rc && s->fabric) {
+		rc = setup_fabric(s);
 	} else if (!rc) {
-		rc = setup_host(&s, 0, cfg->qps, true);
+		rc = setup_host(s, 0, cfg->qps, true);
 		if (!rc)
-			rc = setup_host(&s, 1, cfg->qps, false);
+			rc = setup_host(s, 1, cfg->qps, false);
 	}
 	if (!rc && cfg->pcap) {
-		s.pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
-		                                              PCAP_TSTAMP_PRECISION_NANO);
-		s.dumper = s.pcap ? pcap_dump_open(s.pcap, cfg->pcap) : NULL;
-		if (s.dumper == NULL)
+		s->pcap = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535,
+		                                               PCAP_TSTAMP_PRECISION_NANO);
+		s->dumper = s->pcap ? pcap_dump_open(s->pcap, cfg->pcap) : NULL;
+		if (s->dumper == NULL)
 			rc = -EIO;
 	}
-	s.wl = rc ? NULL : calloc(nwl, sizeof(*s.wl));
-	if (!rc && s.wl == NULL)
-		rc = -ENOMEM;
-	for (uint32_t q = 0; !rc && q < nwl; q++) {
-		struct wl_qp *w = &s.wl[q];
-		bool sends = cfg->op != RFW_SIM_WRITE && cfg->op != RFW_SIM_READ &&
-		             cfg->op != RFW_SIM_ATOMIC;
-		bool rdma = cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_SEND_IMM &&
-		            cfg->op != RFW_SIM_ATOMIC;
+	return rc;
+}
 
-		w->i = q;
-		w->ha = s.fabric ? &s.host[q / cfg->qps] : &s.host[0];
-		w->hb = &s.host[s.rx_host];
-		w->aqp = s.fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
-		w->bqp = w->hb->qp[q];
-		if (connect_qp(&s, w->aqp, w->bqp, cfg->sr, w->ha, w->hb) ||
-		    connect_qp(&s, w->bqp, w->aqp, cfg->peer_sr < 0 ? cfg->sr : cfg->peer_sr != 0,
-		               w->hb, w->ha)) {
-			rc = -EINVAL;
-			break;
-		}
-		if (cfg->flows)
-			w->quota = UINT64_MAX; /* backlogged until --duration-ms */
-		else if (cfg->incast)
-			w->quota = cfg->messages; /* each sender */
-		else
-			w->quota =
-			    cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
-		if (s.fabric)
-			w->start_ns = (uint64_t)llround(cfg->start_gap_us * 1000.0 * q);
-		w->abuf = calloc(cfg->depth, ssz);
-		w->bbuf = rdma ? calloc(cfg->depth, ssz) : NULL;
-		w->rbuf = sends ? calloc(cfg->depth, ssz) : NULL;
-		w->counter = calloc(1, 8);
-		w->op_of = calloc(cfg->depth, 1);
-		w->aidx_of = calloc(cfg->depth, sizeof(*w->aidx_of));
-		w->send_seq = calloc(cfg->depth, sizeof(*w->send_seq));
-		w->send_op = calloc(cfg->depth, 1);
-		if (!w->abuf || (rdma && !w->bbuf) || (sends && !w->rbuf) || !w->counter ||
-		    !w->op_of || !w->aidx_of || !w->send_seq || !w->send_op) {
-			rc = -ENOMEM;
-			break;
-		}
-		w->amr = rfw_reg_mr(w->ha->pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
-		if (rdma)
-			w->bmr = rfw_reg_mr(w->hb->pd, w->bbuf, cfg->depth * ssz,
-			                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-			                        RFW_ACCESS_REMOTE_READ);
-		if (sends)
-			w->rmr = rfw_reg_mr(w->hb->pd, w->rbuf, cfg->depth * ssz,
-			                    RFW_ACCESS_LOCAL_WRITE);
-		w->cmr = rfw_reg_mr(w->hb->pd, w->counter, 8,
-		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_ATOMIC);
-		if (!w->amr || (rdma && !w->bmr) || (sends && !w->rmr) || !w->cmr) {
-			rc = -ENOMEM;
-			break;
-		}
-		if (w->quota)
-			s.active_qps++;
-		if (sends)
-			for (uint64_t k = 0; k < cfg->depth; k++)
-				wl_post_recv(&s, w, k);
-		if (w->start_ns)
-			ev_push(&s, w->start_ns, EV_KICK, (uint32_t)w->ha->idx, 0, NULL);
-	}
-	if (rc) {
-		teardown(&s);
-		return rc;
-	}
+/* Workload @q: its QP pair connected, buffers and MRs, receives posted; 0 or -errno. */
+static int wl_setup(struct sim *s, uint32_t q)
+{
+	const struct rfw_sim_cfg *cfg = s->cfg;
+	const uint64_t ssz = cfg->size < 8 ? 8 : cfg->size;
+	struct wl_qp *w = &s->wl[q];
+	bool sends =
+	    cfg->op != RFW_SIM_WRITE && cfg->op != RFW_SIM_READ && cfg->op != RFW_SIM_ATOMIC;
+	bool rdma =
+	    cfg->op != RFW_SIM_SEND && cfg->op != RFW_SIM_SEND_IMM && cfg->op != RFW_SIM_ATOMIC;
 
-	if (s.fabric)
-		take_sample(&s);
-	if (s.fabric && s.sample_ns)
-		ev_push(&s, s.sample_ns, EV_SAMPLE, 0, 0, NULL);
-	for (uint32_t i = 0; i < s.nhosts; i++)
-		host_service(&s.host[i]);
-	while (s.nheap && s.active_qps && !s.oom) {
-		struct event e = ev_pop(&s);
+	w->i = q;
+	w->ha = s->fabric ? &s->host[q / cfg->qps] : &s->host[0];
+	w->hb = &s->host[s->rx_host];
+	w->aqp = s->fabric ? w->ha->qp[q % cfg->qps] : w->ha->qp[q];
+	w->bqp = w->hb->qp[q];
+	if (connect_qp(s, w->aqp, w->bqp, cfg->sr, w->ha, w->hb) ||
+	    connect_qp(s, w->bqp, w->aqp, cfg->peer_sr < 0 ? cfg->sr : cfg->peer_sr != 0, w->hb,
+	               w->ha)) {
+		return -EINVAL;
+	}
+	if (cfg->flows)
+		w->quota = UINT64_MAX; /* backlogged until --duration-ms */
+	else if (cfg->incast)
+		w->quota = cfg->messages; /* each sender */
+	else
+		w->quota = cfg->messages / cfg->qps + (q < cfg->messages % cfg->qps ? 1 : 0);
+	if (s->fabric)
+		w->start_ns = (uint64_t)llround(cfg->start_gap_us * 1000.0 * q);
+	w->abuf = calloc(cfg->depth, ssz);
+	w->bbuf = rdma ? calloc(cfg->depth, ssz) : NULL;
+	w->rbuf = sends ? calloc(cfg->depth, ssz) : NULL;
+	w->counter = calloc(1, 8);
+	w->op_of = calloc(cfg->depth, 1);
+	w->aidx_of = calloc(cfg->depth, sizeof(*w->aidx_of));
+	w->send_seq = calloc(cfg->depth, sizeof(*w->send_seq));
+	w->send_op = calloc(cfg->depth, 1);
+	if (!w->abuf || (rdma && !w->bbuf) || (sends && !w->rbuf) || !w->counter || !w->op_of ||
+	    !w->aidx_of || !w->send_seq || !w->send_op) {
+		return -ENOMEM;
+	}
+	w->amr = rfw_reg_mr(w->ha->pd, w->abuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
+	if (rdma)
+		w->bmr = rfw_reg_mr(w->hb->pd, w->bbuf, cfg->depth * ssz,
+		                    RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+		                        RFW_ACCESS_REMOTE_READ);
+	if (sends)
+		w->rmr = rfw_reg_mr(w->hb->pd, w->rbuf, cfg->depth * ssz, RFW_ACCESS_LOCAL_WRITE);
+	w->cmr =
+	    rfw_reg_mr(w->hb->pd, w->counter, 8, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_ATOMIC);
+	if (!w->amr || (rdma && !w->bmr) || (sends && !w->rmr) || !w->cmr) {
+		return -ENOMEM;
+	}
+	if (w->quota)
+		s->active_qps++;
+	if (sends)
+		for (uint64_t k = 0; k < cfg->depth; k++)
+			wl_post_recv(s, w, k);
+	if (w->start_ns)
+		ev_push(s, w->start_ns, EV_KICK, (uint32_t)w->ha->idx, 0, NULL);
+	return 0;
+}
+
+/* One event. */
+static void sim_dispatch(struct sim *s, const struct event *e)
+{
+	switch (e->type) {
+	case EV_TX_DONE:
+		link_tx_done(&s->link[e->idx], e->f);
+		break;
+	case EV_ARRIVE: {
+		struct link *l = &s->link[e->idx];
+
+		if (s->dumper && pcap_on_rx(s, l))
+			pcap_frame(s, e->f);
+		if (l->to >= 0) {
+			host_rx(&s->host[l->to], e->f);
+			frame_put(s, e->f);
+		} else {
+			/* The switch forwards on the destination MAC (02:..:host+1). */
+			uint32_t dst = (uint32_t)e->f->data[5] - 1;
+
+			if (dst < s->nhosts) {
+				link_enqueue(&s->link[s->nhosts + dst], e->f);
+			} else {
+				s->res->parse_drops++;
+				frame_put(s, e->f);
+			}
+		}
+		break;
+	}
+	case EV_TIMER:
+		host_timer(&s->host[e->idx], e->gen);
+		break;
+	case EV_SAMPLE:
+		take_sample(s);
+		if (s->now + s->sample_ns <= s->end_ns)
+			ev_push(s, s->now + s->sample_ns, EV_SAMPLE, 0, 0, NULL);
+		break;
+	case EV_KICK:
+		host_service(&s->host[e->idx]);
+		break;
+	}
+}
+
+/* The event loop: until the heap runs dry, the time limit, or every workload is done. */
+static void sim_loop(struct sim *s, uint32_t nwl)
+{
+	while (s->nheap && s->active_qps && !s->oom) {
+		struct event e = ev_pop(s);
 		bool all_dead = true;
 
-		if (e.t > s.end_ns) {
+		if (e.t > s->end_ns) {
 			if (e.f)
-				frame_put(&s, e.f);
+				frame_put(s, e.f);
 			break;
 		}
-		s.now = e.t;
-		res->events++;
-		switch (e.type) {
-		case EV_TX_DONE:
-			link_tx_done(&s.link[e.idx], e.f);
-			break;
-		case EV_ARRIVE: {
-			struct link *l = &s.link[e.idx];
-
-			if (s.dumper && pcap_on_rx(&s, l))
-				pcap_frame(&s, e.f);
-			if (l->to >= 0) {
-				host_rx(&s.host[l->to], e.f);
-				frame_put(&s, e.f);
-			} else {
-				/* The switch forwards on the destination MAC (02:..:host+1). */
-				uint32_t dst = (uint32_t)e.f->data[5] - 1;
-
-				if (dst < s.nhosts) {
-					link_enqueue(&s.link[s.nhosts + dst], e.f);
-				} else {
-					res->parse_drops++;
-					frame_put(&s, e.f);
-				}
-			}
-			break;
-		}
-		case EV_TIMER:
-			host_timer(&s.host[e.idx], e.gen);
-			break;
-		case EV_SAMPLE:
-			take_sample(&s);
-			if (s.now + s.sample_ns <= s.end_ns)
-				ev_push(&s, s.now + s.sample_ns, EV_SAMPLE, 0, 0, NULL);
-			break;
-		case EV_KICK:
-			host_service(&s.host[e.idx]);
-			break;
-		}
+		s->now = e.t;
+		s->res->events++;
+		sim_dispatch(s, &e);
 		for (uint32_t q = 0; q < nwl && all_dead; q++)
-			if (!s.wl[q].dead && s.wl[q].completed < s.wl[q].quota)
+			if (!s->wl[q].dead && s->wl[q].completed < s->wl[q].quota)
 				all_dead = false;
 		if (all_dead)
 			break;
 	}
-	if (cfg->flows && !s.oom && s.now < s.end_ns)
-		s.now = s.end_ns; /* nothing else happened before the end of the run */
-	if (s.fabric && !s.oom) {
-		q_account(&s, &s.link[s.bn_link]);
-		if (s.ts_t[s.nsamp - 1] < s.now)
-			take_sample(&s);
-	}
+}
+
+/* Completion verdict, transport counters of all hosts, Estats rows, goodput. */
+static void sim_results(struct sim *s, uint32_t nwl)
+{
+	const struct rfw_sim_cfg *cfg = s->cfg;
+	struct rfw_sim_result *res = s->res;
+
 	for (uint32_t q = 0; q < nwl; q++)
-		wl_check_end(&s, &s.wl[q]);
-	res->sim_time_ns = s.last_completion_ns && !cfg->flows ? s.last_completion_ns : s.now;
+		wl_check_end(s, &s->wl[q]);
+	res->sim_time_ns = s->last_completion_ns && !cfg->flows ? s->last_completion_ns : s->now;
 	if (cfg->flows) {
 		/* Backlogged: every completion intact and every flow delivered something. */
 		bool all = true;
 
 		for (uint32_t q = 0; q < nwl; q++)
-			if (s.wl[q].bytes_verified == 0)
+			if (s->wl[q].bytes_verified == 0)
 				all = false;
 		res->completed = all && res->corrupt == 0 && res->duplicates_delivered == 0 &&
 		                 res->error_completions == 0 && res->flushed_completions == 0;
@@ -2257,19 +2168,19 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 		                 res->corrupt == 0 && res->duplicates_delivered == 0 &&
 		                 res->error_completions == 0 && res->flushed_completions == 0;
 	}
-	for (uint32_t i = 0; i < s.nhosts; i++) {
+	for (uint32_t i = 0; i < s->nhosts; i++) {
 		uint64_t cnt[RFW_CNT__COUNT];
 
-		rfw_dev_counters(s.host[i].dev, cnt);
+		rfw_dev_counters(s->host[i].dev, cnt);
 		for (int k = 0; k < RFW_CNT__COUNT; k++)
 			if (k == RFW_CNT_inflight_bytes_hwm) /* a maximum, not a sum */
 				res->cnt[k] = cnt[k] > res->cnt[k] ? cnt[k] : res->cnt[k];
 			else
 				res->cnt[k] += cnt[k];
 	}
-	if (cfg->estats && s.nhosts > 0)
-		for (uint32_t q = 0; q < s.host[0].nqp && res->nes_rows < RFW_SIM_ES_ROWS; q++) {
-			int n = rfw_qp_estats_rows(s.host[0].qp[q], RFW_ES_CURRENT, s.now,
+	if (cfg->estats && s->nhosts > 0)
+		for (uint32_t q = 0; q < s->host[0].nqp && res->nes_rows < RFW_SIM_ES_ROWS; q++) {
+			int n = rfw_qp_estats_rows(s->host[0].qp[q], RFW_ES_CURRENT, s->now,
 			                           res->es_rows + res->nes_rows,
 			                           RFW_SIM_ES_ROWS - (int)res->nes_rows);
 
@@ -2281,6 +2192,46 @@ int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
 	res->nak_seq_err = res->cnt[RFW_CNT_packet_seq_err];
 	if (res->sim_time_ns)
 		res->goodput_gbps = (double)res->bytes_verified * 8.0 / (double)res->sim_time_ns;
+}
+
+int rfw_sim_run(const struct rfw_sim_cfg *cfg, struct rfw_sim_result *res)
+{
+	struct sim s;
+	struct timespec t0, t1;
+	uint32_t nwl;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (rfw_sim_validate(cfg))
+		return -EINVAL;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(&s, 0, sizeof(s));
+	rc = sim_init(&s, cfg, res);
+	nwl = s.fabric ? s.nflows : cfg->qps;
+	s.wl = rc ? NULL : calloc(nwl, sizeof(*s.wl));
+	if (!rc && s.wl == NULL)
+		rc = -ENOMEM;
+	for (uint32_t q = 0; !rc && q < nwl; q++)
+		rc = wl_setup(&s, q);
+	if (rc) {
+		teardown(&s);
+		return rc;
+	}
+	if (s.fabric)
+		take_sample(&s);
+	if (s.fabric && s.sample_ns)
+		ev_push(&s, s.sample_ns, EV_SAMPLE, 0, 0, NULL);
+	for (uint32_t i = 0; i < s.nhosts; i++)
+		host_service(&s.host[i]);
+	sim_loop(&s, nwl);
+	if (cfg->flows && !s.oom && s.now < s.end_ns)
+		s.now = s.end_ns; /* nothing else happened before the end of the run */
+	if (s.fabric && !s.oom) {
+		q_account(&s, &s.link[s.bn_link]);
+		if (s.ts_t[s.nsamp - 1] < s.now)
+			take_sample(&s);
+	}
+	sim_results(&s, nwl);
 	if (s.fabric && !s.oom && s.nsamp) {
 		fabric_results(&s, res);
 		if (cfg->csv_dir && !rc)

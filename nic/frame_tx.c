@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Framing: each QP's header template (wire/frame.h, built once at attach) and the per-packet
+ * fields patched into a copy of it (lengths, IPv4 header checksum, the CNP's DSCP/ECN and PCP,
+ * the ICRC, optionally the IPv6 UDP checksum). docs/nic.md "Packets out".
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "nic/fw_int.h"
+
+static int path_check(const struct rfw_fw_path *p)
+{
+	if (p->vlan && (p->vlan_id == 0 || p->vlan_id > 4094))
+		return -EINVAL;
+	if (p->pcp > 7 || p->cnp_pcp > 7 || p->dscp > 63 || p->cnp_dscp > 63)
+		return -EINVAL;
+	if (rfw_ip_is_mapped4(p->dst_ip) != rfw_ip_is_mapped4(p->src_ip))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Build @fq's template from the path: IPv4 when the destination is IPv4-mapped, else IPv6; one
+ * 802.1Q tag when asked. Data and responses: DSCP << 2 | ECT(0); CNPs: cnp_dscp, Not-ECT (a CNP
+ * must never be marked), PCP cnp_pcp (patched per packet from cnp_tos / cnp_tci).
+ */
+int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path)
+{
+	struct rfw_frame_spec sp = {0};
+	uint8_t tmp[FW_HDR_MAX + 64];
+	bool v4 = rfw_ip_is_mapped4(path->dst_ip);
+	int off;
+
+	(void)fw;
+	if (path_check(path) != 0)
+		return -EINVAL;
+	memcpy(sp.dst_mac, path->dst_mac, 6);
+	memcpy(sp.src_mac, path->src_mac, 6);
+	if (path->vlan) {
+		sp.nvlan = 1;
+		sp.vlan_tci[0] = (uint16_t)(path->pcp << 13 | path->vlan_id);
+	}
+	sp.ip_ver = v4 ? 4 : 6;
+	sp.tos = (uint8_t)(path->dscp << 2 | RFW_ECN_ECT0);
+	sp.ttl = 64;
+	sp.df = true;
+	memcpy(sp.src_ip, path->src_ip, 16);
+	memcpy(sp.dst_ip, path->dst_ip, 16);
+	sp.udp_sport = path->udp_sport != 0 ? path->udp_sport
+	                                    : (uint16_t)(0xc000 | (rfw_qp_num(fq->qp) & 0x3fff));
+	off = rfw_frame_build_hdrs(tmp, sizeof(tmp), &sp, 0);
+	if (off < 0 || off > FW_HDR_MAX)
+		return -EINVAL;
+	memcpy(fq->hdr, tmp, (size_t)off);
+	fq->hdr_len = (uint8_t)off;
+	fq->ip_off = (uint8_t)(RFW_ETH_HLEN + (path->vlan ? RFW_VLAN_HLEN : 0));
+	fq->udp_off = (uint8_t)(fq->ip_off + (v4 ? RFW_IPV4_HLEN : RFW_IPV6_HLEN));
+	fq->ip_ver = sp.ip_ver;
+	fq->vlan = path->vlan;
+	fq->data_tci = sp.vlan_tci[0];
+	fq->cnp_tci = (uint16_t)(path->cnp_pcp << 13 | path->vlan_id);
+	fq->cnp_tos = (uint8_t)(path->cnp_dscp << 2);
+	if (v4) {
+		uint8_t *ip = tmp + fq->ip_off;
+
+		rfw_put_be16(ip + 2, 0);
+		rfw_put_be16(ip + 10, 0);
+		fq->ip4_sum = rfw_csum_add(0, ip, RFW_IPV4_HLEN);
+		ip[1] = fq->cnp_tos;
+		fq->ip4_sum_cnp = rfw_csum_add(0, ip, RFW_IPV4_HLEN);
+	}
+	return 0;
+}
+
+/* RFC 8200 8.1: pseudo-header (addresses, upper-layer length, next header) + UDP datagram. */
+static void udp6_csum(uint8_t *ip, uint8_t *udp, uint32_t udp_len)
+{
+	uint32_t sum = rfw_csum_add(0, ip + 8, 32);
+	uint16_t c;
+
+	sum += udp_len + RFW_IPPROTO_UDP;
+	rfw_put_be16(udp + 6, 0);
+	sum = rfw_csum_add(sum, udp, udp_len);
+	c = (uint16_t)~rfw_csum_fold(sum);
+	rfw_put_be16(udp + 6, c != 0 ? c : 0xffff); /* 0 means "no checksum" (RFC 768) */
+}
+
+static void ip_lengths(const struct fw_qp *fq, uint8_t *ip, uint32_t udp_len, bool cnp)
+{
+	if (fq->ip_ver == 4) {
+		uint16_t tot = (uint16_t)(RFW_IPV4_HLEN + udp_len);
+		uint32_t sum = (cnp ? fq->ip4_sum_cnp : fq->ip4_sum) + tot;
+
+		rfw_put_be16(ip + 2, tot);
+		if (cnp)
+			ip[1] = fq->cnp_tos;
+		/* The template's sum plus the one field that changes: no pass over the header. */
+		rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(sum));
+	} else {
+		rfw_put_be16(ip + 4, (uint16_t)udp_len);
+		if (cnp) {
+			uint32_t w = rfw_get_be32(ip);
+
+			rfw_put_be32(ip, (w & ~(0xffu << 20)) | (uint32_t)fq->cnp_tos << 20);
+		}
+	}
+}
+
+/*
+ * Template copy into @f, then the per-packet fields for an IB part of @len bytes already at
+ * f + hdr_len. The UDP checksum (IPv6, when configured) covers the ICRC, so it comes last; the
+ * ICRC masks it.
+ */
+void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f, uint32_t len,
+                     bool cnp)
+{
+	uint8_t *ip = f + fq->ip_off;
+	uint8_t *udp = f + fq->udp_off;
+	uint32_t udp_len = RFW_UDP_HLEN + len + RFW_ICRC_LEN;
+	uint32_t crc;
+
+	memcpy(f, fq->hdr, fq->hdr_len);
+	if (cnp && fq->vlan)
+		rfw_put_be16(f + RFW_ETH_HLEN, fq->cnp_tci); /* the TCI follows the TPID */
+	ip_lengths(fq, ip, udp_len, cnp);
+	rfw_put_be16(udp + 4, (uint16_t)udp_len);
+	crc = rfw_icrc_compute(ip, (size_t)(udp - ip) + RFW_UDP_HLEN + len, fq->ip_ver);
+	/* The ICRC goes on the wire least significant byte first (as rfw_frame_finalize). */
+	udp[RFW_UDP_HLEN + len] = (uint8_t)crc;
+	udp[RFW_UDP_HLEN + len + 1] = (uint8_t)(crc >> 8);
+	udp[RFW_UDP_HLEN + len + 2] = (uint8_t)(crc >> 16);
+	udp[RFW_UDP_HLEN + len + 3] = (uint8_t)(crc >> 24);
+	if (fq->ip_ver == 6 && fw->udp6_csum)
+		udp6_csum(ip, udp, udp_len);
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* nic/ internals shared by its files (not installed). */
+#ifndef RFW_NIC_FW_INT_H
+#define RFW_NIC_FW_INT_H
+
+#include "cc/cc.h"
+#include "cc/pacer.h"
+#include "nic/rfw_fw.h"
+#include "nic/wheel.h"
+
+/* Everything in front of the BTH: 14 + 4 + 40 + 8 = 66 bytes at most. */
+#define FW_HDR_MAX (RFW_ETH_HLEN + RFW_VLAN_HLEN + RFW_IPV6_HLEN + RFW_UDP_HLEN)
+
+/*
+ * One rate machine and its pacer: a QP's own (rp_scope qp), or shared by the QPs of one
+ * destination (dst) or of the whole NIC port (port). refs counts the QPs using it.
+ */
+struct fw_rate {
+	struct cc_flow flow;
+	struct cc_pacer pacer;
+	uint8_t key[16];               /* destination address (scope dst) */
+	const struct dcqcn_prof *prof; /* the DCQCN profile it runs (NULL: TIMELY) */
+	uint32_t refs;
+};
+
+struct fw_qp {
+	struct rfw_qp *qp;
+	struct rfw_fw *fw;
+	struct fw_qp *rnext; /* ready list */
+	bool in_ready;
+	bool l2_pending;
+	bool has_np;
+	bool probe_out;       /* TIMELY: an RTT probe (a request with AckReq) is in flight */
+	uint32_t probe_psn;   /*   its PSN */
+	uint64_t probe_ns;    /*   when it left */
+	uint64_t turn_rate;   /* the rate requests of the current turn are charged at (0: none) */
+	struct fw_wnode dep;  /* pacer departure */
+	struct fw_wnode tmr;  /* transport timer (rfw_qp_next_deadline) */
+	struct fw_rate *rate; /* NULL: no congestion control */
+	uint64_t *ctr;        /* the slot's counters (struct fw_pub) */
+	uint8_t hdr[FW_HDR_MAX + 6] __attribute__((aligned(8)));
+	uint8_t hdr_len, ip_off, udp_off, ip_ver;
+	uint8_t cnp_tos;
+	bool vlan;
+	/* IPv4: ones'-complement sums of the template's header with total length and checksum 0,
+	 * as sent for data and for CNPs (their TOS differs): a packet adds its length (RFC 1071).
+	 */
+	uint32_t ip4_sum, ip4_sum_cnp;
+	uint16_t data_tci, cnp_tci;
+	struct dcqcn_np np;
+};
+
+/* One QP slot as readers on other threads see it. */
+struct fw_pub {
+	uint32_t seq;
+	struct rfw_fw_snap s;
+	uint64_t ctr[RFW_FW_QP_CTR__COUNT]; /* live: one writer */
+} __attribute__((aligned(64)));
+
+struct fw_dev_pub {
+	uint32_t seq;
+	uint64_t at_ns;
+	uint64_t cnt[RFW_CNT__COUNT];
+} __attribute__((aligned(64)));
+
+struct rfw_fw {
+	struct rfw_dev *dev;
+	struct rfw_fw_host_ops ops;
+	void *host;
+	uint64_t now_ns; /* of the entry point running (the transport's callbacks need it) */
+	uint32_t qpn_base, max_qp;
+	uint32_t quantum;
+	uint32_t pacer_burst_ns;
+	uint32_t frame_max;
+	bool udp6_csum;
+	enum rfw_fw_cc cc;
+	const struct dcqcn_prof *dcqcn;
+	const struct timely_prof *timely;
+	unsigned sent; /* frames sent by the entry point running */
+	bool no_buf;   /* the host had no frame for a turn of this run: end the run */
+	struct fw_qp *rhead, *rtail;
+	struct fw_qp **qps;    /* [max_qp] by QPN - qpn_base */
+	struct fw_rate *rates; /* [max_qp] */
+	struct fw_pub *pub;    /* [max_qp] */
+	struct fw_dev_pub dev_pub;
+	uint64_t ctr[RFW_FW_CTR__COUNT];
+	struct fw_wheel wheel;
+};
+
+static inline struct fw_qp *fw_qp_of(const struct rfw_fw *fw, const struct rfw_qp *qp)
+{
+	uint32_t i = rfw_qp_num(qp) - fw->qpn_base;
+
+	return i < fw->max_qp ? fw->qps[i] : NULL;
+}
+
+/* sched.c */
+void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq);
+void fw_ready_remove(struct rfw_fw *fw, struct fw_qp *fq);
+void fw_qp_nodes_init(struct fw_qp *fq);
+extern const struct rfw_io_ops fw_io_ops;
+
+/* rate.c */
+int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);
+void fw_rate_detach(struct rfw_fw *fw, struct fw_qp *fq);
+uint64_t fw_rate_kbps(const struct rfw_fw *fw, struct fw_rate *r, uint64_t now_ns);
+void fw_rate_on_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns);
+void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m, uint64_t now_ns);
+
+/* frame_tx.c */
+int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);
+void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f, uint32_t len,
+                     bool cnp);
+
+#endif

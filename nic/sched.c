@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The scheduler: a ready list of QPs with work, a timer wheel (pacer departures and transport
+ * timers), and each ready QP's turn, which decides WHEN before the transport builds WHAT:
+ * responses and CNPs always, requests one pacer decision at a time. docs/nic.md "When to send".
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "nic/fw_int.h"
+
+enum { WN_DEP, WN_TMR };
+
+void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq)
+{
+	if (fq->in_ready)
+		return;
+	fq->in_ready = true;
+	fq->rnext = NULL;
+	if (fw->rtail != NULL)
+		fw->rtail->rnext = fq;
+	else
+		fw->rhead = fq;
+	fw->rtail = fq;
+}
+
+/* Back at the head: a QP whose turn found no frame keeps its place for the next run. */
+static void ready_push_head(struct rfw_fw *fw, struct fw_qp *fq)
+{
+	if (fq->in_ready)
+		return;
+	fq->in_ready = true;
+	fq->rnext = fw->rhead;
+	fw->rhead = fq;
+	if (fw->rtail == NULL)
+		fw->rtail = fq;
+}
+
+static struct fw_qp *ready_pop(struct rfw_fw *fw)
+{
+	struct fw_qp *fq = fw->rhead;
+
+	if (fq == NULL)
+		return NULL;
+	fw->rhead = fq->rnext;
+	if (fw->rhead == NULL)
+		fw->rtail = NULL;
+	fq->in_ready = false;
+	return fq;
+}
+
+void fw_ready_remove(struct rfw_fw *fw, struct fw_qp *fq)
+{
+	struct fw_qp *prev = NULL;
+
+	if (!fq->in_ready)
+		return;
+	for (struct fw_qp **pp = &fw->rhead; *pp != NULL; prev = *pp, pp = &(*pp)->rnext) {
+		if (*pp == fq) {
+			*pp = fq->rnext;
+			if (fw->rtail == fq)
+				fw->rtail = prev;
+			break;
+		}
+	}
+	fq->in_ready = false;
+}
+
+/* ---- the transport's I/O: frames from the host, finished here ---- */
+
+static uint8_t *io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
+{
+	struct rfw_fw *fw = io_ctx;
+	struct fw_qp *fq = fw_qp_of(fw, qp);
+	uint32_t flen;
+	uint8_t *f;
+
+	if (fq == NULL)
+		return NULL;
+	flen = fq->hdr_len + len + RFW_ICRC_LEN;
+	f = flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL;
+	if (f == NULL) {
+		fw->ctr[RFW_FW_CTR_tx_no_buf]++;
+		fw->no_buf = true;
+		return NULL;
+	}
+	/* The transport writes the IB part after room for the headers: one copy of the payload. */
+	return f + fq->hdr_len;
+}
+
+static void io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
+                       const struct rfw_tx_meta *m)
+{
+	struct rfw_fw *fw = io_ctx;
+	struct fw_qp *fq = fw_qp_of(fw, qp);
+	uint8_t *f = buf - fq->hdr_len;
+	uint32_t flen = fq->hdr_len + len + RFW_ICRC_LEN;
+
+	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP);
+	fw_rate_on_tx(fq, flen, m, fw->now_ns);
+	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
+	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
+	fw->ops.frame_send(fw->host, f, flen);
+	fw->sent++;
+}
+
+/* Posting is the doorbell: the QP goes on the ready list. */
+static void io_doorbell(void *io_ctx, struct rfw_qp *qp)
+{
+	struct rfw_fw *fw = io_ctx;
+	struct fw_qp *fq = fw_qp_of(fw, qp);
+
+	if (fq != NULL)
+		fw_ready_push(fw, fq);
+}
+
+const struct rfw_io_ops fw_io_ops = {
+    .tx_alloc = io_tx_alloc, .tx_send = io_tx_send, .doorbell = io_doorbell};
+
+/* ---- a QP's turn ---- */
+
+/*
+ * The transport's next deadline into the wheel. An entry already armed at or before it stays:
+ * the ACK timer moves later with every ACK, and moving the entry each turn would cost more than
+ * the early wake-up it saves (rfw_qp_timer then does nothing and this turn re-arms it).
+ */
+static void rearm_timer(struct rfw_fw *fw, struct fw_qp *fq)
+{
+	uint64_t d = rfw_qp_next_deadline(fq->qp);
+
+	if (d != UINT64_MAX && (!fq->tmr.armed || fq->tmr.at > d))
+		fw_wheel_insert(&fw->wheel, &fq->tmr, d);
+}
+
+/*
+ * Requests, up to @budget packets: unpaced in one call; paced one at a time, each only once the
+ * pacer says it may leave now. Returns false if the QP now waits for its departure time.
+ */
+static bool serve_requests(struct rfw_fw *fw, struct fw_qp *fq, unsigned budget, uint64_t now)
+{
+	while (budget != 0 && rfw_qp_has_requests(fq->qp, now)) {
+		uint64_t rate = fw_rate_kbps(fw, fq->rate, now);
+		uint64_t at;
+
+		fq->turn_rate = rate;
+		if (rate == 0)
+			return rfw_qp_tx_requests(fq->qp, budget, now), true;
+		at = cc_pacer_earliest(&fq->rate->pacer);
+		if (at > now) {
+			fw_wheel_insert(&fw->wheel, &fq->dep, at);
+			fw->ctr[RFW_FW_CTR_pacer_waits]++;
+			fq->ctr[RFW_FW_QP_CTR_pacer_waits]++;
+			return false;
+		}
+		if (rfw_qp_tx_requests(fq->qp, 1, now) == 0)
+			break;
+		budget--;
+	}
+	return true;
+}
+
+/* One turn of a ready QP. */
+static void serve(struct rfw_fw *fw, struct fw_qp *fq, uint64_t now)
+{
+	unsigned sent0 = fw->sent;
+	bool waiting = false;
+	unsigned n;
+
+	fw->ctr[RFW_FW_CTR_sched_turns]++;
+	/* No MAC yet: the transport keeps the packets; rfw_fw_qp_set_mac() re-queues the QP. */
+	if (fq->l2_pending) {
+		fq->ctr[RFW_FW_QP_CTR_l2_wait_turns]++;
+		rearm_timer(fw, fq);
+		return;
+	}
+	n = rfw_qp_tx_responses(fq->qp, fw->quantum, now);
+	/* Requests only once every response is out (one without a buffer keeps them behind it). */
+	if (!rfw_qp_has_responses(fq->qp))
+		waiting = !serve_requests(fw, fq, fw->quantum - n, now);
+	/*
+	 * Out of frames before sending anything: this QP keeps the head of the list, or the QP
+	 * served before it, refilling the host's queue each time a frame drains, starves it.
+	 */
+	if (fw->no_buf && fw->sent == sent0)
+		ready_push_head(fw, fq);
+	else if (rfw_qp_has_responses(fq->qp) || (!waiting && rfw_qp_has_requests(fq->qp, now)))
+		fw_ready_push(fw, fq);
+	rearm_timer(fw, fq);
+}
+
+static void fire(void *ctx, struct fw_wnode *n)
+{
+	struct rfw_fw *fw = ctx;
+	struct fw_qp *fq = n->owner;
+
+	if (n->kind == WN_TMR) {
+		fw->ctr[RFW_FW_CTR_timer_fired]++;
+		rfw_qp_timer(fq->qp, fw->now_ns);
+	}
+	fw_ready_push(fw, fq);
+}
+
+void fw_qp_nodes_init(struct fw_qp *fq)
+{
+	fq->dep.owner = fq;
+	fq->dep.kind = WN_DEP;
+	fq->tmr.owner = fq;
+	fq->tmr.kind = WN_TMR;
+}
+
+unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
+{
+	unsigned nready = 0;
+	struct fw_qp *fq;
+
+	fw->now_ns = now_ns;
+	fw->sent = 0;
+	fw->no_buf = false;
+	fw_wheel_expire(&fw->wheel, now_ns, fire, fw);
+	/* Each QP ready now gets one turn; QPs it re-queues wait for the next run. The run ends
+	 * when the host is out of frames: no later QP would get one either. */
+	for (fq = fw->rhead; fq != NULL; fq = fq->rnext)
+		nready++;
+	while (nready-- != 0 && !fw->no_buf && (fq = ready_pop(fw)) != NULL)
+		serve(fw, fq, now_ns);
+	return fw->sent;
+}
+
+bool rfw_fw_ready(const struct rfw_fw *fw)
+{
+	return fw->rhead != NULL;
+}
+
+uint64_t rfw_fw_next_ns(const struct rfw_fw *fw)
+{
+	return fw_wheel_next(&fw->wheel);
+}
+
+/* ---- packets in ---- */
+
+void rfw_fw_rx(struct rfw_fw *fw, const struct rfw_frame_view *f, const struct rfw_ib_pkt *ib,
+               uint64_t now_ns)
+{
+	struct rfw_rx_info rx = {.pkt = ib, .ecn = (uint8_t)rfw_frame_ecn(f), .rx_ts_ns = now_ns};
+	uint32_t qi = ib->bth.dqpn - fw->qpn_base;
+	struct fw_qp *fq;
+
+	fw->now_ns = now_ns;
+	memcpy(rx.src_ip, f->src_ip, 16); /* the transport's source check (recv.c) */
+	memcpy(rx.dst_ip, f->dst_ip, 16);
+	/*
+	 * P_Key check (IBA 10.9.3): the partition table holds only the default partition 0xffff
+	 * (full member, what the transport sends), so a packet matches when its low 15 bits are
+	 * 0x7fff; anything else is dropped before the transport, as PortInfo:P_KeyViolations.
+	 */
+	if ((ib->bth.pkey & 0x7fff) != 0x7fff) {
+		fw->ctr[RFW_FW_CTR_pkey_violations]++;
+		return;
+	}
+	if (rfw_dev_rx(fw->dev, &rx, now_ns) != 0)
+		fw->ctr[RFW_FW_CTR_rx_dev_dropped]++;
+	/* The packet may have produced responses or opened the window: serve the QP. */
+	if (qi < fw->max_qp && (fq = fw->qps[qi]) != NULL) {
+		fw_rate_on_rx(fq, ib, now_ns);
+		fw_ready_push(fw, fq);
+	}
+}
+
+int rfw_fw_rx_frame(struct rfw_fw *fw, const uint8_t *frame, uint32_t len, uint64_t now_ns)
+{
+	struct rfw_frame_view v;
+	struct rfw_ib_pkt ib;
+
+	/* A NIC drops a frame whose ICRC does not match (IBA Annex A17.3.3). */
+	if (rfw_frame_parse_eth(frame, len, &v) != RFW_FRAME_ERR_OK || v.kind != RFW_FRAME_ROCEV2 ||
+	    !rfw_frame_icrc_ok(frame, &v) ||
+	    rfw_ib_parse(frame + v.ib_off, v.ib_len, &ib) != RFW_IB_ERR_OK) {
+		fw->ctr[RFW_FW_CTR_rx_bad_frame]++;
+		return -EINVAL;
+	}
+	rfw_fw_rx(fw, &v, &ib, now_ns);
+	return 0;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Timer wheel with an occupancy bitmap. See wheel.h. */
+#include <string.h>
+
+#include "nic/wheel.h"
+
+void fw_wheel_init(struct fw_wheel *w, uint8_t shift, uint64_t now_ns)
+{
+	memset(w->occ, 0, sizeof(w->occ));
+	for (unsigned i = 0; i < FW_WHEEL_SLOTS; i++)
+		w->head[i].next = w->head[i].prev = &w->head[i];
+	w->shift = shift;
+	w->tick = (now_ns >> shift) != 0 ? (now_ns >> shift) - 1 : 0;
+}
+
+void fw_wheel_remove(struct fw_wheel *w, struct fw_wnode *n)
+{
+	struct fw_wnode *head;
+
+	if (!n->armed)
+		return;
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->armed = false;
+	head = &w->head[n->slot];
+	if (head->next == head)
+		w->occ[n->slot / 64] &= ~(1ull << (n->slot % 64));
+}
+
+void fw_wheel_insert(struct fw_wheel *w, struct fw_wnode *n, uint64_t at)
+{
+	uint64_t tick = at >> w->shift;
+	struct fw_wnode *head;
+
+	fw_wheel_remove(w, n);
+	/* Never into a slot already visited: it would wait a whole lap. */
+	if (tick <= w->tick)
+		tick = w->tick + 1;
+	n->slot = (uint16_t)(tick & FW_WHEEL_MASK);
+	head = &w->head[n->slot];
+	n->at = at;
+	n->next = head->next;
+	n->prev = head;
+	head->next->prev = n;
+	head->next = n;
+	n->armed = true;
+	w->occ[n->slot / 64] |= 1ull << (n->slot % 64);
+}
+
+/*
+ * The first occupied slot among the @count slots from @from on (cyclically), as an offset from
+ * @from; @count if none. One bitmap word at a time.
+ */
+static unsigned next_occupied(const struct fw_wheel *w, unsigned from, unsigned count)
+{
+	unsigned off = 0;
+
+	while (off < count) {
+		unsigned s = (from + off) & FW_WHEEL_MASK;
+		uint64_t word = w->occ[s / 64] >> (s % 64);
+		unsigned span = 64 - s % 64;
+
+		if (word != 0) {
+			unsigned k = (unsigned)__builtin_ctzll(word);
+
+			return off + k < count ? off + k : count;
+		}
+		off += span;
+	}
+	return count;
+}
+
+static void expire_slot(struct fw_wheel *w, unsigned slot, uint64_t now_ns,
+                        void (*fire)(void *ctx, struct fw_wnode *n), void *ctx)
+{
+	struct fw_wnode *head = &w->head[slot];
+	struct fw_wnode *n = head->next;
+
+	while (n != head) {
+		struct fw_wnode *next = n->next;
+
+		if (n->at <= now_ns) {
+			fw_wheel_remove(w, n);
+			fire(ctx, n);
+		}
+		n = next;
+	}
+}
+
+/*
+ * Slots (tick, cur] are visited, cur included so that an entry due exactly now fires now; the
+ * current slot is then left unvisited (tick = cur - 1), since entries due later in its tick
+ * must be looked at again. After a stall of a lap or more every slot is visited once.
+ */
+void fw_wheel_expire(struct fw_wheel *w, uint64_t now_ns,
+                     void (*fire)(void *ctx, struct fw_wnode *n), void *ctx)
+{
+	uint64_t cur = now_ns >> w->shift;
+	uint64_t span = cur > w->tick ? cur - w->tick : 0;
+	unsigned count = span < FW_WHEEL_SLOTS ? (unsigned)span : FW_WHEEL_SLOTS;
+	unsigned from = (unsigned)((w->tick + 1) & FW_WHEEL_MASK);
+	unsigned off = 0;
+
+	while ((off += next_occupied(w, (from + off) & FW_WHEEL_MASK, count - off)) < count) {
+		expire_slot(w, (from + off) & FW_WHEEL_MASK, now_ns, fire, ctx);
+		off++;
+	}
+	if (cur > 0 && cur - 1 > w->tick)
+		w->tick = cur - 1;
+}
+
+/* The earliest entry of @slot due before @lap_end, else the earliest of all; *in_lap says. */
+static uint64_t slot_min(const struct fw_wheel *w, unsigned slot, uint64_t lap_end, bool *in_lap)
+{
+	const struct fw_wnode *head = &w->head[slot];
+	uint64_t best = UINT64_MAX;
+
+	for (const struct fw_wnode *n = head->next; n != head; n = n->next)
+		if (n->at < best)
+			best = n->at;
+	*in_lap = (best >> w->shift) < lap_end;
+	return best;
+}
+
+/*
+ * Occupied slots in tick order from the next unvisited one: the first holding an entry due
+ * within this lap has the earliest entry (later laps' entries are all later). Without one, the
+ * earliest of every slot.
+ */
+uint64_t fw_wheel_next(const struct fw_wheel *w)
+{
+	unsigned from = (unsigned)((w->tick + 1) & FW_WHEEL_MASK), off = 0;
+	uint64_t lap_end = w->tick + 1 + FW_WHEEL_SLOTS, best = UINT64_MAX;
+
+	while ((off += next_occupied(w, (from + off) & FW_WHEEL_MASK, FW_WHEEL_SLOTS - off)) <
+	       FW_WHEEL_SLOTS) {
+		bool in_lap;
+		uint64_t t = slot_min(w, (from + off) & FW_WHEEL_MASK, lap_end, &in_lap);
+
+		if (in_lap)
+			return t < best ? t : best;
+		if (t < best)
+			best = t;
+		off++;
+	}
+	return best;
+}

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * nic/ without DPDK: NICs on the plain-buffer host of harness.h. What the firmware promises:
+ * posting is the doorbell; requests are built only when the pacer lets them leave, responses
+ * are never held behind them; rp_scope port / dst share one rate; TIMELY runs on RTT probes;
+ * the rate machine counts frame bytes; the NIC's counters add to the transport's, not repeat
+ * them; the timer wheel fires each entry on time, never a lap early.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "cc/dcqcn_params.h"
+#include "harness.h"
+#include "nic/wheel.h"
+
+static struct dcqcn_prof prof_of(const char *profile, const char *scope)
+{
+	struct dcqcn_params par;
+	struct dcqcn_prof prof;
+	char msg[128];
+
+	assert_int_equal(dcqcn_params_init(&par, (enum dcqcn_profile)dcqcn_profile_lookup(profile)),
+	                 0);
+	if (scope != NULL)
+		assert_int_equal(dcqcn_param_set(&par, "rp_scope", scope), 0);
+	assert_int_equal(dcqcn_prof_config(&prof, &par, 100000, msg, sizeof(msg)), 0);
+	return prof;
+}
+
+static struct h_net *net_new(const struct rfw_fw_conf *a, const struct rfw_fw_conf *b)
+{
+	struct h_net *net = calloc(1, sizeof(*net));
+
+	assert_non_null(net);
+	assert_int_equal(h_nic_init(net, 0, a), 0);
+	assert_int_equal(h_nic_init(net, 1, b), 0);
+	return net;
+}
+
+static void net_free(struct h_net *net, struct rfw_qp **qps, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int nic = rfw_fw_qp_attached(net->nic[0].fw, qps[i]) ? 0 : 1;
+
+		rfw_fw_qp_detach(net->nic[nic].fw, qps[i]);
+		rfw_destroy_qp(qps[i]);
+	}
+	h_nic_fini(&net->nic[0]);
+	h_nic_fini(&net->nic[1]);
+	free(net);
+}
+
+/* A pair of connected QPs, A (NIC 0, 10.0.0.1) -> B (NIC 1, at 10.0.0.(@dst_host + 1)). */
+static void pair(struct h_net *net, struct rfw_qp **qa, struct rfw_qp **qb, uint32_t dst_host)
+{
+	*qa = h_qp(&net->nic[0], 1, 0, dst_host);
+	*qb = h_qp(&net->nic[1], 0, dst_host, 0);
+	assert_non_null(*qa);
+	assert_non_null(*qb);
+	assert_int_equal(h_connect(*qa, rfw_qp_num(*qb), 0, dst_host), 0);
+	assert_int_equal(h_connect(*qb, rfw_qp_num(*qa), dst_host, 0), 0);
+}
+
+/*
+ * NIC 0's QP @qa sends WRITEs whose first frames are CE-marked, 200 us apart (more than any
+ * profile's np_min_time_between_cnps): B's NP answers with CNPs, A's rate machine cuts.
+ */
+static void cut_rate(struct h_net *net, struct rfw_qp *qa)
+{
+	for (int i = 0; i < 6; i++) {
+		net->ce_to_1 = 4;
+		assert_int_equal(h_write(&net->nic[0], qa, 0, 65536, &net->nic[1], 0), 0);
+		assert_int_equal(h_run_until(net, &net->nic[0], 1, 100000000, 100), 1);
+		h_run(net, 200000, 1000);
+	}
+	net->ce_to_1 = 0;
+}
+
+/* WRITE delivered byte for byte; posting alone made the QP ready (no kick call exists). */
+static void test_write_doorbell(void **state)
+{
+	struct rfw_fw_conf c = {0};
+	struct h_net *net = net_new(&c, &c);
+	struct h_nic *a = &net->nic[0], *b = &net->nic[1];
+	struct rfw_qp *q[2];
+	uint64_t t[RFW_CNT__COUNT];
+	const uint8_t *hdr;
+
+	(void)state;
+	pair(net, &q[0], &q[1], 1);
+	h_run(net, 10000, 100); /* the attach made them ready once: let that pass */
+	assert_false(rfw_fw_ready(a->fw));
+	for (uint32_t i = 0; i < 10000; i++)
+		a->mem[i] = (uint8_t)(i * 7 + 3);
+	assert_int_equal(h_write(a, q[0], 0, 10000, b, 4096), 0);
+	assert_true(rfw_fw_ready(a->fw));
+	h_run(net, 100000, 100);
+	assert_int_equal(h_reap(a), 1);
+	assert_memory_equal(a->mem, b->mem + 4096, 10000);
+	assert_int_equal(rfw_fw_ctr(b->fw, RFW_FW_CTR_rx_bad_frame), 0);
+	/* One owner per event: the NIC's frame bytes are the transport's IB bytes plus, per
+	 * packet, the header template and the ICRC. */
+	rfw_qp_counters(q[0], t);
+	assert_int_equal(rfw_fw_qp_hdr(a->fw, q[0], &hdr), 42);
+	assert_int_equal(rfw_fw_qp_ctr(a->fw, q[0], RFW_FW_QP_CTR_tx_frame_bytes),
+	                 t[RFW_CNT_tx_bytes] + t[RFW_CNT_tx_packets] * (42 + RFW_ICRC_LEN));
+	assert_int_equal(t[RFW_CNT_tx_packets], a->nsent);
+	net_free(net, q, 2);
+}
+
+/*
+ * rp_scope port: the two QPs of a port hold one rate machine, so CNPs for either cut the rate
+ * both are paced at, and the snapshots telemetry reads show one rate. rp_scope qp: two.
+ */
+static void scope_case(const char *scope, bool shared)
+{
+	struct dcqcn_prof prof = prof_of("shared-port", scope);
+	struct rfw_fw_conf c = {.cc = RFW_FW_CC_DCQCN, .dcqcn = &prof};
+	struct h_net *net = net_new(&c, &c);
+	struct h_nic *a = &net->nic[0];
+	struct rfw_qp *q[4];
+	struct rfw_fw_snap s0, s1;
+	uint32_t base = rfw_fw_qpn_base(a->fw);
+
+	pair(net, &q[0], &q[1], 1);
+	pair(net, &q[2], &q[3], 1);
+	assert_true((rfw_fw_qp_flow(a->fw, q[0]) == rfw_fw_qp_flow(a->fw, q[2])) == shared);
+	cut_rate(net, q[0]); /* only QP 0 sends */
+	assert_true(rfw_fw_qp_rate_kbps(a->fw, q[0], net->now) < prof.line_kbps);
+	assert_true((rfw_fw_qp_rate_kbps(a->fw, q[2], net->now) ==
+	             rfw_fw_qp_rate_kbps(a->fw, q[0], net->now)) == shared);
+	rfw_fw_publish(a->fw, rfw_qp_num(q[0]) - base, net->now);
+	rfw_fw_publish(a->fw, rfw_qp_num(q[2]) - base, net->now);
+	assert_true(rfw_fw_snap_read(a->fw, rfw_qp_num(q[0]) - base, &s0));
+	assert_true(rfw_fw_snap_read(a->fw, rfw_qp_num(q[2]) - base, &s1));
+	assert_true((s0.rate_kbps == s1.rate_kbps) == shared);
+	assert_int_equal(s0.scope, shared ? DCQCN_SCOPE_PORT : DCQCN_SCOPE_QP);
+	net_free(net, q, 4);
+}
+
+static void test_scope_port(void **state)
+{
+	(void)state;
+	scope_case(NULL, true); /* the shared-port profile's own rp_scope: port */
+	scope_case("qp", false);
+}
+
+/* rp_scope dst: QPs to one destination share a rate machine, to another they do not. */
+static void test_scope_dst(void **state)
+{
+	struct dcqcn_prof prof = prof_of("unified", "dst");
+	struct rfw_fw_conf c = {.cc = RFW_FW_CC_DCQCN, .dcqcn = &prof};
+	struct h_net *net = net_new(&c, &c);
+	struct rfw_qp *q[6];
+
+	(void)state;
+	pair(net, &q[0], &q[1], 1);
+	pair(net, &q[2], &q[3], 2); /* 10.0.0.3 (delivered to NIC 1 all the same) */
+	pair(net, &q[4], &q[5], 1);
+	assert_ptr_equal(rfw_fw_qp_flow(net->nic[0].fw, q[0]),
+	                 rfw_fw_qp_flow(net->nic[0].fw, q[4]));
+	assert_ptr_not_equal(rfw_fw_qp_flow(net->nic[0].fw, q[0]),
+	                     rfw_fw_qp_flow(net->nic[0].fw, q[2]));
+	net_free(net, q, 6);
+}
+
+/*
+ * Paced at a cut rate (strict spacing): the transport builds a request only when it may leave.
+ * After every step, the requests the transport built equal the frames that left (nothing built
+ * and held), consecutive requests are spaced by their frame time at the rate, and the
+ * responses A owes B leave while A's requests wait for the pacer.
+ */
+static void test_paced_schedule(void **state)
+{
+	struct dcqcn_prof prof = prof_of("unified", NULL);
+	struct rfw_fw_conf c = {.cc = RFW_FW_CC_DCQCN, .dcqcn = &prof, .pacer_burst_set = true};
+	struct h_net *net = net_new(&c, &c);
+	struct h_nic *a = &net->nic[0], *b = &net->nic[1];
+	struct rfw_qp *q[2];
+	uint64_t t[RFW_CNT__COUNT], rate;
+	unsigned first, reqs = 0, acks_to_b = 0;
+
+	(void)state;
+	pair(net, &q[0], &q[1], 1);
+	cut_rate(net, q[0]);
+	rate = rfw_fw_qp_rate_kbps(a->fw, q[0], net->now);
+	assert_true(rate < prof.line_kbps); /* cut: requests are paced */
+	first = a->nsent;
+	assert_int_equal(h_write(a, q[0], 0, 32768, b, 0), 0);
+	assert_int_equal(h_write(b, q[1], 0, 8192, a, 65536), 0);
+	for (unsigned i = 0; i < 1000000 && h_reap(a) == 0; i++) {
+		h_run(net, 100, 100);
+		rfw_qp_counters(q[0], t);
+		assert_int_equal(t[RFW_CNT_tx_packets], a->nsent);
+	}
+	for (unsigned i = first; i < a->nsent; i++) {
+		const struct h_sent *s = &a->sent[i];
+
+		if (s->opcode <= RFW_OP_RC_RDMA_WRITE_ONLY_IMM) {
+			const struct h_sent *p = &a->sent[first];
+			/* the previous request: its frame time at the rate bounds the gap */
+			for (unsigned k = first; k < i; k++)
+				if (a->sent[k].opcode <= RFW_OP_RC_RDMA_WRITE_ONLY_IMM)
+					p = &a->sent[k];
+			if (reqs++ > 0)
+				assert_true(s->t - p->t + 100 >= (uint64_t)p->len * 8000000 / rate);
+		} else if (s->opcode == RFW_OP_RC_ACKNOWLEDGE && s->qpn_dst == rfw_qp_num(q[1])) {
+			acks_to_b++;
+		}
+	}
+	assert_int_equal(reqs, 32);
+	assert_true(acks_to_b >= 1);
+	assert_int_equal(h_reap(b), 1); /* B's WRITE completed: A's ACK was not held */
+	assert_true(rfw_fw_ctr(a->fw, RFW_FW_CTR_pacer_waits) > 0);
+	net_free(net, q, 2);
+}
+
+/* The byte counter counts the frame as it leaves: Ethernet header to ICRC. */
+static void test_byte_unit(void **state)
+{
+	struct dcqcn_prof prof = prof_of("unified", NULL);
+	struct rfw_fw_conf c = {.cc = RFW_FW_CC_DCQCN, .dcqcn = &prof};
+	struct h_net *net = net_new(&c, &c);
+	struct h_nic *a = &net->nic[0], *b = &net->nic[1];
+	struct rfw_qp *q[2];
+	const struct dcqcn_rp *rp;
+	uint64_t before;
+
+	(void)state;
+	pair(net, &q[0], &q[1], 1);
+	cut_rate(net, q[0]);
+	rp = &rfw_fw_qp_flow(a->fw, q[0])->u.dcqcn;
+	assert_true(rp->state != DCQCN_RP_IDLE && rp->byte_left != UINT64_MAX);
+	before = rp->byte_left;
+	assert_int_equal(h_write(a, q[0], 0, 1000, b, 0), 0); /* one WRITE ONLY: 12 + 16 + 1000 */
+	assert_int_equal(h_run_until(net, a, 1, 100000000, 100), 1);
+	assert_int_equal(before - rp->byte_left, 42 + 12 + 16 + 1000 + RFW_ICRC_LEN);
+	net_free(net, q, 2);
+}
+
+/* TIMELY on the NIC: requests with AckReq are RTT probes; their ACKs feed cc_on_rtt. */
+static void test_timely(void **state)
+{
+	struct timely_params tp;
+	struct timely_prof prof;
+	struct rfw_fw_conf c = {.cc = RFW_FW_CC_TIMELY, .timely = &prof};
+	struct h_net *net;
+	struct h_nic *a;
+	struct rfw_qp *q[2];
+	const struct cc_flow *f;
+	char msg[128];
+
+	(void)state;
+	timely_params_init(&tp);
+	assert_int_equal(timely_prof_config(&prof, &tp, 100000, msg, sizeof(msg)), 0);
+	net = net_new(&c, &c);
+	a = &net->nic[0];
+	pair(net, &q[0], &q[1], 1);
+	/* One probe in flight at a time: a message at a time gives one sample each. */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(h_write(a, q[0], 0, 8192, &net->nic[1], 0), 0);
+		assert_int_equal(h_run_until(net, a, 1, 1000000, 100), 1);
+	}
+	f = rfw_fw_qp_flow(a->fw, q[0]);
+	assert_int_equal(f->algo, CC_ALGO_TIMELY);
+	assert_int_equal(f->u.timely.cnt[TIMELY_CNT_timely_rtt_samples], 4);
+	/* RTT = two wire delays plus a step or two: TIMELY's low-RTT region, so no decrease. */
+	assert_true(f->u.timely.prev_rtt_ns >= 2 * H_DELAY && f->u.timely.prev_rtt_ns < 10000);
+	net_free(net, q, 2);
+}
+
+struct fired {
+	unsigned n;
+	uint64_t at[8];
+	uint64_t when[8];
+	uint64_t now;
+};
+
+static void on_fire(void *ctx, struct fw_wnode *n)
+{
+	struct fired *f = ctx;
+
+	f->at[f->n] = n->at;
+	f->when[f->n++] = f->now;
+}
+
+/* Entries fire at the first advance at or after their time, in order, never a lap early. */
+static void test_wheel(void **state)
+{
+	static struct fw_wheel w;
+	struct fw_wnode n[4] = {0};
+	struct fired f = {0};
+	const uint64_t lap = FW_WHEEL_SLOTS << 8;
+
+	(void)state;
+	fw_wheel_init(&w, 8, 1000);
+	fw_wheel_insert(&w, &n[0], 5000);
+	fw_wheel_insert(&w, &n[1], 5000 + lap); /* same slot, next lap */
+	fw_wheel_insert(&w, &n[2], 3000);
+	fw_wheel_insert(&w, &n[3], 900); /* in the past: the next advance */
+	assert_int_equal(fw_wheel_next(&w), 900);
+	for (f.now = 1000; f.now < 6000 + lap; f.now += 700)
+		fw_wheel_expire(&w, f.now, on_fire, &f);
+	assert_int_equal(f.n, 4);
+	assert_int_equal(f.at[0], 900);
+	assert_int_equal(f.at[1], 3000);
+	assert_int_equal(f.at[2], 5000);
+	assert_int_equal(f.at[3], 5000 + lap);
+	for (unsigned i = 0; i < 4; i++)
+		assert_true(f.when[i] >= f.at[i] && f.when[i] < f.at[i] + 700);
+	assert_int_equal(fw_wheel_next(&w), UINT64_MAX);
+	/* Removal clears the slot's bit: an advance across it finds nothing. */
+	fw_wheel_insert(&w, &n[0], f.now + 10000);
+	fw_wheel_remove(&w, &n[0]);
+	assert_int_equal(fw_wheel_next(&w), UINT64_MAX);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_write_doorbell), cmocka_unit_test(test_scope_port),
+	    cmocka_unit_test(test_scope_dst),      cmocka_unit_test(test_paced_schedule),
+	    cmocka_unit_test(test_byte_unit),      cmocka_unit_test(test_timely),
+	    cmocka_unit_test(test_wheel),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
