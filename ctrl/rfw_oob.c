@@ -5,6 +5,7 @@
  * this file alone.
  */
 #include "ctrl/rfw_oob.h"
+#include "ctrl/rfw_num.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -242,26 +243,12 @@ static int fail(struct dec *d, const char *field, const char *fmt, ...)
 	return -EPROTO;
 }
 
-/* Unsigned integer, decimal or 0x-hex, nothing else (no sign, no spaces). */
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
-	if (errno != 0 || *end != '\0' || end == s)
-		return -1;
-	if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) && s[2] == '\0')
-		return -1;
-	return 0;
-}
-
 static int num(struct dec *d, const char *field, const char *s, uint64_t lo, uint64_t hi,
                uint64_t *v)
 {
-	if (parse_u64(s, v) != 0)
+	int rc = rfw_num_u64(s, 0, UINT64_MAX, v);
+
+	if (rc != 0)
 		return fail(d, field, "'%.40s' is not an unsigned integer", s);
 	if (*v < lo || *v > hi)
 		return fail(d, field, "%" PRIu64 " is out of range %" PRIu64 "..%" PRIu64, *v, lo,
@@ -408,7 +395,7 @@ static int conn_field(struct dec *d, struct rfw_oob_conn *c, unsigned k, char *v
 		c->transport = (enum rfw_oob_transport)i;
 		return 0;
 	case K_MTU:
-		if (parse_u64(val, &v) != 0 || !mtu_ok(v))
+		if (rfw_num_u64(val, 0, UINT64_MAX, &v) != 0 || !mtu_ok(v))
 			return fail(d, "mtu", "'%.40s' is not 256, 512, 1024, 2048 or 4096", val);
 		c->mtu = (uint32_t)v;
 		return 0;

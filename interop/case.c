@@ -4,6 +4,7 @@
  * (docs/interop.md "Protocol"). No DPDK, no libibverbs: each side supplies its verbs.
  */
 #include "interop/case.h"
+#include "ctrl/rfw_num.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -137,21 +138,6 @@ int ic_case_check(const struct ic_case *c, char *err, size_t errlen)
 	return 0;
 }
 
-static int num(const char *s, uint64_t max, uint64_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	x = strtoull(s, &end, 0);
-	if (errno != 0 || *end != '\0' || x > max)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 int ic_case_set(struct ic_case *c, const char *kv, char *err, size_t errlen)
 {
 	const char *eq = strchr(kv, '=');
@@ -186,7 +172,7 @@ int ic_case_set(struct ic_case *c, const char *kv, char *err, size_t errlen)
 			c->fault = (enum ic_fault)e;
 		return 0;
 	}
-	if (num(val, UINT32_MAX, &v) != 0)
+	if (rfw_num_u64(val, 0, UINT32_MAX, &v) != 0)
 		return errf(err, errlen, "field '%s': '%s' is not a 32-bit number", key, val);
 	if (strcmp(key, "size") == 0)
 		c->size = (uint32_t)v;

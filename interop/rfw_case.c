@@ -35,6 +35,7 @@
 #include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
 #include "interop/case.h"
+#include "tools/common/rfw_opt.h"
 #include "transport/rfw_verbs.h"
 
 struct rside {
@@ -482,7 +483,9 @@ int main(int argc, char **argv)
 			peer = optarg;
 			break;
 		case 'P':
-			port = (unsigned)strtoul(optarg, NULL, 10);
+			if (rfw_opt_u32("rocefw-interop-case", "--port", optarg, 1, 65535, &port) !=
+			    0)
+				return 2;
 			break;
 		case 'j':
 			json = true;

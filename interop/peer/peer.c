@@ -23,6 +23,7 @@
 
 #include "ctrl/rfw_oob.h"
 #include "interop/case.h"
+#include "tools/common/rfw_opt.h"
 
 struct peer {
 	const char *devname;
@@ -332,7 +333,9 @@ int main(int argc, char **argv)
 			p.devname = optarg;
 			break;
 		case 'p':
-			port = (unsigned)strtoul(optarg, NULL, 10);
+			if (rfw_opt_u32("rocefw-interop-peer", "--port", optarg, 1, 65535, &port) !=
+			    0)
+				return 2;
 			break;
 		case 'o':
 			once = true;

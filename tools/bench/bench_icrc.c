@@ -18,6 +18,7 @@
 
 #include "wire/frame.h"
 #include "wire/ib_hdr.h"
+#include "tools/common/rfw_opt.h"
 
 static double now_s(void)
 {
@@ -99,27 +100,19 @@ int main(int argc, char **argv)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		char *end;
+		uint64_t kb;
 
 		switch (opt) {
 		case 's':
-			secs = strtod(optarg, &end);
-			if (*end || secs <= 0 || secs > 60) {
-				fprintf(stderr,
-				        "rocefw-bench-icrc: --seconds: '%s' not in (0, 60]\n",
-				        optarg);
+			if (rfw_opt_double("rocefw-bench-icrc", "--seconds", optarg, 0.001, 60,
+			                   &secs) != 0)
 				return 2;
-			}
 			break;
 		case 'w':
-			ws = strtoul(optarg, &end, 10);
-			if (*end || ws < 16 || ws > 1048576) {
-				fprintf(stderr,
-				        "rocefw-bench-icrc: --working-set-kb: '%s' not in "
-				        "16..1048576\n",
-				        optarg);
+			if (rfw_opt_u64("rocefw-bench-icrc", "--working-set-kb", optarg, 16,
+			                1048576, &kb) != 0)
 				return 2;
-			}
+			ws = (size_t)kb;
 			break;
 		case 'h':
 			printf("usage: rocefw-bench-icrc [--seconds S] [--working-set-kb K]\n");

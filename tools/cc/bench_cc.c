@@ -13,6 +13,7 @@
 
 #include "cc/cc.h"
 #include "cc/pacer.h"
+#include "tools/common/rfw_opt.h"
 
 #define NFLOWS 1024 /* spread over many states so the figures are not one hot cache line */
 
@@ -31,7 +32,9 @@ static struct dcqcn_rp rps[NFLOWS];
 
 int main(int argc, char **argv)
 {
-	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 0) : 10000000ull;
+	uint64_t iters = argc > 1 ? rfw_opt_u64_or_exit("rocefw-bench-cc", "ITERATIONS", argv[1], 1,
+	                                                UINT64_MAX / 2)
+	                          : 10000000ull;
 	struct dcqcn_params p;
 	struct dcqcn_prof prof;
 	struct cc_pacer pacer;

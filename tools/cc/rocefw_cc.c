@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "cc/cc.h"
+#include "ctrl/rfw_num.h"
+#include "tools/common/rfw_opt.h"
 
 #define SCHEMA_VERSION         1
 #define DEFAULT_LINE_RATE_MBPS 100000u
@@ -213,19 +215,10 @@ static int load_profile_file(struct opts *o, const char *path)
 	return rc;
 }
 
+/* A decimal (or 0x-hex) unsigned integer, nothing else. */
 static bool parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (*s == '\0' || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return false;
-	*out = v;
-	return true;
+	return rfw_num_u64(s, 0, UINT64_MAX, out) == 0;
 }
 
 /* ---- trajectory output ---- */
@@ -455,19 +448,11 @@ int main(int argc, char **argv)
 			}
 			sets[nsets++] = optarg;
 			break;
-		case OPT_LINE_RATE: {
-			uint64_t v;
-
-			if (!parse_u64(optarg, &v) || v < 1 || v > 4000000) {
-				fprintf(stderr,
-				        "%s: --line-rate-mbps: '%s' is not an integer in "
-				        "1..4000000\n",
-				        prog, optarg);
+		case OPT_LINE_RATE:
+			if (rfw_opt_u32(prog, "--line-rate-mbps", optarg, 1, 4000000,
+			                &o.line_rate_mbps) != 0)
 				return 2;
-			}
-			o.line_rate_mbps = (uint32_t)v;
 			break;
-		}
 		case OPT_ALGO:
 			rc = cc_algo_lookup(optarg);
 			if (rc < 0) {

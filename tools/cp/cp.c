@@ -31,6 +31,7 @@
 #include "wire/neigh_wire.h"
 #include "dataplane/rfw_port.h"
 #include "wire/ib_hdr.h"
+#include "tools/common/rfw_opt.h"
 
 RTE_LOG_REGISTER_SUFFIX(cp_logtype, cp, NOTICE);
 #define CP_LOG(level, fmt, ...)                                                                    \
@@ -192,155 +193,126 @@ static void usage(FILE *f)
 	    "  --help\n");
 }
 
-static int parse_num(const char *opt, const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
+/* The numeric options: name, range, field (the rest are flags and a path, below). */
+static const struct rfw_opt_num num_opts[] = {
+    RFW_OPT_DOUBLE("rate-gbps", struct cp_conf, rate_gbps, 0.001, 1000),
+    RFW_OPT_U32("kmin-kb", struct cp_conf, kmin_kb, 0, 65536),
+    RFW_OPT_U32("kmax-kb", struct cp_conf, kmax_kb, 1, 65536),
+    RFW_OPT_DOUBLE("pmax", struct cp_conf, pmax, 1.0 / RTE_RED_MAXP_INV_MAX, 1),
+    RFW_OPT_U32("wq-log2", struct cp_conf, wq_log2, RTE_RED_WQ_LOG2_MIN, RTE_RED_WQ_LOG2_MAX),
+    RFW_OPT_U32("queue-kb", struct cp_conf, queue_kb, 1, 65536),
+    RFW_OPT_DOUBLE("drop", struct cp_conf, drop, 0, 1),
+    RFW_OPT_U32("overhead", struct cp_conf, overhead, 0, 64),
+    RFW_OPT_U32("burst-kb", struct cp_conf, burst_kb, 1, 4096),
+    RFW_OPT_U32("sample-us", struct cp_conf, sample_us, 1, 1000000),
+    RFW_OPT_DOUBLE("duration-s", struct cp_conf, duration_s, 0, 86400),
+    RFW_OPT_U32("idle-exit-ms", struct cp_conf, idle_exit_ms, 0, 3600000),
+    RFW_OPT_U32("inject", struct cp_conf, inject, 0, 65536),
+    RFW_OPT_U32("inject-len", struct cp_conf, inject_len, 64, RFW_IP_MTU_DEFAULT),
+    RFW_OPT_U32("mbufs", struct cp_conf, nb_mbufs, 1024, 1048576),
+    RFW_OPT_U32("pfc-xoff-kb", struct cp_conf, pfc_xoff_kb, 2, 65535),
+    RFW_OPT_U32("pfc-xon-kb", struct cp_conf, pfc_xon_kb, 1, 65534),
+    RFW_OPT_U32("pfc-quanta", struct cp_conf, pfc_quanta, 1, 65535),
+};
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi) {
-		fprintf(stderr, "rocefw-cp: --%s: '%s' is not a number in [%g, %g]\n", opt, s, lo,
-		        hi);
+/* The checks across options, and the PFC thresholds' defaults (they follow --queue-kb). */
+static int check_conf(struct cp_conf *c)
+{
+	if (c->kmax_kb > c->queue_kb) {
+		fprintf(stderr, "rocefw-cp: --kmax-kb: %u is above --queue-kb %u\n", c->kmax_kb,
+		        c->queue_kb);
 		return -EINVAL;
 	}
-	*out = v;
+	if (c->kmin_kb >= c->kmax_kb) {
+		fprintf(stderr, "rocefw-cp: --kmin-kb: %u must be below --kmax-kb %u\n", c->kmin_kb,
+		        c->kmax_kb);
+		return -EINVAL;
+	}
+	if (c->pfc_prio < 0)
+		return 0;
+	if (c->pfc_xoff_kb == 0)
+		c->pfc_xoff_kb = c->queue_kb / 2 >= 2 ? c->queue_kb / 2 : 2;
+	if (c->pfc_xon_kb == 0)
+		c->pfc_xon_kb = c->pfc_xoff_kb / 2;
+	if (c->pfc_xoff_kb > c->queue_kb || c->pfc_xon_kb >= c->pfc_xoff_kb || c->io_fwd) {
+		fprintf(stderr,
+		        "rocefw-cp: --pfc-*: need xon-kb (%u) < xoff-kb (%u) <= "
+		        "queue-kb (%u), and no --io-fwd\n",
+		        c->pfc_xon_kb, c->pfc_xoff_kb, c->queue_kb);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-static int parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+/* One option that is not in num_opts (getopt_long's value @c). */
+static int other_opt(struct cp_conf *c, int opt, const char *arg)
 {
-	double v;
+	uint32_t prio;
 
-	if (parse_num(opt, s, lo, hi, &v) != 0)
-		return -EINVAL;
-	if (v != floor(v)) {
-		fprintf(stderr, "rocefw-cp: --%s: '%s' is not an integer\n", opt, s);
+	switch (opt) {
+	case 'c':
+		c->csv = arg;
+		return 0;
+	case 'f':
+		c->io_fwd = true;
+		return 0;
+	case 'T':
+		c->touch = true;
+		return 0;
+	case 'j':
+		c->json = true;
+		return 0;
+	case 'P':
+		if (rfw_opt_u32("rocefw-cp", "--pfc-prio", arg, 0, 7, &prio) != 0)
+			return -EINVAL;
+		c->pfc_prio = (int)prio;
+		return 0;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
 		return -EINVAL;
 	}
-	*out = (uint32_t)v;
-	return 0;
 }
 
-static int parse_args(int argc, char **argv)
+static int parse_args(int argc, char **argv, struct cp_conf *c)
 {
 	static const struct option opts[] = {
-	    {"rate-gbps", required_argument, NULL, 'r'},
-	    {"kmin-kb", required_argument, NULL, 'k'},
-	    {"kmax-kb", required_argument, NULL, 'K'},
-	    {"pmax", required_argument, NULL, 'p'},
-	    {"wq-log2", required_argument, NULL, 'w'},
-	    {"queue-kb", required_argument, NULL, 'q'},
-	    {"drop", required_argument, NULL, 'd'},
-	    {"overhead", required_argument, NULL, 'o'},
-	    {"burst-kb", required_argument, NULL, 'b'},
+	    {"rate-gbps", required_argument, NULL, 0},
+	    {"kmin-kb", required_argument, NULL, 0},
+	    {"kmax-kb", required_argument, NULL, 0},
+	    {"pmax", required_argument, NULL, 0},
+	    {"wq-log2", required_argument, NULL, 0},
+	    {"queue-kb", required_argument, NULL, 0},
+	    {"drop", required_argument, NULL, 0},
+	    {"overhead", required_argument, NULL, 0},
+	    {"burst-kb", required_argument, NULL, 0},
 	    {"csv", required_argument, NULL, 'c'},
-	    {"sample-us", required_argument, NULL, 's'},
-	    {"duration-s", required_argument, NULL, 't'},
-	    {"idle-exit-ms", required_argument, NULL, 'i'},
-	    {"inject", required_argument, NULL, 'n'},
-	    {"inject-len", required_argument, NULL, 'l'},
+	    {"sample-us", required_argument, NULL, 0},
+	    {"duration-s", required_argument, NULL, 0},
+	    {"idle-exit-ms", required_argument, NULL, 0},
+	    {"inject", required_argument, NULL, 0},
+	    {"inject-len", required_argument, NULL, 0},
 	    {"io-fwd", no_argument, NULL, 'f'},
 	    {"touch", no_argument, NULL, 'T'},
 	    {"json", no_argument, NULL, 'j'},
-	    {"mbufs", required_argument, NULL, 'm'},
+	    {"mbufs", required_argument, NULL, 0},
 	    {"pfc-prio", required_argument, NULL, 'P'},
-	    {"pfc-xoff-kb", required_argument, NULL, 'X'},
-	    {"pfc-xon-kb", required_argument, NULL, 'N'},
-	    {"pfc-quanta", required_argument, NULL, 'Q'},
+	    {"pfc-xoff-kb", required_argument, NULL, 0},
+	    {"pfc-xon-kb", required_argument, NULL, 0},
+	    {"pfc-quanta", required_argument, NULL, 0},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int c, ret = 0;
-	bool kmin_set = false, kmax_set = false;
+	int opt, idx, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			ret = parse_num("rate-gbps", optarg, 0.001, 1000, &conf.rate_gbps);
-			break;
-		case 'k':
-			ret = parse_u32("kmin-kb", optarg, 0, 65536, &conf.kmin_kb);
-			kmin_set = true;
-			break;
-		case 'K':
-			ret = parse_u32("kmax-kb", optarg, 1, 65536, &conf.kmax_kb);
-			kmax_set = true;
-			break;
-		case 'p':
-			ret = parse_num("pmax", optarg, 1.0 / RTE_RED_MAXP_INV_MAX, 1, &conf.pmax);
-			break;
-		case 'w':
-			ret = parse_u32("wq-log2", optarg, RTE_RED_WQ_LOG2_MIN, RTE_RED_WQ_LOG2_MAX,
-			                &conf.wq_log2);
-			break;
-		case 'q':
-			ret = parse_u32("queue-kb", optarg, 1, 65536, &conf.queue_kb);
-			break;
-		case 'd':
-			ret = parse_num("drop", optarg, 0, 1, &conf.drop);
-			break;
-		case 'o':
-			ret = parse_u32("overhead", optarg, 0, 64, &conf.overhead);
-			break;
-		case 'b':
-			ret = parse_u32("burst-kb", optarg, 1, 4096, &conf.burst_kb);
-			break;
-		case 'c':
-			conf.csv = optarg;
-			break;
-		case 's':
-			ret = parse_u32("sample-us", optarg, 1, 1000000, &conf.sample_us);
-			break;
-		case 't':
-			ret = parse_num("duration-s", optarg, 0, 86400, &conf.duration_s);
-			break;
-		case 'i':
-			ret = parse_u32("idle-exit-ms", optarg, 0, 3600000, &conf.idle_exit_ms);
-			break;
-		case 'n':
-			ret = parse_u32("inject", optarg, 0, 65536, &conf.inject);
-			break;
-		case 'l':
-			ret = parse_u32("inject-len", optarg, 64, RFW_IP_MTU_DEFAULT,
-			                &conf.inject_len);
-			break;
-		case 'f':
-			conf.io_fwd = true;
-			break;
-		case 'T':
-			conf.touch = true;
-			break;
-		case 'j':
-			conf.json = true;
-			break;
-		case 'm':
-			ret = parse_u32("mbufs", optarg, 1024, 1048576, &conf.nb_mbufs);
-			break;
-		case 'P': {
-			uint32_t v;
-
-			ret = parse_u32("pfc-prio", optarg, 0, 7, &v);
-			conf.pfc_prio = (int)v;
-			break;
-		}
-		case 'X':
-			ret = parse_u32("pfc-xoff-kb", optarg, 2, 65535, &conf.pfc_xoff_kb);
-			break;
-		case 'N':
-			ret = parse_u32("pfc-xon-kb", optarg, 1, 65534, &conf.pfc_xon_kb);
-			break;
-		case 'Q':
-			ret = parse_u32("pfc-quanta", optarg, 1, 65535, &conf.pfc_quanta);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -EINVAL;
-		}
+	while ((opt = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+		ret = rfw_opt_num_getopt("rocefw-cp", opts, num_opts, RTE_DIM(num_opts), opt, idx,
+		                         optarg, c);
+		if (ret == 1)
+			ret = other_opt(c, opt, optarg);
 		if (ret != 0)
 			return ret;
 	}
@@ -348,33 +320,7 @@ static int parse_args(int argc, char **argv)
 		fprintf(stderr, "rocefw-cp: unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
 	}
-	(void)kmin_set;
-	(void)kmax_set;
-	if (conf.kmax_kb > conf.queue_kb) {
-		fprintf(stderr, "rocefw-cp: --kmax-kb: %u is above --queue-kb %u\n", conf.kmax_kb,
-		        conf.queue_kb);
-		return -EINVAL;
-	}
-	if (conf.kmin_kb >= conf.kmax_kb) {
-		fprintf(stderr, "rocefw-cp: --kmin-kb: %u must be below --kmax-kb %u\n",
-		        conf.kmin_kb, conf.kmax_kb);
-		return -EINVAL;
-	}
-	if (conf.pfc_prio >= 0) {
-		if (conf.pfc_xoff_kb == 0)
-			conf.pfc_xoff_kb = conf.queue_kb / 2 >= 2 ? conf.queue_kb / 2 : 2;
-		if (conf.pfc_xon_kb == 0)
-			conf.pfc_xon_kb = conf.pfc_xoff_kb / 2;
-		if (conf.pfc_xoff_kb > conf.queue_kb || conf.pfc_xon_kb >= conf.pfc_xoff_kb ||
-		    conf.io_fwd) {
-			fprintf(stderr,
-			        "rocefw-cp: --pfc-*: need xon-kb (%u) < xoff-kb (%u) <= "
-			        "queue-kb (%u), and no --io-fwd\n",
-			        conf.pfc_xon_kb, conf.pfc_xoff_kb, conf.queue_kb);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	return check_conf(c);
 }
 
 /*
@@ -901,7 +847,7 @@ static int run(int argc, char **argv)
 	uint16_t pid;
 	double secs;
 
-	if (parse_args(argc, argv) != 0)
+	if (parse_args(argc, argv, &conf) != 0)
 		return 2;
 	nports = rte_eth_dev_count_avail();
 	if (nports == 0 || nports > CP_MAX_PORTS) {

@@ -40,6 +40,7 @@
 #include "cc/dcqcn_params.h"
 #include "dataplane/rfw_nic.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_opt.h"
 
 #define DEMO_SCHEMA     "rocefw.demo/1"
 #define DEMO_CSV_SCHEMA "rocefw.demo.flows/1"
@@ -63,7 +64,7 @@ struct opts {
 	const char *profile;
 	struct dcqcn_params params;
 	const char *csv, *cnp_csv, *json;
-	long linger_pid;
+	uint32_t linger_pid; /* 0: off */
 };
 
 static void usage(FILE *f)
@@ -103,66 +104,30 @@ static void bad(const char *what, const char *detail)
 	exit(2);
 }
 
-static uint32_t num_arg(const char *name, const char *s, uint32_t lo, uint32_t hi)
+/* The numeric options: name, range, field. */
+static const struct rfw_opt_num num_opts[] = {
+    RFW_OPT_U32("flows", struct opts, flows, 1, MAX_FLOWS),
+    RFW_OPT_U32("duration-ms", struct opts, duration_ms, 100, 600000),
+    RFW_OPT_U32("stagger-ms", struct opts, stagger_ms, 0, 300000),
+    RFW_OPT_U32("size", struct opts, size, 1, 4u << 20),
+    RFW_OPT_U32("depth", struct opts, depth, 1, 256),
+    RFW_OPT_U32("line-gbps", struct opts, line_gbps, 1, 400),
+    RFW_OPT_U32("cc-time-scale", struct opts, time_scale, 1, 1000),
+    RFW_OPT_U32("sample-us", struct opts, sample_us, 100, 1000000),
+    RFW_OPT_U32("link-wait-ms", struct opts, link_wait_ms, 0, 60000),
+    RFW_OPT_U32("linger-pid", struct opts, linger_pid, 1, 4194304),
+};
+
+enum { O_PROF = 256, O_CC, O_CSV, O_CNP, O_JSON, O_HELP };
+
+/* --cc overrides apply after the profile, whatever their order on the command line. */
+struct cc_overrides {
+	const char *v[64];
+	unsigned n;
+};
+
+static void opts_default(struct opts *o)
 {
-	char *end, range[48];
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
-		snprintf(range, sizeof(range), "an integer %u..%u", lo, hi);
-		fprintf(stderr, "rocefw-demo: %s: '%s' is not %s\n", name, s, range);
-		exit(2);
-	}
-	return (uint32_t)v;
-}
-
-static void parse_opts(int argc, char **argv, struct opts *o)
-{
-	enum {
-		O_FLOWS = 256,
-		O_DUR,
-		O_STAG,
-		O_SIZE,
-		O_DEPTH,
-		O_LINE,
-		O_PROF,
-		O_CC,
-		O_SAMPLE,
-		O_SCALE,
-		O_LINK,
-		O_CSV,
-		O_CNP,
-		O_JSON,
-		O_LINGER,
-		O_HELP
-	};
-	static const struct option lo[] = {
-	    {"flows", required_argument, NULL, O_FLOWS},
-	    {"duration-ms", required_argument, NULL, O_DUR},
-	    {"stagger-ms", required_argument, NULL, O_STAG},
-	    {"size", required_argument, NULL, O_SIZE},
-	    {"depth", required_argument, NULL, O_DEPTH},
-	    {"line-gbps", required_argument, NULL, O_LINE},
-	    {"cc-profile", required_argument, NULL, O_PROF},
-	    {"cc", required_argument, NULL, O_CC},
-	    {"sample-us", required_argument, NULL, O_SAMPLE},
-	    {"cc-time-scale", required_argument, NULL, O_SCALE},
-	    {"link-wait-ms", required_argument, NULL, O_LINK},
-	    {"csv", required_argument, NULL, O_CSV},
-	    {"cnp-csv", required_argument, NULL, O_CNP},
-	    {"json", required_argument, NULL, O_JSON},
-	    {"linger-pid", required_argument, NULL, O_LINGER},
-	    {"help", no_argument, NULL, O_HELP},
-	    {NULL, 0, NULL, 0},
-	};
-	/* --cc overrides apply after the profile, whatever their order on the command line. */
-	const char *cc_over[64];
-	unsigned ncc = 0, i;
-	char msg[160];
-	int c, prof_id;
-
 	memset(o, 0, sizeof(*o));
 	o->flows = 2;
 	o->duration_ms = 4000;
@@ -174,74 +139,47 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->time_scale = 10;
 	o->link_wait_ms = 15000;
 	o->profile = "unified";
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case O_FLOWS:
-			o->flows = num_arg("--flows", optarg, 1, MAX_FLOWS);
-			break;
-		case O_DUR:
-			o->duration_ms = num_arg("--duration-ms", optarg, 100, 600000);
-			break;
-		case O_STAG:
-			o->stagger_ms = num_arg("--stagger-ms", optarg, 0, 300000);
-			break;
-		case O_SIZE:
-			o->size = num_arg("--size", optarg, 1, 4u << 20);
-			break;
-		case O_DEPTH:
-			o->depth = num_arg("--depth", optarg, 1, 256);
-			break;
-		case O_LINE:
-			o->line_gbps = num_arg("--line-gbps", optarg, 1, 400);
-			break;
-		case O_PROF:
-			if (dcqcn_profile_lookup(optarg) < 0)
-				bad("--cc-profile: expected unified, paper, mlx5-cx5, hpcc-ns3 or "
-				    "shared-port, "
-				    "not ",
-				    optarg);
-			o->profile = optarg;
-			break;
-		case O_CC:
-			if (ncc == sizeof(cc_over) / sizeof(cc_over[0]))
-				bad("--cc: more than 64 overrides", "");
-			cc_over[ncc++] = optarg;
-			break;
-		case O_SCALE:
-			o->time_scale = num_arg("--cc-time-scale", optarg, 1, 1000);
-			break;
-		case O_SAMPLE:
-			o->sample_us = num_arg("--sample-us", optarg, 100, 1000000);
-			break;
-		case O_LINK:
-			o->link_wait_ms = num_arg("--link-wait-ms", optarg, 0, 60000);
-			break;
-		case O_CSV:
-			o->csv = optarg;
-			break;
-		case O_CNP:
-			o->cnp_csv = optarg;
-			break;
-		case O_JSON:
-			o->json = optarg;
-			break;
-		case O_LINGER:
-			o->linger_pid = (long)num_arg("--linger-pid", optarg, 1, 4194304);
-			break;
-		case O_HELP:
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "rocefw-demo: unknown option or missing value: '%s'\n",
-			        argv[optind - 1]);
-			usage(stderr);
-			exit(2);
-		}
+}
+
+/* One option that is not in num_opts (getopt_long's value @c, its argument @arg). */
+static void other_opt(struct opts *o, struct cc_overrides *cc, int c, const char *arg,
+                      const char *word)
+{
+	switch (c) {
+	case O_PROF:
+		if (dcqcn_profile_lookup(arg) < 0)
+			bad("--cc-profile: expected unified, paper, mlx5-cx5, hpcc-ns3 or "
+			    "shared-port, not ",
+			    arg);
+		o->profile = arg;
+		break;
+	case O_CC:
+		if (cc->n == sizeof(cc->v) / sizeof(cc->v[0]))
+			bad("--cc: more than 64 overrides", "");
+		cc->v[cc->n++] = arg;
+		break;
+	case O_CSV:
+		o->csv = arg;
+		break;
+	case O_CNP:
+		o->cnp_csv = arg;
+		break;
+	case O_JSON:
+		o->json = arg;
+		break;
+	case O_HELP:
+		usage(stdout);
+		exit(0);
+	default:
+		fprintf(stderr, "rocefw-demo: unknown option or missing value: '%s'\n", word);
+		usage(stderr);
+		exit(2);
 	}
-	if (optind < argc)
-		bad("unexpected argument: ", argv[optind]);
+}
+
+/* The checks across options. */
+static void check_opts(const struct opts *o)
+{
 	if (o->flows > 1 && 2ull * (o->flows - 1) * o->stagger_ms >= o->duration_ms)
 		bad("--stagger-ms: the last flow would never run (need 2 x (flows - 1) x stagger < "
 		    "duration)",
@@ -249,6 +187,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	/* Source (two parities) and destination slots of every flow are allocated up front. */
 	if ((uint64_t)o->size * o->depth > 16u << 20)
 		bad("--size x --depth: more than 16 MiB in flight per flow", "");
+}
+
+/* The DCQCN parameters: the profile, its time constants scaled, then the --cc overrides. */
+static void cc_params(struct opts *o, const struct cc_overrides *cc)
+{
+	const char *const *cc_over = cc->v;
+	unsigned ncc = cc->n, i;
+	char msg[160];
+	int prof_id;
+
 	prof_id = dcqcn_profile_lookup(o->profile);
 	dcqcn_params_init(&o->params, (enum dcqcn_profile)prof_id);
 	/*
@@ -276,6 +224,48 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (dcqcn_params_validate(&o->params, msg, sizeof(msg)) != 0)
 		bad("--cc: ", msg);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"flows", required_argument, NULL, 0},
+	    {"duration-ms", required_argument, NULL, 0},
+	    {"stagger-ms", required_argument, NULL, 0},
+	    {"size", required_argument, NULL, 0},
+	    {"depth", required_argument, NULL, 0},
+	    {"line-gbps", required_argument, NULL, 0},
+	    {"cc-profile", required_argument, NULL, O_PROF},
+	    {"cc", required_argument, NULL, O_CC},
+	    {"sample-us", required_argument, NULL, 0},
+	    {"cc-time-scale", required_argument, NULL, 0},
+	    {"link-wait-ms", required_argument, NULL, 0},
+	    {"csv", required_argument, NULL, O_CSV},
+	    {"cnp-csv", required_argument, NULL, O_CNP},
+	    {"json", required_argument, NULL, O_JSON},
+	    {"linger-pid", required_argument, NULL, 0},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cc_overrides cc = {.n = 0};
+	int c, idx;
+
+	opts_default(o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+		int rc = rfw_opt_num_getopt("rocefw-demo", lo, num_opts, RTE_DIM(num_opts), c, idx,
+		                            optarg, o);
+
+		if (rc < 0)
+			exit(2);
+		if (rc == 1)
+			other_opt(o, &cc, c, optarg, argv[optind - 1]);
+	}
+	if (optind < argc)
+		bad("unexpected argument: ", argv[optind]);
+	check_opts(o);
+	cc_params(o, &cc);
 }
 
 /* ---- endpoints ---- */

@@ -42,6 +42,7 @@
 #include "dataplane/rfw_nic.h"
 #include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_opt.h"
 #include "tools/perf/perf.h"
 
 const char *const op_names[4] = {"write", "read", "send", "atomic"};
@@ -99,24 +100,6 @@ static void usage(FILE *f)
 	       "without it, run as the server\n");
 }
 
-/* Parse an unsigned option value in [lo, hi]; bad values name the option and exit 2. */
-static uint64_t num_arg(const char *name, const char *s, uint64_t lo, uint64_t hi)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr,
-		        "rocefw-perf: bad value for %s: '%s' (expected an integer %" PRIu64
-		        "..%" PRIu64 ")\n",
-		        name, s, lo, hi);
-		exit(2);
-	}
-	return v;
-}
-
 static void bad(const char *msg, const char *what)
 {
 	fprintf(stderr, "rocefw-perf: %s%s%s\n", msg, what ? ": " : "", what ? what : "");
@@ -124,54 +107,42 @@ static void bad(const char *msg, const char *what)
 	exit(2);
 }
 
-static void parse_opts(int argc, char **argv, struct opts *o)
-{
-	enum {
-		O_MTU = 256,
-		O_CC,
-		O_DSCP,
-		O_GBITS,
-		O_JSON,
-		O_LOOP,
-		O_LINE,
-		O_CORRUPT,
-		O_CE,
-		O_TRANSPORT,
-		O_ACKTO,
-		O_IP,
-		O_OOBTO,
-		O_PERFTEST,
-		O_DUMP
-	};
-	static const struct option lo[] = {
-	    {"size", required_argument, NULL, 's'},
-	    {"all", no_argument, NULL, 'a'},
-	    {"iters", required_argument, NULL, 'n'},
-	    {"duration", required_argument, NULL, 'D'},
-	    {"qps", required_argument, NULL, 'q'},
-	    {"tx-depth", required_argument, NULL, 't'},
-	    {"mtu", required_argument, NULL, O_MTU},
-	    {"cc-profile", required_argument, NULL, O_CC},
-	    {"dscp", required_argument, NULL, O_DSCP},
-	    {"line-rate", required_argument, NULL, O_LINE},
-	    {"report_gbits", no_argument, NULL, O_GBITS},
-	    {"out_json", required_argument, NULL, O_JSON},
-	    {"loopback", no_argument, NULL, O_LOOP},
-	    {"check-corrupt-one", no_argument, NULL, O_CORRUPT},
-	    {"ce-mark-every", required_argument, NULL, O_CE},
-	    {"transport", required_argument, NULL, O_TRANSPORT},
-	    {"ack-timeout", required_argument, NULL, O_ACKTO},
-	    {"ip", required_argument, NULL, O_IP},
-	    {"port", required_argument, NULL, 'p'},
-	    {"oob-timeout", required_argument, NULL, O_OOBTO},
-	    {"perftest", no_argument, NULL, O_PERFTEST},
-	    {"perftest-dump", required_argument, NULL, O_DUMP},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c, npos = 0;
-	const char *pos[3] = {NULL, NULL, NULL};
+/* The numeric options: name, range, field (--mtu is also checked to be a power of two). */
+static const struct rfw_opt_num num_opts[] = {
+    RFW_OPT_U32("size", struct opts, size, 1, MAX_SIZE),
+    RFW_OPT_U64("iters", struct opts, iters, 1, 1000000000),
+    RFW_OPT_U32("duration", struct opts, duration_s, 1, 3600),
+    RFW_OPT_U32("qps", struct opts, qps, 1, MAX_QPS),
+    RFW_OPT_U32("tx-depth", struct opts, depth, 1, 1024),
+    RFW_OPT_U32("mtu", struct opts, mtu, 256, 4096),
+    RFW_OPT_U32("dscp", struct opts, dscp, 0, 63),
+    RFW_OPT_U32("line-rate", struct opts, line_gbps, 1, 4000),
+    RFW_OPT_U32("ce-mark-every", struct opts, ce_every, 0, 1000000),
+    RFW_OPT_U8("ack-timeout", struct opts, ack_timeout, 1, 31),
+    RFW_OPT_U16("port", struct opts, tcp_port, 1, 65535),
+    RFW_OPT_U32("oob-timeout", struct opts, oob_timeout_s, 1, 3600),
+};
 
+enum {
+	O_MTU = 256,
+	O_CC,
+	O_DSCP,
+	O_GBITS,
+	O_JSON,
+	O_LOOP,
+	O_LINE,
+	O_CORRUPT,
+	O_CE,
+	O_TRANSPORT,
+	O_ACKTO,
+	O_IP,
+	O_OOBTO,
+	O_PERFTEST,
+	O_DUMP
+};
+
+static void opts_default(struct opts *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->qps = 1;
 	o->mtu = 4096;
@@ -182,131 +153,86 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->ack_timeout = 14; /* 67 ms, perftest's default */
 	o->tcp_port = RFW_OOB_PORT_DEFAULT;
 	o->oob_timeout_s = 30;
-	optind = 1;
-	opterr = 0;
-	/* '-' in the option string keeps positional arguments in order, interleaved. */
-	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:p:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 1:
-			if (npos == 3)
-				bad("unexpected argument", optarg);
-			pos[npos++] = optarg;
-			break;
-		case 's':
-			o->size = (uint32_t)num_arg("--size", optarg, 1, MAX_SIZE);
-			break;
-		case 'a':
-			o->all = true;
-			break;
-		case 'n':
-			o->iters = num_arg("--iters", optarg, 1, 1000000000);
-			break;
-		case 'D':
-			o->duration_s = (uint32_t)num_arg("--duration", optarg, 1, 3600);
-			break;
-		case 'q':
-			o->qps = (uint32_t)num_arg("--qps", optarg, 1, MAX_QPS);
-			break;
-		case 't':
-			o->depth = (uint32_t)num_arg("--tx-depth", optarg, 1, 1024);
-			break;
-		case O_MTU:
-			o->mtu = (uint32_t)num_arg("--mtu", optarg, 256, 4096);
-			if (o->mtu & (o->mtu - 1)) {
-				fprintf(
-				    stderr,
-				    "rocefw-perf: bad value for --mtu: '%s' (expected 256, 512, "
-				    "1024, 2048 or 4096)\n",
-				    optarg);
-				exit(2);
-			}
-			break;
-		case O_CC:
-			if (strcmp(optarg, "none") != 0 && dcqcn_profile_lookup(optarg) < 0) {
-				fprintf(
-				    stderr,
-				    "rocefw-perf: bad value for --cc-profile: '%s' (expected none, "
-				    "unified, paper, mlx5-cx5, hpcc-ns3 or shared-port)\n",
-				    optarg);
-				exit(2);
-			}
-			o->cc_profile = optarg;
-			break;
-		case O_DSCP:
-			o->dscp = (uint32_t)num_arg("--dscp", optarg, 0, 63);
-			break;
-		case O_LINE:
-			o->line_gbps = (uint32_t)num_arg("--line-rate", optarg, 1, 4000);
-			break;
-		case O_GBITS:
-			o->gbits = true;
-			break;
-		case O_JSON:
-			o->json = optarg;
-			break;
-		case O_LOOP:
-			o->loopback = true;
-			break;
-		case O_CORRUPT:
-			o->corrupt_one = true;
-			break;
-		case O_CE:
-			o->ce_every = (uint32_t)num_arg("--ce-mark-every", optarg, 0, 1000000);
-			break;
-		case O_TRANSPORT: {
-			int m = rfw_oob_transport_lookup(optarg);
+}
 
-			if (m < 0) {
-				fprintf(
-				    stderr,
-				    "rocefw-perf: bad value for --transport: '%s' (expected gbn "
-				    "or sr)\n",
-				    optarg);
-				exit(2);
-			}
-			o->transport = (enum rfw_transport_mode)m;
-			break;
-		}
-		case O_ACKTO:
-			o->ack_timeout = (uint8_t)num_arg("--ack-timeout", optarg, 1, 31);
-			break;
-		case O_IP: {
-			struct in_addr a;
+/* A value that is not a number: "rocefw-perf: bad value for OPT: 'V' (expected WHAT)", exit 2. */
+static void bad_value(const char *opt, const char *v, const char *expected)
+{
+	fprintf(stderr, "rocefw-perf: bad value for %s: '%s' (expected %s)\n", opt, v, expected);
+	exit(2);
+}
 
-			if (inet_pton(AF_INET, optarg, &a) != 1) {
-				fprintf(stderr,
-				        "rocefw-perf: bad value for --ip: '%s' (expected an IPv4 "
-				        "address A.B.C.D)\n",
-				        optarg);
-				exit(2);
-			}
-			o->ip4 = ntohl(a.s_addr);
-			o->has_ip = true;
-			break;
-		}
-		case 'p':
-			o->tcp_port = (uint16_t)num_arg("--port", optarg, 1, 65535);
-			break;
-		case O_OOBTO:
-			o->oob_timeout_s = (uint32_t)num_arg("--oob-timeout", optarg, 1, 3600);
-			break;
-		case O_PERFTEST:
-			o->perftest = true;
-			break;
-		case O_DUMP:
-			o->dump = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			if (optopt != 0 && optopt < 256 && strchr("snDqtp", optopt) != NULL) {
-				fprintf(stderr, "rocefw-perf: option -%c needs a value\n", optopt);
-				exit(2);
-			}
-			bad("unknown option or missing value", argv[optind - 1]);
-		}
+/* --cc-profile, --transport, --ip. */
+static void word_opt(struct opts *o, int c, const char *arg)
+{
+	struct in_addr a;
+	int m;
+
+	if (c == O_CC) {
+		if (strcmp(arg, "none") != 0 && dcqcn_profile_lookup(arg) < 0)
+			bad_value("--cc-profile", arg,
+			          "none, unified, paper, mlx5-cx5, hpcc-ns3 or shared-port");
+		o->cc_profile = arg;
+	} else if (c == O_TRANSPORT) {
+		m = rfw_oob_transport_lookup(arg);
+		if (m < 0)
+			bad_value("--transport", arg, "gbn or sr");
+		o->transport = (enum rfw_transport_mode)m;
+	} else {
+		if (inet_pton(AF_INET, arg, &a) != 1)
+			bad_value("--ip", arg, "an IPv4 address A.B.C.D");
+		o->ip4 = ntohl(a.s_addr);
+		o->has_ip = true;
 	}
+}
+
+/* One option that is not in num_opts: flags, paths, words. */
+static void other_opt(struct opts *o, int c, const char *arg, const char *word)
+{
+	switch (c) {
+	case 'a':
+		o->all = true;
+		break;
+	case O_CC:
+	case O_TRANSPORT:
+	case O_IP:
+		word_opt(o, c, arg);
+		break;
+	case O_GBITS:
+		o->gbits = true;
+		break;
+	case O_JSON:
+		o->json = arg;
+		break;
+	case O_LOOP:
+		o->loopback = true;
+		break;
+	case O_CORRUPT:
+		o->corrupt_one = true;
+		break;
+	case O_PERFTEST:
+		o->perftest = true;
+		break;
+	case O_DUMP:
+		o->dump = arg;
+		break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		if (optopt != 0 && optopt < 256 && strchr("snDqtp", optopt) != NULL) {
+			fprintf(stderr, "rocefw-perf: option -%c needs a value\n", optopt);
+			exit(2);
+		}
+		bad("unknown option or missing value", word);
+	}
+}
+
+/* The test from the positional words: OP KIND [SERVER]. */
+static void positional(struct opts *o, const char *const pos[3], int npos)
+{
+	int c;
+
 	if (npos < 2)
 		bad("missing test: write|read|send|atomic bw|lat", NULL);
 	for (c = 0; c < 4; c++)
@@ -322,6 +248,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	else
 		bad("unknown test kind (expected bw or lat)", pos[1]);
 	o->server = pos[2];
+}
+
+/* The options that go only with one mode (loopback, two-process, --perftest). */
+static void check_modes(const struct opts *o)
+{
 	if (o->server != NULL && o->loopback)
 		bad("--loopback takes no server address", o->server);
 	if (!o->loopback) {
@@ -355,12 +286,75 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	} else if (o->dump != NULL) {
 		bad("--perftest-dump is a --perftest option", NULL);
 	}
+}
+
+/* The checks across options. */
+static void check_opts(const struct opts *o, const char *mtu_arg)
+{
+	if (o->mtu & (o->mtu - 1))
+		bad_value("--mtu", mtu_arg, "256, 512, 1024, 2048 or 4096");
+	check_modes(o);
 	if (o->op == OP_ATOMIC && o->size != 0 && o->size != 8)
 		bad("atomic operations are 8 bytes: --size must be 8", NULL);
 	if (o->duration_s != 0 && o->iters != 0)
 		bad("--iters and --duration exclude each other", NULL);
 	if (o->all && o->size != 0)
 		bad("--all and --size exclude each other", NULL);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"size", required_argument, NULL, 's'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"iters", required_argument, NULL, 'n'},
+	    {"duration", required_argument, NULL, 'D'},
+	    {"qps", required_argument, NULL, 'q'},
+	    {"tx-depth", required_argument, NULL, 't'},
+	    {"mtu", required_argument, NULL, O_MTU},
+	    {"cc-profile", required_argument, NULL, O_CC},
+	    {"dscp", required_argument, NULL, O_DSCP},
+	    {"line-rate", required_argument, NULL, O_LINE},
+	    {"report_gbits", no_argument, NULL, O_GBITS},
+	    {"out_json", required_argument, NULL, O_JSON},
+	    {"loopback", no_argument, NULL, O_LOOP},
+	    {"check-corrupt-one", no_argument, NULL, O_CORRUPT},
+	    {"ce-mark-every", required_argument, NULL, O_CE},
+	    {"transport", required_argument, NULL, O_TRANSPORT},
+	    {"ack-timeout", required_argument, NULL, O_ACKTO},
+	    {"ip", required_argument, NULL, O_IP},
+	    {"port", required_argument, NULL, 'p'},
+	    {"oob-timeout", required_argument, NULL, O_OOBTO},
+	    {"perftest", no_argument, NULL, O_PERFTEST},
+	    {"perftest-dump", required_argument, NULL, O_DUMP},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c, idx = 0, npos = 0, rc;
+	const char *pos[3] = {NULL, NULL, NULL}, *mtu_arg = "";
+
+	opts_default(o);
+	optind = 1;
+	opterr = 0;
+	/* '-' in the option string keeps positional arguments in order, interleaved. */
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:p:h", lo, &idx)) != -1) {
+		if (c == 1) {
+			if (npos == 3)
+				bad("unexpected argument", optarg);
+			pos[npos++] = optarg;
+			continue;
+		}
+		if (c == O_MTU)
+			mtu_arg = optarg;
+		rc = rfw_opt_num_getopt("rocefw-perf", lo, num_opts, RTE_DIM(num_opts), c, idx,
+		                        optarg, o);
+		if (rc < 0)
+			exit(2);
+		if (rc == 1)
+			other_opt(o, c, optarg, argv[optind - 1]);
+	}
+	positional(o, pos, npos);
+	check_opts(o, mtu_arg);
 }
 
 /* ---- the loopback pair ---- */

@@ -26,6 +26,8 @@
 #include "cc_cli.h"
 #include "cc_replay.h"
 #include "wire/frame.h"
+#include "ctrl/rfw_num.h"
+#include "tools/common/rfw_opt.h"
 
 #define PROG          "rocefw-replay cc"
 #define MAX_CSV_FLOWS 64
@@ -98,21 +100,6 @@ static void cc_usage(FILE *out)
 
 /* ---- option parsing ---- */
 
-static int opt_num(const char *opt, const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, PROG ": %s: '%s' is not a number in %g..%g\n", opt, s, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_ip(const char *s, uint8_t out[16])
 {
 	struct in_addr a4;
@@ -142,12 +129,8 @@ static int parse_filter(const char *arg, struct rfw_cc_filter *f)
 		} else if (!strcmp(tok, "dst") && !parse_ip(eq, f->dst)) {
 			f->has_dst = true;
 		} else if (!strcmp(tok, "qpn")) {
-			char *end;
-			unsigned long q = strtoul(eq, &end, 0);
-
-			if (*eq == 0 || *end || q > 0xffffff)
+			if (rfw_num_u32(eq, 0, 0xffffff, &f->qpn) != 0)
 				goto bad;
-			f->qpn = (uint32_t)q;
 			f->has_qpn = true;
 		} else {
 			goto bad;
@@ -978,7 +961,7 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 			setv[nset++] = optarg;
 			break;
 		case 'l':
-			if (opt_num("--line-rate-gbps", optarg, 1, 4000, &v))
+			if (rfw_opt_double(PROG, "--line-rate-gbps", optarg, 1, 4000, &v))
 				return 2;
 			cl.line_mbps = (uint32_t)(v * 1000);
 			break;
@@ -987,47 +970,47 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 				return 2;
 			break;
 		case 'w':
-			if (opt_num("--window-us", optarg, 1, 1e6, &v))
+			if (rfw_opt_double(PROG, "--window-us", optarg, 1, 1e6, &v))
 				return 2;
 			cl.o.window_ns = (uint64_t)(v * 1000);
 			break;
 		case 'r':
-			if (opt_num("--react-us", optarg, 1, 1e7, &v))
+			if (rfw_opt_double(PROG, "--react-us", optarg, 1, 1e7, &v))
 				return 2;
 			cl.o.react_ns = (uint64_t)(v * 1000);
 			break;
 		case 'B':
-			if (opt_num("--react-block-us", optarg, 0, 1e6, &v))
+			if (rfw_opt_double(PROG, "--react-block-us", optarg, 0, 1e6, &v))
 				return 2;
 			cl.o.react_block_ns = (uint64_t)(v * 1000);
 			break;
 		case 'c':
-			if (opt_num("--cut-threshold", optarg, 0.1, 90, &v))
+			if (rfw_opt_double(PROG, "--cut-threshold", optarg, 0.1, 90, &v))
 				return 2;
 			cl.o.cut_min = v / 100;
 			break;
 		case 'd':
-			if (opt_num("--cnp-delay-us", optarg, 0, 1e7, &v))
+			if (rfw_opt_double(PROG, "--cnp-delay-us", optarg, 0, 1e7, &v))
 				return 2;
 			cl.o.cnp_delay_ns = (uint64_t)(v * 1000);
 			break;
 		case 'i':
-			if (opt_num("--idle-us", optarg, 1, 1e8, &v))
+			if (rfw_opt_double(PROG, "--idle-us", optarg, 1, 1e8, &v))
 				return 2;
 			cl.o.idle_ns = (uint64_t)(v * 1000);
 			break;
 		case 'M':
-			if (opt_num("--max-median-err", optarg, 0, 100, &v))
+			if (rfw_opt_double(PROG, "--max-median-err", optarg, 0, 100, &v))
 				return 2;
 			cl.o.max_median_err = v / 100;
 			break;
 		case 'P':
-			if (opt_num("--max-p95-err", optarg, 0, 100, &v))
+			if (rfw_opt_double(PROG, "--max-p95-err", optarg, 0, 100, &v))
 				return 2;
 			cl.o.max_p95_err = v / 100;
 			break;
 		case 'R':
-			if (opt_num("--min-react-share", optarg, 0, 100, &v))
+			if (rfw_opt_double(PROG, "--min-react-share", optarg, 0, 100, &v))
 				return 2;
 			cl.o.min_react_share = v / 100;
 			break;

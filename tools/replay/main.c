@@ -13,6 +13,7 @@
 #include "cc_cli.h"
 #include "check.h"
 #include "wire/ib_hdr.h"
+#include "tools/common/rfw_opt.h"
 
 #define PROG "rocefw-replay"
 
@@ -51,21 +52,6 @@ static int cmd_opcodes(void)
 	return 0;
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *s == '\0' || *end != '\0' || *s == '-' || v > max) {
-		fprintf(stderr, PROG " check: %s: '%s' is not a number in 0..%u\n", opt, s, max);
-		return -1;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int cmd_check(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -93,7 +79,8 @@ static int cmd_check(int argc, char **argv)
 			json = true;
 			break;
 		case 'm':
-			if (parse_uint("--max-list", optarg, 1000000, &opts.max_listed))
+			if (rfw_opt_u32(PROG " check", "--max-list", optarg, 0, 1000000,
+			                &opts.max_listed))
 				return 2;
 			break;
 		case 'h':

@@ -26,6 +26,10 @@
 
 #include <jansson.h>
 
+#include "tools/common/rfw_opt.h"
+
+#define PROG "rocefw-stat"
+
 #define STAT_SCHEMA       "rocefw-stat/1"
 #define STAT_RATES_SCHEMA "rocefw-stat.rates/1"
 #define MAX_PROCS         64
@@ -856,19 +860,6 @@ static void usage(FILE *f)
 	    "  --timeout-ms MS  wait this long for each telemetry reply (default 2000)\n");
 }
 
-static bool parse_num(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi))
-		return false;
-	*out = v;
-	return true;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {{"file-prefix", required_argument, NULL, 'f'},
@@ -886,7 +877,7 @@ int main(int argc, char **argv)
 	const char *prefixes[MAX_PROCS];
 	unsigned np = 0, n = 0;
 	bool all_procs = false, json = false, csv = false, count_set = false;
-	double v;
+	uint64_t u;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "f:h", lo, NULL)) != -1) {
@@ -910,20 +901,13 @@ int main(int argc, char **argv)
 			csv = true;
 			break;
 		case 'w':
-			if (!parse_num(optarg, 0.05, 3600, &opt.watch_s)) {
-				fprintf(stderr, "rocefw-stat: --watch '%s': seconds, 0.05..3600\n",
-				        optarg);
+			if (rfw_opt_double(PROG, "--watch", optarg, 0.05, 3600, &opt.watch_s) != 0)
 				return 2;
-			}
 			break;
 		case 'n':
-			if (!parse_num(optarg, 1, 1e9, &v) || v != floor(v)) {
-				fprintf(stderr,
-				        "rocefw-stat: --count '%s': an integer, 1..1000000000\n",
-				        optarg);
+			if (rfw_opt_u64(PROG, "--count", optarg, 1, 1000000000, &u) != 0)
 				return 2;
-			}
-			opt.count = (long)v;
+			opt.count = (long)u;
 			count_set = true;
 			break;
 		case 'a':
@@ -933,12 +917,9 @@ int main(int argc, char **argv)
 			opt.runtime_dir = optarg;
 			break;
 		case 't':
-			if (!parse_num(optarg, 1, 600000, &v)) {
-				fprintf(stderr, "rocefw-stat: --timeout-ms '%s': 1..600000\n",
-				        optarg);
+			if (rfw_opt_u64(PROG, "--timeout-ms", optarg, 1, 600000, &u) != 0)
 				return 2;
-			}
-			opt.timeout_ms = (int)v;
+			opt.timeout_ms = (int)u;
 			break;
 		case 'h':
 			usage(stdout);
