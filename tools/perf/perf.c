@@ -42,6 +42,7 @@
 #include "dataplane/rfw_nic.h"
 #include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_ce.h"
 #include "tools/common/rfw_opt.h"
 #include "tools/perf/perf.h"
 
@@ -371,8 +372,7 @@ struct conn {
 struct side A, B;
 /* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to r_ab. */
 static struct rte_ring *ring_cp, *ring_ab;
-static uint32_t ce_every, ce_count;
-static uint64_t ce_marked;
+static struct rfw_ce_every ce;
 static struct conn conns[MAX_QPS];
 static struct dcqcn_prof prof;
 
@@ -554,8 +554,8 @@ uint64_t now_ns(void)
 	return rfw_nic_clock_ns(A.nic);
 }
 
-/* The loopback congestion point: ECT -> CE on every ce_every-th ECN-capable IPv4 frame. The
- * ICRC masks the TOS byte, so only the IPv4 header checksum changes. */
+/* The loopback congestion point: CE on every ce.every-th ECN-capable frame A -> B (the ICRC
+ * masks the ECN bits). */
 static void cp_move(void)
 {
 	void *objs[RFW_MAX_BURST];
@@ -563,19 +563,8 @@ static void cp_move(void)
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = objs[i];
-		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + RFW_ETH_HLEN);
 
-		if (m->data_len < RFW_ETH_HLEN + RFW_IPV4_HLEN || f[12] != 0x08 || f[13] != 0 ||
-		    (ip->type_of_service & 3) == RFW_ECN_NOT_ECT)
-			continue;
-		if (++ce_count < ce_every)
-			continue;
-		ce_count = 0;
-		ip->type_of_service |= RFW_ECN_CE;
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		ce_marked++;
+		rfw_ce_every_frame(&ce, rte_pktmbuf_mtod(m, uint8_t *), m->data_len);
 	}
 	sent = rte_ring_enqueue_burst(ring_ab, objs, n, NULL);
 	if (sent < n)
@@ -585,7 +574,7 @@ static void cp_move(void)
 static void poll_both(void)
 {
 	rfw_nic_poll(A.nic);
-	if (ce_every != 0)
+	if (ce.every != 0)
 		cp_move();
 	rfw_nic_poll(B.nic);
 }
@@ -862,7 +851,7 @@ static void conns_down(const struct opts *o)
 	/* Let frames still in the rings (coalesced ACKs) land before their QPs go. */
 	for (i = 0; i < 64; i++) {
 		rfw_nic_poll(A.nic);
-		if (ce_every != 0)
+		if (ce.every != 0)
 			cp_move();
 		rfw_nic_poll(B.nic);
 	}
@@ -1385,7 +1374,7 @@ static int write_json(const struct opts *o, const struct result *res, unsigned n
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
 	if (o->loopback) {
-		fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", ce_marked);
+		fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", ce.marked);
 		json_counters(f, "a", &A);
 		fprintf(f, ",\n");
 		json_counters(f, "b", &B);
@@ -2426,15 +2415,15 @@ int main(int argc, char **argv)
 	    rte_ring_create("perf_ba", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r_ab == NULL || r_ba == NULL)
 		die("rte_ring_create", rte_errno);
-	ce_every = o.ce_every;
+	ce.every = o.ce_every;
 	ring_ab = r_ab;
-	if (ce_every != 0) {
+	if (ce.every != 0) {
 		ring_cp = rte_ring_create("perf_cp", 4096, (int)rte_socket_id(),
 		                          RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (ring_cp == NULL)
 			die("rte_ring_create", rte_errno);
 	}
-	pa = make_ring_port("perf_a", r_ba, ce_every != 0 ? ring_cp : r_ab);
+	pa = make_ring_port("perf_a", r_ba, ce.every != 0 ? ring_cp : r_ab);
 	pb = make_ring_port("perf_b", r_ab, r_ba);
 	side_setup(&A, pa, 0x0a000001, &o);
 	side_setup(&B, pb, 0x0a000002, &o);
