@@ -35,6 +35,7 @@
 #include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
 #include "interop/case.h"
+#include "tools/common/rfw_endpoint.h"
 #include "tools/common/rfw_opt.h"
 #include "transport/rfw_verbs.h"
 
@@ -55,10 +56,8 @@ static struct rside R;
 static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_oob_conn *mine)
 {
 	struct rside *r = ctx;
-	struct rfw_qp_init_attr ia = {0};
-	struct rfw_qp_attr a = {0};
 	size_t len = ic_mem_len(c);
-	int rc;
+	const char *stage;
 
 	r->mem = aligned_alloc(4096, len);
 	if (r->mem == NULL)
@@ -72,22 +71,12 @@ static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_
 	              : NULL;
 	if (r->mr == NULL)
 		return errno ? -errno : -ENOMEM;
-	ia.send_cq = r->cq;
-	ia.recv_cq = r->cq;
-	ia.cap.max_send_wr = IC_COUNT_MAX;
-	ia.cap.max_recv_wr = IC_COUNT_MAX;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = true;
-	r->qp = rfw_create_qp(r->pd, &ia);
+	r->qp = rfw_ep_qp_create(r->pd, r->cq, IC_COUNT_MAX, IC_COUNT_MAX,
+	                         RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                             RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC,
+	                         &stage);
 	if (r->qp == NULL)
 		return errno ? -errno : -ENOMEM;
-	a.qp_state = RFW_QPS_INIT;
-	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-	rc = rfw_modify_qp(r->qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		return rc;
 	memcpy(mine->gid, rfw_nic_gid(r->nic), 16);
 	mine->ip4 = r->ip4;
 	mine->has_mac = true;
@@ -96,16 +85,6 @@ static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_
 	mine->qp[0].qpn = rfw_qp_num(r->qp);
 	*mem = r->mem;
 	return 0;
-}
-
-static enum rfw_mtu mtu_enum(uint32_t bytes)
-{
-	enum rfw_mtu m;
-
-	for (m = RFW_MTU_256; m < RFW_MTU_4096; m++)
-		if (rfw_mtu_to_bytes(m) == bytes)
-			break;
-	return m;
 }
 
 /* The peer's MAC: from its conn record, else by ARP with the NIC polled meanwhile. */
@@ -132,42 +111,29 @@ static int r_connect(void *ctx, const struct ic_case *c, const struct rfw_oob_co
                      bool requester)
 {
 	struct rside *r = ctx;
-	struct rfw_qp_attr a = {0};
-	struct rfw_nic_path path = {0};
+	struct rfw_ep_path p = {.mtu = rfw_ep_mtu(c->mtu),
+	                        .qpn = peer->qp[0].qpn,
+	                        .rq_psn = peer->qp[0].psn,
+	                        .sq_psn = c->psn,
+	                        .max_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                        .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                        .min_rnr_timer = IC_RNR_TIMER,
+	                        .timeout = IC_ACK_TIMEOUT,
+	                        .retry_cnt = 7,
+	                        .rnr_retry = 7,
+	                        .transport = RFW_TRANSPORT_GBN};
+	const char *stage;
 	int rc;
 
 	(void)requester;
-	rc = peer_mac(r, peer, &path.dst_mac);
+	rc = peer_mac(r, peer, &p.mac);
 	if (rc != 0)
 		return rc;
-	memcpy(path.dst_ip, peer->gid, 16);
-	rc = rfw_nic_qp_attach(r->nic, r->qp, &path);
-	if (rc != 0)
-		return rc;
-	r->attached = true;
-	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, peer->gid, 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(r->nic), 16);
-	a.path_mtu = mtu_enum(c->mtu);
-	a.dest_qp_num = peer->qp[0].qpn;
-	a.rq_psn = peer->qp[0].psn;
-	a.max_dest_rd_atomic = RFW_MAX_RD_ATOMIC;
-	a.min_rnr_timer = IC_RNR_TIMER;
-	rc = rfw_modify_qp(r->qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = c->psn;
-	a.timeout = IC_ACK_TIMEOUT;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = RFW_MAX_RD_ATOMIC;
-	return rfw_modify_qp(r->qp, &a,
-	                     RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	memcpy(p.gid, peer->gid, 16);
+	rc = rfw_ep_qp_connect(r->nic, r->qp, &p, &stage);
+	/* attached unless the attach itself failed (the QP is detached at the end of the case) */
+	r->attached = rc == 0 || strcmp(stage, "rfw_nic_qp_attach") != 0;
+	return rc;
 }
 
 static int r_post_send(void *ctx, const struct ic_wr *w)

@@ -40,6 +40,7 @@
 #include "cc/dcqcn_params.h"
 #include "dataplane/rfw_nic.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_endpoint.h"
 #include "tools/common/rfw_opt.h"
 
 #define DEMO_SCHEMA     "rocefw.demo/1"
@@ -270,16 +271,6 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 /* ---- endpoints ---- */
 
-struct side {
-	struct rfw_port *port;
-	struct rfw_nic *nic;
-	struct rfw_pd *pd;
-	struct rfw_cq *cq;
-	struct rfw_mr *mr;
-	uint8_t *mem;
-	size_t mem_len;
-};
-
 /* One flow's numbers at one sample. */
 struct fsample {
 	uint64_t rc_kbps, rt_kbps;
@@ -310,7 +301,7 @@ struct cnp_rec {
 };
 
 static struct opts O;
-static struct side S, R;
+static struct rfw_ep S, R;
 static struct flow flows[MAX_FLOWS];
 static struct dcqcn_prof prof;
 static struct fsample *samples; /* [nsamples][flows] */
@@ -334,87 +325,47 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-static void side_setup(struct side *s, uint16_t port_id, uint32_t ip4)
+static void side_setup(struct rfw_ep *s, uint16_t port_id, uint32_t ip4)
 {
-	struct rfw_port_conf pc = {.nb_mbufs = 8192};
-	struct rfw_identity id = {.has_ip4 = true, .ip4 = ip4};
-	struct rfw_nic_conf nc = {0};
+	struct rfw_ep_conf c = {.port_id = port_id, .ip4 = ip4};
+	const char *stage;
+	int rc;
 
-	s->port = rfw_port_setup(port_id, &pc, &id);
-	if (s->port == NULL)
-		die("rfw_port_setup", rte_errno);
-	nc.dev_attr.max_qp = 2 * MAX_FLOWS;
-	nc.cc_prof = &prof;
-	s->nic = rfw_nic_create(s->port->q[0], &nc);
-	if (s->nic == NULL)
-		die("rfw_nic_create", rte_errno);
-	s->pd = rfw_alloc_pd(rfw_nic_dev(s->nic));
-	s->cq = rfw_create_cq(rfw_nic_dev(s->nic), 4096);
-	if (s->pd == NULL || s->cq == NULL)
-		die("PD/CQ", errno);
+	c.nic.dev_attr.max_qp = 2 * MAX_FLOWS;
+	c.nic.cc_prof = &prof;
+	rc = rfw_ep_open(s, &c, &stage);
+	if (rc != 0)
+		die(stage, rc);
 }
 
-static struct rfw_qp *make_qp(struct side *s)
+static struct rfw_qp *make_qp(struct rfw_ep *s)
 {
-	struct rfw_qp_init_attr ia = {0};
-	struct rfw_qp *qp;
+	const char *stage;
+	struct rfw_qp *qp = rfw_ep_qp_create(
+	    s->pd, s->cq, O.depth, 1, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE, &stage);
 
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	ia.cap.max_send_wr = O.depth;
-	ia.cap.max_recv_wr = 1;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = true;
-	qp = rfw_create_qp(s->pd, &ia);
 	if (qp == NULL)
-		die("rfw_create_qp", errno);
+		die(stage, errno);
 	return qp;
 }
 
-static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, struct rfw_qp *pqp)
+static void qp_connect(struct rfw_ep *s, struct rfw_qp *qp, const struct rfw_ep *peer,
+                       const struct rfw_qp *pqp)
 {
-	struct rfw_qp_attr a = {0};
-	struct rfw_nic_path path = {0};
+	struct rfw_ep_path p;
+	const char *stage;
 	int rc;
 
-	a.qp_state = RFW_QPS_INIT;
-	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE;
-	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	/* rocefw-cp forwards frames unchanged: the peer's own MAC is the destination. 4.096 us x
+	 * 2^14 = 67 ms: far above the deepest queue here (2 MiB at 1 Gb/s: 17 ms), so a
+	 * retransmission means a frame was lost, not that the queue was long. WRITEs only: one
+	 * outstanding READ/atomic is plenty. */
+	rfw_ep_path_local(&p, peer, pqp, RFW_MTU_4096, 14);
+	p.max_rd_atomic = 1;
+	p.max_dest_rd_atomic = 1;
+	rc = rfw_ep_qp_connect(s->nic, qp, &p, &stage);
 	if (rc != 0)
-		die("modify_qp INIT", rc);
-	/* rocefw-cp forwards frames unchanged: the peer's own MAC is the destination. */
-	path.dst_mac = peer->port->id.mac;
-	memcpy(path.dst_ip, rfw_nic_gid(peer->nic), 16);
-	rc = rfw_nic_qp_attach(s->nic, qp, &path);
-	if (rc != 0)
-		die("rfw_nic_qp_attach", rc);
-	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, rfw_nic_gid(peer->nic), 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
-	a.path_mtu = RFW_MTU_4096;
-	a.dest_qp_num = rfw_qp_num(pqp);
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
-	if (rc != 0)
-		die("modify_qp RTR", rc);
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = 0;
-	/* 4.096 us x 2^14 = 67 ms: far above the deepest queue here (2 MiB at 1 Gb/s: 17 ms),
-	 * so a retransmission means a frame was lost, not that the queue was long. */
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                       RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
-	if (rc != 0)
-		die("modify_qp RTS", rc);
+		die(stage, rc);
 }
 
 /* ---- CNPs on the wire: a TX callback on the receiver's port ---- */
@@ -710,7 +661,7 @@ static void json_counters(FILE *f, const uint64_t *c)
 	fprintf(f, "}");
 }
 
-static void json_side(FILE *f, const char *name, const struct side *s)
+static void json_side(FILE *f, const char *name, const struct rfw_ep *s)
 {
 	const char *sep = "";
 

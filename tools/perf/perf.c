@@ -369,7 +369,7 @@ struct conn {
 	uint64_t last_done_ns;
 };
 
-struct side A, B;
+struct rfw_ep A, B;
 /* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to r_ab. */
 static struct rte_ring *ring_cp, *ring_ab;
 static struct rfw_ce_every ce;
@@ -409,52 +409,30 @@ static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte
 	return (uint16_t)p;
 }
 
-void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o)
+void side_setup(struct rfw_ep *s, uint16_t port_id, uint32_t ip4, const struct opts *o)
 {
-	struct rfw_port_conf pc = {.nb_mbufs = 8192};
-	struct rfw_identity id = {.has_ip4 = true, .ip4 = ip4};
-	struct rfw_nic_conf nc = {0};
-
-	s->port = rfw_port_setup(port_id, &pc, &id);
-	if (s->port == NULL)
-		die("rfw_port_setup", rte_errno);
-	nc.dev_attr.max_qp = MAX_QPS;
-	nc.dscp = (uint8_t)o->dscp;
-	nc.dscp_set = true;
-	nc.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &prof : NULL;
-	s->nic = rfw_nic_create(s->port->q[0], &nc);
-	if (s->nic == NULL)
-		die("rfw_nic_create", rte_errno);
-	s->pd = rfw_alloc_pd(rfw_nic_dev(s->nic));
-	s->cq = rfw_create_cq(rfw_nic_dev(s->nic), 65536);
-	if (s->pd == NULL || s->cq == NULL)
-		die("PD/CQ", errno);
-}
-
-enum rfw_mtu mtu_enum(uint32_t bytes)
-{
-	enum rfw_mtu m;
-
-	for (m = RFW_MTU_256; m < RFW_MTU_4096; m++)
-		if (rfw_mtu_to_bytes(m) == bytes)
-			break;
-	return m;
-}
-
-/* Loopback: @qp of side @s (in INIT) to RTS toward @peer_qp of side @peer, PSNs from 0. */
-static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, struct rfw_qp *peer_qp,
-                       const struct opts *o)
-{
-	struct peer_path pp = {.mac = peer->port->id.mac,
-	                       .mtu = o->mtu,
-	                       .qpn = rfw_qp_num(peer_qp),
-	                       .max_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .min_rnr_timer = 1};
+	struct rfw_ep_conf c = {.port_id = port_id, .ip4 = ip4, .cq_entries = 65536};
 	const char *stage;
 	int rc;
 
-	memcpy(pp.gid, rfw_nic_gid(peer->nic), 16);
+	c.nic.dev_attr.max_qp = MAX_QPS;
+	c.nic.dscp = (uint8_t)o->dscp;
+	c.nic.dscp_set = true;
+	c.nic.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &prof : NULL;
+	rc = rfw_ep_open(s, &c, &stage);
+	if (rc != 0)
+		die(stage, rc);
+}
+
+/* Loopback: @qp of side @s (in INIT) to RTS toward @peer_qp of side @peer, PSNs from 0. */
+static void qp_connect(struct rfw_ep *s, struct rfw_qp *qp, const struct rfw_ep *peer,
+                       const struct rfw_qp *peer_qp, const struct opts *o)
+{
+	struct rfw_ep_path pp;
+	const char *stage;
+	int rc;
+
+	rfw_ep_path_local(&pp, peer, peer_qp, rfw_ep_mtu(o->mtu), o->ack_timeout);
 	rc = qp_to_peer(s, qp, &pp, o, &stage);
 	if (rc == 0)
 		return;
@@ -465,29 +443,16 @@ static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, str
 	die(stage, rc);
 }
 
-struct rfw_qp *make_qp(struct side *s, uint32_t depth)
+struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth)
 {
-	struct rfw_qp_init_attr ia = {0};
-	struct rfw_qp_attr a = {0};
-	struct rfw_qp *qp;
-	int rc;
+	const char *stage;
+	struct rfw_qp *qp = rfw_ep_qp_create(s->pd, s->cq, depth, 2 * depth,
+	                                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                                         RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC,
+	                                     &stage);
 
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	ia.cap.max_send_wr = depth;
-	ia.cap.max_recv_wr = 2 * depth;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = true;
-	qp = rfw_create_qp(s->pd, &ia);
 	if (qp == NULL)
-		die("rfw_create_qp", errno);
-	a.qp_state = RFW_QPS_INIT;
-	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		die("modify_qp INIT", rc);
+		die(strcmp(stage, "rfw_create_qp") == 0 ? stage : "modify_qp INIT", errno);
 	return qp;
 }
 
@@ -1306,7 +1271,7 @@ static void print_result(const struct opts *o, const struct result *r)
 }
 
 /* Non-zero counters of one side: transport (rfw_dev_counters) and NIC (rfw_nic_ctr). */
-static void json_counters(FILE *f, const char *name, const struct side *s)
+static void json_counters(FILE *f, const char *name, const struct rfw_ep *s)
 {
 	uint64_t c[RFW_CNT__COUNT];
 	unsigned i;
@@ -1501,58 +1466,27 @@ static void remote_resolve(const struct opts *o)
 		remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
 }
 
-int qp_to_peer(struct side *s, struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
+int qp_to_peer(struct rfw_ep *s, struct rfw_qp *qp, struct rfw_ep_path *pp, const struct opts *o,
                const char **stage)
 {
-	struct rfw_qp_attr a = {0};
-	struct rfw_nic_path path = {0};
-	int rc;
-
-	path.dst_mac = pp->mac;
-	memcpy(path.dst_ip, pp->gid, 16);
-	*stage = "rfw_nic_qp_attach";
-	rc = rfw_nic_qp_attach(s->nic, qp, &path);
-	if (rc != 0)
-		return rc;
-	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, pp->gid, 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
-	a.path_mtu = mtu_enum(pp->mtu);
-	a.dest_qp_num = pp->qpn;
-	a.rq_psn = pp->rq_psn;
-	a.max_dest_rd_atomic = pp->max_dest_rd_atomic;
-	a.min_rnr_timer = pp->min_rnr_timer;
-	a.transport_mode = o->transport;
-	*stage = "rfw_modify_qp(RTR)";
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER |
-	                       RFW_QP_TRANSPORT_MODE);
-	if (rc != 0)
-		return rc;
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = pp->sq_psn;
-	a.timeout = o->ack_timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = pp->max_rd_atomic;
-	*stage = "rfw_modify_qp(RTS)";
-	return rfw_modify_qp(qp, &a,
-	                     RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	pp->timeout = o->ack_timeout;
+	pp->retry_cnt = 7;
+	pp->rnr_retry = 7;
+	pp->transport = o->transport;
+	return rfw_ep_qp_connect(s->nic, qp, pp, stage);
 }
 
 /* INIT -> RTR -> RTS toward the peer's QP @qi (transport mode set with RTR). */
 static void remote_qp_connect(struct rfw_qp *qp, uint32_t qi, const struct opts *o)
 {
-	struct peer_path pp = {.mac = peer_mac,
-	                       .mtu = o->mtu,
-	                       .qpn = peer_conn.qp[qi].qpn,
-	                       .rq_psn = peer_conn.qp[qi].psn,
-	                       .sq_psn = my_conn.qp[qi].psn,
-	                       .max_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .min_rnr_timer = 1};
+	struct rfw_ep_path pp = {.mac = peer_mac,
+	                         .mtu = rfw_ep_mtu(o->mtu),
+	                         .qpn = peer_conn.qp[qi].qpn,
+	                         .rq_psn = peer_conn.qp[qi].psn,
+	                         .sq_psn = my_conn.qp[qi].psn,
+	                         .max_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                         .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                         .min_rnr_timer = 1};
 	const char *stage;
 	int rc;
 

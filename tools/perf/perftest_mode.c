@@ -304,7 +304,7 @@ static void pt_negotiate(const struct opts *o, uint64_t tmo)
 	pt.cache_line = rcl > PT_CACHE_LINE ? rcl : PT_CACHE_LINE;
 
 	pt.mtu = o->mtu < port_path_mtu() ? o->mtu : port_path_mtu();
-	mine_mtu = (int)mtu_enum(pt.mtu);
+	mine_mtu = (int)rfw_ep_mtu(pt.mtu);
 	snprintf(mtu_s, sizeof(mtu_s), "%d", mine_mtu);
 	mlen = rfw_pt_mtu_len(pt.rem_ver);
 	pt_xchg(mtu_s, rem_mtu_s, mlen, "the path MTU", tmo);
@@ -410,13 +410,13 @@ static void pt_qps_connect(const struct opts *o)
 		       strerror(-rc), port_summary());
 	for (qi = 0; qi < pt.nq; qi++) {
 		struct pt_qp *q = &pt.q[qi];
-		struct peer_path pp = {.mac = mac,
-		                       .mtu = pt.mtu,
-		                       .qpn = q->rem.qpn,
-		                       .rq_psn = q->rem.psn,
-		                       .sq_psn = q->my.psn,
-		                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
-		                       .min_rnr_timer = PT_MIN_RNR_TIMER};
+		struct rfw_ep_path pp = {.mac = mac,
+		                         .mtu = rfw_ep_mtu(pt.mtu),
+		                         .qpn = q->rem.qpn,
+		                         .rq_psn = q->rem.psn,
+		                         .sq_psn = q->my.psn,
+		                         .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+		                         .min_rnr_timer = PT_MIN_RNR_TIMER};
 		const char *stage;
 
 		/* perftest: max_rd_atomic = the responder's out_reads (IBA 9.5: never more
