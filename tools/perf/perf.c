@@ -988,20 +988,10 @@ static int loop_post(struct conn *c, uint32_t qi, const struct opts *o, uint32_t
 
 static const struct driver loop_driver = {.post = loop_post, .poll = poll_both, .reap = reap};
 
-static void run_size(const struct opts *o, uint32_t size, struct result *r)
+/* Every QP's slots for one size: source patterns, zeroed destinations, SEND receives. */
+static void conns_fill(const struct opts *o, uint32_t depth, uint32_t size)
 {
-	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
-	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
-	uint64_t t_start, t_end, deadline, last_progress, done = 0;
-	uint64_t *lat;
-	bool timed = o->duration_s != 0;
-	uint32_t qi;
-
-	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
-		depth = (uint32_t)(SLOT_BYTES_MAX / size) ? (uint32_t)(SLOT_BYTES_MAX / size) : 1;
-	memset(r, 0, sizeof(*r));
-	r->bytes = size;
-	for (qi = 0; qi < o->qps; qi++) {
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
 		struct conn *c = &conns[qi];
 
 		c->posted = c->done = c->recvd = 0;
@@ -1011,190 +1001,222 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 			fill_random(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
 		memset(c->dst, 0, (o->op == OP_SEND ? 2ull : 1ull) * depth * size);
 		if (o->op == OP_SEND) {
-			uint64_t s;
-
-			for (s = 0; s < 2ull * depth; s++)
+			for (uint64_t s = 0; s < 2ull * depth; s++)
 				if (post_recv_slot(c, size, s, now_ns()) != 0)
 					die("post_recv", EINVAL);
 		}
 	}
-	lat = lat_alloc(o, &iters);
-	corrupt_at = timed ? 0 : iters / 2;
-	failed = false;
-	bad_msgs = 0;
-	t_start = now_ns();
-	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
-	last_progress = t_start;
+}
 
-	if (o->lat && o->op == OP_WRITE) {
-		/*
-		 * Ping-pong on QP 0: A writes message k into B's slot; B sees its last bytes
-		 * change, checks the whole message and writes it back into A's pong buffer; A sees
-		 * that, checks it too. One sample = half the round trip, as perftest's write_lat.
-		 */
-		struct conn *c = &conns[0];
-		uint64_t k;
-		struct rfw_wc wc[16];
-		int n, i;
-
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns(), t1;
-			const uint8_t *src = slot_src(c, depth, size, k);
-			struct rfw_sge sge = {(uint64_t)(uintptr_t)c->dst, size, rfw_mr_lkey(B.mr)};
-			struct rfw_send_wr wr = {0}, *badw;
-
-			if (t0 >= deadline)
-				break;
-			if (post_one(c, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
-			while (!last_is(c->dst, size, src)) {
-				poll_both();
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			if (memcmp(c->dst, src, size) != 0)
-				check_fail("WRITE data differs at the responder (ping)", 0, k);
-			wr.wr_id = k;
-			wr.sg_list = &sge;
-			wr.num_sge = 1;
-			wr.opcode = RFW_WR_RDMA_WRITE;
-			wr.send_flags = RFW_SEND_SIGNALED;
-			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)pong_buf;
-			wr.wr.rdma.rkey = rfw_mr_rkey(A.mr);
-			if (rfw_post_send(c->qb, &wr, &badw, now_ns()) != 0)
-				die("post_send (pong)", EINVAL);
-			rfw_nic_qp_kick(B.nic, c->qb);
-			while (!last_is(pong_buf, size, src)) {
-				poll_both();
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			t1 = now_ns();
-			if (memcmp(pong_buf, src, size) != 0)
-				check_fail("WRITE data differs at the requester (pong)", 0, k);
-			lat[k] = (t1 - t0) / 2;
-			done++;
-			/* Completions of both sides: statuses checked, A's data checked again. */
-			reap(o, depth, size, r);
-			while ((n = rfw_poll_cq(B.cq, 16, wc)) > 0)
-				for (i = 0; i < n; i++)
-					if (wc[i].status != RFW_WC_SUCCESS)
-						check_fail(rfw_wc_status_str(wc[i].status), 0, k);
+/* Poll both NICs until the last bytes at @p are @want's ("ping"/"pong" @what of message @k). */
+static void wait_last_is(const uint8_t *p, uint32_t size, const uint8_t *want, uint64_t t0,
+                         const char *what, uint64_t k)
+{
+	while (!last_is(p, size, want)) {
+		poll_both();
+		if (now_ns() - t0 > STALL_NS) {
+			fprintf(stderr, "rocefw-perf: %s %" PRIu64 " never arrived\n", what, k);
+			exit(1);
 		}
-		/* The last ACKs. */
-		while (c->done < done) {
-			poll_both();
-			reap(o, depth, size, r);
-			if (now_ns() - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S &&
-			    now_ns() - last_progress > STALL_NS) {
-				check_fail("completions missing", 0, c->done);
-				break;
-			}
-		}
-		t_end = now_ns();
-	} else if (o->lat && o->op == OP_SEND) {
-		/*
-		 * Ping-pong on QP 0, as perftest's send_lat: A sends message k, B's receive
-		 * completion checks it and B sends the same bytes back from its receive buffer into
-		 * a receive A posted on its pong buffer; A checks them. One sample = half the round
-		 * trip.
-		 */
-		struct conn *c = &conns[0];
-		uint64_t k;
-
-		pong_recvd = 0;
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns(), t1;
-			const uint8_t *src = slot_src(c, depth, size, k);
-			struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
-			                     rfw_mr_lkey(A.mr)};
-			struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
-			struct rfw_sge ss;
-			struct rfw_send_wr swr = {0}, *bads;
-
-			if (t0 >= deadline)
-				break;
-			if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
-				die("post_recv (pong)", EINVAL);
-			if (post_one(c, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
-			while (c->recvd == k) {
-				poll_both();
-				reap(o, depth, size, r);
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			ss = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + last_recv_slot * size),
-			                      size, rfw_mr_lkey(B.mr)};
-			swr.wr_id = k;
-			swr.sg_list = &ss;
-			swr.num_sge = 1;
-			swr.opcode = RFW_WR_SEND;
-			swr.send_flags = RFW_SEND_SIGNALED;
-			if (rfw_post_send(c->qb, &swr, &bads, now_ns()) != 0)
-				die("post_send (pong)", EINVAL);
-			rfw_nic_qp_kick(B.nic, c->qb);
-			while (pong_recvd == k) {
-				poll_both();
-				reap(o, depth, size, r);
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			t1 = now_ns();
-			if (memcmp(pong_buf, src, size) != 0)
-				check_fail("SEND data differs at the requester (pong)", 0, k);
-			lat[k] = (t1 - t0) / 2;
-			done++;
-		}
-		while (c->done < done) {
-			poll_both();
-			reap(o, depth, size, r);
-			if (now_ns() - last_progress >
-			    STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
-				check_fail("completions missing", 0, c->done);
-				break;
-			}
-		}
-		t_end = now_ns();
-	} else if (o->lat) {
-		done = lat_loop(o, &loop_driver, depth, size, iters, deadline, lat, &t_end, r);
-	} else {
-		done = bw_loop(o, &loop_driver, depth, size, iters, t_start, deadline, &t_end, r);
 	}
-	/* SEND: the receiver's last completions may trail the sender's. */
-	if (o->op == OP_SEND) {
+}
+
+/* Poll and reap until *@count moves past @k (SEND latency: ping received at B, pong at A). */
+static void wait_count(const volatile uint64_t *count, uint64_t k, uint64_t t0, const char *what,
+                       const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	while (*count == k) {
+		poll_both();
+		reap(o, depth, size, r);
+		if (now_ns() - t0 > STALL_NS) {
+			fprintf(stderr, "rocefw-perf: %s %" PRIu64 " never arrived\n", what, k);
+			exit(1);
+		}
+	}
+}
+
+/* B writes message @k back from its slot into A's pong buffer. */
+static void write_pong(struct conn *c, uint32_t size, uint64_t k)
+{
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)c->dst, size, rfw_mr_lkey(B.mr)};
+	struct rfw_send_wr wr = {0}, *badw;
+
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = RFW_WR_RDMA_WRITE;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)pong_buf;
+	wr.wr.rdma.rkey = rfw_mr_rkey(A.mr);
+	if (rfw_post_send(c->qb, &wr, &badw, now_ns()) != 0)
+		die("post_send (pong)", EINVAL);
+	rfw_nic_qp_kick(B.nic, c->qb);
+}
+
+/* B's completions: statuses checked. */
+static void reap_b(uint64_t k)
+{
+	struct rfw_wc wc[16];
+	int n;
+
+	while ((n = rfw_poll_cq(B.cq, 16, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if (wc[i].status != RFW_WC_SUCCESS)
+				check_fail(rfw_wc_status_str(wc[i].status), 0, k);
+}
+
+/* Poll and reap until QP 0 has @done completions, or give up after @limit_ns without. */
+static void drain_qp0(const struct opts *o, uint32_t depth, uint32_t size, uint64_t done,
+                      bool (*stalled)(const struct opts *o, uint64_t t_start, uint64_t last),
+                      uint64_t t_start, uint64_t last, struct result *r)
+{
+	struct conn *c = &conns[0];
+
+	while (c->done < done) {
+		poll_both();
+		reap(o, depth, size, r);
+		if (stalled(o, t_start, last)) {
+			check_fail("completions missing", 0, c->done);
+			break;
+		}
+	}
+}
+
+static bool write_lat_stalled(const struct opts *o, uint64_t t_start, uint64_t last)
+{
+	return now_ns() - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S &&
+	       now_ns() - last > STALL_NS;
+}
+
+static bool send_lat_stalled(const struct opts *o, uint64_t t_start, uint64_t last)
+{
+	(void)t_start;
+	return now_ns() - last > STALL_NS + (uint64_t)o->duration_s * NS_PER_S;
+}
+
+/*
+ * WRITE latency, ping-pong on QP 0: A writes message k into B's slot; B sees its last bytes
+ * change, checks the whole message and writes it back into A's pong buffer; A sees that,
+ * checks it too. One sample = half the round trip, as perftest's write_lat. Returns the
+ * messages done; *@t_end the end of the run.
+ */
+static uint64_t write_lat_loop(const struct opts *o, uint32_t depth, uint32_t size, uint64_t iters,
+                               uint64_t t_start, uint64_t deadline, uint64_t *lat, uint64_t *t_end,
+                               struct result *r)
+{
+	struct conn *c = &conns[0];
+	uint64_t k, done = 0;
+
+	for (k = 0; k < iters; k++) {
 		uint64_t t0 = now_ns();
+		const uint8_t *src = slot_src(c, depth, size, k);
 
-		for (;;) {
-			uint64_t recvd = 0;
-
-			for (qi = 0; qi < o->qps; qi++)
-				recvd += conns[qi].recvd;
-			if (recvd >= done)
-				break;
-			if (now_ns() - t0 > STALL_NS) {
-				check_fail("receive completions missing", 0, recvd);
-				break;
-			}
-			poll_both();
-			reap(o, depth, size, r);
-		}
+		if (t0 >= deadline)
+			break;
+		if (post_one(c, o, depth, size, k, t0) != 0)
+			die("post_send", EINVAL);
+		rfw_nic_qp_kick(A.nic, c->qa);
+		wait_last_is(c->dst, size, src, t0, "ping", k);
+		if (memcmp(c->dst, src, size) != 0)
+			check_fail("WRITE data differs at the responder (ping)", 0, k);
+		write_pong(c, size, k);
+		wait_last_is(pong_buf, size, src, t0, "pong", k);
+		lat[k] = (now_ns() - t0) / 2;
+		if (memcmp(pong_buf, src, size) != 0)
+			check_fail("WRITE data differs at the requester (pong)", 0, k);
+		done++;
+		/* Completions of both sides: statuses checked, A's data checked again. */
+		reap(o, depth, size, r);
+		reap_b(k);
 	}
-	for (qi = 0; qi < o->qps && o->op == OP_ATOMIC; qi++) {
+	/* The last ACKs. */
+	drain_qp0(o, depth, size, done, write_lat_stalled, t_start, t_start, r);
+	*t_end = now_ns();
+	return done;
+}
+
+/* B sends message @k back from the receive buffer it landed in. */
+static void send_pong(struct conn *c, uint32_t size, uint64_t k)
+{
+	struct rfw_sge ss = {(uint64_t)(uintptr_t)(c->dst + last_recv_slot * size), size,
+	                     rfw_mr_lkey(B.mr)};
+	struct rfw_send_wr swr = {0}, *bads;
+
+	swr.wr_id = k;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = RFW_WR_SEND;
+	swr.send_flags = RFW_SEND_SIGNALED;
+	if (rfw_post_send(c->qb, &swr, &bads, now_ns()) != 0)
+		die("post_send (pong)", EINVAL);
+	rfw_nic_qp_kick(B.nic, c->qb);
+}
+
+/*
+ * SEND latency, ping-pong on QP 0 as perftest's send_lat: A sends message k, B's receive
+ * completion checks it and B sends the same bytes back from its receive buffer into a receive
+ * A posted on its pong buffer; A checks them. One sample = half the round trip.
+ */
+static uint64_t send_lat_loop(const struct opts *o, uint32_t depth, uint32_t size, uint64_t iters,
+                              uint64_t t_start, uint64_t deadline, uint64_t *lat, uint64_t *t_end,
+                              struct result *r)
+{
+	struct conn *c = &conns[0];
+	uint64_t k, done = 0;
+
+	pong_recvd = 0;
+	for (k = 0; k < iters; k++) {
+		uint64_t t0 = now_ns();
+		const uint8_t *src = slot_src(c, depth, size, k);
+		struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size, rfw_mr_lkey(A.mr)};
+		struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
+
+		if (t0 >= deadline)
+			break;
+		if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
+			die("post_recv (pong)", EINVAL);
+		if (post_one(c, o, depth, size, k, t0) != 0)
+			die("post_send", EINVAL);
+		rfw_nic_qp_kick(A.nic, c->qa);
+		wait_count(&c->recvd, k, t0, "ping", o, depth, size, r);
+		send_pong(c, size, k);
+		wait_count(&pong_recvd, k, t0, "pong", o, depth, size, r);
+		lat[k] = (now_ns() - t0) / 2;
+		if (memcmp(pong_buf, src, size) != 0)
+			check_fail("SEND data differs at the requester (pong)", 0, k);
+		done++;
+	}
+	drain_qp0(o, depth, size, done, send_lat_stalled, t_start, t_start, r);
+	*t_end = now_ns();
+	return done;
+}
+
+/* SEND: the receiver's last completions may trail the sender's. */
+static void drain_recvs(const struct opts *o, uint32_t depth, uint32_t size, uint64_t done,
+                        struct result *r)
+{
+	uint64_t t0 = now_ns();
+
+	for (;;) {
+		uint64_t recvd = 0;
+
+		for (uint32_t qi = 0; qi < o->qps; qi++)
+			recvd += conns[qi].recvd;
+		if (recvd >= done)
+			break;
+		if (now_ns() - t0 > STALL_NS) {
+			check_fail("receive completions missing", 0, recvd);
+			break;
+		}
+		poll_both();
+		reap(o, depth, size, r);
+	}
+}
+
+/* Atomics: each QP's counter at the responder equals the adds completed. */
+static void check_atomics(const struct opts *o)
+{
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
 		uint64_t v;
 
 		memcpy(&v, conns[qi].src, 8);
@@ -1202,6 +1224,39 @@ static void run_size(const struct opts *o, uint32_t size, struct result *r)
 			check_fail("counter at the responder differs from the adds completed", qi,
 			           v);
 	}
+}
+
+static void run_size(const struct opts *o, uint32_t size, struct result *r)
+{
+	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
+	uint64_t t_start, t_end, deadline, done;
+	uint64_t *lat;
+	bool timed = o->duration_s != 0;
+
+	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
+		depth = (uint32_t)(SLOT_BYTES_MAX / size) ? (uint32_t)(SLOT_BYTES_MAX / size) : 1;
+	memset(r, 0, sizeof(*r));
+	r->bytes = size;
+	conns_fill(o, depth, size);
+	lat = lat_alloc(o, &iters);
+	corrupt_at = timed ? 0 : iters / 2;
+	failed = false;
+	bad_msgs = 0;
+	t_start = now_ns();
+	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
+	if (o->lat && o->op == OP_WRITE)
+		done = write_lat_loop(o, depth, size, iters, t_start, deadline, lat, &t_end, r);
+	else if (o->lat && o->op == OP_SEND)
+		done = send_lat_loop(o, depth, size, iters, t_start, deadline, lat, &t_end, r);
+	else if (o->lat)
+		done = lat_loop(o, &loop_driver, depth, size, iters, deadline, lat, &t_end, r);
+	else
+		done = bw_loop(o, &loop_driver, depth, size, iters, t_start, deadline, &t_end, r);
+	if (o->op == OP_SEND)
+		drain_recvs(o, depth, size, done, r);
+	if (o->op == OP_ATOMIC)
+		check_atomics(o);
 	run_figures(o, size, done, t_start, t_end, lat, r);
 	r->verified =
 	    !failed && done > 0 && r->checked_bytes == done * (o->op == OP_ATOMIC ? 8 : size);
