@@ -2157,184 +2157,178 @@ static void print_addresses(void)
 	       my_conn.qp[0].qpn, peer_conn.qp[0].qpn);
 }
 
-static int run_remote(const struct opts *o, uint32_t size)
+/* Server: accept the client (the NIC polled meanwhile, so ARP gets answers), connect the QPs,
+ * post the receives, then answer with our conn record. */
+static void server_connect(const struct opts *o, uint32_t depth, uint32_t size, char *how,
+                           size_t howlen)
 {
 	struct rfw_oob_msg m;
-	struct result res;
-	struct rfw_oob_result mine = {0}, peer = {0};
-	uint32_t depth, qi;
-	char how[160];
-	bool ok;
-	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	int lfd = rfw_oob_listen(o->tcp_port);
+	uint64_t t0 = now_ns();
 
-	is_server = o->server == NULL;
-	json_mode = is_server ? "server" : "client";
-	depth = remote_setup(o, size);
-	memset(&res, 0, sizeof(res));
-	res.bytes = size;
-	corrupt_at = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000)) / 2;
-	for (qi = 0; qi < o->qps; qi++)
-		conns[qi].qa = make_qp(&A, 1024);
-	fill_conn(o, depth, size);
-
-	if (is_server) {
-		int lfd = rfw_oob_listen(o->tcp_port);
-		uint64_t t0 = now_ns();
-
-		if (lfd < 0) {
-			fprintf(stderr, "rocefw-perf: server: cannot listen on TCP port %u: %s\n",
-			        o->tcp_port, strerror(-lfd));
-			exit(1);
-		}
-		printf("rocefw-perf: server waiting for a client on TCP port %u\n", o->tcp_port);
-		fflush(stdout);
-		/* No timeout here: a server waits for its client (as perftest's). The NIC is
-		 * polled meanwhile, so ARP requests get answers. */
-		while ((oob_fd = rfw_oob_accept(lfd)) == -EAGAIN) {
-			rfw_nic_poll(A.nic);
-			if (now_ns() - t0 < 1000000)
-				continue;
-			usleep(100);
-		}
-		close(lfd);
-		if (oob_fd < 0) {
-			fprintf(stderr, "rocefw-perf: server: accept: %s\n", strerror(-oob_fd));
-			exit(1);
-		}
-		remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
-		take_peer_conn(o, &m);
-		remote_resolve(o);
-		for (qi = 0; qi < o->qps; qi++)
-			remote_qp_connect(conns[qi].qa, qi, o);
-		/* Receives before our record goes out: the client may send at once. */
-		if (o->op == OP_SEND || (o->op == OP_WRITE && !o->lat))
-			for (qi = 0; qi < o->qps; qi++) {
-				uint64_t s;
-
-				for (s = 0; s < 2ull * depth; s++)
-					if (remote_post_recv(&conns[qi], o, size, s, now_ns()) != 0)
-						remote_abort("post_recv failed");
-			}
-		m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			remote_abort("sending the conn record failed");
-		snprintf(how, sizeof(how), "server on port %s", A.port->name);
-	} else {
-		oob_fd = rfw_oob_connect(o->server, o->tcp_port, o->oob_timeout_s * 1000);
-		if (oob_fd < 0) {
-			fprintf(stderr, "rocefw-perf: client: cannot connect to %s port %u: %s\n",
-			        o->server, o->tcp_port, strerror(-oob_fd));
-			exit(1);
-		}
-		m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			remote_abort("sending the conn record failed");
-		remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
-		take_peer_conn(o, &m);
-		remote_resolve(o);
-		for (qi = 0; qi < o->qps; qi++)
-			remote_qp_connect(conns[qi].qa, qi, o);
-		snprintf(how, sizeof(how), "client of %s on port %s", o->server, A.port->name);
+	if (lfd < 0) {
+		fprintf(stderr, "rocefw-perf: server: cannot listen on TCP port %u: %s\n",
+		        o->tcp_port, strerror(-lfd));
+		exit(1);
 	}
-	header_extra = print_addresses;
-	print_header(o, depth, how);
+	printf("rocefw-perf: server waiting for a client on TCP port %u\n", o->tcp_port);
 	fflush(stdout);
+	/* No timeout here: a server waits for its client (as perftest's). */
+	while ((oob_fd = rfw_oob_accept(lfd)) == -EAGAIN) {
+		rfw_nic_poll(A.nic);
+		if (now_ns() - t0 < 1000000)
+			continue;
+		usleep(100);
+	}
+	close(lfd);
+	if (oob_fd < 0) {
+		fprintf(stderr, "rocefw-perf: server: accept: %s\n", strerror(-oob_fd));
+		exit(1);
+	}
+	remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
+	take_peer_conn(o, &m);
+	remote_resolve(o);
+	for (uint32_t qi = 0; qi < o->qps; qi++)
+		remote_qp_connect(conns[qi].qa, qi, o);
+	/* Receives before our record goes out: the client may send at once. */
+	for (uint32_t qi = 0; qi < o->qps && (o->op == OP_SEND || (o->op == OP_WRITE && !o->lat));
+	     qi++)
+		for (uint64_t s = 0; s < 2ull * depth; s++)
+			if (remote_post_recv(&conns[qi], o, size, s, now_ns()) != 0)
+				remote_abort("post_recv failed");
+	m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
+	if (rfw_oob_send(oob_fd, &m) != 0)
+		remote_abort("sending the conn record failed");
+	snprintf(how, howlen, "server on port %s", A.port->name);
+}
+
+/* Client: connect, send our conn record first, take the server's, connect the QPs. */
+static void client_connect(const struct opts *o, char *how, size_t howlen)
+{
+	struct rfw_oob_msg m;
+
+	oob_fd = rfw_oob_connect(o->server, o->tcp_port, o->oob_timeout_s * 1000);
+	if (oob_fd < 0) {
+		fprintf(stderr, "rocefw-perf: client: cannot connect to %s port %u: %s\n",
+		        o->server, o->tcp_port, strerror(-oob_fd));
+		exit(1);
+	}
+	m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
+	if (rfw_oob_send(oob_fd, &m) != 0)
+		remote_abort("sending the conn record failed");
+	remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
+	take_peer_conn(o, &m);
+	remote_resolve(o);
+	for (uint32_t qi = 0; qi < o->qps; qi++)
+		remote_qp_connect(conns[qi].qa, qi, o);
+	snprintf(how, howlen, "client of %s on port %s", o->server, A.port->name);
+}
+
+/* Server: run, send our result, combine it with the client's. Returns the client's result. */
+static struct rfw_oob_result server_result(const struct opts *o, uint32_t depth, uint32_t size,
+                                           struct result *res)
+{
+	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	struct rfw_oob_result mine = {0}, client;
+	struct rfw_oob_msg m;
+
+	server_run(o, depth, size, res, &client);
+	mine.messages = res->iters;
+	mine.checked_bytes = res->checked_bytes;
+	/* What this side had to check: WRITE and SEND data (every message the client
+	 * completed); atomics: the counters (checked in server_run). */
+	mine.verified =
+	    !failed &&
+	    (o->op == OP_READ || o->op == OP_ATOMIC ||
+	     (res->iters == client.messages && res->checked_bytes == client.messages * msg_bytes));
+	snprintf(mine.error, sizeof(mine.error), "%s", first_err);
+	m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
+	if (rfw_oob_send(oob_fd, &m) != 0)
+		fprintf(stderr, "rocefw-perf: server: sending the result failed\n");
+	/* The run is verified when both sides' checks hold. */
+	res->verified = mine.verified && client.verified;
+	if (o->op == OP_READ || o->op == OP_ATOMIC)
+		res->checked_bytes = client.checked_bytes;
+	printf(" server: %" PRIu64 " messages seen, %" PRIu64
+	       " bytes checked here; client: %" PRIu64 " messages completed, %" PRIu64
+	       " bytes checked there%s%s\n",
+	       mine.messages, mine.checked_bytes, client.messages, client.checked_bytes,
+	       client.error[0] ? "; client error: " : "", client.error);
+	printf(" %-10u %-14" PRIu64 " %-16" PRIu64 " %s\n", size, client.messages,
+	       res->checked_bytes, res->verified ? "yes" : "NO");
+	return client;
+}
+
+/* Client: run, exchange results, decide. Returns the server's result. */
+static struct rfw_oob_result client_result(const struct opts *o, uint32_t depth, uint32_t size,
+                                           struct result *res)
+{
+	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	struct rfw_oob_result mine = {0}, peer;
+	struct rfw_oob_msg m;
+
+	client_run(o, depth, size, res);
+	mine.messages = res->iters;
+	mine.checked_bytes = res->checked_bytes;
+	mine.verified = !failed;
+	if (failed)
+		snprintf(mine.error, sizeof(mine.error), "%s", first_err);
+	m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
+	if (rfw_oob_send(oob_fd, &m) != 0)
+		remote_abort("sending the result failed");
+	remote_recv(&m, STALL_NS * 2, "result");
+	if (m.type != RFW_OOB_RESULT)
+		remote_abort("expected a result record, got %s", rfw_oob_type_name(m.type));
+	peer = m.u.result;
+	if (peer.error[0] != '\0')
+		fprintf(stderr, "rocefw-perf: client: the server reports: %s\n", peer.error);
+	/* Where the data landed decides who compared it: the server for WRITE and SEND,
+	 * this side for READ and atomics. Every byte, or not verified. */
+	if (o->op == OP_WRITE || o->op == OP_SEND)
+		res->checked_bytes = peer.checked_bytes;
+	res->verified = mine.verified && peer.verified && res->iters > 0 &&
+	                res->checked_bytes == res->iters * msg_bytes;
+	res->bound_gbps = o->op == OP_ATOMIC ? measure_bound(conns[0].src, 1, 8, o->mtu)
+	                                     : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
+	print_result(o, res);
+	return peer;
+}
+
+/*
+ * Teardown order, strictly one side after the other: the client polls a little longer (its
+ * last ACKs), then hangs up and waits without polling; the server polls until it sees the
+ * hang-up, closes its port, and only then hangs up too; the client, seeing that, waits until
+ * its port has noticed the peer gone (memif: the PMD's control thread has handled the
+ * disconnect) and closes its own. Nobody polls or closes a port while the other side may be
+ * closing its own: net_memif (DPDK 22.11) was seen to crash then.
+ */
+static void remote_hangup(void)
+{
+	uint64_t t0 = now_ns();
+	char err[RFW_OOB_ERR_MAX];
+	struct rfw_oob_msg m;
 
 	if (is_server) {
-		struct rfw_oob_result client;
-
-		server_run(o, depth, size, &res, &client);
-		mine.messages = res.iters;
-		mine.checked_bytes = res.checked_bytes;
-		/* What this side had to check: WRITE and SEND data (every message the client
-		 * completed); atomics: the counters (checked in server_run). */
-		mine.verified = !failed && (o->op == OP_READ || o->op == OP_ATOMIC ||
-		                            (res.iters == client.messages &&
-		                             res.checked_bytes == client.messages * msg_bytes));
-		snprintf(mine.error, sizeof(mine.error), "%s", first_err);
-		m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			fprintf(stderr, "rocefw-perf: server: sending the result failed\n");
-		peer = client;
-		/* The run is verified when both sides' checks hold. */
-		res.verified = mine.verified && client.verified;
-		if (o->op == OP_READ || o->op == OP_ATOMIC)
-			res.checked_bytes = client.checked_bytes;
-		printf(" server: %" PRIu64 " messages seen, %" PRIu64
-		       " bytes checked here; client: %" PRIu64 " messages completed, %" PRIu64
-		       " bytes checked there%s%s\n",
-		       mine.messages, mine.checked_bytes, client.messages, client.checked_bytes,
-		       client.error[0] ? "; client error: " : "", client.error);
-		printf(" %-10u %-14" PRIu64 " %-16" PRIu64 " %s\n", size, client.messages,
-		       res.checked_bytes, res.verified ? "yes" : "NO");
-	} else {
-		client_run(o, depth, size, &res);
-		mine.messages = res.iters;
-		mine.checked_bytes = res.checked_bytes;
-		mine.verified = !failed;
-		if (failed)
-			snprintf(mine.error, sizeof(mine.error), "%s", first_err);
-		m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			remote_abort("sending the result failed");
-		remote_recv(&m, STALL_NS * 2, "result");
-		if (m.type != RFW_OOB_RESULT)
-			remote_abort("expected a result record, got %s", rfw_oob_type_name(m.type));
-		peer = m.u.result;
-		if (peer.error[0] != '\0')
-			fprintf(stderr, "rocefw-perf: client: the server reports: %s\n",
-			        peer.error);
-		/* Where the data landed decides who compared it: the server for WRITE and SEND,
-		 * this side for READ and atomics. Every byte, or not verified. */
-		if (o->op == OP_WRITE || o->op == OP_SEND)
-			res.checked_bytes = peer.checked_bytes;
-		res.verified = mine.verified && peer.verified && res.iters > 0 &&
-		               res.checked_bytes == res.iters * msg_bytes;
-		res.bound_gbps = o->op == OP_ATOMIC
-		                     ? measure_bound(conns[0].src, 1, 8, o->mtu)
-		                     : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
-		print_result(o, &res);
+		while (now_ns() - t0 < STALL_NS &&
+		       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
+			rfw_nic_poll(A.nic);
+		return;
 	}
-	have_peer_result = true;
-	peer_result = peer;
-	printf("-------------------------------------------------------------------------------"
-	       "---------\n");
-	ok = res.verified;
-	if (!ok)
-		fprintf(stderr, "rocefw-perf: verification FAILED\n");
-	if (o->json != NULL && write_json(o, &res, 1) != 0)
-		ok = false;
-	/*
-	 * Teardown order, strictly one side after the other: the client polls a little longer
-	 * (its last ACKs), then hangs up and waits without polling; the server polls until it
-	 * sees the hang-up, closes its port, and only then hangs up too; the client, seeing that,
-	 * waits until its port has noticed the peer gone (memif: the PMD's control thread has
-	 * handled the disconnect) and closes its own. Nobody polls or closes a port while the
-	 * other side may be closing its own: net_memif (DPDK 22.11) was seen to crash then.
-	 */
-	{
-		uint64_t t0 = now_ns();
-		char err[RFW_OOB_ERR_MAX];
+	while (now_ns() - t0 < 20 * 1000 * 1000)
+		rfw_nic_poll(A.nic);
+	shutdown(oob_fd, SHUT_WR);
+	t0 = now_ns();
+	while (now_ns() - t0 < STALL_NS && rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
+		usleep(1000);
+	if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
+		fprintf(stderr, "rocefw-perf: client: the port did not see the server "
+		                "go within 2 s; closing anyway\n");
+}
 
-		if (is_server) {
-			while (now_ns() - t0 < STALL_NS &&
-			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
-				rfw_nic_poll(A.nic);
-		} else {
-			while (now_ns() - t0 < 20 * 1000 * 1000)
-				rfw_nic_poll(A.nic);
-			shutdown(oob_fd, SHUT_WR);
-			t0 = now_ns();
-			while (now_ns() - t0 < STALL_NS &&
-			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
-				usleep(1000);
-			if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
-				fprintf(stderr,
-				        "rocefw-perf: client: the port did not see the server "
-				        "go within 2 s; closing anyway\n");
-		}
-	}
-	for (qi = 0; qi < o->qps; qi++) {
+/* A's QPs, memory, NIC and port, then the hang-up's socket and EAL. */
+static void remote_close(const struct opts *o)
+{
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
 		rfw_nic_qp_detach(A.nic, conns[qi].qa);
 		rfw_destroy_qp(conns[qi].qa);
 	}
@@ -2346,65 +2340,90 @@ static int run_remote(const struct opts *o, uint32_t size)
 	close(oob_fd); /* the server's hang-up comes after its port is closed */
 	free(A.mem);
 	rfw_eal_cleanup();
+}
+
+static int run_remote(const struct opts *o, uint32_t size)
+{
+	struct result res;
+	uint32_t depth;
+	char how[160];
+	bool ok;
+
+	is_server = o->server == NULL;
+	json_mode = is_server ? "server" : "client";
+	depth = remote_setup(o, size);
+	memset(&res, 0, sizeof(res));
+	res.bytes = size;
+	corrupt_at = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000)) / 2;
+	for (uint32_t qi = 0; qi < o->qps; qi++)
+		conns[qi].qa = make_qp(&A, 1024);
+	fill_conn(o, depth, size);
+	if (is_server)
+		server_connect(o, depth, size, how, sizeof(how));
+	else
+		client_connect(o, how, sizeof(how));
+	header_extra = print_addresses;
+	print_header(o, depth, how);
+	fflush(stdout);
+	peer_result =
+	    is_server ? server_result(o, depth, size, &res) : client_result(o, depth, size, &res);
+	have_peer_result = true;
+	printf("-------------------------------------------------------------------------------"
+	       "---------\n");
+	ok = res.verified;
+	if (!ok)
+		fprintf(stderr, "rocefw-perf: verification FAILED\n");
+	if (o->json != NULL && write_json(o, &res, 1) != 0)
+		ok = false;
+	remote_hangup();
+	remote_close(o);
 	return ok ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+/* The sizes to run: 8 for atomics, every power of two for --all, else one. */
+static uint32_t test_sizes(const struct opts *o, uint32_t sizes[32])
 {
-	struct opts o;
-	int i, dd = -1, ret;
-	struct rte_ring *r_ab, *r_ba;
-	uint16_t pa, pb;
-	uint32_t sizes[32], nsizes = 0, depth, qi, k;
-	struct result res[32];
-	size_t per_qp_src, per_qp_dst, off_a = 0, off_b = 0;
-	bool all_ok = true;
+	uint32_t n = 0;
 
-	/* App options are checked before EAL starts, so a bad option costs nothing. */
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
-	if (dd < 0) {
-		fprintf(stderr, "rocefw-perf: missing '--' between EAL and test options\n");
-		usage(stderr);
+	if (o->op == OP_ATOMIC)
+		sizes[n++] = 8;
+	else if (o->all)
+		for (uint32_t k = ALL_SIZE_MIN; k <= MAX_SIZE; k *= 2)
+			sizes[n++] = k;
+	else
+		sizes[n++] = o->size ? o->size : (o->lat ? 2 : 65536);
+	return n;
+}
+
+/* The DCQCN profile at --line-rate, into prof. 0, or 2 (bad usage). */
+static int cc_setup(const struct opts *o)
+{
+	struct dcqcn_params p;
+	char msg[128];
+
+	if (strcmp(o->cc_profile, "none") == 0)
+		return 0;
+	if (dcqcn_params_init(&p, (enum dcqcn_profile)dcqcn_profile_lookup(o->cc_profile)) != 0 ||
+	    dcqcn_prof_config(&prof, &p, o->line_gbps * 1000, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o->cc_profile, msg);
 		return 2;
 	}
-	parse_opts(argc - dd, argv + dd, &o);
+	return 0;
+}
 
-	if (o.op == OP_ATOMIC)
-		sizes[nsizes++] = 8;
-	else if (o.all)
-		for (k = ALL_SIZE_MIN; k <= MAX_SIZE; k *= 2)
-			sizes[nsizes++] = k;
-	else
-		sizes[nsizes++] = o.size ? o.size : (o.lat ? 2 : 65536);
+/* Loopback: the ring pair (through the congestion point with --ce-mark-every), A and B. */
+static void loopback_sides(const struct opts *o)
+{
+	struct rte_ring *r_ab, *r_ba;
+	uint16_t pa, pb;
 
-	if (strcmp(o.cc_profile, "none") != 0) {
-		struct dcqcn_params p;
-		char msg[128];
-
-		if (dcqcn_params_init(&p, (enum dcqcn_profile)dcqcn_profile_lookup(o.cc_profile)) !=
-		        0 ||
-		    dcqcn_prof_config(&prof, &p, o.line_gbps * 1000, msg, sizeof(msg)) != 0) {
-			fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o.cc_profile, msg);
-			return 2;
-		}
-	}
-
-	ret = rfw_eal_init(dd, argv);
-	if (ret < 0)
-		return 1;
-	if (!o.loopback)
-		return o.perftest ? perftest_run(&o, sizes[0]) : run_remote(&o, sizes[0]);
 	r_ab =
 	    rte_ring_create("perf_ab", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	r_ba =
 	    rte_ring_create("perf_ba", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r_ab == NULL || r_ba == NULL)
 		die("rte_ring_create", rte_errno);
-	ce.every = o.ce_every;
+	ce.every = o->ce_every;
 	ring_ab = r_ab;
 	if (ce.every != 0) {
 		ring_cp = rte_ring_create("perf_cp", 4096, (int)rte_socket_id(),
@@ -2414,74 +2433,56 @@ int main(int argc, char **argv)
 	}
 	pa = make_ring_port("perf_a", r_ba, ce.every != 0 ? ring_cp : r_ab);
 	pb = make_ring_port("perf_b", r_ab, r_ba);
-	side_setup(&A, pa, 0x0a000001, &o);
-	side_setup(&B, pb, 0x0a000002, &o);
+	side_setup(&A, pa, 0x0a000001, o);
+	side_setup(&B, pb, 0x0a000002, o);
+}
 
-	/* Memory: the largest size decides; every QP gets its own slots on both sides. */
-	{
-		uint32_t maxs = sizes[nsizes - 1];
+/* Bytes of one QP's source share for the largest size @maxs (destination: the same). */
+static size_t loopback_share(const struct opts *o, uint32_t maxs)
+{
+	/* run_size may use a larger depth for smaller sizes: reserve the byte budget. */
+	size_t per_qp = 2 * (size_t)(o->depth ? o->depth : (o->lat ? 1 : 128)) * maxs;
 
-		depth = o.depth ? o.depth : (o.lat ? 1 : 128);
-		if ((uint64_t)depth * maxs > SLOT_BYTES_MAX)
-			depth = SLOT_BYTES_MAX / maxs ? SLOT_BYTES_MAX / maxs : 1;
-		/* run_size may use a larger depth for smaller sizes: reserve the byte budget. */
-		per_qp_src = 2 * (size_t)(o.depth ? o.depth : (o.lat ? 1 : 128)) * maxs;
-		if (per_qp_src > 2 * (size_t)SLOT_BYTES_MAX)
-			per_qp_src = 2 * (size_t)SLOT_BYTES_MAX;
-		if (per_qp_src < 2 * (size_t)maxs)
-			per_qp_src = 2 * (size_t)maxs;
-		per_qp_src = (per_qp_src + 63) & ~(size_t)63;
-		per_qp_dst = per_qp_src; /* SEND uses 2 x depth receive slots */
-	}
+	if (per_qp > 2 * (size_t)SLOT_BYTES_MAX)
+		per_qp = 2 * (size_t)SLOT_BYTES_MAX;
+	if (per_qp < 2 * (size_t)maxs)
+		per_qp = 2 * (size_t)maxs;
+	return (per_qp + 63) & ~(size_t)63;
+}
+
+/* Loopback memory: every QP gets its own slots on both sides; returns the source share. */
+static size_t loopback_memory(const struct opts *o, uint32_t maxs)
+{
+	size_t per_qp_src = loopback_share(o, maxs), per_qp_dst = per_qp_src, off_a = 0, off_b = 0;
+	/* WRITE/SEND: data goes A -> B. READ/atomic: the data (or counter) is at B. */
+	bool src_at_b = o->op == OP_READ || o->op == OP_ATOMIC;
+	unsigned acc = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ |
+	               RFW_ACCESS_REMOTE_ATOMIC;
+
 	/* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1). */
-	A.mem_len = ((size_t)o.qps * (per_qp_src + per_qp_dst) + 4095) & ~(size_t)4095;
+	A.mem_len = ((size_t)o->qps * (per_qp_src + per_qp_dst) + 4095) & ~(size_t)4095;
 	B.mem_len = A.mem_len;
 	A.mem = aligned_alloc(4096, A.mem_len);
 	B.mem = aligned_alloc(4096, B.mem_len);
 	if (A.mem == NULL || B.mem == NULL)
 		die("memory", ENOMEM);
-	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len,
-	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
-	B.mr = rfw_reg_mr(B.pd, B.mem, B.mem_len,
-	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len, acc);
+	B.mr = rfw_reg_mr(B.pd, B.mem, B.mem_len, acc);
 	if (A.mr == NULL || B.mr == NULL)
 		die("rfw_reg_mr", errno);
-	for (qi = 0; qi < o.qps; qi++) {
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
 		struct conn *c = &conns[qi];
-		/* WRITE/SEND: data goes A -> B. READ/atomic: the data (or counter) is at B. */
-		bool src_at_b = o.op == OP_READ || o.op == OP_ATOMIC;
 
-		c->src = (src_at_b ? B.mem + off_b : A.mem + off_a);
-		if (src_at_b)
-			off_b += per_qp_src;
-		else
-			off_a += per_qp_src;
-		c->dst = (src_at_b ? A.mem + off_a : B.mem + off_b);
-		if (src_at_b)
-			off_a += per_qp_dst;
-		else
-			off_b += per_qp_dst;
+		c->src = src_at_b ? B.mem + off_b : A.mem + off_a;
+		*(src_at_b ? &off_b : &off_a) += per_qp_src;
+		c->dst = src_at_b ? A.mem + off_a : B.mem + off_b;
+		*(src_at_b ? &off_a : &off_b) += per_qp_dst;
 	}
+	return per_qp_src;
+}
 
-	print_header(&o, depth, "loopback over a DPDK ring pair");
-	/* WRITE latency: B writes pongs into A's otherwise unused destination share. */
-	pong_buf = A.mem + (size_t)o.qps * per_qp_src;
-	for (k = 0; k < nsizes; k++) {
-		conns_up(&o);
-		run_size(&o, sizes[k], &res[k]);
-		conns_down(&o);
-		print_result(&o, &res[k]);
-		all_ok &= res[k].verified;
-	}
-	printf("-------------------------------------------------------------------------------"
-	       "---------\n");
-	if (!all_ok)
-		fprintf(stderr, "rocefw-perf: verification FAILED\n");
-	if (o.json != NULL && write_json(&o, res, nsizes) != 0)
-		all_ok = false;
-
+static void loopback_close(void)
+{
 	rfw_dereg_mr(A.mr);
 	rfw_dereg_mr(B.mr);
 	rfw_destroy_cq(A.cq);
@@ -2495,5 +2496,65 @@ int main(int argc, char **argv)
 	free(A.mem);
 	free(B.mem);
 	rfw_eal_cleanup();
+}
+
+/* Loopback: every size on fresh QPs, printed as it completes. 0 when all verified. */
+static int run_loopback(const struct opts *o, const uint32_t *sizes, uint32_t nsizes)
+{
+	uint32_t maxs = sizes[nsizes - 1];
+	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	struct result res[32];
+	bool all_ok = true;
+	size_t per_qp_src;
+
+	loopback_sides(o);
+	if ((uint64_t)depth * maxs > SLOT_BYTES_MAX)
+		depth = SLOT_BYTES_MAX / maxs ? SLOT_BYTES_MAX / maxs : 1;
+	per_qp_src = loopback_memory(o, maxs);
+	print_header(o, depth, "loopback over a DPDK ring pair");
+	/* WRITE latency: B writes pongs into A's otherwise unused destination share. */
+	pong_buf = A.mem + (size_t)o->qps * per_qp_src;
+	for (uint32_t k = 0; k < nsizes; k++) {
+		conns_up(o);
+		run_size(o, sizes[k], &res[k]);
+		conns_down(o);
+		print_result(o, &res[k]);
+		all_ok &= res[k].verified;
+	}
+	printf("-------------------------------------------------------------------------------"
+	       "---------\n");
+	if (!all_ok)
+		fprintf(stderr, "rocefw-perf: verification FAILED\n");
+	if (o->json != NULL && write_json(o, res, nsizes) != 0)
+		all_ok = false;
+	loopback_close();
 	return all_ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int i, dd = -1;
+	uint32_t sizes[32], nsizes;
+
+	/* App options are checked before EAL starts, so a bad option costs nothing. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dd = i;
+			break;
+		}
+	if (dd < 0) {
+		fprintf(stderr, "rocefw-perf: missing '--' between EAL and test options\n");
+		usage(stderr);
+		return 2;
+	}
+	parse_opts(argc - dd, argv + dd, &o);
+	nsizes = test_sizes(&o, sizes);
+	if (cc_setup(&o) != 0)
+		return 2;
+	if (rfw_eal_init(dd, argv) < 0)
+		return 1;
+	if (!o.loopback)
+		return o.perftest ? perftest_run(&o, sizes[0]) : run_remote(&o, sizes[0]);
+	return run_loopback(&o, sizes, nsizes);
 }

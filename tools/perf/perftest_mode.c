@@ -816,33 +816,13 @@ static void pt_json(const struct opts *o, double secs, const struct pt_report *p
 	fclose(f);
 }
 
-int perftest_run(const struct opts *o, uint32_t size)
+/* The rounds before the run, in the order of perftest's main() of each test (write_bw.c,
+ * read_bw.c, atomic_bw.c, send_bw.c, write_lat.c): Ethernet exchange, RC, one-sided run (not
+ * --bidirectional). write_lat starts with one more round. */
+static void pt_rounds_before(const struct opts *o, uint64_t tmo)
 {
-	uint64_t tmo = (uint64_t)o->oob_timeout_s * NS_PER_S;
-	struct pt_report mine = {0}, peer = {0};
-	double secs = 0;
-	struct result lat = {0};
 	uint32_t qi;
-	bool verified;
 
-	pt.client = o->server != NULL;
-	pt.op = o->op;
-	pt.lat = o->lat;
-	pt.size = o->op == OP_ATOMIC ? 8 : size;
-	/* perftest's DEF_ITERS_WB / DEF_ITERS, DEF_TX_BW / DEF_TX_LAT */
-	pt.iters = o->iters ? o->iters : pt.lat ? 1000 : 5000;
-	pt.depth = pt.lat ? 1 : o->depth ? o->depth : 128;
-	pt.nq = o->qps;
-	pt.corrupt_one = o->corrupt_one;
-	open_port(o);
-	pt_connect_tcp(o);
-	pt_negotiate(o, tmo);
-	pt_memory();
-	pt_qps();
-
-	/* The order of the rounds is perftest's main() of each test (write_bw.c, read_bw.c,
-	 * atomic_bw.c, send_bw.c, write_lat.c), Ethernet exchange, RC, one-sided run (not
-	 * --bidirectional). write_lat starts with one more round. */
 	if (pt.lat)
 		pt_hand_shake(0, "the first hand-shake", tmo);
 	for (qi = 0; qi < pt.nq; qi++)
@@ -859,7 +839,10 @@ int perftest_run(const struct opts *o, uint32_t size)
 				pt.q[qi].posted++;
 			}
 	pt_hand_shake(0, "the hand-shake before the run", tmo);
+}
 
+static void pt_print_header(void)
+{
 	printf("---------------------------------------------------------------------------------"
 	       "-------\n"
 	       "                    %s (rocefw-perf --perftest, %s of perftest %s)\n"
@@ -876,127 +859,129 @@ int perftest_run(const struct opts *o, uint32_t size)
 	       pt.q[0].my.rkey, pt.q[0].my.vaddr, pt.q[0].rem.qpn, pt.q[0].rem.psn,
 	       pt.q[0].rem.rkey, pt.q[0].rem.vaddr);
 	fflush(stdout);
+}
 
+/* The measured part: latency samples into @lat, or the bandwidth run; its length in *@secs. */
+static void pt_measure(double *secs, struct result *lat)
+{
 	if (pt.lat) {
 		uint64_t *half_rtt = calloc(pt.iters, sizeof(uint64_t));
 
 		if (half_rtt == NULL)
 			die("memory", ENOMEM);
-		pt_lat_run(&secs, half_rtt);
+		pt_lat_run(secs, half_rtt);
 		/* perftest's samples: half the time between two consecutive posts */
 		if (pt.iters > 1)
-			lat_stats(half_rtt, pt.iters - 1, &lat);
+			lat_stats(half_rtt, pt.iters - 1, lat);
 		free(half_rtt);
-	} else if (pt.client)
-		pt_client_run(&secs);
-	else if (pt.op == OP_SEND)
-		pt_server_recv(&secs);
+	} else if (pt.client) {
+		pt_client_run(secs);
+	} else if (pt.op == OP_SEND) {
+		pt_server_recv(secs);
+	}
+}
 
+/* The rounds after the run: reports (bandwidth tests but SEND), the closing hand-shake and
+ * "done" (write_lat ends without them: perftest just exits). */
+static void pt_rounds_after(struct pt_report *mine, struct pt_report *peer, double secs,
+                            uint64_t tmo)
+{
 	if (pt.client) {
-		mine.size = pt.size;
-		mine.iters = pt.iters;
-		mine.bw_avg = secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0;
-		mine.bw_peak = mine.bw_avg;
-		mine.msg_rate = secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0;
+		mine->size = pt.size;
+		mine->iters = pt.iters;
+		mine->bw_avg = secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0;
+		mine->bw_peak = mine->bw_avg;
+		mine->msg_rate = secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0;
 	}
 	if (pt.op != OP_SEND && !pt.lat) {
 		/* The server waits here while the client runs: no timeout, as perftest's. */
 		pt_hand_shake(0, "the hand-shake after the run", pt.client ? tmo : 0);
-		pt_reports(&mine, &peer, tmo);
+		pt_reports(mine, peer, tmo);
 	}
-	/* write_lat ends without a closing exchange: perftest just exits. */
 	if (!pt.lat) {
 		pt_hand_shake(0, "the closing hand-shake", pt.client || pt.op == OP_SEND ? tmo : 0);
 		pt_write("done", RFW_PT_DONE_LEN, "the closing \"done\"");
 	}
-	/*
-	 * The peer's "done" too, so that closing does not reset a connection it still writes to.
-	 * The client then also waits for the server's close: the server closes its port before
-	 * its socket (below), so the client never closes its port while the server's is going
-	 * down (net_memif, DPDK 22.11, crashed so; perftest closes at once anyway).
-	 */
-	{
-		size_t got = 0;
-		uint64_t t0 = now_ns();
-		char done_s[RFW_PT_DONE_LEN];
+}
 
-		while (!pt.lat && got < sizeof(done_s) && now_ns() - t0 < 2 * NS_PER_S) {
-			ssize_t r = recv(pt.fd, done_s + got, sizeof(done_s) - got, MSG_DONTWAIT);
+/*
+ * The peer's "done" too, so that closing does not reset a connection it still writes to. The
+ * client then also waits for the server's close: the server closes its port before its socket
+ * (pt_close), so the client never closes its port while the server's is going down
+ * (net_memif, DPDK 22.11, crashed so; perftest closes at once anyway).
+ */
+static void pt_hangup(void)
+{
+	size_t got = 0;
+	uint64_t t0 = now_ns();
+	char done_s[RFW_PT_DONE_LEN], more[64];
 
-			if (r > 0)
-				got += (size_t)r;
-			else if (r == 0)
-				break;
-			else
-				rfw_nic_poll(A.nic);
-		}
-		if (pt.client) {
-			char more[64];
+	while (!pt.lat && got < sizeof(done_s) && now_ns() - t0 < 2 * NS_PER_S) {
+		ssize_t r = recv(pt.fd, done_s + got, sizeof(done_s) - got, MSG_DONTWAIT);
 
-			/* until EOF (or a reset): anything else the server sends is not read */
-			t0 = now_ns();
-			while (now_ns() - t0 < 5ull * NS_PER_S) {
-				ssize_t r = recv(pt.fd, more, sizeof(more), MSG_DONTWAIT);
-
-				if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-					break;
-				usleep(1000);
-			}
-			if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
-				fprintf(stderr,
-				        "rocefw-perf: perftest client: the port did not see the "
-				        "server go within 2 s; closing anyway\n");
-		}
+		if (r > 0)
+			got += (size_t)r;
+		else if (r == 0)
+			break;
+		else
+			rfw_nic_poll(A.nic);
 	}
-	if (pt.op == OP_ATOMIC && !pt.client)
-		pt_server_atomic_check();
-	if (pt_checkable() && pt.checked_msgs == 0 && !failed)
-		check_fail("nothing was compared (too few messages for a second copy of a slot)", 0,
-		           0);
-	verified = !failed;
+	if (!pt.client)
+		return;
+	/* until EOF (or a reset): anything else the server sends is not read */
+	t0 = now_ns();
+	while (now_ns() - t0 < 5ull * NS_PER_S) {
+		ssize_t r = recv(pt.fd, more, sizeof(more), MSG_DONTWAIT);
 
-	if (pt.lat)
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			break;
+		usleep(1000);
+	}
+	if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
+		fprintf(stderr, "rocefw-perf: perftest client: the port did not see the "
+		                "server go within 2 s; closing anyway\n");
+}
+
+static const char *pt_verdict(bool verified)
+{
+	return !pt_checkable() ? "n/a" : verified ? "yes" : "NO";
+}
+
+/* The result lines, in perftest's columns plus what rocefw checked. */
+static void pt_print_result(double secs, const struct result *lat, const struct pt_report *mine,
+                            const struct pt_report *peer, bool verified)
+{
+	bool send = pt.op == OP_SEND;
+
+	if (pt.lat) {
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
 		       "t_avg[usec]   checked messages   verified\n"
 		       " %-6u %-14" PRIu64 " %-14.2f %-12.2f %-18.2f %-13.2f %-18" PRIu64 " %s\n",
-		       pt.size, pt.iters, lat.t_min, lat.t_max, lat.t_typ, lat.t_avg,
+		       pt.size, pt.iters, lat->t_min, lat->t_max, lat->t_typ, lat->t_avg,
 		       pt.checked_msgs, verified ? "yes" : "NO");
-	else
-		printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   checked "
-		       "messages   verified\n");
-	if (pt.lat)
-		;
-	else if (pt.client)
+		return;
+	}
+	printf(" #bytes     #iterations    BW average[MB/sec]   MsgRate[Mpps]   checked "
+	       "messages   verified\n");
+	if (pt.client)
 		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18" PRIu64 " %s\n", pt.size,
-		       pt.iters, mine.bw_avg, mine.msg_rate, pt.checked_msgs,
-		       !pt_checkable() ? "n/a"
-		       : verified      ? "yes"
-		                       : "NO");
+		       pt.iters, mine->bw_avg, mine->msg_rate, pt.checked_msgs,
+		       pt_verdict(verified));
 	else
 		printf(" %-10u %-14" PRIu64 " %-20.2f %-15.6f %-18" PRIu64 " %s   (figures: the "
 		       "perftest client's%s)\n",
-		       pt.size, pt.op == OP_SEND ? pt.iters : peer.iters,
-		       pt.op == OP_SEND
-		           ? (secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0)
-		           : peer.bw_avg,
-		       pt.op == OP_SEND ? (secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0)
-		                        : peer.msg_rate,
-		       pt.checked_msgs,
-		       !pt_checkable() ? "n/a"
-		       : verified      ? "yes"
-		                       : "NO",
-		       pt.op == OP_SEND ? "; measured here" : " report");
-	if (failed)
-		fprintf(stderr, "rocefw-perf: perftest %s: check failed: %s\n",
-		        pt.client ? "client" : "server", first_err);
-	if (o->dump != NULL && pt_dump(o->dump) != 0) {
-		fprintf(stderr, "rocefw-perf: --perftest-dump %s: cannot write it\n", o->dump);
-		verified = false;
-	}
-	if (o->json != NULL)
-		pt_json(o, secs, &peer, verified, lat.t_typ, lat.t_avg);
+		       pt.size, send ? pt.iters : peer->iters,
+		       send ? (secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0)
+		            : peer->bw_avg,
+		       send ? (secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0)
+		            : peer->msg_rate,
+		       pt.checked_msgs, pt_verdict(verified), send ? "; measured here" : " report");
+}
 
-	for (qi = 0; qi < pt.nq; qi++) {
+/* QPs, memory, NIC, port; the socket after the port (see pt_hangup); EAL. */
+static void pt_close(void)
+{
+	for (uint32_t qi = 0; qi < pt.nq; qi++) {
 		rfw_nic_qp_detach(A.nic, pt.q[qi].qp);
 		rfw_destroy_qp(pt.q[qi].qp);
 		free(pt.q[qi].fetched);
@@ -1006,8 +991,54 @@ int perftest_run(const struct opts *o, uint32_t size)
 	rfw_dealloc_pd(A.pd);
 	rfw_nic_destroy(A.nic);
 	rfw_port_close(A.port);
-	close(pt.fd); /* after the port: see the "done" exchange above */
+	close(pt.fd);
 	free(A.mem);
 	rfw_eal_cleanup();
+}
+
+int perftest_run(const struct opts *o, uint32_t size)
+{
+	uint64_t tmo = (uint64_t)o->oob_timeout_s * NS_PER_S;
+	struct pt_report mine = {0}, peer = {0};
+	double secs = 0;
+	struct result lat = {0};
+	bool verified;
+
+	pt.client = o->server != NULL;
+	pt.op = o->op;
+	pt.lat = o->lat;
+	pt.size = o->op == OP_ATOMIC ? 8 : size;
+	/* perftest's DEF_ITERS_WB / DEF_ITERS, DEF_TX_BW / DEF_TX_LAT */
+	pt.iters = o->iters ? o->iters : pt.lat ? 1000 : 5000;
+	pt.depth = pt.lat ? 1 : o->depth ? o->depth : 128;
+	pt.nq = o->qps;
+	pt.corrupt_one = o->corrupt_one;
+	open_port(o);
+	pt_connect_tcp(o);
+	pt_negotiate(o, tmo);
+	pt_memory();
+	pt_qps();
+	pt_rounds_before(o, tmo);
+	pt_print_header();
+	pt_measure(&secs, &lat);
+	pt_rounds_after(&mine, &peer, secs, tmo);
+	pt_hangup();
+	if (pt.op == OP_ATOMIC && !pt.client)
+		pt_server_atomic_check();
+	if (pt_checkable() && pt.checked_msgs == 0 && !failed)
+		check_fail("nothing was compared (too few messages for a second copy of a slot)", 0,
+		           0);
+	verified = !failed;
+	pt_print_result(secs, &lat, &mine, &peer, verified);
+	if (failed)
+		fprintf(stderr, "rocefw-perf: perftest %s: check failed: %s\n",
+		        pt.client ? "client" : "server", first_err);
+	if (o->dump != NULL && pt_dump(o->dump) != 0) {
+		fprintf(stderr, "rocefw-perf: --perftest-dump %s: cannot write it\n", o->dump);
+		verified = false;
+	}
+	if (o->json != NULL)
+		pt_json(o, secs, &peer, verified, lat.t_typ, lat.t_avg);
+	pt_close();
 	return verified ? 0 : 1;
 }
