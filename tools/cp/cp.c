@@ -752,68 +752,86 @@ static void report(double secs)
 			       cps[i].ctr[CP_CTR_forwarded_bytes] * 8 / secs / 1e9);
 }
 
+/* --io-fwd: straight to the other port; --touch reads each frame's IP header (counting CE),
+ * the least any forwarder that looks at packets must do. */
+static void io_forward(struct cp_port *in, struct cp_port *o, struct rte_mbuf **pk, uint16_t n)
+{
+	uint16_t s;
+
+	if (conf.touch)
+		for (uint16_t k = 0; k < n; k++) {
+			if (k + RFW_PREFETCH_AHEAD < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pk[k + RFW_PREFETCH_AHEAD], void *));
+			in->ctr[CP_CTR_ce_in] += frame_ecn(rte_pktmbuf_mtod(pk[k], uint8_t *),
+			                                   pk[k]->data_len) == RFW_ECN_CE;
+		}
+	s = rte_eth_tx_burst(o->port_id, 0, pk, n);
+	o->ctr[CP_CTR_forwarded] += s;
+	if (s < n)
+		rte_pktmbuf_free_bulk(pk + s, n - s);
+}
+
+/* One RX burst of every port, into the egress queue it feeds. Whether anything arrived. */
+static bool rx_all(uint64_t now)
+{
+	struct rte_mbuf *pk[RFW_MAX_BURST];
+	bool got = false;
+
+	for (unsigned i = 0; i < nports; i++) {
+		struct cp_port *in = &cps[i], *o = &cps[in->out];
+		uint16_t n = rte_eth_rx_burst(in->port_id, 0, pk, RFW_MAX_BURST);
+
+		if (n == 0)
+			continue;
+		got = true;
+		in->ctr[CP_CTR_rx_pkts] += n;
+		if (conf.io_fwd) {
+			io_forward(in, o, pk, n);
+			continue;
+		}
+		for (uint16_t k = 0; k < n; k++) {
+			if (k + RFW_PREFETCH_AHEAD < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pk[k + RFW_PREFETCH_AHEAD], void *));
+			enqueue(o, pk[k], now);
+		}
+	}
+	return got;
+}
+
+/* Every egress queue served; the PFC thresholds fed. Returns the frames forwarded so far;
+ * *@busy when a queue still holds frames. */
+static uint64_t service_all(uint64_t now, bool *busy)
+{
+	uint64_t fwd = 0;
+
+	for (unsigned i = 0; i < nports; i++) {
+		service(&cps[i], now);
+		/* The depth of the queue port i feeds, in KiB, to its PFC thresholds. */
+		if (conf.pfc_prio >= 0)
+			rfw_pfc_rx_backlog(rfw_port_get(cps[i].port_id)->q[0],
+			                   (uint32_t)(cps[cps[i].out].qbytes >> 10), now);
+		*busy |= cps[i].head != cps[i].tail || cps[i].ntx;
+		fwd += cps[i].ctr[CP_CTR_forwarded];
+	}
+	return fwd;
+}
+
 static void loop(void)
 {
 	uint64_t sample_tsc = hz / 1000000 * conf.sample_us, next_sample = t0;
 	uint64_t end = conf.duration_s > 0 ? t0 + (uint64_t)(conf.duration_s * (double)hz) : 0;
 	uint64_t idle_tsc = hz / 1000 * conf.idle_exit_ms, last_rx = t0;
 	uint64_t last_progress = t0, fwd_seen = 0;
-	struct rte_mbuf *pk[RFW_MAX_BURST];
 
 	while (!quit) {
 		uint64_t now = rte_rdtsc();
 		bool busy = false;
 
-		for (unsigned i = 0; i < nports; i++) {
-			struct cp_port *in = &cps[i], *o = &cps[in->out];
-			uint16_t n = rte_eth_rx_burst(in->port_id, 0, pk, RFW_MAX_BURST);
-
-			if (n == 0)
-				continue;
+		if (rx_all(now))
 			last_rx = now;
-			in->ctr[CP_CTR_rx_pkts] += n;
-			if (conf.io_fwd) {
-				uint16_t s;
-
-				/* --touch: read each frame's IP header (counting CE), the least
-				 * any forwarder that looks at packets must do. */
-				if (conf.touch)
-					for (uint16_t k = 0; k < n; k++) {
-						if (k + RFW_PREFETCH_AHEAD < n)
-							rte_prefetch0(rte_pktmbuf_mtod(
-							    pk[k + RFW_PREFETCH_AHEAD], void *));
-						in->ctr[CP_CTR_ce_in] +=
-						    frame_ecn(rte_pktmbuf_mtod(pk[k], uint8_t *),
-						              pk[k]->data_len) == RFW_ECN_CE;
-					}
-				s = rte_eth_tx_burst(o->port_id, 0, pk, n);
-
-				o->ctr[CP_CTR_forwarded] += s;
-				if (s < n)
-					rte_pktmbuf_free_bulk(pk + s, n - s);
-				continue;
-			}
-			for (uint16_t k = 0; k < n; k++) {
-				if (k + RFW_PREFETCH_AHEAD < n)
-					rte_prefetch0(
-					    rte_pktmbuf_mtod(pk[k + RFW_PREFETCH_AHEAD], void *));
-				enqueue(o, pk[k], now);
-			}
-		}
 		if (!conf.io_fwd) {
-			uint64_t fwd = 0;
+			uint64_t fwd = service_all(now, &busy);
 
-			for (unsigned i = 0; i < nports; i++) {
-				service(&cps[i], now);
-				/* The depth of the queue port i feeds, in KiB, to its PFC
-				 * thresholds. */
-				if (conf.pfc_prio >= 0)
-					rfw_pfc_rx_backlog(rfw_port_get(cps[i].port_id)->q[0],
-					                   (uint32_t)(cps[cps[i].out].qbytes >> 10),
-					                   now);
-				busy |= cps[i].head != cps[i].tail || cps[i].ntx;
-				fwd += cps[i].ctr[CP_CTR_forwarded];
-			}
 			if (fwd != fwd_seen) {
 				fwd_seen = fwd;
 				last_progress = now;
@@ -840,23 +858,9 @@ static void loop(void)
 			       cps[i].port_id);
 }
 
-static int run(int argc, char **argv)
+/* The token bucket and RED scaling from --rate-gbps, --burst-kb, --queue-kb and --drop. */
+static void shaper_setup(void)
 {
-	struct rte_mempool *mp;
-	uint64_t slots;
-	uint16_t pid;
-	double secs;
-
-	if (parse_args(argc, argv, &conf) != 0)
-		return 2;
-	nports = rte_eth_dev_count_avail();
-	if (nports == 0 || nports > CP_MAX_PORTS) {
-		fprintf(stderr, "rocefw-cp: %u ports; give 1..%u with --vdev or -a\n", nports,
-		        CP_MAX_PORTS);
-		return 1;
-	}
-	if (red_setup() != 0)
-		return 2;
 	hz = rte_get_tsc_hz();
 	rate_Bps = (uint64_t)(conf.rate_gbps * 1e9 / 8);
 	rate_fp = (uint64_t)((double)rate_Bps * (double)(1ull << CREDIT_SHIFT) / (double)hz);
@@ -872,8 +876,50 @@ static int run(int argc, char **argv)
 	red_scale = (double)rate_Bps / (double)hz / (double)(1u << red_shift) * RTE_RED_S;
 	cap_bytes = (uint64_t)conf.queue_kb * 1024;
 	drop_thresh = conf.drop >= 1 ? UINT64_MAX : (uint64_t)(conf.drop * 18446744073709551616.0);
+}
+
+/* One port: its egress FIFO of @slots, its bucket, RED state, and the DPDK port itself. */
+static int port_setup(struct cp_port *o, uint16_t pid, unsigned i, uint64_t slots,
+                      struct rte_mempool *mp)
+{
+	struct rfw_port_conf pc = {
+	    .pool = mp,
+	    .promisc = true,
+	    .no_rx_filter = true,
+	    .nb_rxd = 512,
+	    .nb_txd = 512,
+	    /* PFC generation: this port pauses its senders when the queue it feeds is deep; the
+	     * pause time runs at the bottleneck rate. */
+	    .pfc = {.gen_prio_mask = conf.pfc_prio >= 0 ? (uint8_t)(1u << conf.pfc_prio) : 0,
+	            .gen_xoff = conf.pfc_xoff_kb,
+	            .gen_xon = conf.pfc_xon_kb,
+	            .gen_quanta = (uint16_t)conf.pfc_quanta,
+	            .link_mbps = (uint32_t)RTE_MIN(ceil(conf.rate_gbps * 1000),
+	                                           (double)RFW_PFC_LINK_MBPS_MAX)},
+	};
+
+	o->port_id = pid;
+	o->out = (uint16_t)((i ^ 1) < nports ? (i ^ 1) : i);
+	o->mask = (uint32_t)slots - 1;
+	o->fifo = rte_zmalloc("cp_fifo", sizeof(*o->fifo) * slots, RTE_CACHE_LINE_SIZE);
+	o->last_tsc = t0;
+	o->credit = depth_credit; /* an idle link starts with a full bucket */
+	rte_red_rt_data_init(&o->red);
+	if (o->fifo == NULL || rfw_port_setup(pid, &pc, NULL) == NULL) {
+		fprintf(stderr, "rocefw-cp: port %u: %s\n", pid, rte_strerror(rte_errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* The mbuf pool and every port. 0 or 1. */
+static int ports_setup(struct rte_mempool **mp)
+{
 	/* Slots for a full queue of minimum-size frames (60 bytes), as a power of two. */
-	slots = rte_align64pow2(cap_bytes / 60 + 1);
+	uint64_t slots = rte_align64pow2(cap_bytes / 60 + 1);
+	unsigned i = 0;
+	uint16_t pid;
+
 	/* Each mbuf holds a whole 4 KiB-MTU frame (4.5 KiB), so the default pool is sized for
 	 * a full queue of 256-byte frames (queue-kb x 4), plus RX rings, bursts and injected
 	 * frames, per port; smaller frames may run the pool dry first (counted as rx_nombuf). */
@@ -882,53 +928,30 @@ static int run(int argc, char **argv)
 
 		conf.nb_mbufs = (uint32_t)RTE_MIN(nports * per_port, (uint64_t)65536);
 	}
-	mp = rfw_pktmbuf_pool_create("cp_pool", conf.nb_mbufs, -1);
-	if (mp == NULL)
+	*mp = rfw_pktmbuf_pool_create("cp_pool", conf.nb_mbufs, -1);
+	if (*mp == NULL)
 		return 1;
 	cps = rte_zmalloc("cp_ports", sizeof(*cps) * nports, RTE_CACHE_LINE_SIZE);
 	if (cps == NULL)
 		return 1;
 	t0 = rte_rdtsc();
-	unsigned i = 0;
 	RTE_ETH_FOREACH_DEV(pid)
 	{
-		struct rfw_port_conf pc = {
-		    .pool = mp,
-		    .promisc = true,
-		    .no_rx_filter = true,
-		    .nb_rxd = 512,
-		    .nb_txd = 512,
-		    /* PFC generation: this port pauses its senders when the queue it feeds is
-		     * deep; the pause time runs at the bottleneck rate. */
-		    .pfc = {.gen_prio_mask =
-		                conf.pfc_prio >= 0 ? (uint8_t)(1u << conf.pfc_prio) : 0,
-		            .gen_xoff = conf.pfc_xoff_kb,
-		            .gen_xon = conf.pfc_xon_kb,
-		            .gen_quanta = (uint16_t)conf.pfc_quanta,
-		            .link_mbps = (uint32_t)RTE_MIN(ceil(conf.rate_gbps * 1000),
-		                                           (double)RFW_PFC_LINK_MBPS_MAX)},
-		};
-		struct cp_port *o = &cps[i];
-
-		o->port_id = pid;
-		o->out = (uint16_t)((i ^ 1) < nports ? (i ^ 1) : i);
-		o->mask = (uint32_t)slots - 1;
-		o->fifo = rte_zmalloc("cp_fifo", sizeof(*o->fifo) * slots, RTE_CACHE_LINE_SIZE);
-		o->last_tsc = t0;
-		o->credit = depth_credit; /* an idle link starts with a full bucket */
-		rte_red_rt_data_init(&o->red);
-		if (o->fifo == NULL || rfw_port_setup(pid, &pc, NULL) == NULL) {
-			fprintf(stderr, "rocefw-cp: port %u: %s\n", pid, rte_strerror(rte_errno));
+		if (port_setup(&cps[i], pid, i, slots, *mp) != 0)
 			return 1;
-		}
 		i++;
 	}
 	rte_smp_wmb();
 	tel_nports = nports;
-	if (conf.csv != NULL && csv_open() != 0)
-		return 1;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	return 0;
+}
+
+/* Links up (or a warning after 10 s), --inject, then the clocks' zero. 0 or 1. */
+static int start(struct rte_mempool *mp)
+{
+	struct timespec ts;
+	unsigned i;
+
 	/* memif, tap and real NICs come up some time after start: wait (up to 10 s) so that
 	 * injected frames are not refused by a link that is still down. */
 	for (i = 0; i < nports; i++)
@@ -940,33 +963,29 @@ static int run(int argc, char **argv)
 	}
 	CP_LOG(NOTICE, "%u ports, %g Gbit/s, queue %u KiB, Kmin %u KiB, Kmax %u KiB, Pmax %g",
 	       nports, conf.rate_gbps, conf.queue_kb, conf.kmin_kb, conf.kmax_kb, conf.pmax);
-	{
-		struct timespec ts;
-
-		t0 = rte_rdtsc();
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t0_mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	}
+	t0 = rte_rdtsc();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0_mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	for (i = 0; i < nports; i++)
 		cps[i].last_tsc = t0;
-	loop();
-	secs = (double)(rte_rdtsc() - t0) / (double)hz;
-	if (csvf != NULL) {
-		csv_flush();
-		fclose(csvf);
-	}
-	report(secs);
+	return 0;
+}
+
+/*
+ * Not polling any more: give memif peers time to go first (their closing unmaps the shared
+ * rings; a PMD polling them then crashes, DPDK 22.11), so that whichever side of a memif pair
+ * stops first closes only once the other has stopped polling too. Ports whose link does not
+ * follow the peer return at once. Not after a signal: then leave at once. Frames still queued
+ * are freed; the PMD's TX (a pcap file) is flushed at close.
+ */
+static void ports_close(void)
+{
+	unsigned i;
+
 	tel_nports = 0;
-	/*
-	 * Not polling any more: give memif peers time to go first (their closing unmaps the
-	 * shared rings; a PMD polling them then crashes, DPDK 22.11), so that whichever side of a
-	 * memif pair stops first closes only once the other has stopped polling too. Ports whose
-	 * link does not follow the peer return at once. Not after a signal: then leave at once.
-	 */
 	for (i = 0; i < nports && !quit; i++)
 		(void)rfw_port_peer_gone_wait(rfw_port_get(cps[i].port_id), CP_PEER_GONE_MS);
 	for (i = 0; i < nports; i++) {
-		/* Frames still queued are freed; the PMD's TX (a pcap file) is flushed at close. */
 		struct cp_port *o = &cps[i];
 
 		while (o->head != o->tail)
@@ -975,6 +994,40 @@ static int run(int argc, char **argv)
 			rte_pktmbuf_free_bulk(o->tx, o->ntx);
 		rfw_port_close(rfw_port_get(o->port_id));
 	}
+}
+
+static int run(int argc, char **argv)
+{
+	struct rte_mempool *mp;
+	double secs;
+
+	if (parse_args(argc, argv, &conf) != 0)
+		return 2;
+	nports = rte_eth_dev_count_avail();
+	if (nports == 0 || nports > CP_MAX_PORTS) {
+		fprintf(stderr, "rocefw-cp: %u ports; give 1..%u with --vdev or -a\n", nports,
+		        CP_MAX_PORTS);
+		return 1;
+	}
+	if (red_setup() != 0)
+		return 2;
+	shaper_setup();
+	if (ports_setup(&mp) != 0)
+		return 1;
+	if (conf.csv != NULL && csv_open() != 0)
+		return 1;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (start(mp) != 0)
+		return 1;
+	loop();
+	secs = (double)(rte_rdtsc() - t0) / (double)hz;
+	if (csvf != NULL) {
+		csv_flush();
+		fclose(csvf);
+	}
+	report(secs);
+	ports_close();
 	return 0;
 }
 
