@@ -747,48 +747,50 @@ static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t 
 
 /* ---- the run ---- */
 
-static void run(void)
+/* Post WRITEs on every flow inside its time span, up to --depth outstanding. Returns the
+ * WRITEs outstanding; *@done the completions so far. */
+static uint64_t post_flows(uint64_t now, uint64_t *done)
 {
-	/* Each NIC's clock has its own origin: read both back to back (CNPs are logged on the
-	 * receiver's clock). */
-	uint64_t t0 = rfw_nic_clock_ns(S.nic), t0_mono = mono_ns();
+	uint64_t outstanding = 0;
+
+	*done = 0;
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		struct flow *f = &flows[fi];
+		bool kick = false;
+
+		while (!quit && now >= f->start_ns && now < f->stop_ns &&
+		       f->posted - f->done < O.depth) {
+			if (f->posted == 0)
+				f->first_ns = now;
+			if (post_write(f, now) != 0) {
+				fail("post_send refused", fi, f->posted);
+				break;
+			}
+			f->posted++;
+			kick = true;
+		}
+		if (kick)
+			rfw_nic_qp_kick(S.nic, f->qs);
+		outstanding += f->posted - f->done;
+		*done += f->done;
+	}
+	return outstanding;
+}
+
+/* The run's loop from @t0 to --duration-ms, then until the last WRITE completed and the
+ * trailing ACKs and CNPs landed. Returns the time it ended. */
+static uint64_t run_loop(uint64_t t0)
+{
 	uint64_t sample_ns = (uint64_t)O.sample_us * 1000, next_sample = t0;
 	uint64_t end = t0 + (uint64_t)O.duration_ms * 1000000, last_progress = t0, now = t0;
-	uint64_t done_seen = 0, settle_until = 0;
+	uint64_t done_seen = 0, settle_until = 0, outstanding, done;
 
-	t0_r = rfw_nic_clock_ns(R.nic);
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		flows[fi].start_ns = t0 + (uint64_t)fi * O.stagger_ms * 1000000;
-		flows[fi].stop_ns = end - (uint64_t)fi * O.stagger_ms * 1000000;
-		flows[fi].min_rc_kbps = UINT64_MAX;
-	}
 	for (;;) {
-		uint64_t outstanding = 0, done = 0;
-
 		rfw_nic_poll(S.nic);
 		rfw_nic_poll(R.nic);
 		now = rfw_nic_clock_ns(S.nic);
 		reap(now);
-		for (unsigned fi = 0; fi < O.flows; fi++) {
-			struct flow *f = &flows[fi];
-			bool kick = false;
-
-			while (!quit && now >= f->start_ns && now < f->stop_ns &&
-			       f->posted - f->done < O.depth) {
-				if (f->posted == 0)
-					f->first_ns = now;
-				if (post_write(f, now) != 0) {
-					fail("post_send refused", fi, f->posted);
-					break;
-				}
-				f->posted++;
-				kick = true;
-			}
-			if (kick)
-				rfw_nic_qp_kick(S.nic, f->qs);
-			outstanding += f->posted - f->done;
-			done += f->done;
-		}
+		outstanding = post_flows(now, &done);
 		if (now >= next_sample) {
 			take_sample(now);
 			next_sample += sample_ns;
@@ -805,32 +807,21 @@ static void run(void)
 			        " WRITEs outstanding\n",
 			        outstanding);
 			failed = true;
-			break;
+			return now;
 		}
 		if ((now >= end || quit) && outstanding == 0) {
 			/* Let trailing ACKs and CNPs land before the counters are read. */
 			if (settle_until == 0)
 				settle_until = now + SETTLE_NS;
 			else if (now >= settle_until)
-				break;
+				return now;
 		}
 	}
-	take_sample(now);
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		struct flow *f = &flows[fi];
+}
 
-		f->rp = *rfw_nic_qp_rp(S.nic, f->qs);
-		f->np = *rfw_nic_qp_np(R.nic, f->qr);
-		rfw_qp_counters(f->qs, f->cnt_s);
-		rfw_qp_counters(f->qr, f->cnt_r);
-	}
-	if (O.csv && write_csv(O.csv, t0, t0_mono) != 0)
-		die(O.csv, errno);
-	if (O.cnp_csv && write_cnp_csv(O.cnp_csv) != 0)
-		die(O.cnp_csv, errno);
-	if (O.json && write_json(O.json, t0, t0_mono, now) != 0)
-		die(O.json, errno);
-
+/* The summary table on stdout. */
+static void print_summary(uint64_t t0, uint64_t now)
+{
 	printf("rocefw-demo: %u flows, %.2f s, profile %s, line %u Gb/s, %u-byte WRITEs x %u\n",
 	       O.flows, (double)(now - t0) / 1e9, O.profile, O.line_gbps, O.size, O.depth);
 	printf("%-5s %9s %9s %10s %10s %9s %9s %9s %10s %8s\n", "flow", "start_s", "stop_s",
@@ -848,52 +839,47 @@ static void run(void)
 		       f->min_rc_kbps == UINT64_MAX ? (double)O.line_gbps
 		                                    : (double)f->min_rc_kbps / 1e6);
 	}
+}
+
+static void run(void)
+{
+	/* Each NIC's clock has its own origin: read both back to back (CNPs are logged on the
+	 * receiver's clock). */
+	uint64_t t0 = rfw_nic_clock_ns(S.nic), t0_mono = mono_ns(), now;
+	uint64_t end = t0 + (uint64_t)O.duration_ms * 1000000;
+
+	t0_r = rfw_nic_clock_ns(R.nic);
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		flows[fi].start_ns = t0 + (uint64_t)fi * O.stagger_ms * 1000000;
+		flows[fi].stop_ns = end - (uint64_t)fi * O.stagger_ms * 1000000;
+		flows[fi].min_rc_kbps = UINT64_MAX;
+	}
+	now = run_loop(t0);
+	take_sample(now);
+	for (unsigned fi = 0; fi < O.flows; fi++) {
+		struct flow *f = &flows[fi];
+
+		f->rp = *rfw_nic_qp_rp(S.nic, f->qs);
+		f->np = *rfw_nic_qp_np(R.nic, f->qr);
+		rfw_qp_counters(f->qs, f->cnt_s);
+		rfw_qp_counters(f->qr, f->cnt_r);
+	}
+	if (O.csv && write_csv(O.csv, t0, t0_mono) != 0)
+		die(O.csv, errno);
+	if (O.cnp_csv && write_cnp_csv(O.cnp_csv) != 0)
+		die(O.cnp_csv, errno);
+	if (O.json && write_json(O.json, t0, t0_mono, now) != 0)
+		die(O.json, errno);
+	print_summary(t0, now);
 	if (quit) {
 		fprintf(stderr, "rocefw-demo: interrupted\n");
 		failed = true;
 	}
 }
 
-int main(int argc, char **argv)
+/* Both endpoints, the CNP logging callbacks, links up. */
+static void endpoints_up(void)
 {
-	int dd = -1, ret;
-	size_t src_len, dst_len;
-	char msg[160];
-
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
-	parse_opts(dd < 0 ? 1 : argc - dd, dd < 0 ? argv : argv + dd, &O);
-	if (dd < 0) {
-		fprintf(stderr, "rocefw-demo: missing '--' between EAL and demo options\n");
-		usage(stderr);
-		return 2;
-	}
-	if (dcqcn_prof_config(&prof, &O.params, O.line_gbps * 1000, msg, sizeof(msg)) != 0) {
-		fprintf(stderr, "rocefw-demo: --cc-profile %s: %s\n", O.profile, msg);
-		return 2;
-	}
-	ret = rfw_eal_init(dd, argv);
-	if (ret < 0)
-		return 1;
-	if (rte_eth_dev_count_avail() != 2) {
-		fprintf(stderr,
-		        "rocefw-demo: need exactly two ports (0: sender, 1: receiver), have %u\n",
-		        rte_eth_dev_count_avail());
-		return 2;
-	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	maxsamples = (uint32_t)((uint64_t)O.duration_ms * 1000 / O.sample_us + 64 +
-	                        STALL_NS / 1000 / O.sample_us);
-	samples = calloc((size_t)maxsamples * O.flows, sizeof(*samples));
-	sample_t = calloc(maxsamples, sizeof(*sample_t));
-	cnps = calloc(CNP_LOG_MAX, sizeof(*cnps));
-	if (samples == NULL || sample_t == NULL || cnps == NULL)
-		die("memory", ENOMEM);
-
 	side_setup(&S, 0, 0x0a000001);
 	side_setup(&R, 1, 0x0a000002);
 	if (rte_eth_add_tx_callback(R.port->port_id, 0, cnp_tx_cb, R.nic) == NULL ||
@@ -904,11 +890,16 @@ int main(int argc, char **argv)
 	    rfw_port_link_wait(R.port, O.link_wait_ms) != 0) {
 		fprintf(stderr, "rocefw-demo: links not up after %u ms (is rocefw-cp running?)\n",
 		        O.link_wait_ms);
-		return 1;
+		exit(1);
 	}
+}
 
-	src_len = 2ull * O.depth * O.size;
-	dst_len = (size_t)O.depth * O.size;
+/* Memory (sources with two parities at the sender, destinations at the receiver) and every
+ * flow's pair of QPs, connected. */
+static void flows_up(void)
+{
+	size_t src_len = 2ull * O.depth * O.size, dst_len = (size_t)O.depth * O.size;
+
 	S.mem_len = ((size_t)O.flows * src_len + 4095) & ~(size_t)4095;
 	R.mem_len = ((size_t)O.flows * dst_len + 4095) & ~(size_t)4095;
 	S.mem = aligned_alloc(4096, S.mem_len);
@@ -931,21 +922,21 @@ int main(int argc, char **argv)
 		qp_connect(&S, f->qs, &R, f->qr);
 		qp_connect(&R, f->qr, &S, f->qs);
 	}
+}
 
-	run();
-
-	/*
-	 * DPDK's memif PMD unmaps a connection's rings from its control thread when the peer
-	 * disconnects, racing with a data path still polling them. So the peer (rocefw-cp, still
-	 * polling) must stop first: this side closes its ports only once the peer has exited, and
-	 * polls nothing meanwhile.
-	 */
+/*
+ * DPDK's memif PMD unmaps a connection's rings from its control thread when the peer
+ * disconnects, racing with a data path still polling them. So the peer (rocefw-cp, still
+ * polling) must stop first: this side closes its ports only once the peer has exited (at most
+ * 10 s), and polls nothing meanwhile. Then everything goes.
+ */
+static void close_all(void)
+{
 	for (unsigned i = 0; O.linger_pid != 0 && i < 10000; i++) {
 		if (kill((pid_t)O.linger_pid, 0) != 0)
 			break;
 		usleep(1000);
 	}
-
 	for (unsigned fi = 0; fi < O.flows; fi++) {
 		rfw_nic_qp_detach(S.nic, flows[fi].qs);
 		rfw_nic_qp_detach(R.nic, flows[fi].qr);
@@ -968,6 +959,49 @@ int main(int argc, char **argv)
 	free(sample_t);
 	free(cnps);
 	rfw_eal_cleanup();
+}
+
+int main(int argc, char **argv)
+{
+	int dd = -1;
+	char msg[160];
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dd = i;
+			break;
+		}
+	parse_opts(dd < 0 ? 1 : argc - dd, dd < 0 ? argv : argv + dd, &O);
+	if (dd < 0) {
+		fprintf(stderr, "rocefw-demo: missing '--' between EAL and demo options\n");
+		usage(stderr);
+		return 2;
+	}
+	if (dcqcn_prof_config(&prof, &O.params, O.line_gbps * 1000, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "rocefw-demo: --cc-profile %s: %s\n", O.profile, msg);
+		return 2;
+	}
+	if (rfw_eal_init(dd, argv) < 0)
+		return 1;
+	if (rte_eth_dev_count_avail() != 2) {
+		fprintf(stderr,
+		        "rocefw-demo: need exactly two ports (0: sender, 1: receiver), have %u\n",
+		        rte_eth_dev_count_avail());
+		return 2;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	maxsamples = (uint32_t)((uint64_t)O.duration_ms * 1000 / O.sample_us + 64 +
+	                        STALL_NS / 1000 / O.sample_us);
+	samples = calloc((size_t)maxsamples * O.flows, sizeof(*samples));
+	sample_t = calloc(maxsamples, sizeof(*sample_t));
+	cnps = calloc(CNP_LOG_MAX, sizeof(*cnps));
+	if (samples == NULL || sample_t == NULL || cnps == NULL)
+		die("memory", ENOMEM);
+	endpoints_up();
+	flows_up();
+	run();
+	close_all();
 	if (failed)
 		fprintf(stderr, "rocefw-demo: FAILED\n");
 	return failed ? 1 : 0;
