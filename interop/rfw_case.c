@@ -398,15 +398,93 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 	return out.pass && rc == 0 ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct args {
+	struct ic_case c;
+	struct rfw_identity id;
+	const char *peer, *if_mtu;
+	unsigned port;
+	bool json, from_stdin;
+};
+
+/* One option. 0: taken; 2: bad usage; -1: --help printed. */
+static int case_opt(struct args *a, int opt, const char *arg)
+{
+	struct in_addr ia;
+
+	switch (opt) {
+	case 'i':
+		if (inet_pton(AF_INET, arg, &ia) != 1) {
+			fprintf(stderr, "rocefw-interop-case: --ip: '%s' is not IPv4\n", arg);
+			return 2;
+		}
+		a->id.ip4 = ntohl(ia.s_addr);
+		R.ip4 = a->id.ip4;
+		return 0;
+	case 'p':
+		a->peer = arg;
+		return 0;
+	case 'P':
+		return rfw_opt_u32("rocefw-interop-case", "--port", arg, 1, 65535, &a->port) ? 2
+		                                                                             : 0;
+	case 'j':
+		a->json = true;
+		return 0;
+	case 'm':
+		a->if_mtu = arg;
+		return 0;
+	case 's':
+		a->from_stdin = true;
+		return 0;
+	case 'h':
+		usage(stdout);
+		return -1;
+	default:
+		usage(stderr);
+		return 2;
+	}
+}
+
+/* The options after "--" (@argc, @argv from there) and the case's key=value words. 0: go on;
+ * else the exit status (-1: 0). */
+static int case_parse(int argc, char **argv, struct args *a)
 {
 	static const struct option lo[] = {
 	    {"ip", required_argument, NULL, 'i'},   {"peer", required_argument, NULL, 'p'},
 	    {"port", required_argument, NULL, 'P'}, {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},       {"if-mtu", required_argument, NULL, 'm'},
 	    {"stdin", no_argument, NULL, 's'},      {NULL, 0, NULL, 0}};
+	char err[RFW_OOB_ERR_MAX];
+	int opt, rc;
+
+	ic_case_init(&a->c);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		rc = case_opt(a, opt, optarg);
+		if (rc != 0)
+			return rc;
+	}
+	for (int i = optind; i < argc; i++)
+		if (ic_case_set(&a->c, argv[i], err, sizeof(err)) != 0) {
+			fprintf(stderr, "rocefw-interop-case: %s\n", err);
+			return 2;
+		}
+	if (a->peer == NULL || a->id.ip4 == 0 || a->port == 0 || a->port > 65535) {
+		usage(stderr);
+		return 2;
+	}
+	if (ic_case_check(&a->c, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rocefw-interop-case: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+/* The first DPDK port with an mbuf pool for whole 8 KiB frames, --if-mtu, the NIC, link up.
+ * 0, or 1 after saying what failed. */
+static int nic_up(const struct args *a)
+{
 	struct rfw_port_conf pc = {.nb_mbufs = 4096, .promisc = true};
-	struct rfw_identity id = {.has_ip4 = true};
 	/*
 	 * The transport's documented defaults, spelled out: rfw_dev_create() applies them only
 	 * when it gets no attribute struct, and rfw_nic passes its (zeroed) dev_attr, which would
@@ -414,77 +492,9 @@ int main(int argc, char **argv)
 	 */
 	struct rfw_nic_conf nc = {
 	    .dev_attr = {.ack_every = 64, .np_min_time_between_cnps_ns = 4000}};
-	struct ic_case c;
-	const char *peer = NULL, *if_mtu = NULL;
-	unsigned port = RFW_OOB_PORT_DEFAULT;
-	bool json = false, from_stdin = false;
-	char err[RFW_OOB_ERR_MAX];
-	struct in_addr ia;
 	uint16_t pid = RTE_MAX_ETHPORTS, p;
-	int i, dd = -1, opt, rc;
+	int rc;
 
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
-	if (dd < 0) {
-		usage(stderr);
-		return 2;
-	}
-	ic_case_init(&c);
-	optind = 1;
-	while ((opt = getopt_long(argc - dd, argv + dd, "", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			if (inet_pton(AF_INET, optarg, &ia) != 1) {
-				fprintf(stderr, "rocefw-interop-case: --ip: '%s' is not IPv4\n",
-				        optarg);
-				return 2;
-			}
-			id.ip4 = ntohl(ia.s_addr);
-			R.ip4 = id.ip4;
-			break;
-		case 'p':
-			peer = optarg;
-			break;
-		case 'P':
-			if (rfw_opt_u32("rocefw-interop-case", "--port", optarg, 1, 65535, &port) !=
-			    0)
-				return 2;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'm':
-			if_mtu = optarg;
-			break;
-		case 's':
-			from_stdin = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	for (i = dd + optind; i < argc; i++)
-		if (ic_case_set(&c, argv[i], err, sizeof(err)) != 0) {
-			fprintf(stderr, "rocefw-interop-case: %s\n", err);
-			return 2;
-		}
-	if (peer == NULL || id.ip4 == 0 || port == 0 || port > 65535) {
-		usage(stderr);
-		return 2;
-	}
-	if (ic_case_check(&c, err, sizeof(err)) != 0) {
-		fprintf(stderr, "rocefw-interop-case: %s\n", err);
-		return 2;
-	}
-	if (rfw_eal_init(dd, argv) < 0)
-		return 1;
 	RTE_ETH_FOREACH_DEV(p)
 	{
 		pid = p;
@@ -502,14 +512,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-interop-case: mbuf pool: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	R.port = rfw_port_setup(pid, &pc, &id);
+	R.port = rfw_port_setup(pid, &pc, &a->id);
 	if (R.port == NULL) {
 		fprintf(stderr, "rocefw-interop-case: rfw_port_setup: %s\n",
 		        rte_strerror(rte_errno));
 		return 1;
 	}
-	if (if_mtu != NULL && (rc = set_if_mtu(if_mtu)) != 0) {
-		fprintf(stderr, "rocefw-interop-case: --if-mtu %s: %s\n", if_mtu, strerror(-rc));
+	if (a->if_mtu != NULL && (rc = set_if_mtu(a->if_mtu)) != 0) {
+		fprintf(stderr, "rocefw-interop-case: --if-mtu %s: %s\n", a->if_mtu, strerror(-rc));
 		return 1;
 	}
 	R.nic = rfw_nic_create(R.port->q[0], &nc);
@@ -522,38 +532,62 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-interop-case: link of %s down\n", R.port->name);
 		return 1;
 	}
-	if (!from_stdin) {
-		rc = run_one(&c, peer, port, json);
-	} else {
-		/* one case per line ("key=value ..."), one result line each, until EOF */
-		char line[1024];
+	return 0;
+}
 
-		printf("ready\n");
-		fflush(stdout);
-		rc = 0;
-		while (fgets(line, sizeof(line), stdin) != NULL) {
-			char *tok, *save = NULL;
-			int bad = 0;
+/* --stdin: one case per line ("key=value ..."), one result line each, until EOF. */
+static int run_stdin(struct args *a)
+{
+	char line[1024], err[RFW_OOB_ERR_MAX];
+	int rc = 0;
 
-			ic_case_init(&c);
-			for (tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
-			     tok = strtok_r(NULL, " \t\r\n", &save))
-				if (ic_case_set(&c, tok, err, sizeof(err)) != 0)
-					bad = 1;
-			if (bad || ic_case_check(&c, err, sizeof(err)) != 0) {
-				printf("{\"schema\": \"rocefw.interop.case/1\", \"pass\": false, "
-				       "\"usage_error\": ");
-				json_str(err);
-				printf("}\n");
-				fflush(stdout);
-				rc = 1;
-				continue;
-			}
-			if (run_one(&c, peer, port, json) != 0)
-				rc = 1;
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		char *tok, *save = NULL;
+		int bad = 0;
+
+		ic_case_init(&a->c);
+		for (tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
+		     tok = strtok_r(NULL, " \t\r\n", &save))
+			if (ic_case_set(&a->c, tok, err, sizeof(err)) != 0)
+				bad = 1;
+		if (bad || ic_case_check(&a->c, err, sizeof(err)) != 0) {
+			printf("{\"schema\": \"rocefw.interop.case/1\", \"pass\": false, "
+			       "\"usage_error\": ");
+			json_str(err);
+			printf("}\n");
 			fflush(stdout);
+			rc = 1;
+			continue;
 		}
+		if (run_one(&a->c, a->peer, a->port, a->json) != 0)
+			rc = 1;
+		fflush(stdout);
 	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct args a = {.id = {.has_ip4 = true}, .port = RFW_OOB_PORT_DEFAULT};
+	int dd = -1, rc;
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dd = i;
+			break;
+		}
+	if (dd < 0) {
+		usage(stderr);
+		return 2;
+	}
+	rc = case_parse(argc - dd, argv + dd, &a);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (rfw_eal_init(dd, argv) < 0 || nic_up(&a) != 0)
+		return 1;
+	rc = a.from_stdin ? run_stdin(&a) : run_one(&a.c, a.peer, a.port, a.json);
 	rfw_nic_destroy(R.nic);
 	rfw_port_close(R.port);
 	rfw_eal_cleanup();
