@@ -661,21 +661,21 @@ static int eval_pass(struct cli *cl, const struct dcqcn_prof *const *profs, unsi
 	return 0;
 }
 
-static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_base,
-                  struct fit_result *fr)
-{
-	static struct cand cands[RFW_CC_MAX_MODELS];
+/* The search's scratch: candidate configurations, their profiles and errors. */
+struct fit_search {
+	struct cand *cands; /* RFW_CC_MAX_MODELS */
 	const struct dcqcn_prof *profs[RFW_CC_MAX_MODELS];
 	double err[RFW_CC_MAX_MODELS];
+	unsigned which[RFW_CC_MAX_MODELS]; /* the searched parameter each candidate changes */
+	uint32_t val[RFW_CC_MAX_MODELS];   /* to this value */
+};
+
+/* Every named profile's error, the best of them, and the NP spacing the CNPs show. */
+static void fit_named(const struct cli *cl, const struct rfw_cc *main_c, unsigned named_base,
+                      struct fit_result *fr)
+{
 	uint64_t gap = UINT64_MAX;
 
-	memset(fr, 0, sizeof(*fr));
-	fr->named_best = -1;
-	fr->closest = -1;
-	if (cl->fit_src) {
-		memcpy(fr->src, cl->fit_src, 16);
-		fr->per_host = true;
-	}
 	for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
 		fr->named_err[p] = joint_err(main_c, named_base + p, cl->fit_src);
 		if (fr->named_err[p] >= 0 &&
@@ -689,9 +689,122 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 		    (!cl->fit_src || !memcmp(rfw_cc_flow_src(main_c, i), cl->fit_src, 16)))
 			gap = rfw_cc_flow_min_cnp_gap(main_c, i);
 	fr->np_gap_us = gap == UINT64_MAX ? -1 : floor((double)gap / 1000.0 + 0.02);
+}
+
+/* The start of search @s: the best named profile not used yet (nor one as good as a used
+ * one); -1 when none is left. */
+static int fit_next_start(const struct fit_result *fr, unsigned s)
+{
+	int start = -1;
+
+	for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
+		bool used = false;
+
+		for (unsigned q = 0; q < s; q++)
+			used |= fr->starts[q] == (int)p ||
+			        fabs(fr->named_err[p] - fr->named_err[fr->starts[q]]) < 1e-9;
+		if (!used && fr->named_err[p] >= 0 &&
+		    (start < 0 || fr->named_err[p] < fr->named_err[start]))
+			start = (int)p;
+	}
+	return start;
+}
+
+/* Candidates around @cur: every other value of every searched parameter. Their count. */
+static unsigned fit_candidates(const struct cli *cl, const struct cand *cur, struct fit_search *fs)
+{
+	unsigned n = 0;
+	char msg[128];
+
+	for (unsigned k = 0; k < NSEARCH; k++)
+		for (unsigned j = 0; j < 8; j++) {
+			uint32_t v = search_vals[k][j];
+			struct cand *cd = &fs->cands[n];
+
+			if ((v == 0 && j > 0) || n >= RFW_CC_MAX_MODELS - 1 ||
+			    v == dcqcn_param_get(&cur->p, search_ids[k]))
+				continue;
+			cd->p = cur->p;
+			param_set_u(&cd->p, search_ids[k], v);
+			if (dcqcn_prof_config(&cd->prof, &cd->p, cl->line_mbps, msg, sizeof(msg)) <
+			    0)
+				continue;
+			fs->which[n] = k;
+			fs->val[n] = v;
+			fs->profs[n] = &cd->prof;
+			n++;
+		}
+	return n;
+}
+
+/* The combination of the per-parameter winners (@next), evaluated; taken when better. */
+static int fit_combined(struct cli *cl, const struct dcqcn_params *next, struct cand *cur,
+                        struct fit_result *fr, struct fit_search *fs)
+{
+	char msg[128];
+
+	if (memcmp(next, &cur->p, sizeof(*next)) == 0)
+		return 0;
+	fs->cands[0].p = *next;
+	if (dcqcn_prof_config(&fs->cands[0].prof, next, cl->line_mbps, msg, sizeof(msg)) != 0)
+		return 0;
+	fs->profs[0] = &fs->cands[0].prof;
+	if (eval_pass(cl, fs->profs, 1, fs->err))
+		return -1;
+	fr->passes++;
+	if (fs->err[0] >= 0 && fs->err[0] < cur->err) {
+		cur->p = *next;
+		cur->err = fs->err[0];
+	}
+	return 0;
+}
+
+/* One pass from @cur: every candidate, then the combination of the winners. -1 on error,
+ * 1 when it found nothing better (converged), 0 otherwise. */
+static int fit_pass(struct cli *cl, struct cand *cur, struct fit_result *fr, struct fit_search *fs)
+{
+	struct dcqcn_params next = cur->p;
+	double before = cur->err;
+	unsigned n = fit_candidates(cl, cur, fs);
+
+	if (eval_pass(cl, fs->profs, n, fs->err))
+		return -1;
+	fr->passes++;
+	for (unsigned k = 0; k < NSEARCH; k++) {
+		double be = cur->err;
+
+		for (unsigned j = 0; j < n; j++)
+			if (fs->which[j] == k && fs->err[j] >= 0 && fs->err[j] < be - 1e-4) {
+				be = fs->err[j];
+				param_set_u(&next, search_ids[k], fs->val[j]);
+			}
+	}
+	for (unsigned j = 0; j < n; j++)
+		if (fs->err[j] >= 0 && fs->err[j] < cur->err - 1e-9) {
+			cur->p = fs->cands[j].p;
+			cur->err = fs->err[j];
+		}
+	if (fit_combined(cl, &next, cur, fr, fs) != 0)
+		return -1;
+	return cur->err > before - 1e-4 ? 1 : 0;
+}
+
+static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_base,
+                  struct fit_result *fr)
+{
+	static struct cand cands[RFW_CC_MAX_MODELS];
+	struct fit_search fs = {.cands = cands};
+
+	memset(fr, 0, sizeof(*fr));
+	fr->named_best = -1;
+	fr->closest = -1;
+	if (cl->fit_src) {
+		memcpy(fr->src, cl->fit_src, 16);
+		fr->per_host = true;
+	}
+	fit_named(cl, main_c, named_base, fr);
 	if (fr->named_best < 0)
 		return 0;
-
 	/* Coordinate search from each of the best three named profiles (a capture of a modified
 	 * profile may sit nearer another one's basin): each pass tries every value of every
 	 * searched parameter with the others held, then the combination of the per-parameter
@@ -699,20 +812,9 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 	 * configuration ever evaluated wins. */
 	fr->best.err = -1;
 	for (unsigned s = 0; s < FIT_STARTS; s++) {
-		int start = -1;
+		int start = fit_next_start(fr, s), rc;
 		struct cand cur = {0};
 
-		for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
-			bool used = false;
-
-			for (unsigned q = 0; q < s; q++)
-				used |=
-				    fr->starts[q] == (int)p ||
-				    fabs(fr->named_err[p] - fr->named_err[fr->starts[q]]) < 1e-9;
-			if (!used && fr->named_err[p] >= 0 &&
-			    (start < 0 || fr->named_err[p] < fr->named_err[start]))
-				start = (int)p;
-		}
 		/* A named profile that explains the flows already (under 0.1 % error) ends it. */
 		if (start < 0 || (s > 0 && fr->best.err < 0.001))
 			break;
@@ -725,65 +827,14 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 			fr->best_start = start;
 		}
 		for (unsigned pass = 0; pass < 3; pass++) {
-			unsigned n = 0, which[RFW_CC_MAX_MODELS];
-			uint32_t val[RFW_CC_MAX_MODELS];
-			struct dcqcn_params next = cur.p;
-			double before = cur.err;
-			char msg[128];
-
-			for (unsigned k = 0; k < NSEARCH; k++)
-				for (unsigned j = 0; j < 8; j++) {
-					uint32_t v = search_vals[k][j];
-
-					if ((v == 0 && j > 0) || n >= RFW_CC_MAX_MODELS - 1 ||
-					    v == dcqcn_param_get(&cur.p, search_ids[k]))
-						continue;
-					cands[n].p = cur.p;
-					param_set_u(&cands[n].p, search_ids[k], v);
-					if (dcqcn_prof_config(&cands[n].prof, &cands[n].p,
-					                      cl->line_mbps, msg, sizeof(msg)) < 0)
-						continue;
-					which[n] = k;
-					val[n] = v;
-					profs[n] = &cands[n].prof;
-					n++;
-				}
-			if (eval_pass(cl, profs, n, err))
+			rc = fit_pass(cl, &cur, fr, &fs);
+			if (rc < 0)
 				return -1;
-			fr->passes++;
-			for (unsigned k = 0; k < NSEARCH; k++) {
-				double be = cur.err;
-
-				for (unsigned j = 0; j < n; j++)
-					if (which[j] == k && err[j] >= 0 && err[j] < be - 1e-4) {
-						be = err[j];
-						param_set_u(&next, search_ids[k], val[j]);
-					}
-			}
-			for (unsigned j = 0; j < n; j++)
-				if (err[j] >= 0 && err[j] < cur.err - 1e-9) {
-					cur.p = cands[j].p;
-					cur.err = err[j];
-				}
-			if (memcmp(&next, &cur.p, sizeof(next)) != 0) {
-				cands[0].p = next;
-				if (dcqcn_prof_config(&cands[0].prof, &next, cl->line_mbps, msg,
-				                      sizeof(msg)) == 0) {
-					profs[0] = &cands[0].prof;
-					if (eval_pass(cl, profs, 1, err))
-						return -1;
-					fr->passes++;
-					if (err[0] >= 0 && err[0] < cur.err) {
-						cur.p = next;
-						cur.err = err[0];
-					}
-				}
-			}
 			if (cur.err < fr->best.err) {
 				fr->best = cur;
 				fr->best_start = start;
 			}
-			if (cur.err > before - 1e-4) /* converged */
+			if (rc == 1) /* converged */
 				break;
 		}
 	}
