@@ -278,6 +278,52 @@ static void progress_line(uint64_t frames, double share)
 
 #define READ_BUF (8u << 20) /* refill size of the fast reader; > RFW_PCAP_MAX_CAPLEN */
 
+/* The fast reader's file: a regular file whose first bytes are a classic pcap header of a
+ * supported link type. The descriptor; -1 not such a file (use libpcap); -2 an unsupported
+ * link type (message printed). */
+static int fast_open(const struct cli *cl, uint8_t *buf, struct rfw_capread *r, struct stat *st)
+{
+	size_t have = 0;
+	ssize_t n;
+	int fd = open(cl->file, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (have < RFW_PCAP_HDR_LEN && (n = read(fd, buf + have, READ_BUF - have)) > 0)
+		have += (size_t)n;
+	if (rfw_capread_open(r, buf, have)) {
+		close(fd);
+		return -1;
+	}
+	if (!rfw_cc_linktype_supported(r->linktype)) {
+		fprintf(stderr,
+		        PROG ": '%s': link type %d is not supported; supported: Ethernet (with "
+		             "802.1Q tags), Linux cooked v1/v2, raw IPv4/IPv6\n",
+		        cl->file, r->linktype);
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
+/* Keep the partial record, read more behind it. True at the end of the file. */
+static bool fast_refill(int fd, uint8_t *buf, struct rfw_capread *r, uint64_t *consumed)
+{
+	size_t have = r->len - r->off;
+	ssize_t n;
+
+	*consumed += r->off;
+	memmove(buf, buf + r->off, have);
+	while (have < READ_BUF && (n = read(fd, buf + have, READ_BUF - have)) > 0)
+		have += (size_t)n;
+	rfw_capread_rebase(r, buf, have);
+	return have < READ_BUF;
+}
+
 /* Classic pcap through the buffered zero-copy reader: 0 done, 1 failed (message printed), -1
  * not a classic pcap (use libpcap). */
 static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool progress,
@@ -289,35 +335,15 @@ static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, 
 	const uint8_t *data;
 	uint32_t caplen, wirelen;
 	uint64_t ts, consumed = 0;
-	size_t have = 0;
-	ssize_t n;
 	bool eof = false;
 	int fd, rc = 0;
 	double t0;
 
 	if (buf == NULL && (buf = malloc(READ_BUF)) == NULL)
 		return -1;
-	fd = open(cl->file, O_RDONLY);
+	fd = fast_open(cl, buf, &r, &st);
 	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	while (have < RFW_PCAP_HDR_LEN && (n = read(fd, buf + have, READ_BUF - have)) > 0)
-		have += (size_t)n;
-	if (rfw_capread_open(&r, buf, have)) {
-		close(fd);
-		return -1;
-	}
-	if (!rfw_cc_linktype_supported(r.linktype)) {
-		fprintf(stderr,
-		        PROG ": '%s': link type %d is not supported; supported: Ethernet (with "
-		             "802.1Q tags), Linux cooked v1/v2, raw IPv4/IPv6\n",
-		        cl->file, r.linktype);
-		close(fd);
-		return 1;
-	}
+		return fd == -2 ? 1 : -1;
 	t0 = now_s();
 	for (;;) {
 		while (ps->frames < max_frames &&
@@ -337,15 +363,7 @@ static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, 
 		}
 		if (ps->frames >= max_frames || rc == -2 || eof)
 			break;
-		/* Keep the partial record, read more behind it. */
-		consumed += r.off;
-		have = r.len - r.off;
-		memmove(buf, buf + r.off, have);
-		while (have < READ_BUF && (n = read(fd, buf + have, READ_BUF - have)) > 0)
-			have += (size_t)n;
-		if (have < READ_BUF)
-			eof = true;
-		rfw_capread_rebase(&r, buf, have);
+		eof = fast_refill(fd, buf, &r, &consumed);
 	}
 	ps->secs = now_s() - t0;
 	close(fd);
