@@ -621,16 +621,42 @@ void check_fail(const char *what, uint32_t qi, uint64_t k)
 }
 
 /* Completions of both CQs; every message is checked here. Returns messages completed. */
-static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+/* A successful send-side completion @k of QP @qi: the data where it landed (WRITE at B, READ at
+ * A), or the value an atomic add returned. */
+static void check_send_wc(const struct opts *o, struct conn *c, uint32_t qi, uint64_t k,
+                          uint32_t depth, uint32_t size, struct result *r)
+{
+	uint8_t *dst = c->dst + (k % depth) * (size_t)(o->op == OP_ATOMIC ? 8 : size);
+	uint64_t v;
+
+	if (o->corrupt_one && qi == 0 && k == corrupt_at && o->op != OP_SEND)
+		*dst ^= 1;
+	if (o->op == OP_WRITE || o->op == OP_READ) {
+		/* WRITE: the ACK means the bytes are in B's memory: check them there. */
+		if (memcmp(dst, slot_src(c, depth, size, k), size) != 0)
+			check_fail(o->op == OP_WRITE ? "WRITE data differs at the responder"
+			                             : "READ data differs at the requester",
+			           qi, k);
+		r->checked_bytes += size;
+	} else if (o->op == OP_ATOMIC) {
+		/* In-order execution on one QP: the k-th add returns k. */
+		memcpy(&v, dst, 8);
+		if (v != k)
+			check_fail("FETCH_AND_ADD returned a wrong value", qi, k);
+		r->checked_bytes += 8;
+	}
+}
+
+/* A's completions. The send completions counted. */
+static unsigned reap_a(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
 {
 	struct rfw_wc wc[32];
 	unsigned total = 0;
-	int n, i;
+	int n;
 
 	while ((n = rfw_poll_cq(A.cq, 32, wc)) > 0) {
-		for (i = 0; i < n; i++) {
+		for (int i = 0; i < n; i++) {
 			uint32_t qi = wc[i].qp_num - rfw_qp_num(conns[0].qa);
-			struct conn *c;
 			uint64_t k = wc[i].wr_id;
 
 			/* SEND latency: the pong landed at A (its data is checked by the caller).
@@ -645,78 +671,77 @@ static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct
 				check_fail("completion for an unknown QP", qi, k);
 				continue;
 			}
-			c = &conns[qi];
 			if (wc[i].status != RFW_WC_SUCCESS) {
 				check_fail(rfw_wc_status_str(wc[i].status), qi, k);
-				c->done++;
+				conns[qi].done++;
 				continue;
 			}
-			if (k != c->done)
+			if (k != conns[qi].done)
 				check_fail("completion out of order", qi, k);
-			if (o->corrupt_one && qi == 0 && k == corrupt_at && o->op != OP_SEND)
-				c->dst[(k % depth) * (size_t)(o->op == OP_ATOMIC ? 8 : size)] ^= 1;
-			if (o->op == OP_WRITE) {
-				/* The ACK means the bytes are in B's memory: check them there. */
-				if (memcmp(c->dst + (k % depth) * (size_t)size,
-				           slot_src(c, depth, size, k), size) != 0)
-					check_fail("WRITE data differs at the responder", qi, k);
-				r->checked_bytes += size;
-			} else if (o->op == OP_READ) {
-				if (memcmp(c->dst + (k % depth) * (size_t)size,
-				           slot_src(c, depth, size, k), size) != 0)
-					check_fail("READ data differs at the requester", qi, k);
-				r->checked_bytes += size;
-			} else if (o->op == OP_ATOMIC) {
-				uint64_t v;
-
-				/* In-order execution on one QP: the k-th add returns k. */
-				memcpy(&v, c->dst + (k % depth) * 8, 8);
-				if (v != k)
-					check_fail("FETCH_AND_ADD returned a wrong value", qi, k);
-				r->checked_bytes += 8;
-			}
-			c->done++;
+			check_send_wc(o, &conns[qi], qi, k, depth, size, r);
+			conns[qi].done++;
 			total++;
 		}
 	}
 	if (n < 0)
 		die("rfw_poll_cq", n);
-	if (o->op != OP_SEND)
-		return total;
+	return total;
+}
+
+/* A receive at B in @slot of QP @qi: checked, then the slot posted again. */
+static void check_recv_wc(const struct opts *o, const struct rfw_wc *wc, uint32_t qi,
+                          uint32_t depth, uint32_t size, struct result *r)
+{
+	struct conn *c = &conns[qi];
+	uint64_t slot = wc->wr_id;
+
+	if (o->corrupt_one && qi == 0 && c->recvd == corrupt_at)
+		c->dst[slot * size] ^= 1;
+	if (wc->status != RFW_WC_SUCCESS || wc->byte_len != size)
+		check_fail("receive completion error or length", qi, c->recvd);
+	else if (memcmp(c->dst + slot * size, slot_src(c, depth, size, c->recvd), size) != 0)
+		check_fail("SEND data differs at the receiver", qi, c->recvd);
+	else
+		r->checked_bytes += size;
+	c->recvd++;
+	if (post_recv_slot(c, size, slot, rfw_nic_now_ns(B.nic)) != 0)
+		check_fail("post_recv failed", qi, slot);
+	rfw_nic_qp_kick(B.nic, c->qb);
+}
+
+/* B's completions (SEND tests): receives, and the pong SENDs of SEND latency. */
+static void reap_b_recvs(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	struct rfw_wc wc[32];
+	int n;
+
 	while ((n = rfw_poll_cq(B.cq, 32, wc)) > 0) {
-		for (i = 0; i < n; i++) {
+		for (int i = 0; i < n; i++) {
 			uint32_t qi = wc[i].qp_num - rfw_qp_num(conns[0].qb);
-			struct conn *c;
-			uint64_t slot = wc[i].wr_id;
 
 			/* SEND latency: B's own pong SENDs complete here too. */
 			if (wc[i].opcode == RFW_WC_SEND) {
 				if (wc[i].status != RFW_WC_SUCCESS)
-					check_fail(rfw_wc_status_str(wc[i].status), qi, slot);
+					check_fail(rfw_wc_status_str(wc[i].status), qi,
+					           wc[i].wr_id);
 				continue;
 			}
-			last_recv_slot = slot;
+			last_recv_slot = wc[i].wr_id;
 			if (qi >= o->qps) {
-				check_fail("receive completion for an unknown QP", qi, slot);
+				check_fail("receive completion for an unknown QP", qi, wc[i].wr_id);
 				continue;
 			}
-			c = &conns[qi];
-			if (o->corrupt_one && qi == 0 && c->recvd == corrupt_at)
-				c->dst[slot * size] ^= 1;
-			if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size) {
-				check_fail("receive completion error or length", qi, c->recvd);
-			} else if (memcmp(c->dst + slot * size, slot_src(c, depth, size, c->recvd),
-			                  size) != 0) {
-				check_fail("SEND data differs at the receiver", qi, c->recvd);
-			} else {
-				r->checked_bytes += size;
-			}
-			c->recvd++;
-			if (post_recv_slot(c, size, slot, rfw_nic_now_ns(B.nic)) != 0)
-				check_fail("post_recv failed", qi, slot);
-			rfw_nic_qp_kick(B.nic, c->qb);
+			check_recv_wc(o, &wc[i], qi, depth, size, r);
 		}
 	}
+}
+
+static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	unsigned total = reap_a(o, depth, size, r);
+
+	if (o->op == OP_SEND)
+		reap_b_recvs(o, depth, size, r);
 	return total;
 }
 
@@ -1761,86 +1786,80 @@ static void client_poll(void)
 static const struct driver client_driver = {
     .post = remote_post, .poll = client_poll, .reap = client_reap};
 
+/* Latency ping-pong, client side, on QP 0 (perftest's write_lat / send_lat): half the round
+ * trip per sample. Returns the messages done; *@t_end the end. */
+static uint64_t client_pingpong(const struct opts *o, uint32_t depth, uint32_t size, uint64_t iters,
+                                uint64_t t_start, uint64_t deadline, uint64_t *lat, uint64_t *t_end,
+                                struct result *r)
+{
+	struct conn *c = &conns[0];
+	uint64_t k, done = 0;
+
+	pong_recvd = 0;
+	for (k = 0; k < iters; k++) {
+		uint64_t t0 = now_ns();
+		const uint8_t *src = slot_src(c, depth, size, k);
+
+		if (t0 >= deadline)
+			break;
+		if (o->op == OP_SEND) {
+			struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
+			                     rfw_mr_lkey(A.mr)};
+			struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
+
+			if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
+				die("post_recv (pong)", EINVAL);
+		}
+		if (remote_post(c, 0, o, depth, size, k, t0) != 0)
+			die("post_send", EINVAL);
+		rfw_nic_qp_kick(A.nic, c->qa);
+		if (o->op == OP_SEND) {
+			while (pong_recvd == k) {
+				rfw_nic_poll(A.nic);
+				client_reap(o, depth, size, r);
+				if (now_ns() - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+		} else if (!wait_for_msg(pong_buf, src, size, t0, o, depth, r, false)) {
+			fprintf(stderr, "rocefw-perf: pong %" PRIu64 " never arrived intact\n", k);
+			exit(1);
+		}
+		lat[k] = (now_ns() - t0) / 2;
+		if (memcmp(pong_buf, src, size) != 0)
+			check_fail("data differs at the requester (pong)", 0, k);
+		done++;
+		client_reap(o, depth, size, r);
+	}
+	while (c->done < done) {
+		rfw_nic_poll(A.nic);
+		client_reap(o, depth, size, r);
+		if (now_ns() - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
+			check_fail("completions missing", 0, c->done);
+			break;
+		}
+	}
+	*t_end = now_ns();
+	return done;
+}
+
 static void client_run(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
 {
 	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
 	bool timed = o->duration_s != 0;
-	uint64_t t_start, t_end, deadline, last_progress, done = 0;
+	uint64_t t_start, t_end, deadline, done;
 	uint64_t *lat = lat_alloc(o, &iters);
 
 	t_start = now_ns();
 	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
-	last_progress = t_start;
-
-	if (o->lat && (o->op == OP_WRITE || o->op == OP_SEND)) {
-		/* Ping-pong on QP 0 (perftest's write_lat / send_lat): half the round trip. */
-		struct conn *c = &conns[0];
-		uint64_t k;
-
-		pong_recvd = 0;
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns(), t1;
-			const uint8_t *src;
-
-			if (t0 >= deadline)
-				break;
-			if (o->op == OP_SEND) {
-				struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
-				                     rfw_mr_lkey(A.mr)};
-				struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1},
-				                   *badr;
-
-				if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
-					die("post_recv (pong)", EINVAL);
-			}
-			if (remote_post(c, 0, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			rfw_nic_qp_kick(A.nic, c->qa);
-			src = slot_src(c, depth, size, k);
-			if (o->op == OP_SEND) {
-				while (pong_recvd == k) {
-					rfw_nic_poll(A.nic);
-					client_reap(o, depth, size, r);
-					if (now_ns() - t0 > STALL_NS) {
-						fprintf(stderr,
-						        "rocefw-perf: pong %" PRIu64
-						        " never arrived\n",
-						        k);
-						exit(1);
-					}
-				}
-				t1 = now_ns();
-			} else {
-				if (!wait_for_msg(pong_buf, src, size, t0, o, depth, r, false)) {
-					fprintf(stderr,
-					        "rocefw-perf: pong %" PRIu64
-					        " never arrived intact\n",
-					        k);
-					exit(1);
-				}
-				t1 = now_ns();
-			}
-			if (memcmp(pong_buf, src, size) != 0)
-				check_fail("data differs at the requester (pong)", 0, k);
-			lat[k] = (t1 - t0) / 2;
-			done++;
-			client_reap(o, depth, size, r);
-		}
-		while (c->done < done) {
-			rfw_nic_poll(A.nic);
-			client_reap(o, depth, size, r);
-			if (now_ns() - last_progress >
-			    STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
-				check_fail("completions missing", 0, c->done);
-				break;
-			}
-		}
-		t_end = now_ns();
-	} else if (o->lat) {
+	if (o->lat && (o->op == OP_WRITE || o->op == OP_SEND))
+		done = client_pingpong(o, depth, size, iters, t_start, deadline, lat, &t_end, r);
+	else if (o->lat)
 		done = lat_loop(o, &client_driver, depth, size, iters, deadline, lat, &t_end, r);
-	} else {
+	else
 		done = bw_loop(o, &client_driver, depth, size, iters, t_start, deadline, &t_end, r);
-	}
 	run_figures(o, size, done, t_start, t_end, lat, r);
 }
 
@@ -1927,6 +1946,76 @@ static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, str
 		die("rfw_poll_cq", n);
 }
 
+/* WRITE latency at the server: when QP 0's slot shows ping k (its last bytes), check it whole
+ * and write it back. */
+static void server_pong(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+{
+	struct conn *c0 = &conns[0];
+	uint64_t k = c0->recvd;
+	const uint8_t *want = expect_msg(c0, o, depth, size, k);
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)c0->dst, size, rfw_mr_lkey(A.mr)};
+	struct rfw_send_wr wr = {0}, *badw;
+
+	if (!last_is(c0->dst, size, want))
+		return;
+	if (!wait_for_msg(c0->dst, want, size, now_ns(), o, depth, r, true))
+		server_fail("WRITE data differs at the responder (ping)", 0, k);
+	else
+		r->checked_bytes += size;
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = RFW_WR_RDMA_WRITE;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = peer_addr[0];
+	wr.wr.rdma.rkey = peer_rkey;
+	if (rfw_post_send(c0->qa, &wr, &badw, now_ns()) != 0)
+		server_fail("post_send (pong) failed", 0, k);
+	rfw_nic_qp_kick(A.nic, c0->qa);
+	c0->recvd++;
+}
+
+/* The client's result record, if it came: true then (*@client set). Exits when the client
+ * aborted or the connection broke. */
+static bool client_result_in(struct rfw_oob_result *client)
+{
+	struct rfw_oob_msg m;
+	char err[RFW_OOB_ERR_MAX];
+	int rc = rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err));
+
+	if (rc == -EPROTO)
+		remote_abort("bad result record from the client: %s", err);
+	if (rc < 0) {
+		fprintf(stderr,
+		        "rocefw-perf: server: connection to the client lost during the run: %s\n",
+		        rc == -EPIPE ? "closed by the client" : strerror(-rc));
+		exit(1);
+	}
+	if (rc != 1)
+		return false;
+	if (m.type == RFW_OOB_ERROR) {
+		fprintf(stderr, "rocefw-perf: server: the client aborted: %s\n", m.u.error.reason);
+		exit(1);
+	}
+	if (m.type != RFW_OOB_RESULT)
+		remote_abort("expected a result record, got %s", rfw_oob_type_name(m.type));
+	*client = m.u.result;
+	return true;
+}
+
+/* Atomics: the counters at the responder add up to the adds the client completed. */
+static void server_check_atomics(const struct opts *o, uint64_t messages)
+{
+	uint64_t sum = 0, v;
+
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
+		memcpy(&v, conns[qi].src, 8);
+		sum += v;
+	}
+	if (sum != messages)
+		server_fail("counters at the responder differ from the adds completed", 0, sum);
+}
+
 /*
  * Serve until the client's result arrives and everything it reports has been seen here.
  * WRITE latency: watch QP 0's slot for ping k (its last bytes), check it whole, write it back.
@@ -1934,93 +2023,32 @@ static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, str
 static void server_run(const struct opts *o, uint32_t depth, uint32_t size, struct result *r,
                        struct rfw_oob_result *client)
 {
-	struct rfw_oob_msg m;
-	char err[RFW_OOB_ERR_MAX];
 	bool have_client = false;
-	uint64_t t_client = 0, wait_ns = STALL_NS;
-	struct conn *c0 = &conns[0];
+	uint64_t t_client = 0;
 
 	for (;;) {
-		int rc;
-
 		rfw_nic_poll(A.nic);
 		server_reap(o, depth, size, r);
-		if (o->lat && o->op == OP_WRITE) {
-			uint64_t k = c0->recvd;
-			const uint8_t *want = expect_msg(c0, o, depth, size, k);
-
-			if (last_is(c0->dst, size, want)) {
-				struct rfw_sge sge = {(uint64_t)(uintptr_t)c0->dst, size,
-				                      rfw_mr_lkey(A.mr)};
-				struct rfw_send_wr wr = {0}, *badw;
-
-				if (!wait_for_msg(c0->dst, want, size, now_ns(), o, depth, r, true))
-					server_fail("WRITE data differs at the responder (ping)", 0,
-					            k);
-				else
-					r->checked_bytes += size;
-				wr.wr_id = k;
-				wr.sg_list = &sge;
-				wr.num_sge = 1;
-				wr.opcode = RFW_WR_RDMA_WRITE;
-				wr.send_flags = RFW_SEND_SIGNALED;
-				wr.wr.rdma.remote_addr = peer_addr[0];
-				wr.wr.rdma.rkey = peer_rkey;
-				if (rfw_post_send(c0->qa, &wr, &badw, now_ns()) != 0)
-					server_fail("post_send (pong) failed", 0, k);
-				rfw_nic_qp_kick(A.nic, c0->qa);
-				c0->recvd++;
-			}
-		}
+		if (o->lat && o->op == OP_WRITE)
+			server_pong(o, depth, size, r);
 		if (!have_client) {
-			rc = rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err));
-			if (rc == -EPROTO)
-				remote_abort("bad result record from the client: %s", err);
-			if (rc < 0) {
-				fprintf(stderr,
-				        "rocefw-perf: server: connection to the client lost during "
-				        "the run: %s\n",
-				        rc == -EPIPE ? "closed by the client" : strerror(-rc));
-				exit(1);
-			}
-			if (rc == 1) {
-				if (m.type == RFW_OOB_ERROR) {
-					fprintf(stderr,
-					        "rocefw-perf: server: the client aborted: %s\n",
-					        m.u.error.reason);
-					exit(1);
-				}
-				if (m.type != RFW_OOB_RESULT)
-					remote_abort("expected a result record, got %s",
-					             rfw_oob_type_name(m.type));
-				*client = m.u.result;
-				have_client = true;
+			have_client = client_result_in(client);
+			if (have_client)
 				t_client = now_ns();
-			}
 			continue;
 		}
 		/* The client is done: wait for what it completed to be seen here too. */
 		if (o->op == OP_READ || o->op == OP_ATOMIC || remote_recvd(o) >= client->messages)
 			break;
-		if (now_ns() - t_client > wait_ns) {
+		if (now_ns() - t_client > STALL_NS) {
 			server_fail("messages the client completed never arrived here", 0,
 			            remote_recvd(o));
 			break;
 		}
 	}
 	r->iters = o->op == OP_READ || o->op == OP_ATOMIC ? client->messages : remote_recvd(o);
-	if (o->op == OP_ATOMIC) {
-		uint64_t sum = 0, v;
-		uint32_t qi;
-
-		for (qi = 0; qi < o->qps; qi++) {
-			memcpy(&v, conns[qi].src, 8);
-			sum += v;
-		}
-		if (sum != client->messages)
-			server_fail("counters at the responder differ from the adds completed", 0,
-			            sum);
-	}
+	if (o->op == OP_ATOMIC)
+		server_check_atomics(o, client->messages);
 }
 
 /* Set up this process's port, NIC and memory; returns the tx depth. */
