@@ -5,6 +5,7 @@
  */
 #include "interop/case.h"
 #include "ctrl/rfw_num.h"
+#include "tools/common/rfw_clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -366,10 +367,7 @@ size_t ic_mem_len(const struct ic_case *c)
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rfw_mono_ns() / 1000000;
 }
 
 static int send_all(int fd, const char *buf, size_t len)

@@ -571,13 +571,8 @@ static int run_stdin(struct args *a)
 int main(int argc, char **argv)
 {
 	static struct args a = {.id = {.has_ip4 = true}, .port = RFW_OOB_PORT_DEFAULT};
-	int dd = -1, rc;
+	int dd = rfw_opt_dashdash(argc, argv), rc;
 
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
 	if (dd < 0) {
 		usage(stderr);
 		return 2;

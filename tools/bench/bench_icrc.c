@@ -19,14 +19,7 @@
 #include "wire/frame.h"
 #include "wire/ib_hdr.h"
 #include "tools/common/rfw_opt.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "tools/common/rfw_clock.h"
 
 /* Frames of @size bytes (Ethernet .. ICRC), @n of them, back to back in @buf. */
 static void make_frames(uint8_t *buf, size_t size, size_t n)
@@ -57,7 +50,7 @@ static double run(enum kind k, uint8_t *src, uint8_t *dst, size_t size, size_t n
                   uint32_t *sink)
 {
 	size_t span = size - 14 - 4; /* what the ICRC covers: IP .. byte before the ICRC */
-	double t0 = now_s(), t;
+	double t0 = rfw_mono_s(), t;
 	uint64_t bytes = 0;
 
 	do {
@@ -80,7 +73,7 @@ static double run(enum kind k, uint8_t *src, uint8_t *dst, size_t size, size_t n
 			}
 		}
 		bytes += span * n;
-		t = now_s() - t0;
+		t = rfw_mono_s() - t0;
 	} while (t < secs);
 	return (double)bytes / t / 1e9;
 }

@@ -14,16 +14,9 @@
 #include "cc/cc.h"
 #include "cc/pacer.h"
 #include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
 
 #define NFLOWS 1024 /* spread over many states so the figures are not one hot cache line */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Keep the compiler from deleting or hoisting the measured work. */
 #define BARRIER(v) __asm__ volatile("" : "+r"(v))
@@ -31,18 +24,18 @@ static uint64_t now_ns(void)
 /* Bound 1: an empty loop iteration, ns. */
 static double bench_empty(uint64_t iters)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rfw_mono_ns();
 
 	for (uint64_t i = 0; i < iters; i++)
 		BARRIER(i);
-	return (double)(now_ns() - t0) / (double)iters;
+	return (double)(rfw_mono_ns() - t0) / (double)iters;
 }
 
 /* Bound 2: one dependent 64-bit division per iteration (what a per-packet rate -> ns
  * conversion costs without a precomputed reciprocal), ns. */
 static double bench_div(uint64_t iters, uint64_t *acc)
 {
-	uint64_t x = 0xffffffffffffull, t0 = now_ns();
+	uint64_t x = 0xffffffffffffull, t0 = rfw_mono_ns();
 
 	for (uint64_t i = 0; i < iters; i++) {
 		uint64_t d = 1000 + (i & 1023);
@@ -51,19 +44,19 @@ static double bench_div(uint64_t iters, uint64_t *acc)
 		x = x / d + 0xffffffffffffull;
 	}
 	*acc += x;
-	return (double)(now_ns() - t0) / (double)iters;
+	return (double)(rfw_mono_ns() - t0) / (double)iters;
 }
 
 /* Per CNP: flow i % NFLOWS gets a CNP every NFLOWS * 2 us of virtual time, so timers (alpha,
  * monitor period, increase) fire in between as they would in a host. ns per CNP. */
 static double bench_cnp(struct dcqcn_rp *rps, uint64_t iters, uint64_t *acc)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rfw_mono_ns();
 	double ns;
 
 	for (uint64_t i = 0; i < iters; i++)
 		dcqcn_rp_on_cnp(&rps[i % NFLOWS], i * 2000);
-	ns = (double)(now_ns() - t0) / (double)iters;
+	ns = (double)(rfw_mono_ns() - t0) / (double)iters;
 	for (unsigned int i = 0; i < NFLOWS; i++)
 		*acc += dcqcn_rp_rate_kbps(&rps[i]);
 	return ns;
@@ -73,12 +66,12 @@ static double bench_cnp(struct dcqcn_rp *rps, uint64_t iters, uint64_t *acc)
  * counter events and due timers run inside, as they would. ns per packet. */
 static double bench_tx(struct dcqcn_rp *rps, uint64_t iters, uint64_t *acc)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = rfw_mono_ns();
 	double ns;
 
 	for (uint64_t i = 0; i < iters; i++)
 		dcqcn_rp_on_tx(&rps[i % NFLOWS], 4096, iters * 2000 + i * 40);
-	ns = (double)(now_ns() - t0) / (double)iters;
+	ns = (double)(rfw_mono_ns() - t0) / (double)iters;
 	for (unsigned int i = 0; i < NFLOWS; i++)
 		*acc += dcqcn_rp_rate_kbps(&rps[i]);
 	return ns;
@@ -91,10 +84,10 @@ static double bench_pace(uint64_t iters, uint64_t *acc)
 	uint64_t t0;
 
 	cc_pacer_init(&pacer, 10000);
-	t0 = now_ns();
+	t0 = rfw_mono_ns();
 	for (uint64_t i = 0; i < iters; i++)
 		*acc += cc_pacer_depart(&pacer, i * 40, 4096, 25000000 + (i & 1023));
-	return (double)(now_ns() - t0) / (double)iters;
+	return (double)(rfw_mono_ns() - t0) / (double)iters;
 }
 
 int main(int argc, char **argv)

@@ -127,3 +127,11 @@ int rfw_opt_num_getopt(const char *prog, const struct option *lo, const struct r
 		return 1;
 	return rfw_opt_num_set(prog, row, arg, conf) == 0 ? 0 : -EINVAL;
 }
+
+int rfw_opt_dashdash(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return i;
+	return -1;
+}

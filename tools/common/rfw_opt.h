@@ -36,6 +36,10 @@ uint32_t rfw_opt_u32_or_exit(const char *prog, const char *opt, const char *s, u
 double rfw_opt_double_or_exit(const char *prog, const char *opt, const char *s, double lo,
                               double hi);
 
+/* DPDK programs' "prog [EAL options] -- [options]": the index of the first "--" in @argv, or
+ * -1 when there is none. */
+int rfw_opt_dashdash(int argc, char **argv);
+
 /*
  * Numeric options as a table: each row names a long option, its type and range, and where the
  * value goes in the caller's configuration struct (offsetof). A getopt_long loop hands every

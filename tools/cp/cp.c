@@ -32,6 +32,7 @@
 #include "dataplane/rfw_port.h"
 #include "wire/ib_hdr.h"
 #include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
 
 RTE_LOG_REGISTER_SUFFIX(cp_logtype, cp, NOTICE);
 #define CP_LOG(level, fmt, ...)                                                                    \
@@ -949,7 +950,6 @@ static int ports_setup(struct rte_mempool **mp)
 /* Links up (or a warning after 10 s), --inject, then the clocks' zero. 0 or 1. */
 static int start(struct rte_mempool *mp)
 {
-	struct timespec ts;
 	unsigned i;
 
 	/* memif, tap and real NICs come up some time after start: wait (up to 10 s) so that
@@ -964,8 +964,7 @@ static int start(struct rte_mempool *mp)
 	CP_LOG(NOTICE, "%u ports, %g Gbit/s, queue %u KiB, Kmin %u KiB, Kmax %u KiB, Pmax %g",
 	       nports, conf.rate_gbps, conf.queue_kb, conf.kmin_kb, conf.kmax_kb, conf.pmax);
 	t0 = rte_rdtsc();
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t0_mono_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	t0_mono_ns = rfw_mono_ns();
 	for (i = 0; i < nports; i++)
 		cps[i].last_tsc = t0;
 	return 0;

@@ -42,6 +42,8 @@
 #include "dataplane/rfw_port.h"
 #include "tools/common/rfw_endpoint.h"
 #include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_pattern.h"
+#include "tools/common/rfw_clock.h"
 
 #define DEMO_SCHEMA     "rocefw.demo/1"
 #define DEMO_CSV_SCHEMA "rocefw.demo.flows/1"
@@ -443,18 +445,6 @@ static uint16_t cnp_rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pk
 
 /* ---- the data pattern (as rocefw-perf: two random parities, message number stamped) ---- */
 
-static void fill_random(uint8_t *p, size_t n, uint64_t seed)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (uint8_t)x;
-	}
-}
-
 static uint8_t *slot_src(const struct flow *f, uint64_t k)
 {
 	return f->src + ((((k / O.depth) & 1) * O.depth) + k % O.depth) * (size_t)O.size;
@@ -574,14 +564,6 @@ static void take_sample(uint64_t now)
 }
 
 /* ---- output ---- */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 static int write_csv(const char *path, uint64_t t0, uint64_t t0_mono)
 {
@@ -845,7 +827,7 @@ static void run(void)
 {
 	/* Each NIC's clock has its own origin: read both back to back (CNPs are logged on the
 	 * receiver's clock). */
-	uint64_t t0 = rfw_nic_clock_ns(S.nic), t0_mono = mono_ns(), now;
+	uint64_t t0 = rfw_nic_clock_ns(S.nic), t0_mono = rfw_mono_ns(), now;
 	uint64_t end = t0 + (uint64_t)O.duration_ms * 1000000;
 
 	t0_r = rfw_nic_clock_ns(R.nic);
@@ -916,7 +898,7 @@ static void flows_up(void)
 
 		f->src = S.mem + fi * src_len;
 		f->dst = R.mem + fi * dst_len;
-		fill_random(f->src, src_len, fi + 1);
+		rfw_pattern_fill(f->src, src_len, fi + 1);
 		f->qs = make_qp(&S);
 		f->qr = make_qp(&R);
 		qp_connect(&S, f->qs, &R, f->qr);
@@ -963,14 +945,9 @@ static void close_all(void)
 
 int main(int argc, char **argv)
 {
-	int dd = -1;
+	int dd = rfw_opt_dashdash(argc, argv);
 	char msg[160];
 
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
 	parse_opts(dd < 0 ? 1 : argc - dd, dd < 0 ? argv : argv + dd, &O);
 	if (dd < 0) {
 		fprintf(stderr, "rocefw-demo: missing '--' between EAL and demo options\n");

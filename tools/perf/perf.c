@@ -44,6 +44,7 @@
 #include "dataplane/rfw_port.h"
 #include "tools/common/rfw_ce.h"
 #include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_pattern.h"
 #include "tools/perf/perf.h"
 
 const char *const op_names[4] = {"write", "read", "send", "atomic"};
@@ -465,18 +466,6 @@ struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth)
  * every 256 bytes (the smallest path MTU) before posting, so that every packet of a message
  * carries bytes no earlier message left in that slot. The checker compares every byte.
  */
-void fill_random(uint8_t *p, size_t n, uint64_t seed)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (uint8_t)x;
-	}
-}
 
 static inline void stamp(uint8_t *p, uint32_t size, uint64_t k)
 {
@@ -1023,7 +1012,7 @@ static void conns_fill(const struct opts *o, uint32_t depth, uint32_t size)
 		if (o->op == OP_ATOMIC)
 			memset(c->src, 0, 8);
 		else
-			fill_random(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+			rfw_pattern_fill(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
 		memset(c->dst, 0, (o->op == OP_SEND ? 2ull : 1ull) * depth * size);
 		if (o->op == OP_SEND) {
 			for (uint64_t s = 0; s < 2ull * depth; s++)
@@ -2102,7 +2091,7 @@ static uint32_t remote_setup(const struct opts *o, uint32_t size)
 		if (o->op == OP_ATOMIC)
 			memset(c->src, 0, 8);
 		else
-			fill_random(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+			rfw_pattern_fill(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
 	}
 	pong_buf = conns[0].dst; /* latency: where the client's pong lands */
 	return depth;
@@ -2562,15 +2551,11 @@ static int run_loopback(const struct opts *o, const uint32_t *sizes, uint32_t ns
 int main(int argc, char **argv)
 {
 	struct opts o;
-	int i, dd = -1;
+	int dd;
 	uint32_t sizes[32], nsizes;
 
 	/* App options are checked before EAL starts, so a bad option costs nothing. */
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
+	dd = rfw_opt_dashdash(argc, argv);
 	if (dd < 0) {
 		fprintf(stderr, "rocefw-perf: missing '--' between EAL and test options\n");
 		usage(stderr);

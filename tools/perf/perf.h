@@ -85,8 +85,6 @@ struct result {
 /* Latency columns of @r from @n samples in ns (sorted here). */
 void lat_stats(uint64_t *lat, uint64_t n, struct result *r);
 int cmp_u64(const void *a, const void *b);
-/* @n pseudo-random bytes from @seed (xorshift): the same seed, the same bytes. */
-void fill_random(uint8_t *p, size_t n, uint64_t seed);
 
 /* The checker's verdict: the first failed check (text, also sent to a peer) and whether any
  * failed. check_fail() records one (the first five also go to stderr). */

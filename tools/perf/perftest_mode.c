@@ -35,6 +35,7 @@
 #include "ctrl/rfw_oob.h"
 #include "ctrl/perftest_oob.h"
 #include "tools/perf/perf.h"
+#include "tools/common/rfw_pattern.h"
 
 /*
  * The version this side announces: perftest 4.5-0.17 calls itself 6.06. It decides the peer's
@@ -350,13 +351,13 @@ static void pt_memory(void)
 		q->ref = q->remote + half;
 		q->land = q->ref + half;
 		q->ref_set = q->land + area;
-		fill_random(q->src, half, rte_rand());
+		rfw_pattern_fill(q->src, half, rte_rand());
 		/* Atomics land on zeroes (the server's sum check), READs read random bytes;
 		 * write_lat: both buffers zero but for the last byte (perftest's ping-pong). */
 		if (pt.lat)
 			memset(q->src, 0, half);
 		else if (pt.op != OP_ATOMIC)
-			fill_random(q->remote, half, rte_rand());
+			rfw_pattern_fill(q->remote, half, rte_rand());
 		if (pt.op == OP_ATOMIC && pt.client) {
 			q->fetched = calloc(pt.nslots, sizeof(uint64_t));
 			if (q->fetched == NULL)

@@ -28,6 +28,7 @@
 #include "wire/frame.h"
 #include "ctrl/rfw_num.h"
 #include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
 
 #define PROG          "rocefw-replay cc"
 #define MAX_CSV_FLOWS 64
@@ -185,14 +186,6 @@ struct pass {
 	char err[PCAP_ERRBUF_SIZE + 64];
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Open @file; 0, or 1 with a message already printed. */
 static int open_capture(const char *file, pcap_t **out, int *lt)
 {
@@ -344,7 +337,7 @@ static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, 
 	fd = fast_open(cl, buf, &r, &st);
 	if (fd < 0)
 		return fd == -2 ? 1 : -1;
-	t0 = now_s();
+	t0 = rfw_mono_s();
 	for (;;) {
 		while (ps->frames < max_frames &&
 		       (rc = rfw_capread_next(&r, &data, &caplen, &wirelen, &ts)) == 1) {
@@ -365,7 +358,7 @@ static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, 
 			break;
 		eof = fast_refill(fd, buf, &r, &consumed);
 	}
-	ps->secs = now_s() - t0;
+	ps->secs = rfw_mono_s() - t0;
 	close(fd);
 	if (progress) {
 		progress_line(ps->frames, 1.0);
@@ -416,7 +409,7 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 		if (stat(cl->file, &st) == 0)
 			size = st.st_size;
 	}
-	t0 = now_s();
+	t0 = rfw_mono_s();
 	while (ps->frames < max_frames && (rc = pcap_next_ex(pc, &h, &data)) == 1) {
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
 
@@ -432,7 +425,7 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 		if (++ps->frames % (1u << 20) == 0 && size > 0)
 			progress_line(ps->frames, (double)ftell(pf) / (double)size);
 	}
-	ps->secs = now_s() - t0;
+	ps->secs = rfw_mono_s() - t0;
 	if (size > 0)
 		fprintf(stderr, "\r" PROG ": 100%%  %" PRIu64 " frames\n", ps->frames);
 	if (ps->frames < max_frames && rc == PCAP_ERROR) {

@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 #include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
 
 #define PROG "rocefw-stat"
 
@@ -655,22 +656,6 @@ static void print_csv(json_t *proc, bool all)
 	flat_free(&f);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Reads every live process; a process whose socket fails is marked gone (reported once). */
 static json_t *sample(struct proc *ps, unsigned n, int *err)
 {
@@ -720,7 +705,7 @@ static void print_rates(const struct stat_opts *opt, json_t *before, json_t *now
 	if (opt->fmt == FMT_JSON) {
 		out = json_object();
 		json_object_set_new(out, "schema", json_string(STAT_RATES_SCHEMA));
-		json_object_set_new(out, "time_ns", json_integer(realtime_ns()));
+		json_object_set_new(out, "time_ns", json_integer(rfw_real_ns()));
 		json_object_set_new(out, "interval_s", json_real(dt));
 		plist = json_array();
 	}
@@ -797,7 +782,7 @@ static int one_shot(const struct stat_opts *opt, struct proc *ps, unsigned n)
 		json_t *o = json_object();
 
 		json_object_set_new(o, "schema", json_string(STAT_SCHEMA));
-		json_object_set_new(o, "time_ns", json_integer(realtime_ns()));
+		json_object_set_new(o, "time_ns", json_integer(rfw_real_ns()));
 		json_object_set_new(o, "processes", arr);
 		json_dumpf(o, stdout, JSON_INDENT(1));
 		printf("\n");
@@ -820,7 +805,7 @@ static int one_shot(const struct stat_opts *opt, struct proc *ps, unsigned n)
 static int watch(const struct stat_opts *opt, struct proc *ps, unsigned n)
 {
 	int err = 0;
-	double t0 = now_s(), t_prev = t0, t;
+	double t0 = rfw_mono_s(), t_prev = t0, t;
 	json_t *prev = sample(ps, n, &err), *cur;
 
 	if (opt->fmt == FMT_CSV)
@@ -831,7 +816,7 @@ static int watch(const struct stat_opts *opt, struct proc *ps, unsigned n)
 
 		nanosleep(&ts, NULL);
 		cur = sample(ps, n, &err);
-		t = now_s();
+		t = rfw_mono_s();
 		if (json_array_size(cur) == 0) {
 			fprintf(stderr, "rocefw-stat: no process left to read\n");
 			json_decref(cur);
