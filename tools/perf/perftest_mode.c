@@ -66,6 +66,8 @@ struct pt_qp {
 };
 
 static struct {
+	struct perf *p;   /* rocefw-perf's run (perf.c), given to perftest_run */
+	struct rfw_ep *a; /* its side: this process's NIC */
 	int fd;
 	bool client;
 	enum test_op op;
@@ -124,7 +126,7 @@ static void pt_read(void *buf, size_t n, const char *what, uint64_t timeout_ns)
 {
 	uint8_t *p = buf;
 	size_t got = 0;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(pt.p);
 
 	while (got < n) {
 		ssize_t r = recv(pt.fd, p + got, n - got, MSG_DONTWAIT);
@@ -139,10 +141,10 @@ static void pt_read(void *buf, size_t n, const char *what, uint64_t timeout_ns)
 			       what, got, n);
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			pt_die("reading %s from the perftest peer: %s", what, strerror(errno));
-		rfw_nic_poll(A.nic);
-		if (timeout_ns != 0 && now_ns() - t0 > timeout_ns)
+		rfw_nic_poll(pt.a->nic);
+		if (timeout_ns != 0 && now_ns(pt.p) - t0 > timeout_ns)
 			pt_die("no %s from the perftest peer in %.0f s (%zu of %zu bytes; %s)",
-			       what, (double)timeout_ns / 1e9, got, n, port_summary());
+			       what, (double)timeout_ns / 1e9, got, n, port_summary(pt.p));
 	}
 }
 
@@ -239,7 +241,7 @@ static uint32_t port_path_mtu(void)
 {
 	uint32_t m = 4096;
 
-	while (m > 256 && m + 60u > A.port->mtu)
+	while (m > 256 && m + 60u > pt.a->port->mtu)
 		m /= 2;
 	return m;
 }
@@ -269,7 +271,7 @@ static void pt_connect_tcp(const struct opts *o)
 	fflush(stdout);
 	/* No timeout, as perftest's server; the NIC answers ARP meanwhile. */
 	while ((pt.fd = rfw_oob_accept(lfd)) == -EAGAIN) {
-		rfw_nic_poll(A.nic);
+		rfw_nic_poll(pt.a->nic);
 		usleep(100);
 	}
 	close(lfd);
@@ -338,15 +340,15 @@ static void pt_memory(void)
 		pt.rx_slots = PT_AREA_MAX / pt.size > 2 ? PT_AREA_MAX / pt.size : 2;
 	area = (size_t)(pt.depth > pt.rx_slots ? pt.depth : pt.rx_slots) * pt.size;
 	per_qp = round_up((uint32_t)(3 * (size_t)half + area + pt.nslots), 4096);
-	A.mem_len = (size_t)pt.nq * per_qp;
-	A.mem = aligned_alloc(4096, A.mem_len);
-	if (A.mem == NULL)
+	pt.a->mem_len = (size_t)pt.nq * per_qp;
+	pt.a->mem = aligned_alloc(4096, pt.a->mem_len);
+	if (pt.a->mem == NULL)
 		die("memory", ENOMEM);
-	memset(A.mem, 0, A.mem_len);
+	memset(pt.a->mem, 0, pt.a->mem_len);
 	for (qi = 0; qi < pt.nq; qi++, off += per_qp) {
 		struct pt_qp *q = &pt.q[qi];
 
-		q->src = A.mem + off;
+		q->src = pt.a->mem + off;
 		q->remote = q->src + half;
 		q->ref = q->remote + half;
 		q->land = q->ref + half;
@@ -364,10 +366,10 @@ static void pt_memory(void)
 				die("memory", ENOMEM);
 		}
 	}
-	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len,
-	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
-	if (A.mr == NULL)
+	pt.a->mr = rfw_reg_mr(pt.a->pd, pt.a->mem, pt.a->mem_len,
+	                      RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                          RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+	if (pt.a->mr == NULL)
 		die("rfw_reg_mr", errno);
 }
 
@@ -377,18 +379,18 @@ static void pt_qps(void)
 
 	for (qi = 0; qi < pt.nq; qi++) {
 		struct pt_qp *q = &pt.q[qi];
-		q->qp = make_qp(&A, need);
+		q->qp = make_qp(pt.a, need);
 		/* perftest's pingpong_dest: LID 0 on RoCE, random 24-bit PSN, the buffer the
 		 * peer addresses, this side's RoCEv2 GID (IPv4-mapped), no SRQ. */
 		q->my = (struct rfw_pt_dest){.lid = 0,
 		                             .out_reads = RFW_MAX_RD_ATOMIC,
 		                             .qpn = rfw_qp_num(q->qp),
 		                             .psn = (uint32_t)rte_rand() & 0xffffff,
-		                             .rkey = rfw_mr_rkey(A.mr),
+		                             .rkey = rfw_mr_rkey(pt.a->mr),
 		                             .vaddr = (uint64_t)(uintptr_t)q->remote,
 		                             .has_gid = true,
 		                             .srqn = 0};
-		memcpy(q->my.gid, rfw_nic_gid(A.nic), 16);
+		memcpy(q->my.gid, rfw_nic_gid(pt.a->nic), 16);
 	}
 }
 
@@ -405,10 +407,10 @@ static void pt_qps_connect(const struct opts *o)
 			    "the peer's GID of QP %u is not one IPv4-mapped address: this mode is "
 			    "RoCEv2 over IPv4 (give perftest the IPv4 GID index with -x)",
 			    qi);
-	rc = peer_resolve(g, (uint64_t)o->oob_timeout_s * NS_PER_S, &mac);
+	rc = peer_resolve(pt.p, g, (uint64_t)o->oob_timeout_s * NS_PER_S, &mac);
 	if (rc != 0)
 		pt_die("no ARP reply from %u.%u.%u.%u: %s (%s)", g[12], g[13], g[14], g[15],
-		       strerror(-rc), port_summary());
+		       strerror(-rc), port_summary(pt.p));
 	for (qi = 0; qi < pt.nq; qi++) {
 		struct pt_qp *q = &pt.q[qi];
 		struct rfw_ep_path pp = {.mac = mac,
@@ -427,7 +429,7 @@ static void pt_qps_connect(const struct opts *o)
 		              : q->rem.out_reads < RFW_MAX_RD_ATOMIC ? q->rem.out_reads
 		                                                     : RFW_MAX_RD_ATOMIC);
 		memcpy(pp.gid, q->rem.gid, 16);
-		rc = qp_to_peer(&A, q->qp, &pp, o, &stage);
+		rc = qp_to_peer(pt.a, q->qp, &pp, o, &stage);
 		if (rc != 0)
 			pt_die("QP %u: %s: %s", qi, stage, strerror(-rc));
 	}
@@ -442,7 +444,7 @@ static uint64_t slot_off(uint64_t k)
 
 static int pt_post(struct pt_qp *q, uint64_t k)
 {
-	struct rfw_sge sge = {0, pt.size, rfw_mr_lkey(A.mr)};
+	struct rfw_sge sge = {0, pt.size, rfw_mr_lkey(pt.a->mr)};
 	struct rfw_send_wr wr = {0}, *bad;
 	uint8_t *land = q->land + (k % pt.depth) * (uint64_t)pt.size;
 
@@ -476,7 +478,7 @@ static int pt_post(struct pt_qp *q, uint64_t k)
 		wr.wr.atomic.rkey = q->rem.rkey;
 		break;
 	}
-	return rfw_post_send(q->qp, &wr, &bad, now_ns());
+	return rfw_post_send(q->qp, &wr, &bad, now_ns(pt.p));
 }
 
 /* Compare @got with the first copy of source slot @slot (taking that copy if it is the first). */
@@ -492,7 +494,7 @@ static void pt_compare(struct pt_qp *q, uint64_t slot, const uint8_t *got, uint3
 		return;
 	}
 	if (memcmp(ref, got, pt.size) != 0) {
-		check_fail("data differs from the first copy of the same source slot", qi, k);
+		check_fail(pt.p, "data differs from the first copy of the same source slot", qi, k);
 		return;
 	}
 	pt.checked_bytes += pt.size;
@@ -510,7 +512,7 @@ static int qp_index(uint32_t qpn)
 /* The requester's loop: iters messages per QP, depth outstanding, every completion checked. */
 static void pt_client_run(double *secs)
 {
-	uint64_t total = pt.iters * pt.nq, done = 0, t0 = now_ns(), last = t0;
+	uint64_t total = pt.iters * pt.nq, done = 0, t0 = now_ns(pt.p), last = t0;
 	struct rfw_wc wc[32];
 
 	while (done < total) {
@@ -531,10 +533,10 @@ static void pt_client_run(double *secs)
 			}
 			/* The doorbell: the NIC schedules the QP's new WQEs. */
 			if (any)
-				rfw_nic_qp_kick(A.nic, q->qp);
+				rfw_nic_qp_kick(pt.a->nic, q->qp);
 		}
-		rfw_nic_poll(A.nic);
-		int n = rfw_poll_cq(A.cq, 32, wc);
+		rfw_nic_poll(pt.a->nic);
+		int n = rfw_poll_cq(pt.a->cq, 32, wc);
 
 		for (int i = 0; i < n; i++) {
 			int qi = qp_index(wc[i].qp_num);
@@ -548,7 +550,7 @@ static void pt_client_run(double *secs)
 				pt_die("QP %d message %" PRIu64 " completed with %s", qi, k,
 				       rfw_wc_status_str(wc[i].status));
 			if (k != q->done)
-				check_fail("completion out of order", (uint32_t)qi, k);
+				check_fail(pt.p, "completion out of order", (uint32_t)qi, k);
 			if (pt.op == OP_READ)
 				pt_compare(q, k % pt.nslots,
 				           q->land + (k % pt.depth) * (uint64_t)pt.size,
@@ -558,7 +560,8 @@ static void pt_client_run(double *secs)
 
 				memcpy(&v, q->land + (k % pt.depth) * 8, 8);
 				if (q->ref_set[s] && v != q->fetched[s] + 1)
-					check_fail("fetch-and-add returned a value that is not the "
+					check_fail(pt.p,
+					           "fetch-and-add returned a value that is not the "
 					           "previous one plus 1",
 					           (uint32_t)qi, k);
 				else if (q->ref_set[s]) {
@@ -570,11 +573,11 @@ static void pt_client_run(double *secs)
 			}
 			q->done++;
 			done++;
-			last = now_ns();
+			last = now_ns(pt.p);
 		}
-		if (now_ns() - last > PT_STALL_NS)
+		if (now_ns(pt.p) - last > PT_STALL_NS)
 			pt_die("no completion for %.0f s (%" PRIu64 " of %" PRIu64 " done; %s)",
-			       (double)PT_STALL_NS / 1e9, done, total, port_summary());
+			       (double)PT_STALL_NS / 1e9, done, total, port_summary(pt.p));
 	}
 	*secs = (double)(last - t0) / 1e9;
 }
@@ -582,9 +585,9 @@ static void pt_client_run(double *secs)
 static void pt_post_recv(struct pt_qp *q, uint32_t qi, uint64_t slot)
 {
 	struct rfw_sge sge = {(uint64_t)(uintptr_t)(q->land + slot * pt.size), pt.size,
-	                      rfw_mr_lkey(A.mr)};
+	                      rfw_mr_lkey(pt.a->mr)};
 	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
-	int rc = rfw_post_recv(q->qp, &wr, &bad, now_ns());
+	int rc = rfw_post_recv(q->qp, &wr, &bad, now_ns(pt.p));
 
 	if (rc != 0)
 		pt_die("post_recv on QP %u: %s", qi, strerror(rc));
@@ -593,12 +596,12 @@ static void pt_post_recv(struct pt_qp *q, uint32_t qi, uint64_t slot)
 /* SEND responder: iters receives per QP, each checked, its WQE posted again. */
 static void pt_server_recv(double *secs)
 {
-	uint64_t total = pt.iters * pt.nq, done = 0, t0 = 0, last = now_ns();
+	uint64_t total = pt.iters * pt.nq, done = 0, t0 = 0, last = now_ns(pt.p);
 	struct rfw_wc wc[32];
 
 	while (done < total) {
-		rfw_nic_poll(A.nic);
-		int n = rfw_poll_cq(A.cq, 32, wc);
+		rfw_nic_poll(pt.a->nic);
+		int n = rfw_poll_cq(pt.a->cq, 32, wc);
 
 		for (int i = 0; i < n; i++) {
 			int qi = qp_index(wc[i].qp_num);
@@ -611,16 +614,16 @@ static void pt_server_recv(double *secs)
 				pt_die("QP %d receive %" PRIu64 " completed with %s", qi, q->done,
 				       rfw_wc_status_str(wc[i].status));
 			if (wc[i].byte_len != pt.size)
-				check_fail("received length differs from -s", (uint32_t)qi,
+				check_fail(pt.p, "received length differs from -s", (uint32_t)qi,
 				           q->done);
 			else
 				pt_compare(q, q->done % pt.nslots, q->land + wc[i].wr_id * pt.size,
 				           (uint32_t)qi, q->done);
 			if (t0 == 0)
-				t0 = now_ns();
+				t0 = now_ns(pt.p);
 			q->done++;
 			done++;
-			last = now_ns();
+			last = now_ns(pt.p);
 			/* Post again while fewer than iters are posted (none left over). */
 			if (q->posted < pt.iters) {
 				pt_post_recv(q, (uint32_t)qi, wc[i].wr_id);
@@ -629,9 +632,9 @@ static void pt_server_recv(double *secs)
 		}
 		/* The client may take a while to start (its handshake comes first): the stall
 		 * clock runs from the first message on. */
-		if (t0 != 0 && now_ns() - last > PT_STALL_NS)
+		if (t0 != 0 && now_ns(pt.p) - last > PT_STALL_NS)
 			pt_die("no message for %.0f s (%" PRIu64 " of %" PRIu64 " received; %s)",
-			       (double)PT_STALL_NS / 1e9, done, total, port_summary());
+			       (double)PT_STALL_NS / 1e9, done, total, port_summary(pt.p));
 	}
 	*secs = t0 ? (double)(last - t0) / 1e9 : 0;
 }
@@ -648,18 +651,18 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 	struct pt_qp *q = &pt.q[0];
 	const volatile uint8_t *poll = q->remote + pt.size - 1;
 	uint8_t *post = q->src + pt.size - 1;
-	uint64_t scnt = 0, ccnt = 0, rcnt = 0, t0 = now_ns(), prev = 0, last;
+	uint64_t scnt = 0, ccnt = 0, rcnt = 0, t0 = now_ns(pt.p), prev = 0, last;
 	struct rfw_wc wc;
 
 	while (scnt < pt.iters || ccnt < pt.iters || rcnt < pt.iters) {
 		if (rcnt < pt.iters && !(scnt < 1 && !pt.client)) {
 			rcnt++;
-			last = now_ns();
+			last = now_ns(pt.p);
 			while (*poll != (uint8_t)rcnt) {
-				rfw_nic_poll(A.nic);
-				if (now_ns() - last > PT_STALL_NS)
+				rfw_nic_poll(pt.a->nic);
+				if (now_ns(pt.p) - last > PT_STALL_NS)
 					pt_die("no WRITE %" PRIu64 " from the peer for %.0f s (%s)",
-					       rcnt, (double)PT_STALL_NS / 1e9, port_summary());
+					       rcnt, (double)PT_STALL_NS / 1e9, port_summary(pt.p));
 			}
 			if (pt.corrupt_one && rcnt == pt.iters / 2)
 				q->remote[0] ^= 1;
@@ -668,7 +671,8 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 			for (uint32_t i = 0; i + 1 < pt.size; i++)
 				zero &= q->remote[i] == 0;
 			if (!zero)
-				check_fail("a write_lat message is not zero but for its last byte",
+				check_fail(pt.p,
+				           "a write_lat message is not zero but for its last byte",
 				           0, rcnt);
 			else {
 				pt.checked_bytes += pt.size;
@@ -678,7 +682,7 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 				q->remote[0] ^= 1;
 		}
 		if (scnt < pt.iters) {
-			uint64_t t = now_ns();
+			uint64_t t = now_ns(pt.p);
 
 			if (scnt > 0)
 				half_rtt_ns[scnt - 1] = (t - prev) / 2;
@@ -688,17 +692,17 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 
 			if (rc != 0)
 				pt_die("post_send: %s", strerror(rc));
-			rfw_nic_qp_kick(A.nic, q->qp);
+			rfw_nic_qp_kick(pt.a->nic, q->qp);
 		}
 		if (ccnt < pt.iters) {
 			int n;
 
-			last = now_ns();
-			while ((n = rfw_poll_cq(A.cq, 1, &wc)) == 0) {
-				rfw_nic_poll(A.nic);
-				if (now_ns() - last > PT_STALL_NS)
+			last = now_ns(pt.p);
+			while ((n = rfw_poll_cq(pt.a->cq, 1, &wc)) == 0) {
+				rfw_nic_poll(pt.a->nic);
+				if (now_ns(pt.p) - last > PT_STALL_NS)
 					pt_die("no completion for WRITE %" PRIu64 " in %.0f s (%s)",
-					       scnt, (double)PT_STALL_NS / 1e9, port_summary());
+					       scnt, (double)PT_STALL_NS / 1e9, port_summary(pt.p));
 			}
 			if (n < 0 || wc.status != RFW_WC_SUCCESS)
 				pt_die("WRITE %" PRIu64 " completed with %s", ccnt + 1,
@@ -706,7 +710,7 @@ static void pt_lat_run(double *secs, uint64_t *half_rtt_ns)
 			ccnt++;
 		}
 	}
-	*secs = (double)(now_ns() - t0) / 1e9;
+	*secs = (double)(now_ns(pt.p) - t0) / 1e9;
 }
 
 /* Server of atomics: every executed fetch-and-add of 1 is in the sum of the slots. */
@@ -733,7 +737,7 @@ static void pt_server_atomic_check(void)
 		snprintf(m, sizeof(m),
 		         "the slots add up to %" PRIu64 " after %" PRIu64 " atomics executed", sum,
 		         executed);
-		check_fail(m, 0, executed);
+		check_fail(pt.p, m, 0, executed);
 	}
 }
 
@@ -801,8 +805,8 @@ static void pt_json(const struct opts *o, double secs, const struct pt_report *p
 	        secs > 0 ? (double)pt.size * pt.iters * pt.nq / secs / 1048576.0 : 0.0,
 	        secs > 0 ? (double)pt.iters * pt.nq / secs / 1e6 : 0.0, pt_check_what(),
 	        pt_checkable() ? "true" : "false", pt.checked_msgs, pt.checked_bytes,
-	        verified ? "true" : "false", first_err, peer->size, peer->iters, peer->bw_avg,
-	        peer->msg_rate);
+	        verified ? "true" : "false", perf_first_err(pt.p), peer->size, peer->iters,
+	        peer->bw_avg, peer->msg_rate);
 	fprintf(f, ", \"regions\": [");
 	for (uint32_t qi = 0; qi < pt.nq; qi++)
 		fprintf(f,
@@ -914,10 +918,10 @@ static void pt_rounds_after(struct pt_report *mine, struct pt_report *peer, doub
 static void pt_hangup(void)
 {
 	size_t got = 0;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(pt.p);
 	char done_s[RFW_PT_DONE_LEN], more[64];
 
-	while (!pt.lat && got < sizeof(done_s) && now_ns() - t0 < 2 * NS_PER_S) {
+	while (!pt.lat && got < sizeof(done_s) && now_ns(pt.p) - t0 < 2 * NS_PER_S) {
 		ssize_t r = recv(pt.fd, done_s + got, sizeof(done_s) - got, MSG_DONTWAIT);
 
 		if (r > 0)
@@ -925,20 +929,20 @@ static void pt_hangup(void)
 		else if (r == 0)
 			break;
 		else
-			rfw_nic_poll(A.nic);
+			rfw_nic_poll(pt.a->nic);
 	}
 	if (!pt.client)
 		return;
 	/* until EOF (or a reset): anything else the server sends is not read */
-	t0 = now_ns();
-	while (now_ns() - t0 < 5ull * NS_PER_S) {
+	t0 = now_ns(pt.p);
+	while (now_ns(pt.p) - t0 < 5ull * NS_PER_S) {
 		ssize_t r = recv(pt.fd, more, sizeof(more), MSG_DONTWAIT);
 
 		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
 			break;
 		usleep(1000);
 	}
-	if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
+	if (rfw_port_peer_gone_wait(pt.a->port, 2000) != 0)
 		fprintf(stderr, "rocefw-perf: perftest client: the port did not see the "
 		                "server go within 2 s; closing anyway\n");
 }
@@ -983,21 +987,21 @@ static void pt_print_result(double secs, const struct result *lat, const struct 
 static void pt_close(void)
 {
 	for (uint32_t qi = 0; qi < pt.nq; qi++) {
-		rfw_nic_qp_detach(A.nic, pt.q[qi].qp);
+		rfw_nic_qp_detach(pt.a->nic, pt.q[qi].qp);
 		rfw_destroy_qp(pt.q[qi].qp);
 		free(pt.q[qi].fetched);
 	}
-	rfw_dereg_mr(A.mr);
-	rfw_destroy_cq(A.cq);
-	rfw_dealloc_pd(A.pd);
-	rfw_nic_destroy(A.nic);
-	rfw_port_close(A.port);
+	rfw_dereg_mr(pt.a->mr);
+	rfw_destroy_cq(pt.a->cq);
+	rfw_dealloc_pd(pt.a->pd);
+	rfw_nic_destroy(pt.a->nic);
+	rfw_port_close(pt.a->port);
 	close(pt.fd);
-	free(A.mem);
+	free(pt.a->mem);
 	rfw_eal_cleanup();
 }
 
-int perftest_run(const struct opts *o, uint32_t size)
+int perftest_run(struct perf *P, const struct opts *o, uint32_t size)
 {
 	uint64_t tmo = (uint64_t)o->oob_timeout_s * NS_PER_S;
 	struct pt_report mine = {0}, peer = {0};
@@ -1005,6 +1009,8 @@ int perftest_run(const struct opts *o, uint32_t size)
 	struct result lat = {0};
 	bool verified;
 
+	pt.p = P;
+	pt.a = perf_side_a(P);
 	pt.client = o->server != NULL;
 	pt.op = o->op;
 	pt.lat = o->lat;
@@ -1014,7 +1020,7 @@ int perftest_run(const struct opts *o, uint32_t size)
 	pt.depth = pt.lat ? 1 : o->depth ? o->depth : 128;
 	pt.nq = o->qps;
 	pt.corrupt_one = o->corrupt_one;
-	open_port(o);
+	open_port(pt.p, o);
 	pt_connect_tcp(o);
 	pt_negotiate(o, tmo);
 	pt_memory();
@@ -1026,14 +1032,15 @@ int perftest_run(const struct opts *o, uint32_t size)
 	pt_hangup();
 	if (pt.op == OP_ATOMIC && !pt.client)
 		pt_server_atomic_check();
-	if (pt_checkable() && pt.checked_msgs == 0 && !failed)
-		check_fail("nothing was compared (too few messages for a second copy of a slot)", 0,
+	if (pt_checkable() && pt.checked_msgs == 0 && !perf_failed(pt.p))
+		check_fail(pt.p,
+		           "nothing was compared (too few messages for a second copy of a slot)", 0,
 		           0);
-	verified = !failed;
+	verified = !perf_failed(pt.p);
 	pt_print_result(secs, &lat, &mine, &peer, verified);
-	if (failed)
+	if (perf_failed(pt.p))
 		fprintf(stderr, "rocefw-perf: perftest %s: check failed: %s\n",
-		        pt.client ? "client" : "server", first_err);
+		        pt.client ? "client" : "server", perf_first_err(pt.p));
 	if (o->dump != NULL && pt_dump(o->dump) != 0) {
 		fprintf(stderr, "rocefw-perf: --perftest-dump %s: cannot write it\n", o->dump);
 		verified = false;
