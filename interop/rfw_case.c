@@ -51,8 +51,6 @@ struct rside {
 	uint32_t ip4;
 };
 
-static struct rside R;
-
 static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_oob_conn *mine)
 {
 	struct rside *r = ctx;
@@ -324,11 +322,12 @@ static void json_result(const char *who, const struct rfw_oob_result *r, bool ha
 }
 
 /* Connect to the peer, run @c, print the result line; 0 on pass, 1 otherwise. */
-static int run_one(const struct ic_case *c, const char *peer, unsigned port, bool json)
+static int run_one(struct rside *r, const struct ic_case *c, const char *peer, unsigned port,
+                   bool json)
 {
 	static struct ic_conn cn;
 	struct ic_backend b = {
-	    .ctx = &R,
+	    .ctx = r,
 	    .open = r_open,
 	    .connect = r_connect,
 	    .post_send = r_post_send,
@@ -346,8 +345,8 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 
 	/* counters are the device's since start: report this case's share */
 	for (i = 0; i < RFW_NIC_CTR__COUNT; i++)
-		nic0[i] = rfw_nic_ctr(R.nic, (enum rfw_nic_ctr)i);
-	rfw_dev_counters(rfw_nic_dev(R.nic), dev0);
+		nic0[i] = rfw_nic_ctr(r->nic, (enum rfw_nic_ctr)i);
+	rfw_dev_counters(rfw_nic_dev(r->nic), dev0);
 	/* the peer's TCP port, the NIC polled meanwhile (ARP from the guest) */
 	fd = rfw_oob_connect(peer, (uint16_t)port, 10000);
 	if (fd < 0) {
@@ -364,7 +363,7 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 	}
 	rc = ic_run(c, true, &cn, &b, &out);
 	close(fd);
-	rfw_dev_counters(rfw_nic_dev(R.nic), dev_ctr);
+	rfw_dev_counters(rfw_nic_dev(r->nic), dev_ctr);
 	if (json) {
 		printf("{\"schema\": \"rocefw.interop.case/1\", \"name\": ");
 		json_str(c->name);
@@ -379,7 +378,7 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 		for (i = 0; i < RFW_NIC_CTR__COUNT; i++)
 			printf("%s\"nic_%s\": %" PRIu64, i ? ", " : "",
 			       rfw_nic_ctr_name((enum rfw_nic_ctr)i),
-			       rfw_nic_ctr(R.nic, (enum rfw_nic_ctr)i) - nic0[i]);
+			       rfw_nic_ctr(r->nic, (enum rfw_nic_ctr)i) - nic0[i]);
 		for (i = 0; i < RFW_CNT__COUNT; i++)
 			if (dev_ctr[i] != dev0[i])
 				printf(", \"%s\": %" PRIu64, rfw_counter_name((enum rfw_counter)i),
@@ -400,6 +399,7 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 
 /* The command line. */
 struct args {
+	struct rside side; /* the rocefw side of every case */
 	struct ic_case c;
 	struct rfw_identity id;
 	const char *peer, *if_mtu;
@@ -419,7 +419,7 @@ static int case_opt(struct args *a, int opt, const char *arg)
 			return 2;
 		}
 		a->id.ip4 = ntohl(ia.s_addr);
-		R.ip4 = a->id.ip4;
+		a->side.ip4 = a->id.ip4;
 		return 0;
 	case 'p':
 		a->peer = arg;
@@ -482,7 +482,7 @@ static int case_parse(int argc, char **argv, struct args *a)
 
 /* The first DPDK port with an mbuf pool for whole 8 KiB frames, --if-mtu, the NIC, link up.
  * 0, or 1 after saying what failed. */
-static int nic_up(const struct args *a)
+static int nic_up(struct args *a)
 {
 	struct rfw_port_conf pc = {.nb_mbufs = 4096, .promisc = true};
 	/*
@@ -512,8 +512,8 @@ static int nic_up(const struct args *a)
 		fprintf(stderr, "rocefw-interop-case: mbuf pool: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	R.port = rfw_port_setup(pid, &pc, &a->id);
-	if (R.port == NULL) {
+	a->side.port = rfw_port_setup(pid, &pc, &a->id);
+	if (a->side.port == NULL) {
 		fprintf(stderr, "rocefw-interop-case: rfw_port_setup: %s\n",
 		        rte_strerror(rte_errno));
 		return 1;
@@ -522,14 +522,14 @@ static int nic_up(const struct args *a)
 		fprintf(stderr, "rocefw-interop-case: --if-mtu %s: %s\n", a->if_mtu, strerror(-rc));
 		return 1;
 	}
-	R.nic = rfw_nic_create(R.port->q[0], &nc);
-	if (R.nic == NULL) {
+	a->side.nic = rfw_nic_create(a->side.port->q[0], &nc);
+	if (a->side.nic == NULL) {
 		fprintf(stderr, "rocefw-interop-case: rfw_nic_create: %s\n",
 		        rte_strerror(rte_errno));
 		return 1;
 	}
-	if (rfw_port_link_wait(R.port, 5000) != 0) {
-		fprintf(stderr, "rocefw-interop-case: link of %s down\n", R.port->name);
+	if (rfw_port_link_wait(a->side.port, 5000) != 0) {
+		fprintf(stderr, "rocefw-interop-case: link of %s down\n", a->side.port->name);
 		return 1;
 	}
 	return 0;
@@ -561,7 +561,7 @@ static int run_stdin(struct args *a)
 			rc = 1;
 			continue;
 		}
-		if (run_one(&a->c, a->peer, a->port, a->json) != 0)
+		if (run_one(&a->side, &a->c, a->peer, a->port, a->json) != 0)
 			rc = 1;
 		fflush(stdout);
 	}
@@ -582,9 +582,9 @@ int main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (rfw_eal_init(dd, argv) < 0 || nic_up(&a) != 0)
 		return 1;
-	rc = a.from_stdin ? run_stdin(&a) : run_one(&a.c, a.peer, a.port, a.json);
-	rfw_nic_destroy(R.nic);
-	rfw_port_close(R.port);
+	rc = a.from_stdin ? run_stdin(&a) : run_one(&a.side, &a.c, a.peer, a.port, a.json);
+	rfw_nic_destroy(a.side.nic);
+	rfw_port_close(a.side.port);
 	rfw_eal_cleanup();
 	return rc;
 }
