@@ -114,13 +114,23 @@ static void test_table(void **state)
 	assert_int_equal(c.c, 7);
 }
 
+static void test_dashdash(void **state)
+{
+	char a0[] = "prog", a1[] = "--no-huge", a2[] = "--", a3[] = "--size", a4[] = "--";
+	char *with[] = {a0, a1, a2, a3, a4}, *without[] = {a0, a1, a3};
+
+	(void)state;
+	assert_int_equal(rfw_opt_dashdash(5, with), 2); /* the first one */
+	assert_int_equal(rfw_opt_dashdash(3, without), -1);
+	assert_int_equal(rfw_opt_dashdash(1, with), -1); /* argv[0] is never it */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_u64_accepts),
-	    cmocka_unit_test(test_u64_refuses),
-	    cmocka_unit_test(test_double),
-	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_u64_accepts), cmocka_unit_test(test_u64_refuses),
+	    cmocka_unit_test(test_double),      cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_dashdash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
