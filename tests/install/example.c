@@ -106,12 +106,16 @@ static int to_rts(struct rfw_qp *qp, uint32_t dqpn)
 	return rfw_qp_state(qp) == RFW_QPS_RTS ? 0 : -1;
 }
 
+/* Two devices with one RC QP each, connected to each other, then everything destroyed. */
 static int transport_pair(void)
 {
 	static const struct rfw_io_ops ops = {.tx_alloc = no_buf, .tx_send = no_send};
 	struct rfw_qp_init_attr ia = {.sq_sig_all = true};
-	struct rfw_dev *dev[2];
-	struct rfw_qp *qp[2];
+	struct rfw_dev *dev[2] = {NULL, NULL};
+	struct rfw_pd *pd[2] = {NULL, NULL};
+	struct rfw_cq *cq[2] = {NULL, NULL};
+	struct rfw_qp *qp[2] = {NULL, NULL};
+	int rc = -1;
 
 	ia.cap.max_send_wr = 16;
 	ia.cap.max_recv_wr = 16;
@@ -121,17 +125,27 @@ static int transport_pair(void)
 		struct rfw_dev_attr da = {.qpn_base = 17 + 100 * (uint32_t)i};
 
 		dev[i] = rfw_dev_create(&da, &ops, NULL);
-		if (dev[i] == NULL)
-			return -1;
-		ia.send_cq = ia.recv_cq = rfw_create_cq(dev[i], 64);
-		qp[i] = ia.send_cq ? rfw_create_qp(rfw_alloc_pd(dev[i]), &ia) : NULL;
-		if (qp[i] == NULL)
-			return -1;
+		pd[i] = dev[i] ? rfw_alloc_pd(dev[i]) : NULL;
+		cq[i] = pd[i] ? rfw_create_cq(dev[i], 64) : NULL;
+		ia.send_cq = ia.recv_cq = cq[i];
+		qp[i] = cq[i] ? rfw_create_qp(pd[i], &ia) : NULL;
 	}
-	if (to_rts(qp[0], rfw_qp_num(qp[1])) != 0 || to_rts(qp[1], rfw_qp_num(qp[0])) != 0)
-		return -1;
-	printf("transport: QP %u <-> QP %u in RTS\n", rfw_qp_num(qp[0]), rfw_qp_num(qp[1]));
-	return 0;
+	if (qp[0] && qp[1] && to_rts(qp[0], rfw_qp_num(qp[1])) == 0 &&
+	    to_rts(qp[1], rfw_qp_num(qp[0])) == 0) {
+		printf("transport: QP %u <-> QP %u in RTS\n", rfw_qp_num(qp[0]), rfw_qp_num(qp[1]));
+		rc = 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (qp[i])
+			rfw_destroy_qp(qp[i]);
+		if (cq[i])
+			rfw_destroy_cq(cq[i]);
+		if (pd[i])
+			rfw_dealloc_pd(pd[i]);
+		if (dev[i])
+			rfw_dev_destroy(dev[i]);
+	}
+	return rc;
 }
 
 int main(void)

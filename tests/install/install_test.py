@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """meson install, then a program outside the tree built against the result with pkg-config.
 
-usage: install_test.py MESON BUILD_DIR EXAMPLE_C CC
+usage: install_test.py MESON BUILD_DIR EXAMPLE_C CC [B_SANITIZE]
 
 Installs the build into a temporary DESTDIR and checks: the tools, librocefw.so and .a, one
 header directory per layer under include/rocefw/ and rocefw.pc are there; every installed
@@ -88,6 +88,7 @@ def build_and_run(cc, example, cflags, libs, out, env, what):
 
 def main():
     meson, build, example, cc = sys.argv[1:5]
+    sanitize = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] not in ("", "none") else None
     with tempfile.TemporaryDirectory() as dest:
         r = run([meson, "install", "-C", build, "--no-rebuild", "--destdir", dest, "--quiet"])
         check(r.returncode == 0, f"meson install --destdir: {r.stderr.strip()[-600:]}")
@@ -108,6 +109,8 @@ def main():
                   f"include/rocefw/{layer}/ installed")
         env = dict(os.environ, PKG_CONFIG_PATH=relocate_pc(pcs[0], dest))
         cflags = pkg(env, "--cflags")
+        if sanitize:
+            cflags.append("-fsanitize=" + sanitize)
         has_dpdk = os.path.isdir(os.path.join(prefix, "rocefw", "dataplane"))
         if has_dpdk:
             cflags.append("-DROCEFW_EXAMPLE_DPDK")
