@@ -5,6 +5,7 @@
  * this file alone.
  */
 #include "ctrl/rfw_oob.h"
+#include "ctrl/rfw_num.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -242,26 +243,12 @@ static int fail(struct dec *d, const char *field, const char *fmt, ...)
 	return -EPROTO;
 }
 
-/* Unsigned integer, decimal or 0x-hex, nothing else (no sign, no spaces). */
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10);
-	if (errno != 0 || *end != '\0' || end == s)
-		return -1;
-	if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) && s[2] == '\0')
-		return -1;
-	return 0;
-}
-
 static int num(struct dec *d, const char *field, const char *s, uint64_t lo, uint64_t hi,
                uint64_t *v)
 {
-	if (parse_u64(s, v) != 0)
+	int rc = rfw_num_u64(s, 0, UINT64_MAX, v);
+
+	if (rc != 0)
 		return fail(d, field, "'%.40s' is not an unsigned integer", s);
 	if (*v < lo || *v > hi)
 		return fail(d, field, "%" PRIu64 " is out of range %" PRIu64 "..%" PRIu64, *v, lo,
@@ -386,67 +373,81 @@ static const char *const conn_keys[K__COUNT] = {
     "depth", "qps",  "gid",       "ip",  "mac",  "rkey",  "qp",
 };
 
-static int conn_field(struct dec *d, struct rfw_oob_conn *c, unsigned k, char *val, unsigned *nqp)
+/* A number field in [@lo, @hi] into a uint32_t. */
+static int num32(struct dec *d, const char *field, const char *s, uint64_t lo, uint64_t hi,
+                 uint32_t *out)
 {
 	uint64_t v;
+
+	if (num(d, field, s, lo, hi, &v) != 0)
+		return -EPROTO;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* gid: 32 hex digits. */
+static int parse_gid(struct dec *d, const char *val, uint8_t gid[16])
+{
+	if (strlen(val) != 32)
+		return fail(d, "gid", "expected 32 hex digits, got %zu characters", strlen(val));
+	for (int i = 0; i < 16; i++) {
+		int h = hexval(val[2 * i]), l = hexval(val[2 * i + 1]);
+
+		if (h < 0 || l < 0)
+			return fail(d, "gid", "'%c%c' is not a hex byte", val[2 * i],
+			            val[2 * i + 1]);
+		gid[i] = (uint8_t)(h << 4 | l);
+	}
+	return 0;
+}
+
+/* test, kind, transport: names from their tables. */
+static int conn_word(struct dec *d, struct rfw_oob_conn *c, enum conn_key k, const char *val)
+{
 	int i;
 
-	switch ((enum conn_key)k) {
-	case K_TEST:
+	if (k == K_TEST) {
 		if ((i = rfw_oob_test_lookup(val)) < 0)
 			return fail(d, "test", "'%.40s' is not write, read, send or atomic", val);
 		c->test = (enum rfw_oob_test)i;
-		return 0;
-	case K_KIND:
+	} else if (k == K_KIND) {
 		if ((i = rfw_oob_kind_lookup(val)) < 0)
 			return fail(d, "kind", "'%.40s' is not bw or lat", val);
 		c->kind = (enum rfw_oob_kind)i;
-		return 0;
-	case K_TRANSPORT:
+	} else {
 		if ((i = rfw_oob_transport_lookup(val)) < 0)
 			return fail(d, "transport", "'%.40s' is not gbn or sr", val);
 		c->transport = (enum rfw_oob_transport)i;
-		return 0;
+	}
+	return 0;
+}
+
+static int conn_field(struct dec *d, struct rfw_oob_conn *c, unsigned k, char *val, unsigned *nqp)
+{
+	uint64_t v;
+
+	switch ((enum conn_key)k) {
+	case K_TEST:
+	case K_KIND:
+	case K_TRANSPORT:
+		return conn_word(d, c, (enum conn_key)k, val);
 	case K_MTU:
-		if (parse_u64(val, &v) != 0 || !mtu_ok(v))
+		if (rfw_num_u64(val, 0, UINT64_MAX, &v) != 0 || !mtu_ok(v))
 			return fail(d, "mtu", "'%.40s' is not 256, 512, 1024, 2048 or 4096", val);
 		c->mtu = (uint32_t)v;
 		return 0;
 	case K_SIZE:
-		if (num(d, "size", val, 1, SIZE_MAX_MSG, &v) != 0)
-			return -EPROTO;
-		c->size = (uint32_t)v;
-		return 0;
+		return num32(d, "size", val, 1, SIZE_MAX_MSG, &c->size);
 	case K_ITERS:
 		return num(d, "iters", val, 0, ITERS_MAX, &c->iters);
 	case K_DURATION:
-		if (num(d, "duration", val, 0, DURATION_MAX, &v) != 0)
-			return -EPROTO;
-		c->duration_s = (uint32_t)v;
-		return 0;
+		return num32(d, "duration", val, 0, DURATION_MAX, &c->duration_s);
 	case K_DEPTH:
-		if (num(d, "depth", val, 1, DEPTH_MAX, &v) != 0)
-			return -EPROTO;
-		c->depth = (uint32_t)v;
-		return 0;
+		return num32(d, "depth", val, 1, DEPTH_MAX, &c->depth);
 	case K_QPS:
-		if (num(d, "qps", val, 1, RFW_OOB_MAX_QPS, &v) != 0)
-			return -EPROTO;
-		c->qps = (uint32_t)v;
-		return 0;
+		return num32(d, "qps", val, 1, RFW_OOB_MAX_QPS, &c->qps);
 	case K_GID:
-		if (strlen(val) != 32)
-			return fail(d, "gid", "expected 32 hex digits, got %zu characters",
-			            strlen(val));
-		for (i = 0; i < 16; i++) {
-			int h = hexval(val[2 * i]), l = hexval(val[2 * i + 1]);
-
-			if (h < 0 || l < 0)
-				return fail(d, "gid", "'%c%c' is not a hex byte", val[2 * i],
-				            val[2 * i + 1]);
-			c->gid[i] = (uint8_t)(h << 4 | l);
-		}
-		return 0;
+		return parse_gid(d, val, c->gid);
 	case K_IP:
 		if (parse_ip4(val, &c->ip4) != 0)
 			return fail(d, "ip", "'%.40s' is not a dotted IPv4 address", val);
@@ -457,10 +458,7 @@ static int conn_field(struct dec *d, struct rfw_oob_conn *c, unsigned k, char *v
 		c->has_mac = true;
 		return 0;
 	case K_RKEY:
-		if (num(d, "rkey", val, 0, UINT32_MAX, &v) != 0)
-			return -EPROTO;
-		c->rkey = (uint32_t)v;
-		return 0;
+		return num32(d, "rkey", val, 0, UINT32_MAX, &c->rkey);
 	case K_QP:
 		if (*nqp == RFW_OOB_MAX_QPS)
 			return fail(d, "qp", "more than %u qp lines", RFW_OOB_MAX_QPS);
@@ -497,15 +495,164 @@ static int conn_finish(struct dec *d, struct rfw_oob_conn *c, uint32_t seen, uns
 	return 0;
 }
 
+/* The next line of @buf from *@pos into @line (NUL-terminated, the newline dropped). Its length,
+ * or -EPROTO (message in @d). */
+static int next_line(struct dec *d, const char *buf, size_t len, size_t *pos,
+                     char line[RFW_OOB_LINE_MAX])
+{
+	const char *nl = memchr(buf + *pos, '\n', len - *pos);
+	size_t n = nl != NULL ? (size_t)(nl - (buf + *pos)) : len - *pos;
+
+	if (nl == NULL)
+		return fail(d, NULL, "line not terminated by a newline");
+	if (n >= RFW_OOB_LINE_MAX)
+		return fail(d, NULL, "line longer than %u bytes", RFW_OOB_LINE_MAX - 1);
+	memcpy(line, buf + *pos, n);
+	line[n] = '\0';
+	*pos += n + 1;
+	if (memchr(line, '\0', n) != NULL)
+		return fail(d, NULL, "NUL byte in line");
+	if (memchr(line, '\r', n) != NULL)
+		return fail(d, NULL, "carriage return in line (lines end in \\n only)");
+	return (int)n;
+}
+
+/* The first line, "rocefw-oob/1 TYPE" (@n bytes): the record's type into @m. */
+static int decode_schema(struct dec *d, const char *line, size_t n, struct rfw_oob_msg *m)
+{
+	size_t hdr = strlen(RFW_OOB_SCHEMA);
+	int t;
+
+	if (n < hdr + 2 || memcmp(line, RFW_OOB_SCHEMA, hdr) != 0 || line[hdr] != ' ') {
+		if (strncmp(line, "rocefw-oob/", 11) == 0)
+			return fail(d, "schema",
+			            "unsupported version '%.20s' (this side speaks %s)", line,
+			            RFW_OOB_SCHEMA);
+		return fail(d, "schema", "expected '%s TYPE'", RFW_OOB_SCHEMA);
+	}
+	t = lookup(type_names, RFW_OOB__TYPES, line + hdr + 1);
+	if (t < 0)
+		return fail(d, "schema", "unknown record type '%.20s' (conn, result, error)",
+		            line + hdr + 1);
+	m->type = (enum rfw_oob_type)t;
+	return 0;
+}
+
+/* Mark field bit @bit of @key seen; -EPROTO when it was already. */
+static int once(struct dec *d, const char *key, uint32_t *seen, uint32_t bit)
+{
+	if (*seen & bit)
+		return fail(d, key, "given twice");
+	*seen |= bit;
+	return 0;
+}
+
+/* result: messages (bit 0), checked_bytes (1), verified (2), error (3). */
+static int result_field(struct dec *d, struct rfw_oob_result *r, const char *key, const char *val,
+                        uint32_t *seen)
+{
+	uint64_t v;
+
+	if (strcmp(key, "messages") == 0)
+		return once(d, key, seen, 1) ? -EPROTO
+		                             : num(d, "messages", val, 0, UINT64_MAX, &r->messages);
+	if (strcmp(key, "checked_bytes") == 0)
+		return once(d, key, seen, 2)
+		           ? -EPROTO
+		           : num(d, "checked_bytes", val, 0, UINT64_MAX, &r->checked_bytes);
+	if (strcmp(key, "verified") == 0) {
+		if (once(d, key, seen, 4) || num(d, "verified", val, 0, 1, &v) != 0)
+			return -EPROTO;
+		r->verified = v == 1;
+		return 0;
+	}
+	if (strcmp(key, "error") == 0) {
+		if (once(d, key, seen, 8))
+			return -EPROTO;
+		if (strlen(val) >= sizeof(r->error))
+			return fail(d, "error", "longer than %u bytes", RFW_OOB_TEXT_MAX - 1);
+		strcpy(r->error, val);
+		return 0;
+	}
+	return fail(d, key, "unknown field in a result record");
+}
+
+/* error: reason (bit 0). */
+static int error_field(struct dec *d, struct rfw_oob_error *e, const char *key, const char *val,
+                       uint32_t *seen)
+{
+	if (strcmp(key, "reason") != 0)
+		return fail(d, key, "unknown field in an error record");
+	if (once(d, key, seen, 1))
+		return -EPROTO;
+	if (val[0] == '\0' || strlen(val) >= sizeof(e->reason))
+		return fail(d, "reason", "empty or longer than %u bytes", RFW_OOB_TEXT_MAX - 1);
+	strcpy(e->reason, val);
+	return 0;
+}
+
+/* One "key=value" line (@line, modified) of a record of @m's type. */
+static int decode_field(struct dec *d, char *line, struct rfw_oob_msg *m, uint32_t *seen,
+                        unsigned *nqp)
+{
+	char *eq = strchr(line, '=');
+	unsigned k;
+
+	if (eq == NULL || eq == line)
+		return fail(d, NULL, "expected key=value, got '%.40s'", line);
+	*eq = '\0';
+	switch (m->type) {
+	case RFW_OOB_CONN:
+		for (k = 0; k < K__COUNT; k++)
+			if (strcmp(line, conn_keys[k]) == 0)
+				break;
+		if (k == K__COUNT)
+			return fail(d, line, "unknown field in a conn record");
+		if (k != K_QP && once(d, line, seen, 1u << k))
+			return -EPROTO;
+		*seen |= 1u << k;
+		return conn_field(d, &m->u.conn, k, eq + 1, nqp) != 0 ? -EPROTO : 0;
+	case RFW_OOB_RESULT:
+		return result_field(d, &m->u.result, line, eq + 1, seen);
+	case RFW_OOB_ERROR:
+		return error_field(d, &m->u.error, line, eq + 1, seen);
+	default:
+		return fail(d, NULL, "internal: type %d", (int)m->type);
+	}
+}
+
+/* After "end": every required field of the record was there. */
+static int decode_finish(struct dec *d, struct rfw_oob_msg *m, uint32_t seen, unsigned nqp)
+{
+	switch (m->type) {
+	case RFW_OOB_CONN:
+		return conn_finish(d, &m->u.conn, seen, nqp);
+	case RFW_OOB_RESULT:
+		if (!(seen & 1))
+			return fail(d, "messages", "missing");
+		if (!(seen & 2))
+			return fail(d, "checked_bytes", "missing");
+		if (!(seen & 4))
+			return fail(d, "verified", "missing");
+		return 0;
+	case RFW_OOB_ERROR:
+		if (!(seen & 1))
+			return fail(d, "reason", "missing");
+		return 0;
+	default:
+		return -EPROTO;
+	}
+}
+
 int rfw_oob_decode(const char *buf, size_t len, struct rfw_oob_msg *m, char *err, size_t errlen)
 {
 	struct dec d = {.err = err, .errlen = errlen, .line = 1};
 	char line[RFW_OOB_LINE_MAX];
-	size_t pos = 0, hdr = strlen(RFW_OOB_SCHEMA);
+	size_t pos = 0;
 	uint32_t seen = 0;
 	unsigned nqp = 0;
 	bool ended = false;
-	int t;
+	int n;
 
 	if (errlen != 0)
 		err[0] = '\0';
@@ -513,114 +660,18 @@ int rfw_oob_decode(const char *buf, size_t len, struct rfw_oob_msg *m, char *err
 	if (len > RFW_OOB_RECORD_MAX)
 		return fail(&d, NULL, "record longer than %u bytes", RFW_OOB_RECORD_MAX);
 	for (d.line = 1; pos < len; d.line++) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t n = nl != NULL ? (size_t)(nl - (buf + pos)) : len - pos;
-		char *eq, *val;
-		unsigned k;
-
-		if (nl == NULL)
-			return fail(&d, NULL, "line not terminated by a newline");
-		if (ended)
+		if (memchr(buf + pos, '\n', len - pos) != NULL && ended)
 			return fail(&d, NULL, "bytes after 'end'");
-		if (n >= sizeof(line))
-			return fail(&d, NULL, "line longer than %u bytes", RFW_OOB_LINE_MAX - 1);
-		memcpy(line, buf + pos, n);
-		line[n] = '\0';
-		pos += n + 1;
-		if (memchr(line, '\0', n) != NULL)
-			return fail(&d, NULL, "NUL byte in line");
-		if (memchr(line, '\r', n) != NULL)
-			return fail(&d, NULL, "carriage return in line (lines end in \\n only)");
+		n = next_line(&d, buf, len, &pos, line);
+		if (n < 0)
+			return n;
 		if (d.line == 1) {
-			if (n < hdr + 2 || memcmp(line, RFW_OOB_SCHEMA, hdr) != 0 ||
-			    line[hdr] != ' ') {
-				if (strncmp(line, "rocefw-oob/", 11) == 0)
-					return fail(&d, "schema",
-					            "unsupported version '%.20s' (this side speaks "
-					            "%s)",
-					            line, RFW_OOB_SCHEMA);
-				return fail(&d, "schema", "expected '%s TYPE'", RFW_OOB_SCHEMA);
-			}
-			t = lookup(type_names, RFW_OOB__TYPES, line + hdr + 1);
-			if (t < 0)
-				return fail(&d, "schema",
-				            "unknown record type '%.20s' (conn, result, error)",
-				            line + hdr + 1);
-			m->type = (enum rfw_oob_type)t;
-			continue;
-		}
-		if (strcmp(line, "end") == 0) {
-			ended = true;
-			continue;
-		}
-		eq = strchr(line, '=');
-		if (eq == NULL || eq == line)
-			return fail(&d, NULL, "expected key=value, got '%.40s'", line);
-		*eq = '\0';
-		val = eq + 1;
-		switch (m->type) {
-		case RFW_OOB_CONN:
-			for (k = 0; k < K__COUNT; k++)
-				if (strcmp(line, conn_keys[k]) == 0)
-					break;
-			if (k == K__COUNT)
-				return fail(&d, line, "unknown field in a conn record");
-			if (k != K_QP && (seen & (1u << k)))
-				return fail(&d, line, "given twice");
-			seen |= 1u << k;
-			if (conn_field(&d, &m->u.conn, k, val, &nqp) != 0)
+			if (decode_schema(&d, line, (size_t)n, m) != 0)
 				return -EPROTO;
-			break;
-		case RFW_OOB_RESULT: {
-			struct rfw_oob_result *r = &m->u.result;
-			uint64_t v;
-
-			if (strcmp(line, "messages") == 0) {
-				if (seen & 1)
-					return fail(&d, line, "given twice");
-				seen |= 1;
-				if (num(&d, "messages", val, 0, UINT64_MAX, &r->messages) != 0)
-					return -EPROTO;
-			} else if (strcmp(line, "checked_bytes") == 0) {
-				if (seen & 2)
-					return fail(&d, line, "given twice");
-				seen |= 2;
-				if (num(&d, "checked_bytes", val, 0, UINT64_MAX,
-				        &r->checked_bytes) != 0)
-					return -EPROTO;
-			} else if (strcmp(line, "verified") == 0) {
-				if (seen & 4)
-					return fail(&d, line, "given twice");
-				seen |= 4;
-				if (num(&d, "verified", val, 0, 1, &v) != 0)
-					return -EPROTO;
-				r->verified = v == 1;
-			} else if (strcmp(line, "error") == 0) {
-				if (seen & 8)
-					return fail(&d, line, "given twice");
-				seen |= 8;
-				if (strlen(val) >= sizeof(r->error))
-					return fail(&d, "error", "longer than %u bytes",
-					            RFW_OOB_TEXT_MAX - 1);
-				strcpy(r->error, val);
-			} else {
-				return fail(&d, line, "unknown field in a result record");
-			}
-			break;
-		}
-		case RFW_OOB_ERROR:
-			if (strcmp(line, "reason") != 0)
-				return fail(&d, line, "unknown field in an error record");
-			if (seen & 1)
-				return fail(&d, line, "given twice");
-			seen |= 1;
-			if (val[0] == '\0' || strlen(val) >= sizeof(m->u.error.reason))
-				return fail(&d, "reason", "empty or longer than %u bytes",
-				            RFW_OOB_TEXT_MAX - 1);
-			strcpy(m->u.error.reason, val);
-			break;
-		default:
-			return fail(&d, NULL, "internal: type %d", (int)m->type);
+		} else if (strcmp(line, "end") == 0) {
+			ended = true;
+		} else if (decode_field(&d, line, m, &seen, &nqp) != 0) {
+			return -EPROTO;
 		}
 	}
 	if (d.line == 1)
@@ -628,24 +679,7 @@ int rfw_oob_decode(const char *buf, size_t len, struct rfw_oob_msg *m, char *err
 	if (!ended)
 		return fail(&d, NULL, "record not terminated by 'end'");
 	d.line--;
-	switch (m->type) {
-	case RFW_OOB_CONN:
-		return conn_finish(&d, &m->u.conn, seen, nqp);
-	case RFW_OOB_RESULT:
-		if (!(seen & 1))
-			return fail(&d, "messages", "missing");
-		if (!(seen & 2))
-			return fail(&d, "checked_bytes", "missing");
-		if (!(seen & 4))
-			return fail(&d, "verified", "missing");
-		return 0;
-	case RFW_OOB_ERROR:
-		if (!(seen & 1))
-			return fail(&d, "reason", "missing");
-		return 0;
-	default:
-		return -EPROTO;
-	}
+	return decode_finish(&d, m, seen, nqp);
 }
 
 int rfw_oob_conn_compare(const struct rfw_oob_conn *mine, const struct rfw_oob_conn *peer,

@@ -4,6 +4,8 @@
  * (docs/interop.md "Protocol"). No DPDK, no libibverbs: each side supplies its verbs.
  */
 #include "interop/case.h"
+#include "ctrl/rfw_num.h"
+#include "tools/common/rfw_clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -137,21 +139,6 @@ int ic_case_check(const struct ic_case *c, char *err, size_t errlen)
 	return 0;
 }
 
-static int num(const char *s, uint64_t max, uint64_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	x = strtoull(s, &end, 0);
-	if (errno != 0 || *end != '\0' || x > max)
-		return -1;
-	*v = x;
-	return 0;
-}
-
 int ic_case_set(struct ic_case *c, const char *kv, char *err, size_t errlen)
 {
 	const char *eq = strchr(kv, '=');
@@ -186,7 +173,7 @@ int ic_case_set(struct ic_case *c, const char *kv, char *err, size_t errlen)
 			c->fault = (enum ic_fault)e;
 		return 0;
 	}
-	if (num(val, UINT32_MAX, &v) != 0)
+	if (rfw_num_u64(val, 0, UINT32_MAX, &v) != 0)
 		return errf(err, errlen, "field '%s': '%s' is not a 32-bit number", key, val);
 	if (strcmp(key, "size") == 0)
 		c->size = (uint32_t)v;
@@ -380,10 +367,7 @@ size_t ic_mem_len(const struct ic_case *c)
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rfw_mono_ns() / 1000000;
 }
 
 static int send_all(int fd, const char *buf, size_t len)
@@ -700,15 +684,13 @@ static int post_receives(struct eng *e)
 	return 0;
 }
 
-static int run_requester(struct eng *e)
+/* Sources (SEND, WRITE) carry the pattern; READ/atomic destinations start poisoned. */
+static void req_fill(struct eng *e)
 {
 	const struct ic_case *c = e->c;
-	uint32_t k, slot = ic_slot(c);
-	uint64_t checked = 0;
-	int rc;
+	uint32_t slot = ic_slot(c);
 
-	/* sources (SEND, WRITE) carry the pattern; READ/atomic destinations start poisoned */
-	for (k = 0; k < c->count; k++) {
+	for (uint32_t k = 0; k < c->count; k++) {
 		uint8_t *p = e->mem + (size_t)k * slot;
 
 		if (c->op == IC_READ || c->op == IC_CAS || c->op == IC_FAA)
@@ -716,53 +698,46 @@ static int run_requester(struct eng *e)
 		else
 			ic_pattern_fill(p, c->size, c->seed, k);
 	}
-	if ((rc = pump(e, have_ready)) != 0)
-		return rc;
-	for (k = 0; k < c->count; k++) {
-		struct ic_wr w = {0};
+}
 
-		w.op = c->op;
-		w.wr_id = k;
-		w.laddr = (uint64_t)(uintptr_t)(e->mem + (size_t)k * slot);
-		w.len = c->size;
-		w.raddr = e->peer.qp[0].addr + (uint64_t)k * slot;
-		w.rkey = e->peer.rkey;
-		w.imm = ic_imm(c, k);
-		if (c->op == IC_CAS) {
-			w.compare_add = ic_atomic_init(c, k);
-			w.swap = ~ic_atomic_init(c, k);
-		} else if (c->op == IC_FAA) {
-			w.compare_add = ic_atomic_add(k);
-		}
-		if (c->fault == IC_FAULT_BAD_RKEY)
-			w.rkey = e->peer.rkey ^ 0x00ff5a00u;
-		else if (c->fault == IC_FAULT_OOB)
-			/* half the message past the MR's end; an atomic (8-byte aligned, IBA
-			 * 9.4.5) just past it */
-			w.raddr = e->peer.qp[0].addr + e->peer.qp[0].len -
-			          (is_atomic(c->op) ? 0 : (w.len > 1 ? w.len / 2 : 0));
-		rc = e->b->post_send(e->b->ctx, &w);
-		if (rc != 0)
-			return fail_local(e, rc, "post_send %u: %s", k, strerror(-rc));
+/* Work request @k of the case, with the fault (bad rkey, out of bounds) applied. */
+static void req_wr(const struct eng *e, uint32_t k, struct ic_wr *w)
+{
+	const struct ic_case *c = e->c;
+	uint32_t slot = ic_slot(c);
+
+	memset(w, 0, sizeof(*w));
+	w->op = c->op;
+	w->wr_id = k;
+	w->laddr = (uint64_t)(uintptr_t)(e->mem + (size_t)k * slot);
+	w->len = c->size;
+	w->raddr = e->peer.qp[0].addr + (uint64_t)k * slot;
+	w->rkey = e->peer.rkey;
+	w->imm = ic_imm(c, k);
+	if (c->op == IC_CAS) {
+		w->compare_add = ic_atomic_init(c, k);
+		w->swap = ~ic_atomic_init(c, k);
+	} else if (c->op == IC_FAA) {
+		w->compare_add = ic_atomic_add(k);
 	}
-	if ((rc = pump(e, sends_done)) != 0)
-		return rc;
-	e->out->mine.messages = e->send_done;
-	e->out->mine.verified = true;
-	if (c->fault != IC_FAULT_NONE) {
-		if (e->first_bad_status != IC_WC_REM_ACCESS_ERR)
-			problem(e, "%s: completion status %s, expected %s", ic_fault_name(c->fault),
-			        e->b->status_str(e->first_bad_status < 0 ? 0 : e->first_bad_status),
-			        e->b->status_str(IC_WC_REM_ACCESS_ERR));
-		return 0;
-	}
-	if (e->first_bad_status >= 0) {
-		problem(e, "send completion status %s", e->b->status_str(e->first_bad_status));
-		return 0;
-	}
-	for (k = 0; k < c->count; k++) {
+	if (c->fault == IC_FAULT_BAD_RKEY)
+		w->rkey = e->peer.rkey ^ 0x00ff5a00u;
+	else if (c->fault == IC_FAULT_OOB)
+		/* half the message past the MR's end; an atomic (8-byte aligned, IBA 9.4.5) just
+		 * past it */
+		w->raddr = e->peer.qp[0].addr + e->peer.qp[0].len -
+		           (is_atomic(c->op) ? 0 : (w->len > 1 ? w->len / 2 : 0));
+}
+
+/* What came back to the requester: READ data, atomics' original values. Bytes checked. */
+static uint64_t req_check(struct eng *e)
+{
+	const struct ic_case *c = e->c;
+	uint32_t slot = ic_slot(c);
+	uint64_t checked = 0, v;
+
+	for (uint32_t k = 0; k < c->count; k++) {
 		uint8_t *p = e->mem + (size_t)k * slot;
-		uint64_t v;
 		long at;
 
 		if (c->op == IC_READ) {
@@ -783,89 +758,138 @@ static int run_requester(struct eng *e)
 			checked += 8;
 		}
 	}
-	e->out->mine.checked_bytes = checked;
+	return checked;
+}
+
+static int run_requester(struct eng *e)
+{
+	const struct ic_case *c = e->c;
+	int rc;
+
+	req_fill(e);
+	if ((rc = pump(e, have_ready)) != 0)
+		return rc;
+	for (uint32_t k = 0; k < c->count; k++) {
+		struct ic_wr w;
+
+		req_wr(e, k, &w);
+		rc = e->b->post_send(e->b->ctx, &w);
+		if (rc != 0)
+			return fail_local(e, rc, "post_send %u: %s", k, strerror(-rc));
+	}
+	if ((rc = pump(e, sends_done)) != 0)
+		return rc;
+	e->out->mine.messages = e->send_done;
+	e->out->mine.verified = true;
+	if (c->fault != IC_FAULT_NONE) {
+		if (e->first_bad_status != IC_WC_REM_ACCESS_ERR)
+			problem(e, "%s: completion status %s, expected %s", ic_fault_name(c->fault),
+			        e->b->status_str(e->first_bad_status < 0 ? 0 : e->first_bad_status),
+			        e->b->status_str(IC_WC_REM_ACCESS_ERR));
+		return 0;
+	}
+	if (e->first_bad_status >= 0) {
+		problem(e, "send completion status %s", e->b->status_str(e->first_bad_status));
+		return 0;
+	}
+	e->out->mine.checked_bytes = req_check(e);
 	return 0;
+}
+
+/* IBA 9.9.3.1.2 class C: NAK, then the responder's QP goes to the error state and any posted
+ * receive is flushed (IBA 10.8.3.3). */
+static void resp_check_fault(struct eng *e)
+{
+	const struct ic_case *c = e->c;
+
+	if (e->b->qp_in_error(e->b->ctx) != 1)
+		problem(e, "%s: responder QP not in the error state", ic_fault_name(c->fault));
+	for (uint32_t k = 0; k < IC_COUNT_MAX; k++)
+		if (e->rwc_seen[k] && e->rwc[k].status != IC_WC_WR_FLUSH_ERR)
+			problem(e, "%s: receive %u completed with %s", ic_fault_name(c->fault), k,
+			        e->b->status_str(e->rwc[k].status));
+	e->out->mine.messages = e->recv_done;
+}
+
+/* Receive completion @k: there, successful, the size and immediate of the case. */
+static bool resp_recv_ok(struct eng *e, uint32_t k)
+{
+	const struct ic_case *c = e->c;
+	const struct ic_wc *w = &e->rwc[k];
+
+	if (!e->rwc_seen[k]) {
+		problem(e, "receive %u: no completion", k);
+		return false;
+	}
+	if (w->status != IC_WC_SUCCESS) {
+		problem(e, "receive %u: status %s", k, e->b->status_str(w->status));
+		return false;
+	}
+	if (w->byte_len != c->size) {
+		problem(e, "receive %u: byte_len %u, expected %u", k, w->byte_len, c->size);
+		return false;
+	}
+	if ((c->op != IC_SEND) != w->with_imm || (w->with_imm && w->imm != ic_imm(c, k))) {
+		problem(e, "receive %u: immediate %s0x%08x, expected %s0x%08x", k,
+		        w->with_imm ? "" : "none ", w->imm, c->op != IC_SEND ? "" : "none ",
+		        ic_imm(c, k));
+		return false;
+	}
+	return true;
+}
+
+/* Message @k in the responder's memory: written data, atomic results, READ sources intact.
+ * Adds the bytes checked to *@checked; false at the first difference. */
+static bool resp_mem_ok(struct eng *e, uint32_t k, uint64_t *checked)
+{
+	const struct ic_case *c = e->c;
+	uint8_t *p = e->mem + (size_t)k * ic_slot(c);
+	uint64_t v, want;
+	long at;
+
+	if (c->op == IC_SEND || c->op == IC_SEND_IMM || c->op == IC_WRITE ||
+	    c->op == IC_WRITE_IMM) {
+		at = ic_pattern_cmp(p, c->size, c->seed, k);
+		if (at >= 0) {
+			problem(e, "message %u: byte %ld of %u differs", k, at, c->size);
+			return false;
+		}
+		*checked += c->size;
+	} else if (c->op == IC_CAS || c->op == IC_FAA) {
+		memcpy(&v, p, 8);
+		want = c->op == IC_CAS ? ~ic_atomic_init(c, k)
+		                       : ic_atomic_init(c, k) + ic_atomic_add(k);
+		if (v != want) {
+			problem(e, "%s %u: memory holds 0x%016" PRIx64 ", expected 0x%016" PRIx64,
+			        ic_op_name(c->op), k, v, want);
+			return false;
+		}
+		*checked += 8;
+	} else if (c->op == IC_READ) {
+		at = ic_pattern_cmp(p, c->size, c->seed, k);
+		if (at >= 0) {
+			problem(e, "READ source %u changed at byte %ld", k, at);
+			return false;
+		}
+	}
+	return true;
 }
 
 static void check_responder(struct eng *e)
 {
 	const struct ic_case *c = e->c;
-	uint32_t k, slot = ic_slot(c);
 	uint64_t checked = 0;
 
 	e->out->mine.verified = true;
 	if (c->fault != IC_FAULT_NONE) {
-		/* IBA 9.9.3.1.2 class C: NAK, then the responder's QP goes to the error state and
-		 * any posted receive is flushed (IBA 10.8.3.3). */
-		uint32_t k2;
-
-		if (e->b->qp_in_error(e->b->ctx) != 1)
-			problem(e, "%s: responder QP not in the error state",
-			        ic_fault_name(c->fault));
-		for (k2 = 0; k2 < IC_COUNT_MAX; k2++)
-			if (e->rwc_seen[k2] && e->rwc[k2].status != IC_WC_WR_FLUSH_ERR)
-				problem(e, "%s: receive %u completed with %s",
-				        ic_fault_name(c->fault), k2,
-				        e->b->status_str(e->rwc[k2].status));
-		e->out->mine.messages = e->recv_done;
+		resp_check_fault(e);
 		return;
 	}
-	for (k = 0; k < c->count; k++) {
-		uint8_t *p = e->mem + (size_t)k * slot;
-		long at;
-		uint64_t v, want;
-
-		if (uses_recv(c->op)) {
-			const struct ic_wc *w = &e->rwc[k];
-
-			if (!e->rwc_seen[k]) {
-				problem(e, "receive %u: no completion", k);
-				break;
-			}
-			if (w->status != IC_WC_SUCCESS) {
-				problem(e, "receive %u: status %s", k, e->b->status_str(w->status));
-				break;
-			}
-			if (w->byte_len != c->size) {
-				problem(e, "receive %u: byte_len %u, expected %u", k, w->byte_len,
-				        c->size);
-				break;
-			}
-			if ((c->op != IC_SEND) != w->with_imm ||
-			    (w->with_imm && w->imm != ic_imm(c, k))) {
-				problem(e, "receive %u: immediate %s0x%08x, expected %s0x%08x", k,
-				        w->with_imm ? "" : "none ", w->imm,
-				        c->op != IC_SEND ? "" : "none ", ic_imm(c, k));
-				break;
-			}
-		}
-		if (c->op == IC_SEND || c->op == IC_SEND_IMM || c->op == IC_WRITE ||
-		    c->op == IC_WRITE_IMM) {
-			at = ic_pattern_cmp(p, c->size, c->seed, k);
-			if (at >= 0) {
-				problem(e, "message %u: byte %ld of %u differs", k, at, c->size);
-				break;
-			}
-			checked += c->size;
-		} else if (c->op == IC_CAS || c->op == IC_FAA) {
-			memcpy(&v, p, 8);
-			want = c->op == IC_CAS ? ~ic_atomic_init(c, k)
-			                       : ic_atomic_init(c, k) + ic_atomic_add(k);
-			if (v != want) {
-				problem(e,
-				        "%s %u: memory holds 0x%016" PRIx64
-				        ", expected 0x%016" PRIx64,
-				        ic_op_name(c->op), k, v, want);
-				break;
-			}
-			checked += 8;
-		} else if (c->op == IC_READ) {
-			at = ic_pattern_cmp(p, c->size, c->seed, k);
-			if (at >= 0) {
-				problem(e, "READ source %u changed at byte %ld", k, at);
-				break;
-			}
-		}
+	for (uint32_t k = 0; k < c->count; k++) {
+		if (uses_recv(c->op) && !resp_recv_ok(e, k))
+			break;
+		if (!resp_mem_ok(e, k, &checked))
+			break;
 	}
 	e->out->mine.messages = e->recv_done;
 	e->out->mine.checked_bytes = checked;

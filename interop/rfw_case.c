@@ -35,6 +35,8 @@
 #include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
 #include "interop/case.h"
+#include "tools/common/rfw_endpoint.h"
+#include "tools/common/rfw_opt.h"
 #include "transport/rfw_verbs.h"
 
 struct rside {
@@ -49,15 +51,11 @@ struct rside {
 	uint32_t ip4;
 };
 
-static struct rside R;
-
 static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_oob_conn *mine)
 {
 	struct rside *r = ctx;
-	struct rfw_qp_init_attr ia = {0};
-	struct rfw_qp_attr a = {0};
 	size_t len = ic_mem_len(c);
-	int rc;
+	const char *stage;
 
 	r->mem = aligned_alloc(4096, len);
 	if (r->mem == NULL)
@@ -71,22 +69,12 @@ static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_
 	              : NULL;
 	if (r->mr == NULL)
 		return errno ? -errno : -ENOMEM;
-	ia.send_cq = r->cq;
-	ia.recv_cq = r->cq;
-	ia.cap.max_send_wr = IC_COUNT_MAX;
-	ia.cap.max_recv_wr = IC_COUNT_MAX;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = true;
-	r->qp = rfw_create_qp(r->pd, &ia);
+	r->qp = rfw_ep_qp_create(r->pd, r->cq, IC_COUNT_MAX, IC_COUNT_MAX,
+	                         RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                             RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC,
+	                         &stage);
 	if (r->qp == NULL)
 		return errno ? -errno : -ENOMEM;
-	a.qp_state = RFW_QPS_INIT;
-	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-	rc = rfw_modify_qp(r->qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		return rc;
 	memcpy(mine->gid, rfw_nic_gid(r->nic), 16);
 	mine->ip4 = r->ip4;
 	mine->has_mac = true;
@@ -95,16 +83,6 @@ static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_
 	mine->qp[0].qpn = rfw_qp_num(r->qp);
 	*mem = r->mem;
 	return 0;
-}
-
-static enum rfw_mtu mtu_enum(uint32_t bytes)
-{
-	enum rfw_mtu m;
-
-	for (m = RFW_MTU_256; m < RFW_MTU_4096; m++)
-		if (rfw_mtu_to_bytes(m) == bytes)
-			break;
-	return m;
 }
 
 /* The peer's MAC: from its conn record, else by ARP with the NIC polled meanwhile. */
@@ -131,42 +109,29 @@ static int r_connect(void *ctx, const struct ic_case *c, const struct rfw_oob_co
                      bool requester)
 {
 	struct rside *r = ctx;
-	struct rfw_qp_attr a = {0};
-	struct rfw_nic_path path = {0};
+	struct rfw_ep_path p = {.mtu = rfw_ep_mtu(c->mtu),
+	                        .qpn = peer->qp[0].qpn,
+	                        .rq_psn = peer->qp[0].psn,
+	                        .sq_psn = c->psn,
+	                        .max_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                        .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                        .min_rnr_timer = IC_RNR_TIMER,
+	                        .timeout = IC_ACK_TIMEOUT,
+	                        .retry_cnt = 7,
+	                        .rnr_retry = 7,
+	                        .transport = RFW_TRANSPORT_GBN};
+	const char *stage;
 	int rc;
 
 	(void)requester;
-	rc = peer_mac(r, peer, &path.dst_mac);
+	rc = peer_mac(r, peer, &p.mac);
 	if (rc != 0)
 		return rc;
-	memcpy(path.dst_ip, peer->gid, 16);
-	rc = rfw_nic_qp_attach(r->nic, r->qp, &path);
-	if (rc != 0)
-		return rc;
-	r->attached = true;
-	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, peer->gid, 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(r->nic), 16);
-	a.path_mtu = mtu_enum(c->mtu);
-	a.dest_qp_num = peer->qp[0].qpn;
-	a.rq_psn = peer->qp[0].psn;
-	a.max_dest_rd_atomic = RFW_MAX_RD_ATOMIC;
-	a.min_rnr_timer = IC_RNR_TIMER;
-	rc = rfw_modify_qp(r->qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
-	if (rc != 0)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = c->psn;
-	a.timeout = IC_ACK_TIMEOUT;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = RFW_MAX_RD_ATOMIC;
-	return rfw_modify_qp(r->qp, &a,
-	                     RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	memcpy(p.gid, peer->gid, 16);
+	rc = rfw_ep_qp_connect(r->nic, r->qp, &p, &stage);
+	/* attached unless the attach itself failed (the QP is detached at the end of the case) */
+	r->attached = rc == 0 || strcmp(stage, "rfw_nic_qp_attach") != 0;
+	return rc;
 }
 
 static int r_post_send(void *ctx, const struct ic_wr *w)
@@ -353,11 +318,12 @@ static void json_result(const char *who, const struct rfw_oob_result *r, bool ha
 }
 
 /* Connect to the peer, run @c, print the result line; 0 on pass, 1 otherwise. */
-static int run_one(const struct ic_case *c, const char *peer, unsigned port, bool json)
+static int run_one(struct rside *r, const struct ic_case *c, const char *peer, unsigned port,
+                   bool json)
 {
 	static struct ic_conn cn;
 	struct ic_backend b = {
-	    .ctx = &R,
+	    .ctx = r,
 	    .open = r_open,
 	    .connect = r_connect,
 	    .post_send = r_post_send,
@@ -375,8 +341,8 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 
 	/* counters are the device's since start: report this case's share */
 	for (i = 0; i < RFW_NIC_CTR__COUNT; i++)
-		nic0[i] = rfw_nic_ctr(R.nic, (enum rfw_nic_ctr)i);
-	rfw_dev_counters(rfw_nic_dev(R.nic), dev0);
+		nic0[i] = rfw_nic_ctr(r->nic, (enum rfw_nic_ctr)i);
+	rfw_dev_counters(rfw_nic_dev(r->nic), dev0);
 	/* the peer's TCP port, the NIC polled meanwhile (ARP from the guest) */
 	fd = rfw_oob_connect(peer, (uint16_t)port, 10000);
 	if (fd < 0) {
@@ -393,7 +359,7 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 	}
 	rc = ic_run(c, true, &cn, &b, &out);
 	close(fd);
-	rfw_dev_counters(rfw_nic_dev(R.nic), dev_ctr);
+	rfw_dev_counters(rfw_nic_dev(r->nic), dev_ctr);
 	if (json) {
 		printf("{\"schema\": \"rocefw.interop.case/1\", \"name\": ");
 		json_str(c->name);
@@ -408,7 +374,7 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 		for (i = 0; i < RFW_NIC_CTR__COUNT; i++)
 			printf("%s\"nic_%s\": %" PRIu64, i ? ", " : "",
 			       rfw_nic_ctr_name((enum rfw_nic_ctr)i),
-			       rfw_nic_ctr(R.nic, (enum rfw_nic_ctr)i) - nic0[i]);
+			       rfw_nic_ctr(r->nic, (enum rfw_nic_ctr)i) - nic0[i]);
 		for (i = 0; i < RFW_CNT__COUNT; i++)
 			if (dev_ctr[i] != dev0[i])
 				printf(", \"%s\": %" PRIu64, rfw_counter_name((enum rfw_counter)i),
@@ -427,15 +393,94 @@ static int run_one(const struct ic_case *c, const char *peer, unsigned port, boo
 	return out.pass && rc == 0 ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct args {
+	struct rside side; /* the rocefw side of every case */
+	struct ic_case c;
+	struct rfw_identity id;
+	const char *peer, *if_mtu;
+	unsigned port;
+	bool json, from_stdin;
+};
+
+/* One option. 0: taken; 2: bad usage; -1: --help printed. */
+static int case_opt(struct args *a, int opt, const char *arg)
+{
+	struct in_addr ia;
+
+	switch (opt) {
+	case 'i':
+		if (inet_pton(AF_INET, arg, &ia) != 1) {
+			fprintf(stderr, "rocefw-interop-case: --ip: '%s' is not IPv4\n", arg);
+			return 2;
+		}
+		a->id.ip4 = ntohl(ia.s_addr);
+		a->side.ip4 = a->id.ip4;
+		return 0;
+	case 'p':
+		a->peer = arg;
+		return 0;
+	case 'P':
+		return rfw_opt_u32("rocefw-interop-case", "--port", arg, 1, 65535, &a->port) ? 2
+		                                                                             : 0;
+	case 'j':
+		a->json = true;
+		return 0;
+	case 'm':
+		a->if_mtu = arg;
+		return 0;
+	case 's':
+		a->from_stdin = true;
+		return 0;
+	case 'h':
+		usage(stdout);
+		return -1;
+	default:
+		usage(stderr);
+		return 2;
+	}
+}
+
+/* The options after "--" (@argc, @argv from there) and the case's key=value words. 0: go on;
+ * else the exit status (-1: 0). */
+static int case_parse(int argc, char **argv, struct args *a)
 {
 	static const struct option lo[] = {
 	    {"ip", required_argument, NULL, 'i'},   {"peer", required_argument, NULL, 'p'},
 	    {"port", required_argument, NULL, 'P'}, {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},       {"if-mtu", required_argument, NULL, 'm'},
 	    {"stdin", no_argument, NULL, 's'},      {NULL, 0, NULL, 0}};
+	char err[RFW_OOB_ERR_MAX];
+	int opt, rc;
+
+	ic_case_init(&a->c);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		rc = case_opt(a, opt, optarg);
+		if (rc != 0)
+			return rc;
+	}
+	for (int i = optind; i < argc; i++)
+		if (ic_case_set(&a->c, argv[i], err, sizeof(err)) != 0) {
+			fprintf(stderr, "rocefw-interop-case: %s\n", err);
+			return 2;
+		}
+	if (a->peer == NULL || a->id.ip4 == 0 || a->port == 0 || a->port > 65535) {
+		usage(stderr);
+		return 2;
+	}
+	if (ic_case_check(&a->c, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rocefw-interop-case: %s\n", err);
+		return 2;
+	}
+	return 0;
+}
+
+/* The first DPDK port with an mbuf pool for whole 8 KiB frames, --if-mtu, the NIC, link up.
+ * 0, or 1 after saying what failed. */
+static int nic_up(struct args *a)
+{
 	struct rfw_port_conf pc = {.nb_mbufs = 4096, .promisc = true};
-	struct rfw_identity id = {.has_ip4 = true};
 	/*
 	 * The transport's documented defaults, spelled out: rfw_dev_create() applies them only
 	 * when it gets no attribute struct, and rfw_nic passes its (zeroed) dev_attr, which would
@@ -443,75 +488,9 @@ int main(int argc, char **argv)
 	 */
 	struct rfw_nic_conf nc = {
 	    .dev_attr = {.ack_every = 64, .np_min_time_between_cnps_ns = 4000}};
-	struct ic_case c;
-	const char *peer = NULL, *if_mtu = NULL;
-	unsigned port = RFW_OOB_PORT_DEFAULT;
-	bool json = false, from_stdin = false;
-	char err[RFW_OOB_ERR_MAX];
-	struct in_addr ia;
 	uint16_t pid = RTE_MAX_ETHPORTS, p;
-	int i, dd = -1, opt, rc;
+	int rc;
 
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
-	if (dd < 0) {
-		usage(stderr);
-		return 2;
-	}
-	ic_case_init(&c);
-	optind = 1;
-	while ((opt = getopt_long(argc - dd, argv + dd, "", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			if (inet_pton(AF_INET, optarg, &ia) != 1) {
-				fprintf(stderr, "rocefw-interop-case: --ip: '%s' is not IPv4\n",
-				        optarg);
-				return 2;
-			}
-			id.ip4 = ntohl(ia.s_addr);
-			R.ip4 = id.ip4;
-			break;
-		case 'p':
-			peer = optarg;
-			break;
-		case 'P':
-			port = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'm':
-			if_mtu = optarg;
-			break;
-		case 's':
-			from_stdin = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	for (i = dd + optind; i < argc; i++)
-		if (ic_case_set(&c, argv[i], err, sizeof(err)) != 0) {
-			fprintf(stderr, "rocefw-interop-case: %s\n", err);
-			return 2;
-		}
-	if (peer == NULL || id.ip4 == 0 || port == 0 || port > 65535) {
-		usage(stderr);
-		return 2;
-	}
-	if (ic_case_check(&c, err, sizeof(err)) != 0) {
-		fprintf(stderr, "rocefw-interop-case: %s\n", err);
-		return 2;
-	}
-	if (rfw_eal_init(dd, argv) < 0)
-		return 1;
 	RTE_ETH_FOREACH_DEV(p)
 	{
 		pid = p;
@@ -529,62 +508,81 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-interop-case: mbuf pool: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}
-	R.port = rfw_port_setup(pid, &pc, &id);
-	if (R.port == NULL) {
+	a->side.port = rfw_port_setup(pid, &pc, &a->id);
+	if (a->side.port == NULL) {
 		fprintf(stderr, "rocefw-interop-case: rfw_port_setup: %s\n",
 		        rte_strerror(rte_errno));
 		return 1;
 	}
-	if (if_mtu != NULL && (rc = set_if_mtu(if_mtu)) != 0) {
-		fprintf(stderr, "rocefw-interop-case: --if-mtu %s: %s\n", if_mtu, strerror(-rc));
+	if (a->if_mtu != NULL && (rc = set_if_mtu(a->if_mtu)) != 0) {
+		fprintf(stderr, "rocefw-interop-case: --if-mtu %s: %s\n", a->if_mtu, strerror(-rc));
 		return 1;
 	}
 	if (rfw_nic_conf_env(&nc) != 0) /* ROCEFW_ESTATS* (docs/estats.md) */
 		return 2;
-	R.nic = rfw_nic_create(R.port->q[0], &nc);
-	if (R.nic == NULL) {
+	a->side.nic = rfw_nic_create(a->side.port->q[0], &nc);
+	if (a->side.nic == NULL) {
 		fprintf(stderr, "rocefw-interop-case: rfw_nic_create: %s\n",
 		        rte_strerror(rte_errno));
 		return 1;
 	}
-	if (rfw_port_link_wait(R.port, 5000) != 0) {
-		fprintf(stderr, "rocefw-interop-case: link of %s down\n", R.port->name);
+	if (rfw_port_link_wait(a->side.port, 5000) != 0) {
+		fprintf(stderr, "rocefw-interop-case: link of %s down\n", a->side.port->name);
 		return 1;
 	}
-	if (!from_stdin) {
-		rc = run_one(&c, peer, port, json);
-	} else {
-		/* one case per line ("key=value ..."), one result line each, until EOF */
-		char line[1024];
+	return 0;
+}
 
-		printf("ready\n");
-		fflush(stdout);
-		rc = 0;
-		while (fgets(line, sizeof(line), stdin) != NULL) {
-			char *tok, *save = NULL;
-			int bad = 0;
+/* --stdin: one case per line ("key=value ..."), one result line each, until EOF. */
+static int run_stdin(struct args *a)
+{
+	char line[1024], err[RFW_OOB_ERR_MAX];
+	int rc = 0;
 
-			ic_case_init(&c);
-			for (tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
-			     tok = strtok_r(NULL, " \t\r\n", &save))
-				if (ic_case_set(&c, tok, err, sizeof(err)) != 0)
-					bad = 1;
-			if (bad || ic_case_check(&c, err, sizeof(err)) != 0) {
-				printf("{\"schema\": \"rocefw.interop.case/1\", \"pass\": false, "
-				       "\"usage_error\": ");
-				json_str(err);
-				printf("}\n");
-				fflush(stdout);
-				rc = 1;
-				continue;
-			}
-			if (run_one(&c, peer, port, json) != 0)
-				rc = 1;
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		char *tok, *save = NULL;
+		int bad = 0;
+
+		ic_case_init(&a->c);
+		for (tok = strtok_r(line, " \t\r\n", &save); tok != NULL;
+		     tok = strtok_r(NULL, " \t\r\n", &save))
+			if (ic_case_set(&a->c, tok, err, sizeof(err)) != 0)
+				bad = 1;
+		if (bad || ic_case_check(&a->c, err, sizeof(err)) != 0) {
+			printf("{\"schema\": \"rocefw.interop.case/1\", \"pass\": false, "
+			       "\"usage_error\": ");
+			json_str(err);
+			printf("}\n");
 			fflush(stdout);
+			rc = 1;
+			continue;
 		}
+		if (run_one(&a->side, &a->c, a->peer, a->port, a->json) != 0)
+			rc = 1;
+		fflush(stdout);
 	}
-	rfw_nic_destroy(R.nic);
-	rfw_port_close(R.port);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static struct args a = {.id = {.has_ip4 = true}, .port = RFW_OOB_PORT_DEFAULT};
+	int dd = rfw_opt_dashdash(argc, argv), rc;
+
+	if (dd < 0) {
+		usage(stderr);
+		return 2;
+	}
+	rc = case_parse(argc - dd, argv + dd, &a);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (rfw_eal_init(dd, argv) < 0 || nic_up(&a) != 0)
+		return 1;
+	rc = a.from_stdin ? run_stdin(&a) : run_one(&a.side, &a.c, a.peer, a.port, a.json);
+	rfw_nic_destroy(a.side.nic);
+	rfw_port_close(a.side.port);
 	rfw_eal_cleanup();
 	return rc;
 }

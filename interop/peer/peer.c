@@ -23,6 +23,7 @@
 
 #include "ctrl/rfw_oob.h"
 #include "interop/case.h"
+#include "tools/common/rfw_opt.h"
 
 struct peer {
 	const char *devname;
@@ -304,63 +305,116 @@ static void usage(void)
 	                "[--once]\n");
 }
 
-int main(int argc, char **argv)
+/* The options into @p, *@port, *@once. 0, or 2 (bad usage, said). */
+static int peer_parse(int argc, char **argv, struct peer *p, unsigned *port, bool *once)
 {
 	static const struct option lo[] = {{"ip", required_argument, NULL, 'i'},
 	                                   {"dev", required_argument, NULL, 'd'},
 	                                   {"port", required_argument, NULL, 'p'},
 	                                   {"once", no_argument, NULL, 'o'},
 	                                   {NULL, 0, NULL, 0}};
-	struct peer p = {.devname = "rxe0"};
-	struct ibv_device **list;
 	struct in_addr ia;
-	unsigned port = RFW_OOB_PORT_DEFAULT;
-	bool once = false, have_ip = false;
-	int opt, n, i, lfd;
+	bool have_ip = false;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			if (inet_pton(AF_INET, optarg, &ia) != 1) {
-				usage();
-				return 2;
-			}
-			p.ip4 = ntohl(ia.s_addr);
+		if (opt == 'i' && inet_pton(AF_INET, optarg, &ia) == 1) {
+			p->ip4 = ntohl(ia.s_addr);
 			have_ip = true;
-			break;
-		case 'd':
-			p.devname = optarg;
-			break;
-		case 'p':
-			port = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'o':
-			once = true;
-			break;
-		default:
+		} else if (opt == 'd') {
+			p->devname = optarg;
+		} else if (opt == 'p') {
+			if (rfw_opt_u32("rocefw-interop-peer", "--port", optarg, 1, 65535, port) !=
+			    0)
+				return 2;
+		} else if (opt == 'o') {
+			*once = true;
+		} else {
 			usage();
 			return 2;
 		}
 	}
-	if (!have_ip || port == 0 || port > 65535) {
+	if (!have_ip || *port == 0 || *port > 65535) {
 		usage();
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	list = ibv_get_device_list(&n);
-	for (i = 0; list != NULL && i < n; i++)
-		if (strcmp(ibv_get_device_name(list[i]), p.devname) == 0)
-			p.ctx = ibv_open_device(list[i]);
-	if (p.ctx == NULL) {
-		fprintf(stderr, "peer: no RDMA device %s\n", p.devname);
+	return 0;
+}
+
+/* The device named --dev, its RoCEv2 GID of --ip and its MAC. 0, or 1 (said). */
+static int peer_open(struct peer *p, struct ibv_device ***list)
+{
+	int n;
+
+	*list = ibv_get_device_list(&n);
+	for (int i = 0; *list != NULL && i < n; i++)
+		if (strcmp(ibv_get_device_name((*list)[i]), p->devname) == 0)
+			p->ctx = ibv_open_device((*list)[i]);
+	if (p->ctx == NULL) {
+		fprintf(stderr, "peer: no RDMA device %s\n", p->devname);
 		return 1;
 	}
-	if (find_gid(&p) != 0) {
+	if (find_gid(p) != 0) {
 		fprintf(stderr, "peer: %s has no RoCEv2 GID for the given IPv4 address\n",
-		        p.devname);
+		        p->devname);
 		return 1;
 	}
-	read_mac(&p);
+	read_mac(p);
+	return 0;
+}
+
+/* One connection on @fd: its case record, the case run, the result line. False when the
+ * record was bad (answered with an error record; --once keeps waiting then). */
+static bool serve_one(struct peer *p, int fd)
+{
+	struct ic_backend b = {
+	    .ctx = p,
+	    .open = p_open,
+	    .connect = p_connect,
+	    .post_send = p_post_send,
+	    .post_recv = p_post_recv,
+	    .poll = p_poll,
+	    .qp_in_error = p_qp_in_error,
+	    .close = p_close,
+	    .status_str = p_status_str,
+	};
+	static struct ic_conn cn;
+	struct ic_case c;
+	struct ic_outcome out;
+	char err[RFW_OOB_ERR_MAX];
+
+	memset(&cn, 0, sizeof(cn));
+	cn.fd = fd;
+	if (ic_recv_case(&cn, &c, 10000, err, sizeof(err)) != 0) {
+		struct rfw_oob_msg m = {.type = RFW_OOB_ERROR};
+
+		printf("case ?: FAIL bad case record: %s\n", err);
+		snprintf(m.u.error.reason, sizeof(m.u.error.reason), "peer: %s", err);
+		rfw_oob_send(fd, &m);
+		return false;
+	}
+	ic_run(&c, false, &cn, &b, &out);
+	printf("case %s: %s (%s %s size %u mtu %u count %u psn 0x%06x) messages %" PRIu64
+	       " checked %" PRIu64 "%s%s\n",
+	       c.name, out.pass ? "pass" : "FAIL", ic_dir_name(c.dir), ic_op_name(c.op), c.size,
+	       c.mtu, c.count, c.psn, out.mine.messages, out.mine.checked_bytes,
+	       out.mine.error[0] ? " error: " : "", out.mine.error);
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	struct peer p = {.devname = "rxe0"};
+	struct ibv_device **list = NULL;
+	unsigned port = RFW_OOB_PORT_DEFAULT;
+	bool once = false;
+	int lfd, rc = peer_parse(argc, argv, &p, &port, &once);
+
+	if (rc != 0)
+		return rc;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (peer_open(&p, &list) != 0)
+		return 1;
 	lfd = rfw_oob_listen((uint16_t)port);
 	if (lfd < 0) {
 		fprintf(stderr, "peer: listen on %u: %s\n", port, strerror(-lfd));
@@ -368,22 +422,7 @@ int main(int argc, char **argv)
 	}
 	printf("peer: listening on %u, %s GID index %d\n", port, p.devname, p.gid_index);
 	for (;;) {
-		struct ic_backend b = {
-		    .ctx = &p,
-		    .open = p_open,
-		    .connect = p_connect,
-		    .post_send = p_post_send,
-		    .post_recv = p_post_recv,
-		    .poll = p_poll,
-		    .qp_in_error = p_qp_in_error,
-		    .close = p_close,
-		    .status_str = p_status_str,
-		};
-		static struct ic_conn cn;
-		struct ic_case c;
-		struct ic_outcome out;
-		char err[RFW_OOB_ERR_MAX];
-		int fd = rfw_oob_accept(lfd), rc;
+		int fd = rfw_oob_accept(lfd);
 
 		if (fd == -EAGAIN) {
 			struct pollfd pf = {.fd = lfd, .events = POLLIN};
@@ -395,26 +434,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "peer: accept: %s\n", strerror(-fd));
 			continue;
 		}
-		memset(&cn, 0, sizeof(cn));
-		cn.fd = fd;
-		rc = ic_recv_case(&cn, &c, 10000, err, sizeof(err));
-		if (rc != 0) {
-			struct rfw_oob_msg m = {.type = RFW_OOB_ERROR};
-
-			printf("case ?: FAIL bad case record: %s\n", err);
-			snprintf(m.u.error.reason, sizeof(m.u.error.reason), "peer: %s", err);
-			rfw_oob_send(fd, &m);
-			close(fd);
-			continue;
-		}
-		rc = ic_run(&c, false, &cn, &b, &out);
-		printf("case %s: %s (%s %s size %u mtu %u count %u psn 0x%06x) messages %" PRIu64
-		       " checked %" PRIu64 "%s%s\n",
-		       c.name, out.pass ? "pass" : "FAIL", ic_dir_name(c.dir), ic_op_name(c.op),
-		       c.size, c.mtu, c.count, c.psn, out.mine.messages, out.mine.checked_bytes,
-		       out.mine.error[0] ? " error: " : "", out.mine.error);
+		rc = serve_one(&p, fd);
 		close(fd);
-		if (once)
+		if (once && rc)
 			break;
 	}
 	ibv_close_device(p.ctx);

@@ -36,6 +36,7 @@
 #include "dataplane/rfw_nic.h"
 
 #include "check.h"
+#include "tools/common/rfw_ce.h"
 
 #define MEM_LEN   (64 * 1024)
 #define WRITE_LEN 10000
@@ -58,7 +59,7 @@ static struct side A = {.name = "A"}, B = {.name = "B"};
 static struct rte_ring *r_a_out, *r_b_out, *r_a_in, *r_b_in;
 static pcap_t *pcap_dead;
 static pcap_dumper_t *dumper;
-static unsigned ect_seen;
+static struct rfw_ce_every ce7 = {.every = 7};
 /* VLAN variants that resolve: the wire drops untagged ARP/ND, as a peer reachable only on
  * the VLAN would never see them, so resolution must work through the NIC's tagged probes. */
 static bool drop_untagged_neigh;
@@ -76,24 +77,11 @@ static void die(const char *what, int err)
 
 /* ---- the wire ---- */
 
-/* ECT -> CE on every 7th ECN-capable RoCEv2 frame; the ICRC masks TOS / traffic class. */
+/* ECT -> CE on every 7th ECN-capable RoCEv2 frame (wire/'s marker; the ICRC masks TOS /
+ * traffic class). */
 static void maybe_mark(struct rte_mbuf *m)
 {
-	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
-	struct rfw_frame_view v;
-
-	if (rfw_frame_parse_eth(d, m->data_len, &v) != RFW_FRAME_ERR_OK ||
-	    v.kind != RFW_FRAME_ROCEV2 || rfw_frame_ecn(&v) != RFW_ECN_ECT0 || ++ect_seen % 7)
-		return;
-	if (v.ip_ver == 4) {
-		uint8_t *ip = d + v.l3_off;
-
-		ip[1] |= RFW_ECN_CE;
-		ip[10] = ip[11] = 0;
-		rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(rfw_csum_add(0, ip, RFW_IPV4_HLEN)));
-	} else {
-		d[v.l3_off + 1] |= RFW_ECN_CE << 4;
-	}
+	rfw_ce_every_frame(&ce7, rte_pktmbuf_mtod(m, uint8_t *), m->data_len);
 }
 
 static void dump(const struct rte_mbuf *m)

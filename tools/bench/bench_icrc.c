@@ -18,14 +18,8 @@
 
 #include "wire/frame.h"
 #include "wire/ib_hdr.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
 
 /* Frames of @size bytes (Ethernet .. ICRC), @n of them, back to back in @buf. */
 static void make_frames(uint8_t *buf, size_t size, size_t n)
@@ -56,7 +50,7 @@ static double run(enum kind k, uint8_t *src, uint8_t *dst, size_t size, size_t n
                   uint32_t *sink)
 {
 	size_t span = size - 14 - 4; /* what the ICRC covers: IP .. byte before the ICRC */
-	double t0 = now_s(), t;
+	double t0 = rfw_mono_s(), t;
 	uint64_t bytes = 0;
 
 	do {
@@ -79,7 +73,7 @@ static double run(enum kind k, uint8_t *src, uint8_t *dst, size_t size, size_t n
 			}
 		}
 		bytes += span * n;
-		t = now_s() - t0;
+		t = rfw_mono_s() - t0;
 	} while (t < secs);
 	return (double)bytes / t / 1e9;
 }
@@ -99,27 +93,19 @@ int main(int argc, char **argv)
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		char *end;
+		uint64_t kb;
 
 		switch (opt) {
 		case 's':
-			secs = strtod(optarg, &end);
-			if (*end || secs <= 0 || secs > 60) {
-				fprintf(stderr,
-				        "rocefw-bench-icrc: --seconds: '%s' not in (0, 60]\n",
-				        optarg);
+			if (rfw_opt_double("rocefw-bench-icrc", "--seconds", optarg, 0.001, 60,
+			                   &secs) != 0)
 				return 2;
-			}
 			break;
 		case 'w':
-			ws = strtoul(optarg, &end, 10);
-			if (*end || ws < 16 || ws > 1048576) {
-				fprintf(stderr,
-				        "rocefw-bench-icrc: --working-set-kb: '%s' not in "
-				        "16..1048576\n",
-				        optarg);
+			if (rfw_opt_u64("rocefw-bench-icrc", "--working-set-kb", optarg, 16,
+			                1048576, &kb) != 0)
 				return 2;
-			}
+			ws = (size_t)kb;
 			break;
 		case 'h':
 			printf("usage: rocefw-bench-icrc [--seconds S] [--working-set-kb K]\n");

@@ -13,30 +13,93 @@
 
 #include "cc/cc.h"
 #include "cc/pacer.h"
+#include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
 
 #define NFLOWS 1024 /* spread over many states so the figures are not one hot cache line */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Keep the compiler from deleting or hoisting the measured work. */
 #define BARRIER(v) __asm__ volatile("" : "+r"(v))
 
-static struct dcqcn_rp rps[NFLOWS];
+/* Bound 1: an empty loop iteration, ns. */
+static double bench_empty(uint64_t iters)
+{
+	uint64_t t0 = rfw_mono_ns();
+
+	for (uint64_t i = 0; i < iters; i++)
+		BARRIER(i);
+	return (double)(rfw_mono_ns() - t0) / (double)iters;
+}
+
+/* Bound 2: one dependent 64-bit division per iteration (what a per-packet rate -> ns
+ * conversion costs without a precomputed reciprocal), ns. */
+static double bench_div(uint64_t iters, uint64_t *acc)
+{
+	uint64_t x = 0xffffffffffffull, t0 = rfw_mono_ns();
+
+	for (uint64_t i = 0; i < iters; i++) {
+		uint64_t d = 1000 + (i & 1023);
+
+		BARRIER(d);
+		x = x / d + 0xffffffffffffull;
+	}
+	*acc += x;
+	return (double)(rfw_mono_ns() - t0) / (double)iters;
+}
+
+/* Per CNP: flow i % NFLOWS gets a CNP every NFLOWS * 2 us of virtual time, so timers (alpha,
+ * monitor period, increase) fire in between as they would in a host. ns per CNP. */
+static double bench_cnp(struct dcqcn_rp *rps, uint64_t iters, uint64_t *acc)
+{
+	uint64_t t0 = rfw_mono_ns();
+	double ns;
+
+	for (uint64_t i = 0; i < iters; i++)
+		dcqcn_rp_on_cnp(&rps[i % NFLOWS], i * 2000);
+	ns = (double)(rfw_mono_ns() - t0) / (double)iters;
+	for (unsigned int i = 0; i < NFLOWS; i++)
+		*acc += dcqcn_rp_rate_kbps(&rps[i]);
+	return ns;
+}
+
+/* Per packet accounted: 4096-byte packets round-robin over the flows, 40 ns apart. Byte
+ * counter events and due timers run inside, as they would. ns per packet. */
+static double bench_tx(struct dcqcn_rp *rps, uint64_t iters, uint64_t *acc)
+{
+	uint64_t t0 = rfw_mono_ns();
+	double ns;
+
+	for (uint64_t i = 0; i < iters; i++)
+		dcqcn_rp_on_tx(&rps[i % NFLOWS], 4096, iters * 2000 + i * 40);
+	ns = (double)(rfw_mono_ns() - t0) / (double)iters;
+	for (unsigned int i = 0; i < NFLOWS; i++)
+		*acc += dcqcn_rp_rate_kbps(&rps[i]);
+	return ns;
+}
+
+/* Pacer: departure time of one packet (includes its 64-bit division), ns. */
+static double bench_pace(uint64_t iters, uint64_t *acc)
+{
+	struct cc_pacer pacer;
+	uint64_t t0;
+
+	cc_pacer_init(&pacer, 10000);
+	t0 = rfw_mono_ns();
+	for (uint64_t i = 0; i < iters; i++)
+		*acc += cc_pacer_depart(&pacer, i * 40, 4096, 25000000 + (i & 1023));
+	return (double)(rfw_mono_ns() - t0) / (double)iters;
+}
 
 int main(int argc, char **argv)
 {
-	uint64_t iters = argc > 1 ? strtoull(argv[1], NULL, 0) : 10000000ull;
+	static struct dcqcn_rp rps[NFLOWS];
+	uint64_t iters = argc > 1 ? rfw_opt_u64_or_exit("rocefw-bench-cc", "ITERATIONS", argv[1], 1,
+	                                                UINT64_MAX / 2)
+	                          : 10000000ull;
 	struct dcqcn_params p;
 	struct dcqcn_prof prof;
-	struct cc_pacer pacer;
 	char msg[128];
-	uint64_t t0, t1, acc = 0, x;
+	uint64_t acc = 0;
 	double ns_empty, ns_div, ns_cnp, ns_tx, ns_pace;
 
 	if (iters < NFLOWS)
@@ -48,56 +111,11 @@ int main(int argc, char **argv)
 	}
 	for (unsigned int i = 0; i < NFLOWS; i++)
 		dcqcn_rp_init(&rps[i], &prof);
-
-	/* Bound 1: an empty loop iteration. */
-	t0 = now_ns();
-	for (uint64_t i = 0; i < iters; i++)
-		BARRIER(i);
-	t1 = now_ns();
-	ns_empty = (double)(t1 - t0) / (double)iters;
-
-	/* Bound 2: one dependent 64-bit division per iteration (what a per-packet rate -> ns
-	 * conversion costs without a precomputed reciprocal). */
-	x = 0xffffffffffffull;
-	t0 = now_ns();
-	for (uint64_t i = 0; i < iters; i++) {
-		uint64_t d = 1000 + (i & 1023);
-
-		BARRIER(d);
-		x = x / d + 0xffffffffffffull;
-	}
-	t1 = now_ns();
-	acc += x;
-	ns_div = (double)(t1 - t0) / (double)iters;
-
-	/* Per CNP: flow i % NFLOWS gets a CNP every NFLOWS * 2 us of virtual time, so timers
-	 * (alpha, monitor period, increase) fire in between as they would in a host. */
-	t0 = now_ns();
-	for (uint64_t i = 0; i < iters; i++)
-		dcqcn_rp_on_cnp(&rps[i % NFLOWS], i * 2000);
-	t1 = now_ns();
-	ns_cnp = (double)(t1 - t0) / (double)iters;
-	for (unsigned int i = 0; i < NFLOWS; i++)
-		acc += dcqcn_rp_rate_kbps(&rps[i]);
-
-	/* Per packet accounted: 4096-byte packets round-robin over the flows, 40 ns apart. Byte
-	 * counter events and due timers run inside, as they would. */
-	t0 = now_ns();
-	for (uint64_t i = 0; i < iters; i++)
-		dcqcn_rp_on_tx(&rps[i % NFLOWS], 4096, iters * 2000 + i * 40);
-	t1 = now_ns();
-	ns_tx = (double)(t1 - t0) / (double)iters;
-	for (unsigned int i = 0; i < NFLOWS; i++)
-		acc += dcqcn_rp_rate_kbps(&rps[i]);
-
-	/* Pacer: departure time of one packet (includes its 64-bit division). */
-	cc_pacer_init(&pacer, 10000);
-	t0 = now_ns();
-	for (uint64_t i = 0; i < iters; i++)
-		acc += cc_pacer_depart(&pacer, i * 40, 4096, 25000000 + (i & 1023));
-	t1 = now_ns();
-	ns_pace = (double)(t1 - t0) / (double)iters;
-
+	ns_empty = bench_empty(iters);
+	ns_div = bench_div(iters, &acc);
+	ns_cnp = bench_cnp(rps, iters, &acc);
+	ns_tx = bench_tx(rps, iters, &acc);
+	ns_pace = bench_pace(iters, &acc);
 	printf("# rocefw-bench-cc iterations=%" PRIu64 " flows=%d profile=unified line=100G\n",
 	       iters, NFLOWS);
 	printf("bound empty_loop_iteration_ns %.2f\n", ns_empty);

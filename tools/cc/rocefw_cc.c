@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "cc/cc.h"
+#include "ctrl/rfw_num.h"
+#include "tools/common/rfw_opt.h"
 
 #define SCHEMA_VERSION         2
 #define DEFAULT_LINE_RATE_MBPS 100000u
@@ -213,19 +215,10 @@ static int load_profile_file(struct opts *o, const char *path)
 	return rc;
 }
 
+/* A decimal (or 0x-hex) unsigned integer, nothing else. */
 static bool parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
-	if (*s == '\0' || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return false;
-	*out = v;
-	return true;
+	return rfw_num_u64(s, 0, UINT64_MAX, out) == 0;
 }
 
 /* ---- trajectory output ---- */
@@ -423,7 +416,80 @@ enum {
 	OPT_HELP,
 };
 
-int main(int argc, char **argv)
+/* The command line besides struct opts: --set and --profile-file are applied after --profile
+ * wherever they appear; the script; --dump-profile. */
+struct cli {
+	const char *sets[256], *files[16];
+	unsigned int nsets, nfiles;
+	const char *script;
+	bool dump;
+};
+
+/* Append @arg to @list (@n of @max); 0, or 2 after naming @opt. */
+static int cli_push(const char **list, unsigned int *n, size_t max, const char *opt,
+                    const char *what, const char *arg)
+{
+	if (*n == max) {
+		fprintf(stderr, "%s: %s: at most %zu%s\n", prog, opt, max, what);
+		return 2;
+	}
+	list[(*n)++] = arg;
+	return 0;
+}
+
+/* One option (getopt value @c). 0: taken; 2: bad usage; -1: an answer was printed (exit 0). */
+static int cli_opt(struct opts *o, struct cli *cl, int c, const char *arg, const char *word)
+{
+	int rc;
+
+	switch (c) {
+	case OPT_PROFILE:
+		o->profile = arg;
+		return 0;
+	case OPT_PROFILE_FILE:
+		return cli_push(cl->files, &cl->nfiles, sizeof(cl->files) / sizeof(cl->files[0]),
+		                "--profile-file", " files", arg);
+	case OPT_SET:
+		return cli_push(cl->sets, &cl->nsets, sizeof(cl->sets) / sizeof(cl->sets[0]),
+		                "--set", "", arg);
+	case OPT_LINE_RATE:
+		return rfw_opt_u32(prog, "--line-rate-mbps", arg, 1, 4000000, &o->line_rate_mbps)
+		           ? 2
+		           : 0;
+	case OPT_ALGO:
+		rc = cc_algo_lookup(arg);
+		if (rc < 0) {
+			fprintf(stderr, "%s: --algo: unknown '%s' (dcqcn or timely)\n", prog, arg);
+			return 2;
+		}
+		o->algo = (enum cc_algo)rc;
+		return 0;
+	case OPT_COUNTERS:
+		o->counters = true;
+		return 0;
+	case OPT_DUMP_PROFILE:
+		cl->dump = true;
+		return 0;
+	case OPT_LIST_PARAMS:
+		list_params();
+		return -1;
+	case OPT_LIST_PROFILES:
+		list_profiles();
+		return -1;
+	case OPT_HELP:
+		usage(stdout);
+		return -1;
+	case ':':
+		fprintf(stderr, "%s: option %s needs a value\n", prog, word);
+		return 2;
+	default:
+		fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog, word);
+		return 2;
+	}
+}
+
+/* 0: go on; else the exit status (-1: 0). */
+static int cli_parse(int argc, char **argv, struct opts *o, struct cli *cl)
 {
 	static const struct option longopts[] = {
 	    {"profile", required_argument, NULL, OPT_PROFILE},
@@ -438,145 +504,88 @@ int main(int argc, char **argv)
 	    {"help", no_argument, NULL, OPT_HELP},
 	    {NULL, 0, NULL, 0},
 	};
-	/* --set and --profile-file are applied after --profile wherever they appear. */
-	const char *sets[256], *files[16];
-	unsigned int nsets = 0, nfiles = 0;
-	static struct opts o;
-	static struct machine m;
-	const char *script = "-";
-	char msg[256];
-	FILE *in;
-	int c, rc, prof_id;
-	bool dump = false;
+	int c, rc;
 
-	o.algo = CC_ALGO_DCQCN;
-	o.profile = "unified";
-	o.line_rate_mbps = DEFAULT_LINE_RATE_MBPS;
+	o->algo = CC_ALGO_DCQCN;
+	o->profile = "unified";
+	o->line_rate_mbps = DEFAULT_LINE_RATE_MBPS;
+	cl->script = "-";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_PROFILE:
-			o.profile = optarg;
-			break;
-		case OPT_PROFILE_FILE:
-			if (nfiles == sizeof(files) / sizeof(files[0])) {
-				fprintf(stderr, "%s: --profile-file: at most %zu files\n", prog,
-				        sizeof(files) / sizeof(files[0]));
-				return 2;
-			}
-			files[nfiles++] = optarg;
-			break;
-		case OPT_SET:
-			if (nsets == sizeof(sets) / sizeof(sets[0])) {
-				fprintf(stderr, "%s: --set: at most %zu\n", prog,
-				        sizeof(sets) / sizeof(sets[0]));
-				return 2;
-			}
-			sets[nsets++] = optarg;
-			break;
-		case OPT_LINE_RATE: {
-			uint64_t v;
-
-			if (!parse_u64(optarg, &v) || v < 1 || v > 4000000) {
-				fprintf(stderr,
-				        "%s: --line-rate-mbps: '%s' is not an integer in "
-				        "1..4000000\n",
-				        prog, optarg);
-				return 2;
-			}
-			o.line_rate_mbps = (uint32_t)v;
-			break;
-		}
-		case OPT_ALGO:
-			rc = cc_algo_lookup(optarg);
-			if (rc < 0) {
-				fprintf(stderr, "%s: --algo: unknown '%s' (dcqcn or timely)\n",
-				        prog, optarg);
-				return 2;
-			}
-			o.algo = (enum cc_algo)rc;
-			break;
-		case OPT_COUNTERS:
-			o.counters = true;
-			break;
-		case OPT_DUMP_PROFILE:
-			dump = true;
-			break;
-		case OPT_LIST_PARAMS:
-			list_params();
-			return 0;
-		case OPT_LIST_PROFILES:
-			list_profiles();
-			return 0;
-		case OPT_HELP:
-			usage(stdout);
-			return 0;
-		case ':':
-			fprintf(stderr, "%s: option %s needs a value\n", prog, argv[optind - 1]);
-			return 2;
-		default:
-			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog,
-			        argv[optind - 1]);
-			return 2;
-		}
+		rc = cli_opt(o, cl, c, optarg, argv[optind - 1]);
+		if (rc != 0)
+			return rc;
 	}
 	if (optind < argc)
-		script = argv[optind++];
+		cl->script = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "%s: one script at most, got '%s' too\n", prog, argv[optind]);
 		return 2;
 	}
+	return 0;
+}
 
-	prof_id = dcqcn_profile_lookup(o.profile);
+/* The profile, then the profile files, then every --set. 0 or 2. */
+static int cli_params(struct opts *o, const struct cli *cl)
+{
+	char msg[256];
+	int prof_id = dcqcn_profile_lookup(o->profile);
+
 	if (prof_id < 0) {
 		fprintf(stderr, "%s: --profile: unknown '%s' (see --list-profiles)\n", prog,
-		        o.profile);
+		        o->profile);
 		return 2;
 	}
-	dcqcn_params_init(&o.dp, (enum dcqcn_profile)prof_id);
-	timely_params_init(&o.tp);
-	for (unsigned int i = 0; i < nfiles; i++)
-		if (load_profile_file(&o, files[i]) < 0)
+	dcqcn_params_init(&o->dp, (enum dcqcn_profile)prof_id);
+	timely_params_init(&o->tp);
+	for (unsigned int i = 0; i < cl->nfiles; i++)
+		if (load_profile_file(o, cl->files[i]) < 0)
 			return 2;
-	for (unsigned int i = 0; i < nsets; i++) {
+	for (unsigned int i = 0; i < cl->nsets; i++) {
 		char buf[256], *eq;
 
-		snprintf(buf, sizeof(buf), "%s", sets[i]);
+		snprintf(buf, sizeof(buf), "%s", cl->sets[i]);
 		eq = strchr(buf, '=');
 		if (eq == NULL) {
-			fprintf(stderr, "%s: --set '%s': expected name=value\n", prog, sets[i]);
+			fprintf(stderr, "%s: --set '%s': expected name=value\n", prog, cl->sets[i]);
 			return 2;
 		}
 		*eq = '\0';
-		if (set_param(&o, trim(buf), trim(eq + 1), msg, sizeof(msg)) < 0) {
+		if (set_param(o, trim(buf), trim(eq + 1), msg, sizeof(msg)) < 0) {
 			fprintf(stderr, "%s: --set %s\n", prog, msg);
 			return 2;
 		}
 	}
+	return 0;
+}
 
-	if (dump) {
-		char vmsg[256];
+/* The rate machine of --algo at the line rate. 0 or 2. */
+static int machine_init(struct machine *m, const struct opts *o)
+{
+	char msg[256];
+	int rc;
 
-		if (dcqcn_params_validate(&o.dp, vmsg, sizeof(vmsg)) < 0) {
-			fprintf(stderr, "%s: %s\n", prog, vmsg);
-			return 2;
-		}
-		dump_profile(&o);
-		return 0;
-	}
-	if (o.algo == CC_ALGO_DCQCN) {
-		rc = dcqcn_prof_config(&m.dprof, &o.dp, o.line_rate_mbps, msg, sizeof(msg));
+	if (o->algo == CC_ALGO_DCQCN) {
+		rc = dcqcn_prof_config(&m->dprof, &o->dp, o->line_rate_mbps, msg, sizeof(msg));
 		if (rc == 0)
-			cc_flow_init_dcqcn(&m.flow, &m.dprof);
+			cc_flow_init_dcqcn(&m->flow, &m->dprof);
 	} else {
-		rc = timely_prof_config(&m.tprof, &o.tp, o.line_rate_mbps, msg, sizeof(msg));
+		rc = timely_prof_config(&m->tprof, &o->tp, o->line_rate_mbps, msg, sizeof(msg));
 		if (rc == 0)
-			cc_flow_init_timely(&m.flow, &m.tprof);
+			cc_flow_init_timely(&m->flow, &m->tprof);
 	}
 	if (rc < 0) {
 		fprintf(stderr, "%s: %s\n", prog, msg);
 		return 2;
 	}
+	return 0;
+}
+
+/* The trajectory of @script ("-": stdin) on stdout. The exit status. */
+static int run_file(struct machine *m, const struct opts *o, const char *script)
+{
+	FILE *in;
+	int rc;
 
 	if (strcmp(script, "-") == 0) {
 		in = stdin;
@@ -588,19 +597,44 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-
 	printf("# rocefw-cc schema %d algo=%s profile=%s line_rate_mbps=%u\n", SCHEMA_VERSION,
-	       cc_algo_name(o.algo), o.algo == CC_ALGO_DCQCN ? o.profile : "-", o.line_rate_mbps);
+	       cc_algo_name(o->algo), o->algo == CC_ALGO_DCQCN ? o->profile : "-",
+	       o->line_rate_mbps);
 	printf("t_ns,rc_mbps,rt_mbps,alpha,t_stage,bc_stage,event,state,actions,cnp_handled,"
 	       "cnp_ignored,rate_cuts\n");
-	rc = run_script(&m, in, script);
+	rc = run_script(m, in, script);
 	if (in != stdin)
 		fclose(in);
-	if (rc == 0 && o.counters)
-		print_counters(&m);
+	if (rc == 0 && o->counters)
+		print_counters(m);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "%s: write error: %s\n", prog, strerror(errno));
 		return 1;
 	}
 	return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static struct opts o;
+	static struct machine m;
+	struct cli cl = {.nsets = 0};
+	char vmsg[256];
+	int rc = cli_parse(argc, argv, &o, &cl);
+
+	if (rc == 0)
+		rc = cli_params(&o, &cl);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (cl.dump) {
+		if (dcqcn_params_validate(&o.dp, vmsg, sizeof(vmsg)) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, vmsg);
+			return 2;
+		}
+		dump_profile(&o);
+		return 0;
+	}
+	if (machine_init(&m, &o) != 0)
+		return 2;
+	return run_file(&m, &o, cl.script);
 }

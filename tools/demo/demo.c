@@ -40,6 +40,10 @@
 #include "cc/dcqcn_params.h"
 #include "dataplane/rfw_nic.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_endpoint.h"
+#include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_pattern.h"
+#include "tools/common/rfw_clock.h"
 
 #define DEMO_SCHEMA     "rocefw.demo/1"
 #define DEMO_CSV_SCHEMA "rocefw.demo.flows/1"
@@ -63,7 +67,7 @@ struct opts {
 	const char *profile;
 	struct dcqcn_params params;
 	const char *csv, *cnp_csv, *json;
-	long linger_pid;
+	uint32_t linger_pid; /* 0: off */
 };
 
 static void usage(FILE *f)
@@ -103,66 +107,30 @@ static void bad(const char *what, const char *detail)
 	exit(2);
 }
 
-static uint32_t num_arg(const char *name, const char *s, uint32_t lo, uint32_t hi)
+/* The numeric options: name, range, field. */
+static const struct rfw_opt_num num_opts[] = {
+    RFW_OPT_U32("flows", struct opts, flows, 1, MAX_FLOWS),
+    RFW_OPT_U32("duration-ms", struct opts, duration_ms, 100, 600000),
+    RFW_OPT_U32("stagger-ms", struct opts, stagger_ms, 0, 300000),
+    RFW_OPT_U32("size", struct opts, size, 1, 4u << 20),
+    RFW_OPT_U32("depth", struct opts, depth, 1, 256),
+    RFW_OPT_U32("line-gbps", struct opts, line_gbps, 1, 400),
+    RFW_OPT_U32("cc-time-scale", struct opts, time_scale, 1, 1000),
+    RFW_OPT_U32("sample-us", struct opts, sample_us, 100, 1000000),
+    RFW_OPT_U32("link-wait-ms", struct opts, link_wait_ms, 0, 60000),
+    RFW_OPT_U32("linger-pid", struct opts, linger_pid, 1, 4194304),
+};
+
+enum { O_PROF = 256, O_CC, O_CSV, O_CNP, O_JSON, O_HELP };
+
+/* --cc overrides apply after the profile, whatever their order on the command line. */
+struct cc_overrides {
+	const char *v[64];
+	unsigned n;
+};
+
+static void opts_default(struct opts *o)
 {
-	char *end, range[48];
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
-		snprintf(range, sizeof(range), "an integer %u..%u", lo, hi);
-		fprintf(stderr, "rocefw-demo: %s: '%s' is not %s\n", name, s, range);
-		exit(2);
-	}
-	return (uint32_t)v;
-}
-
-static void parse_opts(int argc, char **argv, struct opts *o)
-{
-	enum {
-		O_FLOWS = 256,
-		O_DUR,
-		O_STAG,
-		O_SIZE,
-		O_DEPTH,
-		O_LINE,
-		O_PROF,
-		O_CC,
-		O_SAMPLE,
-		O_SCALE,
-		O_LINK,
-		O_CSV,
-		O_CNP,
-		O_JSON,
-		O_LINGER,
-		O_HELP
-	};
-	static const struct option lo[] = {
-	    {"flows", required_argument, NULL, O_FLOWS},
-	    {"duration-ms", required_argument, NULL, O_DUR},
-	    {"stagger-ms", required_argument, NULL, O_STAG},
-	    {"size", required_argument, NULL, O_SIZE},
-	    {"depth", required_argument, NULL, O_DEPTH},
-	    {"line-gbps", required_argument, NULL, O_LINE},
-	    {"cc-profile", required_argument, NULL, O_PROF},
-	    {"cc", required_argument, NULL, O_CC},
-	    {"sample-us", required_argument, NULL, O_SAMPLE},
-	    {"cc-time-scale", required_argument, NULL, O_SCALE},
-	    {"link-wait-ms", required_argument, NULL, O_LINK},
-	    {"csv", required_argument, NULL, O_CSV},
-	    {"cnp-csv", required_argument, NULL, O_CNP},
-	    {"json", required_argument, NULL, O_JSON},
-	    {"linger-pid", required_argument, NULL, O_LINGER},
-	    {"help", no_argument, NULL, O_HELP},
-	    {NULL, 0, NULL, 0},
-	};
-	/* --cc overrides apply after the profile, whatever their order on the command line. */
-	const char *cc_over[64];
-	unsigned ncc = 0, i;
-	char msg[160];
-	int c, prof_id;
-
 	memset(o, 0, sizeof(*o));
 	o->flows = 2;
 	o->duration_ms = 4000;
@@ -174,74 +142,47 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->time_scale = 10;
 	o->link_wait_ms = 15000;
 	o->profile = "unified";
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case O_FLOWS:
-			o->flows = num_arg("--flows", optarg, 1, MAX_FLOWS);
-			break;
-		case O_DUR:
-			o->duration_ms = num_arg("--duration-ms", optarg, 100, 600000);
-			break;
-		case O_STAG:
-			o->stagger_ms = num_arg("--stagger-ms", optarg, 0, 300000);
-			break;
-		case O_SIZE:
-			o->size = num_arg("--size", optarg, 1, 4u << 20);
-			break;
-		case O_DEPTH:
-			o->depth = num_arg("--depth", optarg, 1, 256);
-			break;
-		case O_LINE:
-			o->line_gbps = num_arg("--line-gbps", optarg, 1, 400);
-			break;
-		case O_PROF:
-			if (dcqcn_profile_lookup(optarg) < 0)
-				bad("--cc-profile: expected unified, paper, mlx5-cx5, hpcc-ns3 or "
-				    "shared-port, "
-				    "not ",
-				    optarg);
-			o->profile = optarg;
-			break;
-		case O_CC:
-			if (ncc == sizeof(cc_over) / sizeof(cc_over[0]))
-				bad("--cc: more than 64 overrides", "");
-			cc_over[ncc++] = optarg;
-			break;
-		case O_SCALE:
-			o->time_scale = num_arg("--cc-time-scale", optarg, 1, 1000);
-			break;
-		case O_SAMPLE:
-			o->sample_us = num_arg("--sample-us", optarg, 100, 1000000);
-			break;
-		case O_LINK:
-			o->link_wait_ms = num_arg("--link-wait-ms", optarg, 0, 60000);
-			break;
-		case O_CSV:
-			o->csv = optarg;
-			break;
-		case O_CNP:
-			o->cnp_csv = optarg;
-			break;
-		case O_JSON:
-			o->json = optarg;
-			break;
-		case O_LINGER:
-			o->linger_pid = (long)num_arg("--linger-pid", optarg, 1, 4194304);
-			break;
-		case O_HELP:
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "rocefw-demo: unknown option or missing value: '%s'\n",
-			        argv[optind - 1]);
-			usage(stderr);
-			exit(2);
-		}
+}
+
+/* One option that is not in num_opts (getopt_long's value @c, its argument @arg). */
+static void other_opt(struct opts *o, struct cc_overrides *cc, int c, const char *arg,
+                      const char *word)
+{
+	switch (c) {
+	case O_PROF:
+		if (dcqcn_profile_lookup(arg) < 0)
+			bad("--cc-profile: expected unified, paper, mlx5-cx5, hpcc-ns3 or "
+			    "shared-port, not ",
+			    arg);
+		o->profile = arg;
+		break;
+	case O_CC:
+		if (cc->n == sizeof(cc->v) / sizeof(cc->v[0]))
+			bad("--cc: more than 64 overrides", "");
+		cc->v[cc->n++] = arg;
+		break;
+	case O_CSV:
+		o->csv = arg;
+		break;
+	case O_CNP:
+		o->cnp_csv = arg;
+		break;
+	case O_JSON:
+		o->json = arg;
+		break;
+	case O_HELP:
+		usage(stdout);
+		exit(0);
+	default:
+		fprintf(stderr, "rocefw-demo: unknown option or missing value: '%s'\n", word);
+		usage(stderr);
+		exit(2);
 	}
-	if (optind < argc)
-		bad("unexpected argument: ", argv[optind]);
+}
+
+/* The checks across options. */
+static void check_opts(const struct opts *o)
+{
 	if (o->flows > 1 && 2ull * (o->flows - 1) * o->stagger_ms >= o->duration_ms)
 		bad("--stagger-ms: the last flow would never run (need 2 x (flows - 1) x stagger < "
 		    "duration)",
@@ -249,6 +190,16 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	/* Source (two parities) and destination slots of every flow are allocated up front. */
 	if ((uint64_t)o->size * o->depth > 16u << 20)
 		bad("--size x --depth: more than 16 MiB in flight per flow", "");
+}
+
+/* The DCQCN parameters: the profile, its time constants scaled, then the --cc overrides. */
+static void cc_params(struct opts *o, const struct cc_overrides *cc)
+{
+	const char *const *cc_over = cc->v;
+	unsigned ncc = cc->n, i;
+	char msg[160];
+	int prof_id;
+
 	prof_id = dcqcn_profile_lookup(o->profile);
 	dcqcn_params_init(&o->params, (enum dcqcn_profile)prof_id);
 	/*
@@ -278,17 +229,49 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		bad("--cc: ", msg);
 }
 
-/* ---- endpoints ---- */
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"flows", required_argument, NULL, 0},
+	    {"duration-ms", required_argument, NULL, 0},
+	    {"stagger-ms", required_argument, NULL, 0},
+	    {"size", required_argument, NULL, 0},
+	    {"depth", required_argument, NULL, 0},
+	    {"line-gbps", required_argument, NULL, 0},
+	    {"cc-profile", required_argument, NULL, O_PROF},
+	    {"cc", required_argument, NULL, O_CC},
+	    {"sample-us", required_argument, NULL, 0},
+	    {"cc-time-scale", required_argument, NULL, 0},
+	    {"link-wait-ms", required_argument, NULL, 0},
+	    {"csv", required_argument, NULL, O_CSV},
+	    {"cnp-csv", required_argument, NULL, O_CNP},
+	    {"json", required_argument, NULL, O_JSON},
+	    {"linger-pid", required_argument, NULL, 0},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cc_overrides cc = {.n = 0};
+	int c, idx;
 
-struct side {
-	struct rfw_port *port;
-	struct rfw_nic *nic;
-	struct rfw_pd *pd;
-	struct rfw_cq *cq;
-	struct rfw_mr *mr;
-	uint8_t *mem;
-	size_t mem_len;
-};
+	opts_default(o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+		int rc = rfw_opt_num_getopt("rocefw-demo", lo, num_opts, RTE_DIM(num_opts), c, idx,
+		                            optarg, o);
+
+		if (rc < 0)
+			exit(2);
+		if (rc == 1)
+			other_opt(o, &cc, c, optarg, argv[optind - 1]);
+	}
+	if (optind < argc)
+		bad("unexpected argument: ", argv[optind]);
+	check_opts(o);
+	cc_params(o, &cc);
+}
+
+/* ---- endpoints ---- */
 
 /* One flow's numbers at one sample. */
 struct fsample {
@@ -319,17 +302,24 @@ struct cnp_rec {
 	uint32_t dqpn;  /* the sender QP it is for */
 };
 
-static struct opts O;
-static struct side S, R;
-static struct flow flows[MAX_FLOWS];
-static struct dcqcn_prof prof;
-static struct fsample *samples; /* [nsamples][flows] */
-static uint64_t *sample_t;
-static uint32_t nsamples, maxsamples;
-static struct cnp_rec *cnps;
-static uint64_t t0_r; /* the receiver NIC's clock at the sender's t0 */
-static uint32_t ncnps;
-static uint64_t cnps_unlogged, cnps_rx_at_sender;
+/* One run's state: the options, both endpoints, the flows, the samples and the CNP log. Owned
+ * by main and passed to what uses it; only the signal flag below is file-scope. */
+struct demo {
+	struct opts o;
+	struct rfw_ep s, r; /* sender, receiver */
+	struct flow flows[MAX_FLOWS];
+	struct dcqcn_prof prof;
+	struct fsample *samples; /* [nsamples][flows] */
+	uint64_t *sample_t;
+	uint32_t nsamples, maxsamples;
+	struct cnp_rec *cnps;
+	uint64_t t0_r; /* the receiver NIC's clock at the sender's t0 */
+	uint32_t ncnps;
+	uint64_t cnps_unlogged, cnps_rx_at_sender;
+	bool failed;
+	unsigned fail_printed;
+};
+
 static volatile sig_atomic_t quit;
 
 static void on_signal(int sig)
@@ -344,89 +334,47 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-static void side_setup(struct side *s, uint16_t port_id, uint32_t ip4)
+static void side_setup(struct demo *d, struct rfw_ep *s, uint16_t port_id, uint32_t ip4)
 {
-	struct rfw_port_conf pc = {.nb_mbufs = 8192};
-	struct rfw_identity id = {.has_ip4 = true, .ip4 = ip4};
-	struct rfw_nic_conf nc = {0};
+	struct rfw_ep_conf c = {.port_id = port_id, .ip4 = ip4};
+	const char *stage;
+	int rc;
 
-	s->port = rfw_port_setup(port_id, &pc, &id);
-	if (s->port == NULL)
-		die("rfw_port_setup", rte_errno);
-	nc.dev_attr.max_qp = 2 * MAX_FLOWS;
-	nc.cc_prof = &prof;
-	if (rfw_nic_conf_env(&nc) != 0) /* ROCEFW_ESTATS* (docs/estats.md) */
-		exit(2);
-	s->nic = rfw_nic_create(s->port->q[0], &nc);
-	if (s->nic == NULL)
-		die("rfw_nic_create", rte_errno);
-	s->pd = rfw_alloc_pd(rfw_nic_dev(s->nic));
-	s->cq = rfw_create_cq(rfw_nic_dev(s->nic), 4096);
-	if (s->pd == NULL || s->cq == NULL)
-		die("PD/CQ", errno);
+	c.nic.dev_attr.max_qp = 2 * MAX_FLOWS;
+	c.nic.cc_prof = &d->prof;
+	rc = rfw_ep_open(s, &c, &stage);
+	if (rc != 0)
+		die(stage, rc);
 }
 
-static struct rfw_qp *make_qp(struct side *s)
+static struct rfw_qp *make_qp(struct demo *d, struct rfw_ep *s)
 {
-	struct rfw_qp_init_attr ia = {0};
-	struct rfw_qp *qp;
+	const char *stage;
+	struct rfw_qp *qp = rfw_ep_qp_create(
+	    s->pd, s->cq, d->o.depth, 1, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE, &stage);
 
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	ia.cap.max_send_wr = O.depth;
-	ia.cap.max_recv_wr = 1;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = true;
-	qp = rfw_create_qp(s->pd, &ia);
 	if (qp == NULL)
-		die("rfw_create_qp", errno);
+		die(stage, errno);
 	return qp;
 }
 
-static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, struct rfw_qp *pqp)
+static void qp_connect(struct rfw_ep *s, struct rfw_qp *qp, const struct rfw_ep *peer,
+                       const struct rfw_qp *pqp)
 {
-	struct rfw_qp_attr a = {0};
-	struct rfw_nic_path path = {0};
+	struct rfw_ep_path p;
+	const char *stage;
 	int rc;
 
-	a.qp_state = RFW_QPS_INIT;
-	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE;
-	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
+	/* rocefw-cp forwards frames unchanged: the peer's own MAC is the destination. 4.096 us x
+	 * 2^14 = 67 ms: far above the deepest queue here (2 MiB at 1 Gb/s: 17 ms), so a
+	 * retransmission means a frame was lost, not that the queue was long. WRITEs only: one
+	 * outstanding READ/atomic is plenty. */
+	rfw_ep_path_local(&p, peer, pqp, RFW_MTU_4096, 14);
+	p.max_rd_atomic = 1;
+	p.max_dest_rd_atomic = 1;
+	rc = rfw_ep_qp_connect(s->nic, qp, &p, &stage);
 	if (rc != 0)
-		die("modify_qp INIT", rc);
-	/* rocefw-cp forwards frames unchanged: the peer's own MAC is the destination. */
-	path.dst_mac = peer->port->id.mac;
-	memcpy(path.dst_ip, rfw_nic_gid(peer->nic), 16);
-	rc = rfw_nic_qp_attach(s->nic, qp, &path);
-	if (rc != 0)
-		die("rfw_nic_qp_attach", rc);
-	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, rfw_nic_gid(peer->nic), 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
-	a.path_mtu = RFW_MTU_4096;
-	a.dest_qp_num = rfw_qp_num(pqp);
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
-	if (rc != 0)
-		die("modify_qp RTR", rc);
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = 0;
-	/* 4.096 us x 2^14 = 67 ms: far above the deepest queue here (2 MiB at 1 Gb/s: 17 ms),
-	 * so a retransmission means a frame was lost, not that the queue was long. */
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                       RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
-	if (rc != 0)
-		die("modify_qp RTS", rc);
+		die(stage, rc);
 }
 
 /* ---- CNPs on the wire: a TX callback on the receiver's port ---- */
@@ -439,7 +387,8 @@ static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, str
 static uint16_t cnp_tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
                           void *arg)
 {
-	struct rfw_nic *nic = arg;
+	struct demo *d = arg;
+	struct rfw_nic *nic = d->r.nic;
 	uint64_t tx_ns = 0;
 
 	(void)port_id;
@@ -462,16 +411,16 @@ static uint16_t cnp_tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pk
 		bth += RFW_UDP_HLEN;
 		if (bth[0] != RFW_OP_CNP)
 			continue;
-		if (ncnps == CNP_LOG_MAX) {
-			cnps_unlogged++;
+		if (d->ncnps == CNP_LOG_MAX) {
+			d->cnps_unlogged++;
 			continue;
 		}
 		if (tx_ns == 0)
 			tx_ns = rfw_nic_clock_ns(nic);
-		cnps[ncnps].np_ns = rfw_nic_now_ns(nic);
-		cnps[ncnps].tx_ns = tx_ns;
-		cnps[ncnps].dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
-		ncnps++;
+		d->cnps[d->ncnps].np_ns = rfw_nic_now_ns(nic);
+		d->cnps[d->ncnps].tx_ns = tx_ns;
+		d->cnps[d->ncnps].dqpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+		d->ncnps++;
 	}
 	return n;
 }
@@ -480,10 +429,11 @@ static uint16_t cnp_tx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pk
 static uint16_t cnp_rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts, uint16_t n,
                           uint16_t max, void *arg)
 {
+	struct demo *d = arg;
+
 	(void)port_id;
 	(void)queue;
 	(void)max;
-	(void)arg;
 	for (uint16_t i = 0; i < n; i++) {
 		const uint8_t *f = rte_pktmbuf_mtod(pkts[i], const uint8_t *);
 		uint32_t len = pkts[i]->data_len, ihl;
@@ -497,87 +447,73 @@ static uint16_t cnp_rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pk
 		    ((uint32_t)f[RFW_ETH_HLEN + ihl + 2] << 8 | f[RFW_ETH_HLEN + ihl + 3]) ==
 		        ROCEV2_PORT &&
 		    f[RFW_ETH_HLEN + ihl + RFW_UDP_HLEN] == RFW_OP_CNP)
-			cnps_rx_at_sender++;
+			d->cnps_rx_at_sender++;
 	}
 	return n;
 }
 
 /* ---- the data pattern (as rocefw-perf: two random parities, message number stamped) ---- */
 
-static void fill_random(uint8_t *p, size_t n, uint64_t seed)
+static uint8_t *slot_src(struct demo *d, const struct flow *f, uint64_t k)
 {
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-
-	for (size_t i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (uint8_t)x;
-	}
-}
-
-static uint8_t *slot_src(const struct flow *f, uint64_t k)
-{
-	return f->src + ((((k / O.depth) & 1) * O.depth) + k % O.depth) * (size_t)O.size;
+	return f->src +
+	       ((((k / d->o.depth) & 1) * d->o.depth) + k % d->o.depth) * (size_t)d->o.size;
 }
 
 /* Each 256-byte chunk carries the message number: no stale slot content can pass the check. */
-static void stamp(uint8_t *p, uint64_t k)
+static void stamp(struct demo *d, uint8_t *p, uint64_t k)
 {
-	for (uint32_t off = 0; off < O.size; off += 256) {
-		uint32_t n = O.size - off < 8 ? O.size - off : 8;
+	for (uint32_t off = 0; off < d->o.size; off += 256) {
+		uint32_t n = d->o.size - off < 8 ? d->o.size - off : 8;
 
 		memcpy(p + off, &k, n);
 	}
 }
 
-static int post_write(struct flow *f, uint64_t now)
+static int post_write(struct demo *d, struct flow *f, uint64_t now)
 {
 	uint64_t k = f->posted;
-	uint8_t *src = slot_src(f, k);
-	struct rfw_sge sge = {(uint64_t)(uintptr_t)src, O.size, rfw_mr_lkey(S.mr)};
+	uint8_t *src = slot_src(d, f, k);
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)src, d->o.size, rfw_mr_lkey(d->s.mr)};
 	struct rfw_send_wr wr = {0}, *badw;
 
-	stamp(src, k);
+	stamp(d, src, k);
 	wr.wr_id = k;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = RFW_WR_RDMA_WRITE;
 	wr.send_flags = RFW_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(f->dst + (k % O.depth) * (size_t)O.size);
-	wr.wr.rdma.rkey = rfw_mr_rkey(R.mr);
+	wr.wr.rdma.remote_addr =
+	    (uint64_t)(uintptr_t)(f->dst + (k % d->o.depth) * (size_t)d->o.size);
+	wr.wr.rdma.rkey = rfw_mr_rkey(d->r.mr);
 	return rfw_post_send(f->qs, &wr, &badw, now);
 }
 
-static bool failed;
-
-static void fail(const char *what, unsigned fi, uint64_t k)
+static void fail(struct demo *d, const char *what, unsigned fi, uint64_t k)
 {
-	static unsigned printed;
-
-	if (printed++ < 5)
+	if (d->fail_printed++ < 5)
 		fprintf(stderr, "rocefw-demo: flow %u message %" PRIu64 ": %s\n", fi, k, what);
-	failed = true;
+	d->failed = true;
 }
 
-static void reap(uint64_t now)
+static void reap(struct demo *d, uint64_t now)
 {
 	struct rfw_wc wc[32];
 	int n;
 
-	while ((n = rfw_poll_cq(S.cq, 32, wc)) > 0) {
+	while ((n = rfw_poll_cq(d->s.cq, 32, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			unsigned fi;
 			struct flow *f = NULL;
 			uint64_t k = wc[i].wr_id;
 
-			for (fi = 0; fi < O.flows; fi++)
-				if (rfw_qp_num(flows[fi].qs) == wc[i].qp_num) {
-					f = &flows[fi];
+			for (fi = 0; fi < d->o.flows; fi++)
+				if (rfw_qp_num(d->flows[fi].qs) == wc[i].qp_num) {
+					f = &d->flows[fi];
 					break;
 				}
 			if (f == NULL) {
-				fail("completion for an unknown QP", wc[i].qp_num, k);
+				fail(d, "completion for an unknown QP", wc[i].qp_num, k);
 				continue;
 			}
 			const char *why = NULL;
@@ -586,14 +522,14 @@ static void reap(uint64_t now)
 				why = rfw_wc_status_str(wc[i].status);
 			else if (k != f->done)
 				why = "completion out of order";
-			else if (memcmp(f->dst + (k % O.depth) * (size_t)O.size, slot_src(f, k),
-			                O.size) != 0)
+			else if (memcmp(f->dst + (k % d->o.depth) * (size_t)d->o.size,
+			                slot_src(d, f, k), d->o.size) != 0)
 				why = "WRITE data differs at the responder";
 			if (why != NULL) {
-				fail(why, fi, k);
+				fail(d, why, fi, k);
 				f->bad++;
 			} else {
-				f->bytes += O.size;
+				f->bytes += d->o.size;
 			}
 			f->done++;
 			f->last_ns = now;
@@ -602,21 +538,21 @@ static void reap(uint64_t now)
 	if (n < 0)
 		die("rfw_poll_cq", n);
 	/* The receiver's CQ gets nothing for WRITEs without immediate; drain it anyway. */
-	while ((n = rfw_poll_cq(R.cq, 32, wc)) > 0)
-		fail("unexpected completion at the receiver", 0, wc[0].wr_id);
+	while ((n = rfw_poll_cq(d->r.cq, 32, wc)) > 0)
+		fail(d, "unexpected completion at the receiver", 0, wc[0].wr_id);
 }
 
-static void take_sample(uint64_t now)
+static void take_sample(struct demo *d, uint64_t now)
 {
-	struct fsample *row = &samples[(size_t)nsamples * O.flows];
+	struct fsample *row = &d->samples[(size_t)d->nsamples * d->o.flows];
 
-	if (nsamples == maxsamples)
+	if (d->nsamples == d->maxsamples)
 		return;
-	sample_t[nsamples] = now;
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		const struct flow *f = &flows[fi];
-		const struct dcqcn_rp *rp = rfw_nic_qp_rp(S.nic, f->qs);
-		const struct dcqcn_np *np = rfw_nic_qp_np(R.nic, f->qr);
+	d->sample_t[d->nsamples] = now;
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		const struct flow *f = &d->flows[fi];
+		const struct dcqcn_rp *rp = rfw_nic_qp_rp(d->s.nic, f->qs);
+		const struct dcqcn_np *np = rfw_nic_qp_np(d->r.nic, f->qr);
 		struct fsample *s = &row[fi];
 
 		s->rc_kbps = dcqcn_rp_rate_kbps(rp);
@@ -628,23 +564,15 @@ static void take_sample(uint64_t now)
 		s->cuts = rp->cnt[DCQCN_RP_CNT_rp_rate_cuts];
 		s->np_cnp_sent = np->cnt[DCQCN_NP_CNT_np_cnp_sent];
 		s->ce_rx = np->cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets];
-		if (s->cnp_handled > 0 && dcqcn_rp_rate_kbps(rp) < flows[fi].min_rc_kbps)
-			flows[fi].min_rc_kbps = dcqcn_rp_rate_kbps(rp);
+		if (s->cnp_handled > 0 && dcqcn_rp_rate_kbps(rp) < d->flows[fi].min_rc_kbps)
+			d->flows[fi].min_rc_kbps = dcqcn_rp_rate_kbps(rp);
 	}
-	nsamples++;
+	d->nsamples++;
 }
 
 /* ---- output ---- */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-static int write_csv(const char *path, uint64_t t0, uint64_t t0_mono)
+static int write_csv(struct demo *d, const char *path, uint64_t t0, uint64_t t0_mono)
 {
 	FILE *f = fopen(path, "w");
 
@@ -653,21 +581,21 @@ static int write_csv(const char *path, uint64_t t0, uint64_t t0_mono)
 	fprintf(f,
 	        "# schema=" DEMO_CSV_SCHEMA " t0_mono_ns=%" PRIu64 " flows=%u sample_us=%u "
 	        "line_gbps=%u profile=%s; rates in Gb/s, alpha in 1/1024, counters cumulative\n",
-	        t0_mono, O.flows, O.sample_us, O.line_gbps, O.profile);
+	        t0_mono, d->o.flows, d->o.sample_us, d->o.line_gbps, d->o.profile);
 	fprintf(f, "t_s");
-	for (unsigned fi = 0; fi < O.flows; fi++)
+	for (unsigned fi = 0; fi < d->o.flows; fi++)
 		fprintf(f,
 		        ",f%u_rc_gbps,f%u_rt_gbps,f%u_alpha,f%u_goodput_gbps,f%u_cnps_handled,"
 		        "f%u_rate_cuts,f%u_cnps_sent,f%u_ce_rx,f%u_state",
 		        fi, fi, fi, fi, fi, fi, fi, fi, fi);
 	fprintf(f, "\n");
-	for (uint32_t k = 0; k < nsamples; k++) {
-		const struct fsample *row = &samples[(size_t)k * O.flows];
-		const struct fsample *prev = k ? &samples[(size_t)(k - 1) * O.flows] : NULL;
-		double dt = k ? (double)(sample_t[k] - sample_t[k - 1]) : 0;
+	for (uint32_t k = 0; k < d->nsamples; k++) {
+		const struct fsample *row = &d->samples[(size_t)k * d->o.flows];
+		const struct fsample *prev = k ? &d->samples[(size_t)(k - 1) * d->o.flows] : NULL;
+		double dt = k ? (double)(d->sample_t[k] - d->sample_t[k - 1]) : 0;
 
-		fprintf(f, "%.6f", (double)(sample_t[k] - t0) / 1e9);
-		for (unsigned fi = 0; fi < O.flows; fi++) {
+		fprintf(f, "%.6f", (double)(d->sample_t[k] - t0) / 1e9);
+		for (unsigned fi = 0; fi < d->o.flows; fi++) {
 			const struct fsample *s = &row[fi];
 			double g =
 			    prev && dt > 0 ? (double)(s->bytes - prev[fi].bytes) * 8.0 / dt : 0;
@@ -684,7 +612,7 @@ static int write_csv(const char *path, uint64_t t0, uint64_t t0_mono)
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
-static int write_cnp_csv(const char *path)
+static int write_cnp_csv(struct demo *d, const char *path)
 {
 	FILE *f = fopen(path, "w");
 
@@ -694,16 +622,16 @@ static int write_cnp_csv(const char *path)
 	        "# schema=" DEMO_CNP_SCHEMA " np_min_time_between_cnps_us=%u; np_ns: the NP's "
 	        "clock when it produced the CNP, tx_ns: when the frame went to the PMD; since the "
 	        "run started\n",
-	        O.params.np_min_time_between_cnps);
+	        d->o.params.np_min_time_between_cnps);
 	fprintf(f, "np_ns,tx_ns,dqpn,flow\n");
-	for (uint32_t i = 0; i < ncnps; i++) {
+	for (uint32_t i = 0; i < d->ncnps; i++) {
 		int fl = -1;
 
-		for (unsigned fi = 0; fi < O.flows; fi++)
-			if (rfw_qp_num(flows[fi].qs) == cnps[i].dqpn)
+		for (unsigned fi = 0; fi < d->o.flows; fi++)
+			if (rfw_qp_num(d->flows[fi].qs) == d->cnps[i].dqpn)
 				fl = (int)fi;
-		fprintf(f, "%" PRId64 ",%" PRId64 ",%u,%d\n", (int64_t)(cnps[i].np_ns - t0_r),
-		        (int64_t)(cnps[i].tx_ns - t0_r), cnps[i].dqpn, fl);
+		fprintf(f, "%" PRId64 ",%" PRId64 ",%u,%d\n", (int64_t)(d->cnps[i].np_ns - d->t0_r),
+		        (int64_t)(d->cnps[i].tx_ns - d->t0_r), d->cnps[i].dqpn, fl);
 	}
 	return fclose(f) == 0 ? 0 : -EIO;
 }
@@ -722,7 +650,7 @@ static void json_counters(FILE *f, const uint64_t *c)
 	fprintf(f, "}");
 }
 
-static void json_side(FILE *f, const char *name, const struct side *s)
+static void json_side(FILE *f, const char *name, const struct rfw_ep *s)
 {
 	const char *sep = "";
 
@@ -744,7 +672,8 @@ static double gbps(uint64_t bytes, uint64_t ns)
 	return ns ? (double)bytes * 8.0 / (double)ns : 0;
 }
 
-static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t t_end)
+static int write_json(struct demo *d, const char *path, uint64_t t0, uint64_t t0_mono,
+                      uint64_t t_end)
 {
 	FILE *f = fopen(path, "w");
 
@@ -752,23 +681,23 @@ static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t 
 		return -errno;
 	fprintf(f, "{\n  \"schema\": \"" DEMO_SCHEMA "\",\n");
 	fprintf(f, "  \"ok\": %s,\n  \"t0_mono_ns\": %" PRIu64 ",\n  \"seconds\": %.6f,\n",
-	        failed ? "false" : "true", t0_mono, (double)(t_end - t0) / 1e9);
+	        d->failed ? "false" : "true", t0_mono, (double)(t_end - t0) / 1e9);
 	fprintf(f,
 	        "  \"config\": {\"flows\": %u, \"duration_ms\": %u, \"stagger_ms\": %u, "
 	        "\"size\": %u, \"depth\": %u, \"line_gbps\": %u, \"sample_us\": %u, "
 	        "\"cc_profile\": \"%s\", \"cc_time_scale\": %u, \"cc\": {",
-	        O.flows, O.duration_ms, O.stagger_ms, O.size, O.depth, O.line_gbps, O.sample_us,
-	        O.profile, O.time_scale);
+	        d->o.flows, d->o.duration_ms, d->o.stagger_ms, d->o.size, d->o.depth,
+	        d->o.line_gbps, d->o.sample_us, d->o.profile, d->o.time_scale);
 	for (unsigned k = 0; k < DCQCN_PARAM__COUNT; k++)
 		fprintf(f, "%s\"%s\": %u", k ? ", " : "", dcqcn_param_info(k)->name,
-		        dcqcn_param_get(&O.params, k));
+		        dcqcn_param_get(&d->o.params, k));
 	fprintf(f,
 	        "}},\n  \"cnp_log\": {\"logged\": %u, \"unlogged\": %" PRIu64
 	        ", \"rx_at_sender\": %" PRIu64 "},\n",
-	        ncnps, cnps_unlogged, cnps_rx_at_sender);
+	        d->ncnps, d->cnps_unlogged, d->cnps_rx_at_sender);
 	fprintf(f, "  \"flows\": [");
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		const struct flow *fl = &flows[fi];
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		const struct flow *fl = &d->flows[fi];
 		uint64_t span = fl->last_ns > fl->first_ns ? fl->last_ns - fl->first_ns : 0;
 
 		fprintf(f,
@@ -781,8 +710,8 @@ static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t 
 		        fi ? "," : "", fi, rfw_qp_num(fl->qs), rfw_qp_num(fl->qr),
 		        (double)(fl->start_ns - t0) / 1e9, (double)(fl->stop_ns - t0) / 1e9,
 		        fl->posted, fl->done, fl->bytes, fl->bad, gbps(fl->bytes, span),
-		        O.line_gbps,
-		        fl->min_rc_kbps == UINT64_MAX ? (double)O.line_gbps
+		        d->o.line_gbps,
+		        fl->min_rc_kbps == UINT64_MAX ? (double)d->o.line_gbps
 		                                      : (double)fl->min_rc_kbps / 1e6,
 		        (double)dcqcn_rp_rate_kbps(&fl->rp) / 1e6, dcqcn_rp_alpha(&fl->rp));
 		for (unsigned k = 0; k < DCQCN_RP_CNT__COUNT; k++)
@@ -799,55 +728,57 @@ static int write_json(const char *path, uint64_t t0, uint64_t t0_mono, uint64_t 
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ],\n  \"endpoints\": {\n");
-	json_side(f, "sender", &S);
+	json_side(f, "sender", &d->s);
 	fprintf(f, ",\n");
-	json_side(f, "receiver", &R);
+	json_side(f, "receiver", &d->r);
 	fprintf(f, "\n  }\n}\n");
 	return fclose(f) == 0 ? 0 : -EIO;
 }
 
 /* ---- the run ---- */
 
-static void run(void)
+/* Post WRITEs on every flow inside its time span, up to --depth outstanding. Returns the
+ * WRITEs outstanding; *@done the completions so far. */
+static uint64_t post_flows(struct demo *d, uint64_t now, uint64_t *done)
 {
-	/* Each NIC's clock has its own origin: read both back to back (CNPs are logged on the
-	 * receiver's clock). */
-	uint64_t t0 = rfw_nic_clock_ns(S.nic), t0_mono = mono_ns();
-	uint64_t sample_ns = (uint64_t)O.sample_us * 1000, next_sample = t0;
-	uint64_t end = t0 + (uint64_t)O.duration_ms * 1000000, last_progress = t0, now = t0;
-	uint64_t done_seen = 0, settle_until = 0;
+	uint64_t outstanding = 0;
 
-	t0_r = rfw_nic_clock_ns(R.nic);
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		flows[fi].start_ns = t0 + (uint64_t)fi * O.stagger_ms * 1000000;
-		flows[fi].stop_ns = end - (uint64_t)fi * O.stagger_ms * 1000000;
-		flows[fi].min_rc_kbps = UINT64_MAX;
-	}
-	for (;;) {
-		uint64_t outstanding = 0, done = 0;
+	*done = 0;
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		struct flow *f = &d->flows[fi];
 
-		rfw_nic_poll(S.nic);
-		rfw_nic_poll(R.nic);
-		now = rfw_nic_clock_ns(S.nic);
-		reap(now);
-		for (unsigned fi = 0; fi < O.flows; fi++) {
-			struct flow *f = &flows[fi];
-
-			while (!quit && now >= f->start_ns && now < f->stop_ns &&
-			       f->posted - f->done < O.depth) {
-				if (f->posted == 0)
-					f->first_ns = now;
-				if (post_write(f, now) != 0) {
-					fail("post_send refused", fi, f->posted);
-					break;
-				}
-				f->posted++;
+		while (!quit && now >= f->start_ns && now < f->stop_ns &&
+		       f->posted - f->done < d->o.depth) {
+			if (f->posted == 0)
+				f->first_ns = now;
+			if (post_write(d, f, now) != 0) {
+				fail(d, "post_send refused", fi, f->posted);
+				break;
 			}
-			outstanding += f->posted - f->done;
-			done += f->done;
+			f->posted++;
 		}
+		outstanding += f->posted - f->done;
+		*done += f->done;
+	}
+	return outstanding;
+}
+
+/* The run's loop from @t0 to --duration-ms, then until the last WRITE completed and the
+ * trailing ACKs and CNPs landed. Returns the time it ended. */
+static uint64_t run_loop(struct demo *d, uint64_t t0)
+{
+	uint64_t sample_ns = (uint64_t)d->o.sample_us * 1000, next_sample = t0;
+	uint64_t end = t0 + (uint64_t)d->o.duration_ms * 1000000, last_progress = t0, now = t0;
+	uint64_t done_seen = 0, settle_until = 0, outstanding, done;
+
+	for (;;) {
+		rfw_nic_poll(d->s.nic);
+		rfw_nic_poll(d->r.nic);
+		now = rfw_nic_clock_ns(d->s.nic);
+		reap(d, now);
+		outstanding = post_flows(d, now, &done);
 		if (now >= next_sample) {
-			take_sample(now);
+			take_sample(d, now);
 			next_sample += sample_ns;
 			if (next_sample < now)
 				next_sample = now + sample_ns;
@@ -861,39 +792,29 @@ static void run(void)
 			        "rocefw-demo: no completion for 5 s with %" PRIu64
 			        " WRITEs outstanding\n",
 			        outstanding);
-			failed = true;
-			break;
+			d->failed = true;
+			return now;
 		}
 		if ((now >= end || quit) && outstanding == 0) {
 			/* Let trailing ACKs and CNPs land before the counters are read. */
 			if (settle_until == 0)
 				settle_until = now + SETTLE_NS;
 			else if (now >= settle_until)
-				break;
+				return now;
 		}
 	}
-	take_sample(now);
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		struct flow *f = &flows[fi];
+}
 
-		f->rp = *rfw_nic_qp_rp(S.nic, f->qs);
-		f->np = *rfw_nic_qp_np(R.nic, f->qr);
-		rfw_qp_counters(f->qs, f->cnt_s);
-		rfw_qp_counters(f->qr, f->cnt_r);
-	}
-	if (O.csv && write_csv(O.csv, t0, t0_mono) != 0)
-		die(O.csv, errno);
-	if (O.cnp_csv && write_cnp_csv(O.cnp_csv) != 0)
-		die(O.cnp_csv, errno);
-	if (O.json && write_json(O.json, t0, t0_mono, now) != 0)
-		die(O.json, errno);
-
+/* The summary table on stdout. */
+static void print_summary(struct demo *d, uint64_t t0, uint64_t now)
+{
 	printf("rocefw-demo: %u flows, %.2f s, profile %s, line %u Gb/s, %u-byte WRITEs x %u\n",
-	       O.flows, (double)(now - t0) / 1e9, O.profile, O.line_gbps, O.size, O.depth);
+	       d->o.flows, (double)(now - t0) / 1e9, d->o.profile, d->o.line_gbps, d->o.size,
+	       d->o.depth);
 	printf("%-5s %9s %9s %10s %10s %9s %9s %9s %10s %8s\n", "flow", "start_s", "stop_s",
 	       "goodput", "verified", "CE_rx", "CNP_sent", "CNP_hdl", "rate_cuts", "min_rate");
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		const struct flow *f = &flows[fi];
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		const struct flow *f = &d->flows[fi];
 
 		printf("%-5u %9.3f %9.3f %6.3fGb/s %7.1fMiB %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 		       " %10" PRIu64 " %4.2fGb/s\n",
@@ -902,38 +823,151 @@ static void run(void)
 		       f->np.cnt[DCQCN_NP_CNT_np_ecn_marked_roce_packets],
 		       f->np.cnt[DCQCN_NP_CNT_np_cnp_sent], f->rp.cnt[DCQCN_RP_CNT_rp_cnp_handled],
 		       f->rp.cnt[DCQCN_RP_CNT_rp_rate_cuts],
-		       f->min_rc_kbps == UINT64_MAX ? (double)O.line_gbps
+		       f->min_rc_kbps == UINT64_MAX ? (double)d->o.line_gbps
 		                                    : (double)f->min_rc_kbps / 1e6);
 	}
+}
+
+static void run(struct demo *d)
+{
+	/* Each NIC's clock has its own origin: read both back to back (CNPs are logged on the
+	 * receiver's clock). */
+	uint64_t t0 = rfw_nic_clock_ns(d->s.nic), t0_mono = rfw_mono_ns(), now;
+	uint64_t end = t0 + (uint64_t)d->o.duration_ms * 1000000;
+
+	d->t0_r = rfw_nic_clock_ns(d->r.nic);
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		d->flows[fi].start_ns = t0 + (uint64_t)fi * d->o.stagger_ms * 1000000;
+		d->flows[fi].stop_ns = end - (uint64_t)fi * d->o.stagger_ms * 1000000;
+		d->flows[fi].min_rc_kbps = UINT64_MAX;
+	}
+	now = run_loop(d, t0);
+	take_sample(d, now);
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		struct flow *f = &d->flows[fi];
+
+		f->rp = *rfw_nic_qp_rp(d->s.nic, f->qs);
+		f->np = *rfw_nic_qp_np(d->r.nic, f->qr);
+		rfw_qp_counters(f->qs, f->cnt_s);
+		rfw_qp_counters(f->qr, f->cnt_r);
+	}
+	if (d->o.csv && write_csv(d, d->o.csv, t0, t0_mono) != 0)
+		die(d->o.csv, errno);
+	if (d->o.cnp_csv && write_cnp_csv(d, d->o.cnp_csv) != 0)
+		die(d->o.cnp_csv, errno);
+	if (d->o.json && write_json(d, d->o.json, t0, t0_mono, now) != 0)
+		die(d->o.json, errno);
+	print_summary(d, t0, now);
 	if (quit) {
 		fprintf(stderr, "rocefw-demo: interrupted\n");
-		failed = true;
+		d->failed = true;
 	}
+}
+
+/* Both endpoints, the CNP logging callbacks, links up. */
+static void endpoints_up(struct demo *d)
+{
+	side_setup(d, &d->s, 0, 0x0a000001);
+	side_setup(d, &d->r, 1, 0x0a000002);
+	if (rte_eth_add_tx_callback(d->r.port->port_id, 0, cnp_tx_cb, d) == NULL ||
+	    rte_eth_add_rx_callback(d->s.port->port_id, 0, cnp_rx_cb, d) == NULL)
+		die("rte_eth_add_tx/rx_callback (DPDK built without RTE_ETHDEV_RXTX_CALLBACKS?)",
+		    rte_errno);
+	if (rfw_port_link_wait(d->s.port, d->o.link_wait_ms) != 0 ||
+	    rfw_port_link_wait(d->r.port, d->o.link_wait_ms) != 0) {
+		fprintf(stderr, "rocefw-demo: links not up after %u ms (is rocefw-cp running?)\n",
+		        d->o.link_wait_ms);
+		exit(1);
+	}
+}
+
+/* Memory (sources with two parities at the sender, destinations at the receiver) and every
+ * flow's pair of QPs, connected. */
+static void flows_up(struct demo *d)
+{
+	size_t src_len = 2ull * d->o.depth * d->o.size, dst_len = (size_t)d->o.depth * d->o.size;
+
+	d->s.mem_len = ((size_t)d->o.flows * src_len + 4095) & ~(size_t)4095;
+	d->r.mem_len = ((size_t)d->o.flows * dst_len + 4095) & ~(size_t)4095;
+	d->s.mem = aligned_alloc(4096, d->s.mem_len);
+	d->r.mem = aligned_alloc(4096, d->r.mem_len);
+	if (d->s.mem == NULL || d->r.mem == NULL)
+		die("memory", ENOMEM);
+	memset(d->r.mem, 0, d->r.mem_len);
+	d->s.mr = rfw_reg_mr(d->s.pd, d->s.mem, d->s.mem_len, RFW_ACCESS_LOCAL_WRITE);
+	d->r.mr = rfw_reg_mr(d->r.pd, d->r.mem, d->r.mem_len,
+	                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
+	if (d->s.mr == NULL || d->r.mr == NULL)
+		die("rfw_reg_mr", errno);
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		struct flow *f = &d->flows[fi];
+
+		f->src = d->s.mem + fi * src_len;
+		f->dst = d->r.mem + fi * dst_len;
+		rfw_pattern_fill(f->src, src_len, fi + 1);
+		f->qs = make_qp(d, &d->s);
+		f->qr = make_qp(d, &d->r);
+		qp_connect(&d->s, f->qs, &d->r, f->qr);
+		qp_connect(&d->r, f->qr, &d->s, f->qs);
+	}
+}
+
+/*
+ * DPDK's memif PMD unmaps a connection's rings from its control thread when the peer
+ * disconnects, racing with a data path still polling them. So the peer (rocefw-cp, still
+ * polling) must stop first: this side closes its ports only once the peer has exited (at most
+ * 10 s), and polls nothing meanwhile. Then everything goes.
+ */
+static void close_all(struct demo *d)
+{
+	for (unsigned i = 0; d->o.linger_pid != 0 && i < 10000; i++) {
+		if (kill((pid_t)d->o.linger_pid, 0) != 0)
+			break;
+		usleep(1000);
+	}
+	for (unsigned fi = 0; fi < d->o.flows; fi++) {
+		rfw_nic_qp_detach(d->s.nic, d->flows[fi].qs);
+		rfw_nic_qp_detach(d->r.nic, d->flows[fi].qr);
+		if (rfw_destroy_qp(d->flows[fi].qs) != 0 || rfw_destroy_qp(d->flows[fi].qr) != 0)
+			die("rfw_destroy_qp", EBUSY);
+	}
+	rfw_dereg_mr(d->s.mr);
+	rfw_dereg_mr(d->r.mr);
+	rfw_destroy_cq(d->s.cq);
+	rfw_destroy_cq(d->r.cq);
+	rfw_dealloc_pd(d->s.pd);
+	rfw_dealloc_pd(d->r.pd);
+	rfw_nic_destroy(d->s.nic);
+	rfw_nic_destroy(d->r.nic);
+	rfw_port_close(d->s.port);
+	rfw_port_close(d->r.port);
+	free(d->s.mem);
+	free(d->r.mem);
+	free(d->samples);
+	free(d->sample_t);
+	free(d->cnps);
+	rfw_eal_cleanup();
 }
 
 int main(int argc, char **argv)
 {
-	int dd = -1, ret;
-	size_t src_len, dst_len;
+	static struct demo dm;
+	struct demo *d = &dm;
+	int dd = rfw_opt_dashdash(argc, argv);
 	char msg[160];
 
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
-	parse_opts(dd < 0 ? 1 : argc - dd, dd < 0 ? argv : argv + dd, &O);
+	parse_opts(dd < 0 ? 1 : argc - dd, dd < 0 ? argv : argv + dd, &d->o);
 	if (dd < 0) {
 		fprintf(stderr, "rocefw-demo: missing '--' between EAL and demo options\n");
 		usage(stderr);
 		return 2;
 	}
-	if (dcqcn_prof_config(&prof, &O.params, O.line_gbps * 1000, msg, sizeof(msg)) != 0) {
-		fprintf(stderr, "rocefw-demo: --cc-profile %s: %s\n", O.profile, msg);
+	if (dcqcn_prof_config(&d->prof, &d->o.params, d->o.line_gbps * 1000, msg, sizeof(msg)) !=
+	    0) {
+		fprintf(stderr, "rocefw-demo: --cc-profile %s: %s\n", d->o.profile, msg);
 		return 2;
 	}
-	ret = rfw_eal_init(dd, argv);
-	if (ret < 0)
+	if (rfw_eal_init(dd, argv) < 0)
 		return 1;
 	if (rte_eth_dev_count_avail() != 2) {
 		fprintf(stderr,
@@ -943,89 +977,18 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	maxsamples = (uint32_t)((uint64_t)O.duration_ms * 1000 / O.sample_us + 64 +
-	                        STALL_NS / 1000 / O.sample_us);
-	samples = calloc((size_t)maxsamples * O.flows, sizeof(*samples));
-	sample_t = calloc(maxsamples, sizeof(*sample_t));
-	cnps = calloc(CNP_LOG_MAX, sizeof(*cnps));
-	if (samples == NULL || sample_t == NULL || cnps == NULL)
+	d->maxsamples = (uint32_t)((uint64_t)d->o.duration_ms * 1000 / d->o.sample_us + 64 +
+	                           STALL_NS / 1000 / d->o.sample_us);
+	d->samples = calloc((size_t)d->maxsamples * d->o.flows, sizeof(*d->samples));
+	d->sample_t = calloc(d->maxsamples, sizeof(*d->sample_t));
+	d->cnps = calloc(CNP_LOG_MAX, sizeof(*d->cnps));
+	if (d->samples == NULL || d->sample_t == NULL || d->cnps == NULL)
 		die("memory", ENOMEM);
-
-	side_setup(&S, 0, 0x0a000001);
-	side_setup(&R, 1, 0x0a000002);
-	if (rte_eth_add_tx_callback(R.port->port_id, 0, cnp_tx_cb, R.nic) == NULL ||
-	    rte_eth_add_rx_callback(S.port->port_id, 0, cnp_rx_cb, NULL) == NULL)
-		die("rte_eth_add_tx/rx_callback (DPDK built without RTE_ETHDEV_RXTX_CALLBACKS?)",
-		    rte_errno);
-	if (rfw_port_link_wait(S.port, O.link_wait_ms) != 0 ||
-	    rfw_port_link_wait(R.port, O.link_wait_ms) != 0) {
-		fprintf(stderr, "rocefw-demo: links not up after %u ms (is rocefw-cp running?)\n",
-		        O.link_wait_ms);
-		return 1;
-	}
-
-	src_len = 2ull * O.depth * O.size;
-	dst_len = (size_t)O.depth * O.size;
-	S.mem_len = ((size_t)O.flows * src_len + 4095) & ~(size_t)4095;
-	R.mem_len = ((size_t)O.flows * dst_len + 4095) & ~(size_t)4095;
-	S.mem = aligned_alloc(4096, S.mem_len);
-	R.mem = aligned_alloc(4096, R.mem_len);
-	if (S.mem == NULL || R.mem == NULL)
-		die("memory", ENOMEM);
-	memset(R.mem, 0, R.mem_len);
-	S.mr = rfw_reg_mr(S.pd, S.mem, S.mem_len, RFW_ACCESS_LOCAL_WRITE);
-	R.mr = rfw_reg_mr(R.pd, R.mem, R.mem_len, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
-	if (S.mr == NULL || R.mr == NULL)
-		die("rfw_reg_mr", errno);
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		struct flow *f = &flows[fi];
-
-		f->src = S.mem + fi * src_len;
-		f->dst = R.mem + fi * dst_len;
-		fill_random(f->src, src_len, fi + 1);
-		f->qs = make_qp(&S);
-		f->qr = make_qp(&R);
-		qp_connect(&S, f->qs, &R, f->qr);
-		qp_connect(&R, f->qr, &S, f->qs);
-	}
-
-	run();
-
-	/*
-	 * DPDK's memif PMD unmaps a connection's rings from its control thread when the peer
-	 * disconnects, racing with a data path still polling them. So the peer (rocefw-cp, still
-	 * polling) must stop first: this side closes its ports only once the peer has exited, and
-	 * polls nothing meanwhile.
-	 */
-	for (unsigned i = 0; O.linger_pid != 0 && i < 10000; i++) {
-		if (kill((pid_t)O.linger_pid, 0) != 0)
-			break;
-		usleep(1000);
-	}
-
-	for (unsigned fi = 0; fi < O.flows; fi++) {
-		rfw_nic_qp_detach(S.nic, flows[fi].qs);
-		rfw_nic_qp_detach(R.nic, flows[fi].qr);
-		if (rfw_destroy_qp(flows[fi].qs) != 0 || rfw_destroy_qp(flows[fi].qr) != 0)
-			die("rfw_destroy_qp", EBUSY);
-	}
-	rfw_dereg_mr(S.mr);
-	rfw_dereg_mr(R.mr);
-	rfw_destroy_cq(S.cq);
-	rfw_destroy_cq(R.cq);
-	rfw_dealloc_pd(S.pd);
-	rfw_dealloc_pd(R.pd);
-	rfw_nic_destroy(S.nic);
-	rfw_nic_destroy(R.nic);
-	rfw_port_close(S.port);
-	rfw_port_close(R.port);
-	free(S.mem);
-	free(R.mem);
-	free(samples);
-	free(sample_t);
-	free(cnps);
-	rfw_eal_cleanup();
-	if (failed)
+	endpoints_up(d);
+	flows_up(d);
+	run(d);
+	close_all(d);
+	if (d->failed)
 		fprintf(stderr, "rocefw-demo: FAILED\n");
-	return failed ? 1 : 0;
+	return d->failed ? 1 : 0;
 }

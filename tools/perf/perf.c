@@ -42,6 +42,9 @@
 #include "dataplane/rfw_nic.h"
 #include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_ce.h"
+#include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_pattern.h"
 #include "tools/perf/perf.h"
 
 const char *const op_names[4] = {"write", "read", "send", "atomic"};
@@ -99,24 +102,6 @@ static void usage(FILE *f)
 	       "without it, run as the server\n");
 }
 
-/* Parse an unsigned option value in [lo, hi]; bad values name the option and exit 2. */
-static uint64_t num_arg(const char *name, const char *s, uint64_t lo, uint64_t hi)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr,
-		        "rocefw-perf: bad value for %s: '%s' (expected an integer %" PRIu64
-		        "..%" PRIu64 ")\n",
-		        name, s, lo, hi);
-		exit(2);
-	}
-	return v;
-}
-
 static void bad(const char *msg, const char *what)
 {
 	fprintf(stderr, "rocefw-perf: %s%s%s\n", msg, what ? ": " : "", what ? what : "");
@@ -124,54 +109,42 @@ static void bad(const char *msg, const char *what)
 	exit(2);
 }
 
-static void parse_opts(int argc, char **argv, struct opts *o)
-{
-	enum {
-		O_MTU = 256,
-		O_CC,
-		O_DSCP,
-		O_GBITS,
-		O_JSON,
-		O_LOOP,
-		O_LINE,
-		O_CORRUPT,
-		O_CE,
-		O_TRANSPORT,
-		O_ACKTO,
-		O_IP,
-		O_OOBTO,
-		O_PERFTEST,
-		O_DUMP
-	};
-	static const struct option lo[] = {
-	    {"size", required_argument, NULL, 's'},
-	    {"all", no_argument, NULL, 'a'},
-	    {"iters", required_argument, NULL, 'n'},
-	    {"duration", required_argument, NULL, 'D'},
-	    {"qps", required_argument, NULL, 'q'},
-	    {"tx-depth", required_argument, NULL, 't'},
-	    {"mtu", required_argument, NULL, O_MTU},
-	    {"cc-profile", required_argument, NULL, O_CC},
-	    {"dscp", required_argument, NULL, O_DSCP},
-	    {"line-rate", required_argument, NULL, O_LINE},
-	    {"report_gbits", no_argument, NULL, O_GBITS},
-	    {"out_json", required_argument, NULL, O_JSON},
-	    {"loopback", no_argument, NULL, O_LOOP},
-	    {"check-corrupt-one", no_argument, NULL, O_CORRUPT},
-	    {"ce-mark-every", required_argument, NULL, O_CE},
-	    {"transport", required_argument, NULL, O_TRANSPORT},
-	    {"ack-timeout", required_argument, NULL, O_ACKTO},
-	    {"ip", required_argument, NULL, O_IP},
-	    {"port", required_argument, NULL, 'p'},
-	    {"oob-timeout", required_argument, NULL, O_OOBTO},
-	    {"perftest", no_argument, NULL, O_PERFTEST},
-	    {"perftest-dump", required_argument, NULL, O_DUMP},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int c, npos = 0;
-	const char *pos[3] = {NULL, NULL, NULL};
+/* The numeric options: name, range, field (--mtu is also checked to be a power of two). */
+static const struct rfw_opt_num num_opts[] = {
+    RFW_OPT_U32("size", struct opts, size, 1, MAX_SIZE),
+    RFW_OPT_U64("iters", struct opts, iters, 1, 1000000000),
+    RFW_OPT_U32("duration", struct opts, duration_s, 1, 3600),
+    RFW_OPT_U32("qps", struct opts, qps, 1, MAX_QPS),
+    RFW_OPT_U32("tx-depth", struct opts, depth, 1, 1024),
+    RFW_OPT_U32("mtu", struct opts, mtu, 256, 4096),
+    RFW_OPT_U32("dscp", struct opts, dscp, 0, 63),
+    RFW_OPT_U32("line-rate", struct opts, line_gbps, 1, 4000),
+    RFW_OPT_U32("ce-mark-every", struct opts, ce_every, 0, 1000000),
+    RFW_OPT_U8("ack-timeout", struct opts, ack_timeout, 1, 31),
+    RFW_OPT_U16("port", struct opts, tcp_port, 1, 65535),
+    RFW_OPT_U32("oob-timeout", struct opts, oob_timeout_s, 1, 3600),
+};
 
+enum {
+	O_MTU = 256,
+	O_CC,
+	O_DSCP,
+	O_GBITS,
+	O_JSON,
+	O_LOOP,
+	O_LINE,
+	O_CORRUPT,
+	O_CE,
+	O_TRANSPORT,
+	O_ACKTO,
+	O_IP,
+	O_OOBTO,
+	O_PERFTEST,
+	O_DUMP
+};
+
+static void opts_default(struct opts *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->qps = 1;
 	o->mtu = 4096;
@@ -182,131 +155,86 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	o->ack_timeout = 14; /* 67 ms, perftest's default */
 	o->tcp_port = RFW_OOB_PORT_DEFAULT;
 	o->oob_timeout_s = 30;
-	optind = 1;
-	opterr = 0;
-	/* '-' in the option string keeps positional arguments in order, interleaved. */
-	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:p:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 1:
-			if (npos == 3)
-				bad("unexpected argument", optarg);
-			pos[npos++] = optarg;
-			break;
-		case 's':
-			o->size = (uint32_t)num_arg("--size", optarg, 1, MAX_SIZE);
-			break;
-		case 'a':
-			o->all = true;
-			break;
-		case 'n':
-			o->iters = num_arg("--iters", optarg, 1, 1000000000);
-			break;
-		case 'D':
-			o->duration_s = (uint32_t)num_arg("--duration", optarg, 1, 3600);
-			break;
-		case 'q':
-			o->qps = (uint32_t)num_arg("--qps", optarg, 1, MAX_QPS);
-			break;
-		case 't':
-			o->depth = (uint32_t)num_arg("--tx-depth", optarg, 1, 1024);
-			break;
-		case O_MTU:
-			o->mtu = (uint32_t)num_arg("--mtu", optarg, 256, 4096);
-			if (o->mtu & (o->mtu - 1)) {
-				fprintf(
-				    stderr,
-				    "rocefw-perf: bad value for --mtu: '%s' (expected 256, 512, "
-				    "1024, 2048 or 4096)\n",
-				    optarg);
-				exit(2);
-			}
-			break;
-		case O_CC:
-			if (strcmp(optarg, "none") != 0 && dcqcn_profile_lookup(optarg) < 0) {
-				fprintf(
-				    stderr,
-				    "rocefw-perf: bad value for --cc-profile: '%s' (expected none, "
-				    "unified, paper, mlx5-cx5, hpcc-ns3 or shared-port)\n",
-				    optarg);
-				exit(2);
-			}
-			o->cc_profile = optarg;
-			break;
-		case O_DSCP:
-			o->dscp = (uint32_t)num_arg("--dscp", optarg, 0, 63);
-			break;
-		case O_LINE:
-			o->line_gbps = (uint32_t)num_arg("--line-rate", optarg, 1, 4000);
-			break;
-		case O_GBITS:
-			o->gbits = true;
-			break;
-		case O_JSON:
-			o->json = optarg;
-			break;
-		case O_LOOP:
-			o->loopback = true;
-			break;
-		case O_CORRUPT:
-			o->corrupt_one = true;
-			break;
-		case O_CE:
-			o->ce_every = (uint32_t)num_arg("--ce-mark-every", optarg, 0, 1000000);
-			break;
-		case O_TRANSPORT: {
-			int m = rfw_oob_transport_lookup(optarg);
+}
 
-			if (m < 0) {
-				fprintf(
-				    stderr,
-				    "rocefw-perf: bad value for --transport: '%s' (expected gbn "
-				    "or sr)\n",
-				    optarg);
-				exit(2);
-			}
-			o->transport = (enum rfw_transport_mode)m;
-			break;
-		}
-		case O_ACKTO:
-			o->ack_timeout = (uint8_t)num_arg("--ack-timeout", optarg, 1, 31);
-			break;
-		case O_IP: {
-			struct in_addr a;
+/* A value that is not a number: "rocefw-perf: bad value for OPT: 'V' (expected WHAT)", exit 2. */
+static void bad_value(const char *opt, const char *v, const char *expected)
+{
+	fprintf(stderr, "rocefw-perf: bad value for %s: '%s' (expected %s)\n", opt, v, expected);
+	exit(2);
+}
 
-			if (inet_pton(AF_INET, optarg, &a) != 1) {
-				fprintf(stderr,
-				        "rocefw-perf: bad value for --ip: '%s' (expected an IPv4 "
-				        "address A.B.C.D)\n",
-				        optarg);
-				exit(2);
-			}
-			o->ip4 = ntohl(a.s_addr);
-			o->has_ip = true;
-			break;
-		}
-		case 'p':
-			o->tcp_port = (uint16_t)num_arg("--port", optarg, 1, 65535);
-			break;
-		case O_OOBTO:
-			o->oob_timeout_s = (uint32_t)num_arg("--oob-timeout", optarg, 1, 3600);
-			break;
-		case O_PERFTEST:
-			o->perftest = true;
-			break;
-		case O_DUMP:
-			o->dump = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			if (optopt != 0 && optopt < 256 && strchr("snDqtp", optopt) != NULL) {
-				fprintf(stderr, "rocefw-perf: option -%c needs a value\n", optopt);
-				exit(2);
-			}
-			bad("unknown option or missing value", argv[optind - 1]);
-		}
+/* --cc-profile, --transport, --ip. */
+static void word_opt(struct opts *o, int c, const char *arg)
+{
+	struct in_addr a;
+	int m;
+
+	if (c == O_CC) {
+		if (strcmp(arg, "none") != 0 && dcqcn_profile_lookup(arg) < 0)
+			bad_value("--cc-profile", arg,
+			          "none, unified, paper, mlx5-cx5, hpcc-ns3 or shared-port");
+		o->cc_profile = arg;
+	} else if (c == O_TRANSPORT) {
+		m = rfw_oob_transport_lookup(arg);
+		if (m < 0)
+			bad_value("--transport", arg, "gbn or sr");
+		o->transport = (enum rfw_transport_mode)m;
+	} else {
+		if (inet_pton(AF_INET, arg, &a) != 1)
+			bad_value("--ip", arg, "an IPv4 address A.B.C.D");
+		o->ip4 = ntohl(a.s_addr);
+		o->has_ip = true;
 	}
+}
+
+/* One option that is not in num_opts: flags, paths, words. */
+static void other_opt(struct opts *o, int c, const char *arg, const char *word)
+{
+	switch (c) {
+	case 'a':
+		o->all = true;
+		break;
+	case O_CC:
+	case O_TRANSPORT:
+	case O_IP:
+		word_opt(o, c, arg);
+		break;
+	case O_GBITS:
+		o->gbits = true;
+		break;
+	case O_JSON:
+		o->json = arg;
+		break;
+	case O_LOOP:
+		o->loopback = true;
+		break;
+	case O_CORRUPT:
+		o->corrupt_one = true;
+		break;
+	case O_PERFTEST:
+		o->perftest = true;
+		break;
+	case O_DUMP:
+		o->dump = arg;
+		break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		if (optopt != 0 && optopt < 256 && strchr("snDqtp", optopt) != NULL) {
+			fprintf(stderr, "rocefw-perf: option -%c needs a value\n", optopt);
+			exit(2);
+		}
+		bad("unknown option or missing value", word);
+	}
+}
+
+/* The test from the positional words: OP KIND [SERVER]. */
+static void positional(struct opts *o, const char *const pos[3], int npos)
+{
+	int c;
+
 	if (npos < 2)
 		bad("missing test: write|read|send|atomic bw|lat", NULL);
 	for (c = 0; c < 4; c++)
@@ -322,6 +250,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	else
 		bad("unknown test kind (expected bw or lat)", pos[1]);
 	o->server = pos[2];
+}
+
+/* The options that go only with one mode (loopback, two-process, --perftest). */
+static void check_modes(const struct opts *o)
+{
 	if (o->server != NULL && o->loopback)
 		bad("--loopback takes no server address", o->server);
 	if (!o->loopback) {
@@ -355,12 +288,75 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	} else if (o->dump != NULL) {
 		bad("--perftest-dump is a --perftest option", NULL);
 	}
+}
+
+/* The checks across options. */
+static void check_opts(const struct opts *o, const char *mtu_arg)
+{
+	if (o->mtu & (o->mtu - 1))
+		bad_value("--mtu", mtu_arg, "256, 512, 1024, 2048 or 4096");
+	check_modes(o);
 	if (o->op == OP_ATOMIC && o->size != 0 && o->size != 8)
 		bad("atomic operations are 8 bytes: --size must be 8", NULL);
 	if (o->duration_s != 0 && o->iters != 0)
 		bad("--iters and --duration exclude each other", NULL);
 	if (o->all && o->size != 0)
 		bad("--all and --size exclude each other", NULL);
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	    {"size", required_argument, NULL, 's'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"iters", required_argument, NULL, 'n'},
+	    {"duration", required_argument, NULL, 'D'},
+	    {"qps", required_argument, NULL, 'q'},
+	    {"tx-depth", required_argument, NULL, 't'},
+	    {"mtu", required_argument, NULL, O_MTU},
+	    {"cc-profile", required_argument, NULL, O_CC},
+	    {"dscp", required_argument, NULL, O_DSCP},
+	    {"line-rate", required_argument, NULL, O_LINE},
+	    {"report_gbits", no_argument, NULL, O_GBITS},
+	    {"out_json", required_argument, NULL, O_JSON},
+	    {"loopback", no_argument, NULL, O_LOOP},
+	    {"check-corrupt-one", no_argument, NULL, O_CORRUPT},
+	    {"ce-mark-every", required_argument, NULL, O_CE},
+	    {"transport", required_argument, NULL, O_TRANSPORT},
+	    {"ack-timeout", required_argument, NULL, O_ACKTO},
+	    {"ip", required_argument, NULL, O_IP},
+	    {"port", required_argument, NULL, 'p'},
+	    {"oob-timeout", required_argument, NULL, O_OOBTO},
+	    {"perftest", no_argument, NULL, O_PERFTEST},
+	    {"perftest-dump", required_argument, NULL, O_DUMP},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c, idx = 0, npos = 0, rc;
+	const char *pos[3] = {NULL, NULL, NULL}, *mtu_arg = "";
+
+	opts_default(o);
+	optind = 1;
+	opterr = 0;
+	/* '-' in the option string keeps positional arguments in order, interleaved. */
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:p:h", lo, &idx)) != -1) {
+		if (c == 1) {
+			if (npos == 3)
+				bad("unexpected argument", optarg);
+			pos[npos++] = optarg;
+			continue;
+		}
+		if (c == O_MTU)
+			mtu_arg = optarg;
+		rc = rfw_opt_num_getopt("rocefw-perf", lo, num_opts, RTE_DIM(num_opts), c, idx,
+		                        optarg, o);
+		if (rc < 0)
+			exit(2);
+		if (rc == 1)
+			other_opt(o, c, optarg, argv[optind - 1]);
+	}
+	positional(o, pos, npos);
+	check_opts(o, mtu_arg);
 }
 
 /* ---- the loopback pair ---- */
@@ -374,13 +370,42 @@ struct conn {
 	uint64_t last_done_ns;
 };
 
-struct side A, B;
-/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to r_ab. */
-static struct rte_ring *ring_cp, *ring_ab;
-static uint32_t ce_every, ce_count;
-static uint64_t ce_marked;
-static struct conn conns[MAX_QPS];
-static struct dcqcn_prof prof;
+/*
+ * One run's state, owned by main and passed to every function that uses it: the two sides
+ * (two-process modes use a only), the QPs, the loopback congestion point, the checker's verdict
+ * and the two-process exchange. perf.h sees it opaque (perftest_mode.c reaches a side and the
+ * verdict through accessors).
+ */
+struct perf {
+	struct rfw_ep a, b;
+	struct conn conns[MAX_QPS];
+	struct dcqcn_prof prof;
+	/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to
+	 * ring_ab. */
+	struct rte_ring *ring_cp, *ring_ab;
+	struct rfw_ce_every ce;
+	uint8_t *pong_buf;       /* at A: where the pong lands (WRITE / SEND latency) */
+	uint64_t pong_recvd;     /* SEND latency: pongs received at A */
+	uint64_t last_recv_slot; /* SEND latency: B's receive slot of the last ping */
+	/* the checker */
+	bool failed;
+	uint64_t bad_msgs;
+	uint64_t corrupt_at;              /* --check-corrupt-one: which message of QP 0 */
+	char first_err[RFW_OOB_TEXT_MAX]; /* two-process mode: reported to the peer */
+	/* output */
+	void (*header_extra)(struct perf *P); /* two-process mode: addresses, before the columns */
+	const char *json_mode;                /* "loopback", "server", "client" */
+	bool have_peer_result;
+	struct rfw_oob_result peer_result;
+	/* two-process mode */
+	int oob_fd;
+	struct rfw_oob_rx oob_rx;
+	struct rfw_oob_conn my_conn, peer_conn;
+	uint64_t peer_addr[MAX_QPS]; /* where this side's requests of QP i go */
+	uint32_t peer_rkey;
+	struct rte_ether_addr peer_mac;
+	bool is_server;
+};
 
 void die(const char *what, int err)
 {
@@ -415,54 +440,31 @@ static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte
 	return (uint16_t)p;
 }
 
-void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o)
+void side_setup(struct perf *P, struct rfw_ep *s, uint16_t port_id, uint32_t ip4,
+                const struct opts *o)
 {
-	struct rfw_port_conf pc = {.nb_mbufs = 8192};
-	struct rfw_identity id = {.has_ip4 = true, .ip4 = ip4};
-	struct rfw_nic_conf nc = {0};
-
-	s->port = rfw_port_setup(port_id, &pc, &id);
-	if (s->port == NULL)
-		die("rfw_port_setup", rte_errno);
-	nc.dev_attr.max_qp = MAX_QPS;
-	nc.dscp = (uint8_t)o->dscp;
-	nc.dscp_set = true;
-	nc.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &prof : NULL;
-	if (rfw_nic_conf_env(&nc) != 0) /* ROCEFW_ESTATS* (docs/estats.md) */
-		exit(2);
-	s->nic = rfw_nic_create(s->port->q[0], &nc);
-	if (s->nic == NULL)
-		die("rfw_nic_create", rte_errno);
-	s->pd = rfw_alloc_pd(rfw_nic_dev(s->nic));
-	s->cq = rfw_create_cq(rfw_nic_dev(s->nic), 65536);
-	if (s->pd == NULL || s->cq == NULL)
-		die("PD/CQ", errno);
-}
-
-enum rfw_mtu mtu_enum(uint32_t bytes)
-{
-	enum rfw_mtu m;
-
-	for (m = RFW_MTU_256; m < RFW_MTU_4096; m++)
-		if (rfw_mtu_to_bytes(m) == bytes)
-			break;
-	return m;
-}
-
-/* Loopback: @qp of side @s (in INIT) to RTS toward @peer_qp of side @peer, PSNs from 0. */
-static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, struct rfw_qp *peer_qp,
-                       const struct opts *o)
-{
-	struct peer_path pp = {.mac = peer->port->id.mac,
-	                       .mtu = o->mtu,
-	                       .qpn = rfw_qp_num(peer_qp),
-	                       .max_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .min_rnr_timer = 1};
+	struct rfw_ep_conf c = {.port_id = port_id, .ip4 = ip4, .cq_entries = 65536};
 	const char *stage;
 	int rc;
 
-	memcpy(pp.gid, rfw_nic_gid(peer->nic), 16);
+	c.nic.dev_attr.max_qp = MAX_QPS;
+	c.nic.dscp = (uint8_t)o->dscp;
+	c.nic.dscp_set = true;
+	c.nic.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &P->prof : NULL;
+	rc = rfw_ep_open(s, &c, &stage);
+	if (rc != 0)
+		die(stage, rc);
+}
+
+/* Loopback: @qp of side @s (in INIT) to RTS toward @peer_qp of side @peer, PSNs from 0. */
+static void qp_connect(struct rfw_ep *s, struct rfw_qp *qp, const struct rfw_ep *peer,
+                       const struct rfw_qp *peer_qp, const struct opts *o)
+{
+	struct rfw_ep_path pp;
+	const char *stage;
+	int rc;
+
+	rfw_ep_path_local(&pp, peer, peer_qp, rfw_ep_mtu(o->mtu), o->ack_timeout);
 	rc = qp_to_peer(s, qp, &pp, o, &stage);
 	if (rc == 0)
 		return;
@@ -473,29 +475,16 @@ static void qp_connect(struct side *s, struct rfw_qp *qp, struct side *peer, str
 	die(stage, rc);
 }
 
-struct rfw_qp *make_qp(struct side *s, uint32_t depth)
+struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth)
 {
-	struct rfw_qp_init_attr ia = {0};
-	struct rfw_qp_attr a = {0};
-	struct rfw_qp *qp;
-	int rc;
+	const char *stage;
+	struct rfw_qp *qp = rfw_ep_qp_create(s->pd, s->cq, depth, 2 * depth,
+	                                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                                         RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC,
+	                                     &stage);
 
-	ia.send_cq = s->cq;
-	ia.recv_cq = s->cq;
-	ia.cap.max_send_wr = depth;
-	ia.cap.max_recv_wr = 2 * depth;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = true;
-	qp = rfw_create_qp(s->pd, &ia);
 	if (qp == NULL)
-		die("rfw_create_qp", errno);
-	a.qp_state = RFW_QPS_INIT;
-	a.qp_access_flags = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                    RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC;
-	rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS);
-	if (rc != 0)
-		die("modify_qp INIT", rc);
+		die(strcmp(stage, "rfw_create_qp") == 0 ? stage : "modify_qp INIT", errno);
 	return qp;
 }
 
@@ -508,18 +497,6 @@ struct rfw_qp *make_qp(struct side *s, uint32_t depth)
  * every 256 bytes (the smallest path MTU) before posting, so that every packet of a message
  * carries bytes no earlier message left in that slot. The checker compares every byte.
  */
-void fill_random(uint8_t *p, size_t n, uint64_t seed)
-{
-	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		p[i] = (uint8_t)x;
-	}
-}
 
 static inline void stamp(uint8_t *p, uint32_t size, uint64_t k)
 {
@@ -551,51 +528,36 @@ static inline bool last_is(const uint8_t *p, uint32_t size, const uint8_t *want)
 	return memcmp(p + size - n, want + size - n, n) == 0;
 }
 
-static uint8_t *pong_buf;       /* at A: where the pong lands (WRITE / SEND latency) */
-static uint64_t pong_recvd;     /* SEND latency: pongs received at A */
-static uint64_t last_recv_slot; /* SEND latency: B's receive slot of the last ping */
-
 /* ---- one measured size ---- */
 
-uint64_t now_ns(void)
+uint64_t now_ns(struct perf *P)
 {
-	return rfw_nic_clock_ns(A.nic);
+	return rfw_nic_clock_ns(P->a.nic);
 }
 
-/* The loopback congestion point: ECT -> CE on every ce_every-th ECN-capable IPv4 frame. The
- * ICRC masks the TOS byte, so only the IPv4 header checksum changes. */
-static void cp_move(void)
+/* The loopback congestion point: CE on every ce.every-th ECN-capable frame A -> B (the ICRC
+ * masks the ECN bits). */
+static void cp_move(struct perf *P)
 {
 	void *objs[RFW_MAX_BURST];
-	unsigned n = rte_ring_dequeue_burst(ring_cp, objs, RFW_MAX_BURST, NULL), i, sent;
+	unsigned n = rte_ring_dequeue_burst(P->ring_cp, objs, RFW_MAX_BURST, NULL), i, sent;
 
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = objs[i];
-		uint8_t *f = rte_pktmbuf_mtod(m, uint8_t *);
-		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(f + RFW_ETH_HLEN);
 
-		if (m->data_len < RFW_ETH_HLEN + RFW_IPV4_HLEN || f[12] != 0x08 || f[13] != 0 ||
-		    (ip->type_of_service & 3) == RFW_ECN_NOT_ECT)
-			continue;
-		if (++ce_count < ce_every)
-			continue;
-		ce_count = 0;
-		ip->type_of_service |= RFW_ECN_CE;
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-		ce_marked++;
+		rfw_ce_every_frame(&P->ce, rte_pktmbuf_mtod(m, uint8_t *), m->data_len);
 	}
-	sent = rte_ring_enqueue_burst(ring_ab, objs, n, NULL);
+	sent = rte_ring_enqueue_burst(P->ring_ab, objs, n, NULL);
 	if (sent < n)
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs + sent, n - sent);
 }
 
-static void poll_both(void)
+static void poll_both(struct perf *P)
 {
-	rfw_nic_poll(A.nic);
-	if (ce_every != 0)
-		cp_move();
-	rfw_nic_poll(B.nic);
+	rfw_nic_poll(P->a.nic);
+	if (P->ce.every != 0)
+		cp_move(P);
+	rfw_nic_poll(P->b.nic);
 }
 
 static uint8_t *slot_src(struct conn *c, uint32_t depth, uint32_t size, uint64_t k)
@@ -603,8 +565,8 @@ static uint8_t *slot_src(struct conn *c, uint32_t depth, uint32_t size, uint64_t
 	return c->src + ((((k / depth) & 1) * depth) + k % depth) * (size_t)size;
 }
 
-static int post_one(struct conn *c, const struct opts *o, uint32_t depth, uint32_t size, uint64_t k,
-                    uint64_t t)
+static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth,
+                    uint32_t size, uint64_t k, uint64_t t)
 {
 	struct rfw_sge sge;
 	struct rfw_send_wr wr = {0}, *badw;
@@ -620,156 +582,181 @@ static int post_one(struct conn *c, const struct opts *o, uint32_t depth, uint32
 		stamp(src, size, k);
 		if (o->lat)
 			stamp_last(src, size, k + 1);
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(A.mr)};
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_RDMA_WRITE;
 		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
-		wr.wr.rdma.rkey = rfw_mr_rkey(B.mr);
+		wr.wr.rdma.rkey = rfw_mr_rkey(P->b.mr);
 		break;
 	case OP_SEND:
 		stamp(src, size, k);
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(A.mr)};
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_SEND;
 		break;
 	case OP_READ:
 		/* The data lives at B (src) and lands at A (dst). */
 		stamp(src, size, k);
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(A.mr)};
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_RDMA_READ;
 		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)src;
-		wr.wr.rdma.rkey = rfw_mr_rkey(B.mr);
+		wr.wr.rdma.rkey = rfw_mr_rkey(P->b.mr);
 		break;
 	case OP_ATOMIC:
 		/* src: B's 8-byte counter; dst: A's result slot. */
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, 8, rfw_mr_lkey(A.mr)};
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, 8, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
 		wr.wr.atomic.remote_addr = (uint64_t)(uintptr_t)c->src;
 		wr.wr.atomic.compare_add = 1;
-		wr.wr.atomic.rkey = rfw_mr_rkey(B.mr);
+		wr.wr.atomic.rkey = rfw_mr_rkey(P->b.mr);
 		break;
 	}
 	return rfw_post_send(c->qa, &wr, &badw, t);
 }
 
-static int post_recv_slot(struct conn *c, uint32_t size, uint64_t slot, uint64_t t)
+static int post_recv_slot(struct perf *P, struct conn *c, uint32_t size, uint64_t slot, uint64_t t)
 {
-	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size, rfw_mr_lkey(B.mr)};
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size,
+	                      rfw_mr_lkey(P->b.mr)};
 	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *badw;
 
 	return rfw_post_recv(c->qb, &wr, &badw, t);
 }
 
-bool failed;
-static uint64_t bad_msgs;
-static uint64_t corrupt_at; /* --check-corrupt-one: which message of QP 0 */
-
-char first_err[RFW_OOB_TEXT_MAX]; /* two-process mode: reported to the peer */
-
-void check_fail(const char *what, uint32_t qi, uint64_t k)
+void check_fail(struct perf *P, const char *what, uint32_t qi, uint64_t k)
 {
-	if (first_err[0] == '\0')
-		snprintf(first_err, sizeof(first_err), "qp %u message %" PRIu64 ": %s", qi, k,
+	if (P->first_err[0] == '\0')
+		snprintf(P->first_err, sizeof(P->first_err), "qp %u message %" PRIu64 ": %s", qi, k,
 		         what);
-	if (bad_msgs++ < 5)
+	if (P->bad_msgs++ < 5)
 		fprintf(stderr, "rocefw-perf: qp %u message %" PRIu64 ": %s\n", qi, k, what);
-	failed = true;
+	P->failed = true;
 }
 
 /* Completions of both CQs; every message is checked here. Returns messages completed. */
-static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+/* A successful send-side completion @k of QP @qi: the data where it landed (WRITE at B, READ at
+ * A), or the value an atomic add returned. */
+static void check_send_wc(struct perf *P, const struct opts *o, struct conn *c, uint32_t qi,
+                          uint64_t k, uint32_t depth, uint32_t size, struct result *r)
+{
+	uint8_t *dst = c->dst + (k % depth) * (size_t)(o->op == OP_ATOMIC ? 8 : size);
+	uint64_t v;
+
+	if (o->corrupt_one && qi == 0 && k == P->corrupt_at && o->op != OP_SEND)
+		*dst ^= 1;
+	if (o->op == OP_WRITE || o->op == OP_READ) {
+		/* WRITE: the ACK means the bytes are in B's memory: check them there. */
+		if (memcmp(dst, slot_src(c, depth, size, k), size) != 0)
+			check_fail(P,
+			           o->op == OP_WRITE ? "WRITE data differs at the responder"
+			                             : "READ data differs at the requester",
+			           qi, k);
+		r->checked_bytes += size;
+	} else if (o->op == OP_ATOMIC) {
+		/* In-order execution on one QP: the k-th add returns k. */
+		memcpy(&v, dst, 8);
+		if (v != k)
+			check_fail(P, "FETCH_AND_ADD returned a wrong value", qi, k);
+		r->checked_bytes += 8;
+	}
+}
+
+/* A's completions. The send completions counted. */
+static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                       struct result *r)
 {
 	struct rfw_wc wc[32];
 	unsigned total = 0;
-	int n, i;
+	int n;
 
-	while ((n = rfw_poll_cq(A.cq, 32, wc)) > 0) {
-		for (i = 0; i < n; i++) {
-			uint32_t qi = wc[i].qp_num - rfw_qp_num(conns[0].qa);
-			struct conn *c;
+	while ((n = rfw_poll_cq(P->a.cq, 32, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			uint32_t qi = wc[i].qp_num - rfw_qp_num(P->conns[0].qa);
 			uint64_t k = wc[i].wr_id;
 
 			/* SEND latency: the pong landed at A (its data is checked by the caller).
 			 */
 			if (wc[i].opcode == RFW_WC_RECV) {
 				if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size)
-					check_fail("pong receive error or length", qi, k);
-				pong_recvd++;
+					check_fail(P, "pong receive error or length", qi, k);
+				P->pong_recvd++;
 				continue;
 			}
 			if (qi >= o->qps) {
-				check_fail("completion for an unknown QP", qi, k);
+				check_fail(P, "completion for an unknown QP", qi, k);
 				continue;
 			}
-			c = &conns[qi];
 			if (wc[i].status != RFW_WC_SUCCESS) {
-				check_fail(rfw_wc_status_str(wc[i].status), qi, k);
-				c->done++;
+				check_fail(P, rfw_wc_status_str(wc[i].status), qi, k);
+				P->conns[qi].done++;
 				continue;
 			}
-			if (k != c->done)
-				check_fail("completion out of order", qi, k);
-			if (o->corrupt_one && qi == 0 && k == corrupt_at && o->op != OP_SEND)
-				c->dst[(k % depth) * (size_t)(o->op == OP_ATOMIC ? 8 : size)] ^= 1;
-			if (o->op == OP_WRITE) {
-				/* The ACK means the bytes are in B's memory: check them there. */
-				if (memcmp(c->dst + (k % depth) * (size_t)size,
-				           slot_src(c, depth, size, k), size) != 0)
-					check_fail("WRITE data differs at the responder", qi, k);
-				r->checked_bytes += size;
-			} else if (o->op == OP_READ) {
-				if (memcmp(c->dst + (k % depth) * (size_t)size,
-				           slot_src(c, depth, size, k), size) != 0)
-					check_fail("READ data differs at the requester", qi, k);
-				r->checked_bytes += size;
-			} else if (o->op == OP_ATOMIC) {
-				uint64_t v;
-
-				/* In-order execution on one QP: the k-th add returns k. */
-				memcpy(&v, c->dst + (k % depth) * 8, 8);
-				if (v != k)
-					check_fail("FETCH_AND_ADD returned a wrong value", qi, k);
-				r->checked_bytes += 8;
-			}
-			c->done++;
+			if (k != P->conns[qi].done)
+				check_fail(P, "completion out of order", qi, k);
+			check_send_wc(P, o, &P->conns[qi], qi, k, depth, size, r);
+			P->conns[qi].done++;
 			total++;
 		}
 	}
 	if (n < 0)
 		die("rfw_poll_cq", n);
-	if (o->op != OP_SEND)
-		return total;
-	while ((n = rfw_poll_cq(B.cq, 32, wc)) > 0) {
-		for (i = 0; i < n; i++) {
-			uint32_t qi = wc[i].qp_num - rfw_qp_num(conns[0].qb);
-			struct conn *c;
-			uint64_t slot = wc[i].wr_id;
+	return total;
+}
+
+/* A receive at B in @slot of QP @qi: checked, then the slot posted again. */
+static void check_recv_wc(struct perf *P, const struct opts *o, const struct rfw_wc *wc,
+                          uint32_t qi, uint32_t depth, uint32_t size, struct result *r)
+{
+	struct conn *c = &P->conns[qi];
+	uint64_t slot = wc->wr_id;
+
+	if (o->corrupt_one && qi == 0 && c->recvd == P->corrupt_at)
+		c->dst[slot * size] ^= 1;
+	if (wc->status != RFW_WC_SUCCESS || wc->byte_len != size)
+		check_fail(P, "receive completion error or length", qi, c->recvd);
+	else if (memcmp(c->dst + slot * size, slot_src(c, depth, size, c->recvd), size) != 0)
+		check_fail(P, "SEND data differs at the receiver", qi, c->recvd);
+	else
+		r->checked_bytes += size;
+	c->recvd++;
+	if (post_recv_slot(P, c, size, slot, rfw_nic_now_ns(P->b.nic)) != 0)
+		check_fail(P, "post_recv failed", qi, slot);
+}
+
+/* B's completions (SEND tests): receives, and the pong SENDs of SEND latency. */
+static void reap_b_recvs(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                         struct result *r)
+{
+	struct rfw_wc wc[32];
+	int n;
+
+	while ((n = rfw_poll_cq(P->b.cq, 32, wc)) > 0) {
+		for (int i = 0; i < n; i++) {
+			uint32_t qi = wc[i].qp_num - rfw_qp_num(P->conns[0].qb);
 
 			/* SEND latency: B's own pong SENDs complete here too. */
 			if (wc[i].opcode == RFW_WC_SEND) {
 				if (wc[i].status != RFW_WC_SUCCESS)
-					check_fail(rfw_wc_status_str(wc[i].status), qi, slot);
+					check_fail(P, rfw_wc_status_str(wc[i].status), qi,
+					           wc[i].wr_id);
 				continue;
 			}
-			last_recv_slot = slot;
+			P->last_recv_slot = wc[i].wr_id;
 			if (qi >= o->qps) {
-				check_fail("receive completion for an unknown QP", qi, slot);
+				check_fail(P, "receive completion for an unknown QP", qi,
+				           wc[i].wr_id);
 				continue;
 			}
-			c = &conns[qi];
-			if (o->corrupt_one && qi == 0 && c->recvd == corrupt_at)
-				c->dst[slot * size] ^= 1;
-			if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size) {
-				check_fail("receive completion error or length", qi, c->recvd);
-			} else if (memcmp(c->dst + slot * size, slot_src(c, depth, size, c->recvd),
-			                  size) != 0) {
-				check_fail("SEND data differs at the receiver", qi, c->recvd);
-			} else {
-				r->checked_bytes += size;
-			}
-			c->recvd++;
-			if (post_recv_slot(c, size, slot, rfw_nic_now_ns(B.nic)) != 0)
-				check_fail("post_recv failed", qi, slot);
+			check_recv_wc(P, o, &wc[i], qi, depth, size, r);
 		}
 	}
+}
+
+static unsigned reap(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                     struct result *r)
+{
+	unsigned total = reap_a(P, o, depth, size, r);
+
+	if (o->op == OP_SEND)
+		reap_b_recvs(P, o, depth, size, r);
 	return total;
 }
 
@@ -778,7 +765,8 @@ static unsigned reap(const struct opts *o, uint32_t depth, uint32_t size, struct
  * It walks the same source slots the run used (both parities, in order), so it sees the same
  * cache footprint as the run rather than one warm buffer.
  */
-static double measure_bound(const uint8_t *src, uint32_t nslots, uint32_t size, uint32_t mtu)
+static double measure_bound(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
+                            uint32_t mtu)
 {
 	static uint8_t frame[RFW_FRAME_MAX] __rte_aligned(64);
 	struct rfw_frame_spec sp = {.ip_ver = 4, .ttl = 64, .df = true};
@@ -789,7 +777,7 @@ static double measure_bound(const uint8_t *src, uint32_t nslots, uint32_t size, 
 	rfw_ip4_to_mapped(sp.src_ip, 0x0a000001);
 	rfw_ip4_to_mapped(sp.dst_ip, 0x0a000002);
 	rfw_frame_build_hdrs(frame, sizeof(frame), &sp, RFW_BTH_LEN + mtu);
-	t0 = now_ns();
+	t0 = now_ns(P);
 	do {
 		const uint8_t *msg = src + (reps % nslots) * (size_t)size;
 		uint32_t off;
@@ -803,7 +791,7 @@ static double measure_bound(const uint8_t *src, uint32_t nslots, uint32_t size, 
 		}
 		bytes += size;
 		reps++;
-		t = now_ns();
+		t = now_ns(P);
 	} while (t - t0 < BOUND_MIN_NS || reps < 16);
 	(void)sink;
 	return (double)bytes * 8.0 / (double)(t - t0);
@@ -847,46 +835,46 @@ void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
  * Fresh QPs for every size: receive WQEs left posted by one size (SEND) describe that size's
  * slots, and a new PSN space keeps sizes independent.
  */
-static void conns_up(const struct opts *o)
+static void conns_up(struct perf *P, const struct opts *o)
 {
 	uint32_t qi;
 
 	for (qi = 0; qi < o->qps; qi++) {
-		struct conn *c = &conns[qi];
+		struct conn *c = &P->conns[qi];
 
-		c->qa = make_qp(&A, 1024);
-		c->qb = make_qp(&B, 1024);
-		qp_connect(&A, c->qa, &B, c->qb, o);
-		qp_connect(&B, c->qb, &A, c->qa, o);
+		c->qa = make_qp(&P->a, 1024);
+		c->qb = make_qp(&P->b, 1024);
+		qp_connect(&P->a, c->qa, &P->b, c->qb, o);
+		qp_connect(&P->b, c->qb, &P->a, c->qa, o);
 	}
 }
 
-static void conns_down(const struct opts *o)
+static void conns_down(struct perf *P, const struct opts *o)
 {
 	uint32_t qi;
 	int i;
 
 	/* Let frames still in the rings (coalesced ACKs) land before their QPs go. */
 	for (i = 0; i < 64; i++) {
-		rfw_nic_poll(A.nic);
-		if (ce_every != 0)
-			cp_move();
-		rfw_nic_poll(B.nic);
+		rfw_nic_poll(P->a.nic);
+		if (P->ce.every != 0)
+			cp_move(P);
+		rfw_nic_poll(P->b.nic);
 	}
 	for (qi = 0; qi < o->qps; qi++) {
 		uint64_t ca[RFW_CNT__COUNT], cb[RFW_CNT__COUNT];
 		unsigned k;
 
 		/* The device's counters sum live QPs only: keep what these QPs counted. */
-		rfw_qp_counters(conns[qi].qa, ca);
-		rfw_qp_counters(conns[qi].qb, cb);
+		rfw_qp_counters(P->conns[qi].qa, ca);
+		rfw_qp_counters(P->conns[qi].qb, cb);
 		for (k = 0; k < RFW_CNT__COUNT; k++) {
-			A.gone_cnt[k] += ca[k];
-			B.gone_cnt[k] += cb[k];
+			P->a.gone_cnt[k] += ca[k];
+			P->b.gone_cnt[k] += cb[k];
 		}
-		rfw_nic_qp_detach(A.nic, conns[qi].qa);
-		rfw_nic_qp_detach(B.nic, conns[qi].qb);
-		if (rfw_destroy_qp(conns[qi].qa) != 0 || rfw_destroy_qp(conns[qi].qb) != 0)
+		rfw_nic_qp_detach(P->a.nic, P->conns[qi].qa);
+		rfw_nic_qp_detach(P->b.nic, P->conns[qi].qb);
+		if (rfw_destroy_qp(P->conns[qi].qa) != 0 || rfw_destroy_qp(P->conns[qi].qb) != 0)
 			die("rfw_destroy_qp", EBUSY);
 	}
 }
@@ -896,10 +884,11 @@ static void conns_down(const struct opts *o)
  * run: how a message is posted, what a poll iteration drives and where completions are checked.
  */
 struct driver {
-	int (*post)(struct conn *c, uint32_t qi, const struct opts *o, uint32_t depth,
-	            uint32_t size, uint64_t k, uint64_t t);
-	void (*poll)(void);
-	unsigned (*reap)(const struct opts *o, uint32_t depth, uint32_t size, struct result *r);
+	int (*post)(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
+	            uint32_t depth, uint32_t size, uint64_t k, uint64_t t);
+	void (*poll)(struct perf *P);
+	unsigned (*reap)(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+	                 struct result *r);
 };
 
 /* Latency sample storage (NULL for bw tests); a timed run takes at most 10^6 samples. */
@@ -922,9 +911,9 @@ static uint64_t *lat_alloc(const struct opts *o, uint64_t *iters)
  * @deadline, then until what was posted has completed). BW peak is the best of 16 equal
  * windows of completions. Returns the messages completed; *t_end the time of the last.
  */
-static uint64_t bw_loop(const struct opts *o, const struct driver *d, uint32_t depth, uint32_t size,
-                        uint64_t iters, uint64_t t_start, uint64_t deadline, uint64_t *t_end,
-                        struct result *r)
+static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct driver *d,
+                        uint32_t depth, uint32_t size, uint64_t iters, uint64_t t_start,
+                        uint64_t deadline, uint64_t *t_end, struct result *r)
 {
 	bool timed = o->duration_s != 0;
 	uint64_t target = timed ? UINT64_MAX : iters * o->qps;
@@ -933,23 +922,23 @@ static uint64_t bw_loop(const struct opts *o, const struct driver *d, uint32_t d
 	uint32_t qi;
 
 	while (done < target) {
-		uint64_t t = now_ns();
+		uint64_t t = now_ns(P);
 		unsigned got;
 
 		for (qi = 0; qi < o->qps; qi++) {
-			struct conn *c = &conns[qi];
+			struct conn *c = &P->conns[qi];
 
 			while (c->posted - c->done < depth &&
 			       (timed ? t < deadline : c->posted < iters)) {
-				if (d->post(c, qi, o, depth, size, c->posted, t) != 0)
+				if (d->post(P, c, qi, o, depth, size, c->posted, t) != 0)
 					die("post_send", EINVAL);
 				c->posted++;
 			}
 		}
-		d->poll();
-		got = d->reap(o, depth, size, r);
+		d->poll(P);
+		got = d->reap(P, o, depth, size, r);
 		done += got;
-		t = now_ns();
+		t = now_ns(P);
 		if (got != 0) {
 			last_progress = t;
 			win_done += got;
@@ -972,41 +961,41 @@ static uint64_t bw_loop(const struct opts *o, const struct driver *d, uint32_t d
 			uint64_t posted = 0;
 
 			for (qi = 0; qi < o->qps; qi++)
-				posted += conns[qi].posted;
+				posted += P->conns[qi].posted;
 			target = posted;
 		}
 	}
-	*t_end = now_ns();
+	*t_end = now_ns(P);
 	return done;
 }
 
 /* lat (READ, atomic): one message at a time on QP 0, post -> completion. */
-static uint64_t lat_loop(const struct opts *o, const struct driver *d, uint32_t depth,
-                         uint32_t size, uint64_t iters, uint64_t deadline, uint64_t *lat,
-                         uint64_t *t_end, struct result *r)
+static uint64_t lat_loop(struct perf *P, const struct opts *o, const struct driver *d,
+                         uint32_t depth, uint32_t size, uint64_t iters, uint64_t deadline,
+                         uint64_t *lat, uint64_t *t_end, struct result *r)
 {
-	struct conn *c = &conns[0];
+	struct conn *c = &P->conns[0];
 	uint64_t k, done = 0;
 
 	for (k = 0; k < iters; k++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = now_ns(P);
 
 		if (t0 >= deadline)
 			break;
-		if (d->post(c, 0, o, depth, size, k, t0) != 0)
+		if (d->post(P, c, 0, o, depth, size, k, t0) != 0)
 			die("post_send", EINVAL);
 		while (c->done == k) {
-			d->poll();
-			d->reap(o, depth, size, r);
-			if (now_ns() - t0 > STALL_NS) {
+			d->poll(P);
+			d->reap(P, o, depth, size, r);
+			if (now_ns(P) - t0 > STALL_NS) {
 				fprintf(stderr, "rocefw-perf: no completion for 5 s\n");
 				exit(1);
 			}
 		}
-		lat[k] = now_ns() - t0;
+		lat[k] = now_ns(P) - t0;
 		done++;
 	}
-	*t_end = now_ns();
+	*t_end = now_ns(P);
 	return done;
 }
 
@@ -1027,237 +1016,294 @@ static void run_figures(const struct opts *o, uint32_t size, uint64_t done, uint
 	free(lat);
 }
 
-static int loop_post(struct conn *c, uint32_t qi, const struct opts *o, uint32_t depth,
-                     uint32_t size, uint64_t k, uint64_t t)
+static int loop_post(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
+                     uint32_t depth, uint32_t size, uint64_t k, uint64_t t)
 {
 	(void)qi;
-	return post_one(c, o, depth, size, k, t);
+	return post_one(P, c, o, depth, size, k, t);
 }
 
 static const struct driver loop_driver = {.post = loop_post, .poll = poll_both, .reap = reap};
 
-static void run_size(const struct opts *o, uint32_t size, struct result *r)
+/* Every QP's slots for one size: source patterns, zeroed destinations, SEND receives. */
+static void conns_fill(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size)
 {
-	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
-	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
-	uint64_t t_start, t_end, deadline, last_progress, done = 0;
-	uint64_t *lat;
-	bool timed = o->duration_s != 0;
-	uint32_t qi;
-
-	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
-		depth = (uint32_t)(SLOT_BYTES_MAX / size) ? (uint32_t)(SLOT_BYTES_MAX / size) : 1;
-	memset(r, 0, sizeof(*r));
-	r->bytes = size;
-	for (qi = 0; qi < o->qps; qi++) {
-		struct conn *c = &conns[qi];
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
+		struct conn *c = &P->conns[qi];
 
 		c->posted = c->done = c->recvd = 0;
 		if (o->op == OP_ATOMIC)
 			memset(c->src, 0, 8);
 		else
-			fill_random(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+			rfw_pattern_fill(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
 		memset(c->dst, 0, (o->op == OP_SEND ? 2ull : 1ull) * depth * size);
 		if (o->op == OP_SEND) {
-			uint64_t s;
-
-			for (s = 0; s < 2ull * depth; s++)
-				if (post_recv_slot(c, size, s, now_ns()) != 0)
+			for (uint64_t s = 0; s < 2ull * depth; s++)
+				if (post_recv_slot(P, c, size, s, now_ns(P)) != 0)
 					die("post_recv", EINVAL);
 		}
 	}
-	lat = lat_alloc(o, &iters);
-	corrupt_at = timed ? 0 : iters / 2;
-	failed = false;
-	bad_msgs = 0;
-	t_start = now_ns();
-	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
-	last_progress = t_start;
+}
 
-	if (o->lat && o->op == OP_WRITE) {
-		/*
-		 * Ping-pong on QP 0: A writes message k into B's slot; B sees its last bytes
-		 * change, checks the whole message and writes it back into A's pong buffer; A sees
-		 * that, checks it too. One sample = half the round trip, as perftest's write_lat.
-		 */
-		struct conn *c = &conns[0];
-		uint64_t k;
-		struct rfw_wc wc[16];
-		int n, i;
-
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns(), t1;
-			const uint8_t *src = slot_src(c, depth, size, k);
-			struct rfw_sge sge = {(uint64_t)(uintptr_t)c->dst, size, rfw_mr_lkey(B.mr)};
-			struct rfw_send_wr wr = {0}, *badw;
-
-			if (t0 >= deadline)
-				break;
-			if (post_one(c, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			while (!last_is(c->dst, size, src)) {
-				poll_both();
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			if (memcmp(c->dst, src, size) != 0)
-				check_fail("WRITE data differs at the responder (ping)", 0, k);
-			wr.wr_id = k;
-			wr.sg_list = &sge;
-			wr.num_sge = 1;
-			wr.opcode = RFW_WR_RDMA_WRITE;
-			wr.send_flags = RFW_SEND_SIGNALED;
-			wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)pong_buf;
-			wr.wr.rdma.rkey = rfw_mr_rkey(A.mr);
-			if (rfw_post_send(c->qb, &wr, &badw, now_ns()) != 0)
-				die("post_send (pong)", EINVAL);
-			while (!last_is(pong_buf, size, src)) {
-				poll_both();
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			t1 = now_ns();
-			if (memcmp(pong_buf, src, size) != 0)
-				check_fail("WRITE data differs at the requester (pong)", 0, k);
-			lat[k] = (t1 - t0) / 2;
-			done++;
-			/* Completions of both sides: statuses checked, A's data checked again. */
-			reap(o, depth, size, r);
-			while ((n = rfw_poll_cq(B.cq, 16, wc)) > 0)
-				for (i = 0; i < n; i++)
-					if (wc[i].status != RFW_WC_SUCCESS)
-						check_fail(rfw_wc_status_str(wc[i].status), 0, k);
-		}
-		/* The last ACKs. */
-		while (c->done < done) {
-			poll_both();
-			reap(o, depth, size, r);
-			if (now_ns() - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S &&
-			    now_ns() - last_progress > STALL_NS) {
-				check_fail("completions missing", 0, c->done);
-				break;
-			}
-		}
-		t_end = now_ns();
-	} else if (o->lat && o->op == OP_SEND) {
-		/*
-		 * Ping-pong on QP 0, as perftest's send_lat: A sends message k, B's receive
-		 * completion checks it and B sends the same bytes back from its receive buffer into
-		 * a receive A posted on its pong buffer; A checks them. One sample = half the round
-		 * trip.
-		 */
-		struct conn *c = &conns[0];
-		uint64_t k;
-
-		pong_recvd = 0;
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns(), t1;
-			const uint8_t *src = slot_src(c, depth, size, k);
-			struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
-			                     rfw_mr_lkey(A.mr)};
-			struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
-			struct rfw_sge ss;
-			struct rfw_send_wr swr = {0}, *bads;
-
-			if (t0 >= deadline)
-				break;
-			if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
-				die("post_recv (pong)", EINVAL);
-			if (post_one(c, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			while (c->recvd == k) {
-				poll_both();
-				reap(o, depth, size, r);
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: ping %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			ss = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + last_recv_slot * size),
-			                      size, rfw_mr_lkey(B.mr)};
-			swr.wr_id = k;
-			swr.sg_list = &ss;
-			swr.num_sge = 1;
-			swr.opcode = RFW_WR_SEND;
-			swr.send_flags = RFW_SEND_SIGNALED;
-			if (rfw_post_send(c->qb, &swr, &bads, now_ns()) != 0)
-				die("post_send (pong)", EINVAL);
-			while (pong_recvd == k) {
-				poll_both();
-				reap(o, depth, size, r);
-				if (now_ns() - t0 > STALL_NS) {
-					fprintf(stderr,
-					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
-					exit(1);
-				}
-			}
-			t1 = now_ns();
-			if (memcmp(pong_buf, src, size) != 0)
-				check_fail("SEND data differs at the requester (pong)", 0, k);
-			lat[k] = (t1 - t0) / 2;
-			done++;
-		}
-		while (c->done < done) {
-			poll_both();
-			reap(o, depth, size, r);
-			if (now_ns() - last_progress >
-			    STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
-				check_fail("completions missing", 0, c->done);
-				break;
-			}
-		}
-		t_end = now_ns();
-	} else if (o->lat) {
-		done = lat_loop(o, &loop_driver, depth, size, iters, deadline, lat, &t_end, r);
-	} else {
-		done = bw_loop(o, &loop_driver, depth, size, iters, t_start, deadline, &t_end, r);
-	}
-	/* SEND: the receiver's last completions may trail the sender's. */
-	if (o->op == OP_SEND) {
-		uint64_t t0 = now_ns();
-
-		for (;;) {
-			uint64_t recvd = 0;
-
-			for (qi = 0; qi < o->qps; qi++)
-				recvd += conns[qi].recvd;
-			if (recvd >= done)
-				break;
-			if (now_ns() - t0 > STALL_NS) {
-				check_fail("receive completions missing", 0, recvd);
-				break;
-			}
-			poll_both();
-			reap(o, depth, size, r);
+/* Poll both NICs until the last bytes at @p are @want's ("ping"/"pong" @what of message @k). */
+static void wait_last_is(struct perf *P, const uint8_t *p, uint32_t size, const uint8_t *want,
+                         uint64_t t0, const char *what, uint64_t k)
+{
+	while (!last_is(p, size, want)) {
+		poll_both(P);
+		if (now_ns(P) - t0 > STALL_NS) {
+			fprintf(stderr, "rocefw-perf: %s %" PRIu64 " never arrived\n", what, k);
+			exit(1);
 		}
 	}
-	for (qi = 0; qi < o->qps && o->op == OP_ATOMIC; qi++) {
+}
+
+/* Poll and reap until *@count moves past @k (SEND latency: ping received at B, pong at A). */
+static void wait_count(struct perf *P, const volatile uint64_t *count, uint64_t k, uint64_t t0,
+                       const char *what, const struct opts *o, uint32_t depth, uint32_t size,
+                       struct result *r)
+{
+	while (*count == k) {
+		poll_both(P);
+		reap(P, o, depth, size, r);
+		if (now_ns(P) - t0 > STALL_NS) {
+			fprintf(stderr, "rocefw-perf: %s %" PRIu64 " never arrived\n", what, k);
+			exit(1);
+		}
+	}
+}
+
+/* B writes message @k back from its slot into A's pong buffer. */
+static void write_pong(struct perf *P, struct conn *c, uint32_t size, uint64_t k)
+{
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)c->dst, size, rfw_mr_lkey(P->b.mr)};
+	struct rfw_send_wr wr = {0}, *badw;
+
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = RFW_WR_RDMA_WRITE;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)P->pong_buf;
+	wr.wr.rdma.rkey = rfw_mr_rkey(P->a.mr);
+	if (rfw_post_send(c->qb, &wr, &badw, now_ns(P)) != 0)
+		die("post_send (pong)", EINVAL);
+}
+
+/* B's completions: statuses checked. */
+static void reap_b(struct perf *P, uint64_t k)
+{
+	struct rfw_wc wc[16];
+	int n;
+
+	while ((n = rfw_poll_cq(P->b.cq, 16, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			if (wc[i].status != RFW_WC_SUCCESS)
+				check_fail(P, rfw_wc_status_str(wc[i].status), 0, k);
+}
+
+/* Poll and reap until QP 0 has @done completions, or give up after @limit_ns without. */
+static void
+drain_qp0(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size, uint64_t done,
+          bool (*stalled)(struct perf *P, const struct opts *o, uint64_t t_start, uint64_t last),
+          uint64_t t_start, uint64_t last, struct result *r)
+{
+	struct conn *c = &P->conns[0];
+
+	while (c->done < done) {
+		poll_both(P);
+		reap(P, o, depth, size, r);
+		if (stalled(P, o, t_start, last)) {
+			check_fail(P, "completions missing", 0, c->done);
+			break;
+		}
+	}
+}
+
+static bool write_lat_stalled(struct perf *P, const struct opts *o, uint64_t t_start, uint64_t last)
+{
+	return now_ns(P) - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S &&
+	       now_ns(P) - last > STALL_NS;
+}
+
+static bool send_lat_stalled(struct perf *P, const struct opts *o, uint64_t t_start, uint64_t last)
+{
+	(void)t_start;
+	return now_ns(P) - last > STALL_NS + (uint64_t)o->duration_s * NS_PER_S;
+}
+
+/*
+ * WRITE latency, ping-pong on QP 0: A writes message k into B's slot; B sees its last bytes
+ * change, checks the whole message and writes it back into A's pong buffer; A sees that,
+ * checks it too. One sample = half the round trip, as perftest's write_lat. Returns the
+ * messages done; *@t_end the end of the run.
+ */
+static uint64_t write_lat_loop(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                               uint64_t iters, uint64_t t_start, uint64_t deadline, uint64_t *lat,
+                               uint64_t *t_end, struct result *r)
+{
+	struct conn *c = &P->conns[0];
+	uint64_t k, done = 0;
+
+	for (k = 0; k < iters; k++) {
+		uint64_t t0 = now_ns(P);
+		const uint8_t *src = slot_src(c, depth, size, k);
+
+		if (t0 >= deadline)
+			break;
+		if (post_one(P, c, o, depth, size, k, t0) != 0)
+			die("post_send", EINVAL);
+		wait_last_is(P, c->dst, size, src, t0, "ping", k);
+		if (memcmp(c->dst, src, size) != 0)
+			check_fail(P, "WRITE data differs at the responder (ping)", 0, k);
+		write_pong(P, c, size, k);
+		wait_last_is(P, P->pong_buf, size, src, t0, "pong", k);
+		lat[k] = (now_ns(P) - t0) / 2;
+		if (memcmp(P->pong_buf, src, size) != 0)
+			check_fail(P, "WRITE data differs at the requester (pong)", 0, k);
+		done++;
+		/* Completions of both sides: statuses checked, A's data checked again. */
+		reap(P, o, depth, size, r);
+		reap_b(P, k);
+	}
+	/* The last ACKs. */
+	drain_qp0(P, o, depth, size, done, write_lat_stalled, t_start, t_start, r);
+	*t_end = now_ns(P);
+	return done;
+}
+
+/* B sends message @k back from the receive buffer it landed in. */
+static void send_pong(struct perf *P, struct conn *c, uint32_t size, uint64_t k)
+{
+	struct rfw_sge ss = {(uint64_t)(uintptr_t)(c->dst + P->last_recv_slot * size), size,
+	                     rfw_mr_lkey(P->b.mr)};
+	struct rfw_send_wr swr = {0}, *bads;
+
+	swr.wr_id = k;
+	swr.sg_list = &ss;
+	swr.num_sge = 1;
+	swr.opcode = RFW_WR_SEND;
+	swr.send_flags = RFW_SEND_SIGNALED;
+	if (rfw_post_send(c->qb, &swr, &bads, now_ns(P)) != 0)
+		die("post_send (pong)", EINVAL);
+}
+
+/*
+ * SEND latency, ping-pong on QP 0 as perftest's send_lat: A sends message k, B's receive
+ * completion checks it and B sends the same bytes back from its receive buffer into a receive
+ * A posted on its pong buffer; A checks them. One sample = half the round trip.
+ */
+static uint64_t send_lat_loop(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                              uint64_t iters, uint64_t t_start, uint64_t deadline, uint64_t *lat,
+                              uint64_t *t_end, struct result *r)
+{
+	struct conn *c = &P->conns[0];
+	uint64_t k, done = 0;
+
+	P->pong_recvd = 0;
+	for (k = 0; k < iters; k++) {
+		uint64_t t0 = now_ns(P);
+		const uint8_t *src = slot_src(c, depth, size, k);
+		struct rfw_sge rs = {(uint64_t)(uintptr_t)P->pong_buf, size, rfw_mr_lkey(P->a.mr)};
+		struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
+
+		if (t0 >= deadline)
+			break;
+		if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
+			die("post_recv (pong)", EINVAL);
+		if (post_one(P, c, o, depth, size, k, t0) != 0)
+			die("post_send", EINVAL);
+		wait_count(P, &c->recvd, k, t0, "ping", o, depth, size, r);
+		send_pong(P, c, size, k);
+		wait_count(P, &P->pong_recvd, k, t0, "pong", o, depth, size, r);
+		lat[k] = (now_ns(P) - t0) / 2;
+		if (memcmp(P->pong_buf, src, size) != 0)
+			check_fail(P, "SEND data differs at the requester (pong)", 0, k);
+		done++;
+	}
+	drain_qp0(P, o, depth, size, done, send_lat_stalled, t_start, t_start, r);
+	*t_end = now_ns(P);
+	return done;
+}
+
+/* SEND: the receiver's last completions may trail the sender's. */
+static void drain_recvs(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                        uint64_t done, struct result *r)
+{
+	uint64_t t0 = now_ns(P);
+
+	for (;;) {
+		uint64_t recvd = 0;
+
+		for (uint32_t qi = 0; qi < o->qps; qi++)
+			recvd += P->conns[qi].recvd;
+		if (recvd >= done)
+			break;
+		if (now_ns(P) - t0 > STALL_NS) {
+			check_fail(P, "receive completions missing", 0, recvd);
+			break;
+		}
+		poll_both(P);
+		reap(P, o, depth, size, r);
+	}
+}
+
+/* Atomics: each QP's counter at the responder equals the adds completed. */
+static void check_atomics(struct perf *P, const struct opts *o)
+{
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
 		uint64_t v;
 
-		memcpy(&v, conns[qi].src, 8);
-		if (v != conns[qi].done)
-			check_fail("counter at the responder differs from the adds completed", qi,
-			           v);
+		memcpy(&v, P->conns[qi].src, 8);
+		if (v != P->conns[qi].done)
+			check_fail(P, "counter at the responder differs from the adds completed",
+			           qi, v);
 	}
+}
+
+static void run_size(struct perf *P, const struct opts *o, uint32_t size, struct result *r)
+{
+	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
+	uint64_t t_start, t_end, deadline, done;
+	uint64_t *lat;
+	bool timed = o->duration_s != 0;
+
+	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
+		depth = (uint32_t)(SLOT_BYTES_MAX / size) ? (uint32_t)(SLOT_BYTES_MAX / size) : 1;
+	memset(r, 0, sizeof(*r));
+	r->bytes = size;
+	conns_fill(P, o, depth, size);
+	lat = lat_alloc(o, &iters);
+	P->corrupt_at = timed ? 0 : iters / 2;
+	P->failed = false;
+	P->bad_msgs = 0;
+	t_start = now_ns(P);
+	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
+	if (o->lat && o->op == OP_WRITE)
+		done = write_lat_loop(P, o, depth, size, iters, t_start, deadline, lat, &t_end, r);
+	else if (o->lat && o->op == OP_SEND)
+		done = send_lat_loop(P, o, depth, size, iters, t_start, deadline, lat, &t_end, r);
+	else if (o->lat)
+		done = lat_loop(P, o, &loop_driver, depth, size, iters, deadline, lat, &t_end, r);
+	else
+		done =
+		    bw_loop(P, o, &loop_driver, depth, size, iters, t_start, deadline, &t_end, r);
+	if (o->op == OP_SEND)
+		drain_recvs(P, o, depth, size, done, r);
+	if (o->op == OP_ATOMIC)
+		check_atomics(P, o);
 	run_figures(o, size, done, t_start, t_end, lat, r);
 	r->verified =
-	    !failed && done > 0 && r->checked_bytes == done * (o->op == OP_ATOMIC ? 8 : size);
-	r->bound_gbps = o->op == OP_ATOMIC ? measure_bound(conns[0].src, 1, 8, o->mtu)
-	                                   : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
+	    !P->failed && done > 0 && r->checked_bytes == done * (o->op == OP_ATOMIC ? 8 : size);
+	r->bound_gbps = o->op == OP_ATOMIC
+	                    ? measure_bound(P, P->conns[0].src, 1, 8, o->mtu)
+	                    : measure_bound(P, P->conns[0].src, 2 * depth, size, o->mtu);
 }
 
 /* ---- output ---- */
 
-static void (*header_extra)(void); /* two-process mode: addresses, before the columns */
-
-static void print_header(const struct opts *o, uint32_t depth, const char *how)
+static void print_header(struct perf *P, const struct opts *o, uint32_t depth, const char *how)
 {
 	const char *line = "---------------------------------------------------------------------"
 	                   "-------------------";
@@ -1276,8 +1322,8 @@ static void print_header(const struct opts *o, uint32_t depth, const char *how)
 	       rfw_oob_transport_name((enum rfw_oob_transport)o->transport), o->ack_timeout,
 	       4.096e-3 * (double)(1ull << o->ack_timeout));
 	printf(" Verification    : every byte of every message\n");
-	if (header_extra != NULL)
-		header_extra();
+	if (P->header_extra != NULL)
+		P->header_extra(P);
 	printf("%s\n", line);
 	if (o->server == NULL && !o->loopback)
 		printf(" #bytes     #messages      checked_bytes    verified\n");
@@ -1315,7 +1361,7 @@ static void print_result(const struct opts *o, const struct result *r)
 }
 
 /* Non-zero counters of one side: transport (rfw_dev_counters) and NIC (rfw_nic_ctr). */
-static void json_counters(FILE *f, const char *name, const struct side *s)
+static void json_counters(FILE *f, const char *name, const struct rfw_ep *s)
 {
 	uint64_t c[RFW_CNT__COUNT];
 	unsigned i;
@@ -1342,11 +1388,8 @@ static void json_counters(FILE *f, const char *name, const struct side *s)
 }
 
 /* Two-process mode: what the JSON says about this process and its peer. */
-static const char *json_mode = "loopback";
-static bool have_peer_result;
-static struct rfw_oob_result peer_result;
 
-static int write_json(const struct opts *o, const struct result *res, unsigned n)
+static int write_json(struct perf *P, const struct opts *o, const struct result *res, unsigned n)
 {
 	FILE *f = fopen(o->json, "w");
 	unsigned i;
@@ -1359,7 +1402,7 @@ static int write_json(const struct opts *o, const struct result *res, unsigned n
 	        "{\n  \"schema\": \"%s\",\n  \"test\": \"%s\",\n  \"kind\": \"%s\",\n"
 	        "  \"mode\": \"%s\",\n  \"transport\": \"%s\",\n  \"qps\": %u,\n  \"mtu\": %u,\n"
 	        "  \"cc_profile\": \"%s\",\n  \"dscp\": %u,\n  \"results\": [\n",
-	        PERF_SCHEMA, op_names[o->op], o->lat ? "lat" : "bw", json_mode,
+	        PERF_SCHEMA, op_names[o->op], o->lat ? "lat" : "bw", P->json_mode,
 	        rfw_oob_transport_name((enum rfw_oob_transport)o->transport), o->qps, o->mtu,
 	        o->cc_profile, o->dscp);
 	for (i = 0; i < n; i++) {
@@ -1383,19 +1426,19 @@ static int write_json(const struct opts *o, const struct result *res, unsigned n
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
 	if (o->loopback) {
-		fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", ce_marked);
-		json_counters(f, "a", &A);
+		fprintf(f, "  ],\n  \"ce_marked\": %" PRIu64 ",\n", P->ce.marked);
+		json_counters(f, "a", &P->a);
 		fprintf(f, ",\n");
-		json_counters(f, "b", &B);
+		json_counters(f, "b", &P->b);
 	} else {
 		fprintf(f, "  ],\n");
-		if (have_peer_result)
+		if (P->have_peer_result)
 			fprintf(f,
 			        "  \"peer\": {\"messages\": %" PRIu64
 			        ", \"checked_bytes\": %" PRIu64 ", \"verified\": %s},\n",
-			        peer_result.messages, peer_result.checked_bytes,
-			        peer_result.verified ? "true" : "false");
-		json_counters(f, "local", &A);
+			        P->peer_result.messages, P->peer_result.checked_bytes,
+			        P->peer_result.verified ? "true" : "false");
+		json_counters(f, "local", &P->a);
 	}
 	fprintf(f, "\n}\n");
 	return fclose(f) == 0 ? 0 : -1;
@@ -1403,16 +1446,8 @@ static int write_json(const struct opts *o, const struct result *res, unsigned n
 
 /* ---- two-process mode: one side per process, connected out of band (docs/oob.md) ---- */
 
-static int oob_fd = -1;
-static struct rfw_oob_rx oob_rx;
-static struct rfw_oob_conn my_conn, peer_conn;
-static uint64_t peer_addr[MAX_QPS]; /* where this side's requests of QP i go */
-static uint32_t peer_rkey;
-static struct rte_ether_addr peer_mac;
-static bool is_server;
-
 /* The port counters that tell why a peer is silent (for error messages). */
-const char *port_summary(void)
+const char *port_summary(struct perf *P)
 {
 	static char buf[200];
 
@@ -1420,19 +1455,20 @@ const char *port_summary(void)
 	         "port %s: rx %" PRIu64 " frames (%" PRIu64 " ARP, %" PRIu64 " RoCEv2, %" PRIu64
 	         " not for us), tx %" PRIu64 " frames (%" PRIu64 " ARP requests, %" PRIu64
 	         " ARP replies)",
-	         A.port->name, rfw_port_ctr(A.port, RFW_PORT_CTR_rx_pkts),
-	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_arp),
-	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_rocev2),
-	         rfw_port_ctr(A.port, RFW_PORT_CTR_rx_not_for_us),
-	         rfw_port_ctr(A.port, RFW_PORT_CTR_tx_pkts),
-	         rfw_port_ctr(A.port, RFW_PORT_CTR_arp_request_sent),
-	         rfw_port_ctr(A.port, RFW_PORT_CTR_arp_reply_sent));
+	         P->a.port->name, rfw_port_ctr(P->a.port, RFW_PORT_CTR_rx_pkts),
+	         rfw_port_ctr(P->a.port, RFW_PORT_CTR_rx_arp),
+	         rfw_port_ctr(P->a.port, RFW_PORT_CTR_rx_rocev2),
+	         rfw_port_ctr(P->a.port, RFW_PORT_CTR_rx_not_for_us),
+	         rfw_port_ctr(P->a.port, RFW_PORT_CTR_tx_pkts),
+	         rfw_port_ctr(P->a.port, RFW_PORT_CTR_arp_request_sent),
+	         rfw_port_ctr(P->a.port, RFW_PORT_CTR_arp_reply_sent));
 	return buf;
 }
 
 /* Refuse or abort: tell the peer (error record) if it is connected, say why, exit 1. */
-static void remote_abort(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void remote_abort(const char *fmt, ...)
+static void remote_abort(struct perf *P, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+static void remote_abort(struct perf *P, const char *fmt, ...)
 {
 	struct rfw_oob_msg m = {.type = RFW_OOB_ERROR};
 	va_list ap;
@@ -1440,25 +1476,27 @@ static void remote_abort(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m.u.error.reason, sizeof(m.u.error.reason), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "rocefw-perf: %s: %s\n", is_server ? "server" : "client", m.u.error.reason);
-	if (oob_fd >= 0)
-		(void)rfw_oob_send(oob_fd, &m);
+	fprintf(stderr, "rocefw-perf: %s: %s\n", P->is_server ? "server" : "client",
+	        m.u.error.reason);
+	if (P->oob_fd >= 0)
+		(void)rfw_oob_send(P->oob_fd, &m);
 	exit(1);
 }
 
 /* Wait for the next record from the peer, polling the NIC (ARP answers) meanwhile. */
-static void remote_recv(struct rfw_oob_msg *m, uint64_t timeout_ns, const char *what)
+static void remote_recv(struct perf *P, struct rfw_oob_msg *m, uint64_t timeout_ns,
+                        const char *what)
 {
 	char err[RFW_OOB_ERR_MAX];
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(P);
 	int rc;
 
 	for (;;) {
-		rc = rfw_oob_recv(oob_fd, &oob_rx, m, err, sizeof(err));
+		rc = rfw_oob_recv(P->oob_fd, &P->oob_rx, m, err, sizeof(err));
 		if (rc == 1)
 			break;
 		if (rc == -EPROTO)
-			remote_abort("bad %s record from the peer: %s", what, err);
+			remote_abort(P, "bad %s record from the peer: %s", what, err);
 		if (rc < 0) {
 			fprintf(
 			    stderr,
@@ -1466,122 +1504,94 @@ static void remote_recv(struct rfw_oob_msg *m, uint64_t timeout_ns, const char *
 			    what, rc == -EPIPE ? "closed by the peer" : strerror(-rc));
 			exit(1);
 		}
-		rfw_nic_poll(A.nic);
-		if (now_ns() - t0 > timeout_ns) {
+		rfw_nic_poll(P->a.nic);
+		if (now_ns(P) - t0 > timeout_ns) {
 			fprintf(stderr, "rocefw-perf: no %s record from the peer in %.0f s (%s)\n",
-			        what, (double)timeout_ns / 1e9, port_summary());
+			        what, (double)timeout_ns / 1e9, port_summary(P));
 			exit(1);
 		}
 	}
 	if (m->type == RFW_OOB_ERROR) {
 		fprintf(stderr, "rocefw-perf: %s: the peer refused: %s\n",
-		        is_server ? "server" : "client", m->u.error.reason);
+		        P->is_server ? "server" : "client", m->u.error.reason);
 		exit(1);
 	}
 }
 
-int peer_resolve(const uint8_t gid[16], uint64_t timeout_ns, struct rte_ether_addr *mac)
+int peer_resolve(struct perf *P, const uint8_t gid[16], uint64_t timeout_ns,
+                 struct rte_ether_addr *mac)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(P);
 	int rc;
 
 	for (;;) {
-		rc = rfw_port_resolve(A.port->q[0], gid, rte_rdtsc(), mac);
+		rc = rfw_port_resolve(P->a.port->q[0], gid, rte_rdtsc(), mac);
 		if (rc == 0)
 			return 0;
 		if (rc != -EAGAIN && rc != -EHOSTUNREACH)
 			return rc;
-		if (now_ns() - t0 > timeout_ns)
+		if (now_ns(P) - t0 > timeout_ns)
 			return -ETIMEDOUT;
-		rfw_nic_poll(A.nic);
+		rfw_nic_poll(P->a.nic);
 	}
 }
 
 /* The peer's MAC by ARP, or refuse (the peer is told). */
-static void remote_resolve(const struct opts *o)
+static void remote_resolve(struct perf *P, const struct opts *o)
 {
-	int rc = peer_resolve(peer_conn.gid, (uint64_t)o->oob_timeout_s * NS_PER_S, &peer_mac);
+	int rc =
+	    peer_resolve(P, P->peer_conn.gid, (uint64_t)o->oob_timeout_s * NS_PER_S, &P->peer_mac);
 
 	if (rc == -ETIMEDOUT)
-		remote_abort("no ARP reply from %u.%u.%u.%u in %u s (%s)", peer_conn.ip4 >> 24,
-		             (peer_conn.ip4 >> 16) & 0xff, (peer_conn.ip4 >> 8) & 0xff,
-		             peer_conn.ip4 & 0xff, o->oob_timeout_s, port_summary());
+		remote_abort(P, "no ARP reply from %u.%u.%u.%u in %u s (%s)",
+		             P->peer_conn.ip4 >> 24, (P->peer_conn.ip4 >> 16) & 0xff,
+		             (P->peer_conn.ip4 >> 8) & 0xff, P->peer_conn.ip4 & 0xff,
+		             o->oob_timeout_s, port_summary(P));
 	if (rc != 0)
-		remote_abort("ARP for the peer's address failed: %s", strerror(-rc));
+		remote_abort(P, "ARP for the peer's address failed: %s", strerror(-rc));
 }
 
-int qp_to_peer(struct side *s, struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
+int qp_to_peer(struct rfw_ep *s, struct rfw_qp *qp, struct rfw_ep_path *pp, const struct opts *o,
                const char **stage)
 {
-	struct rfw_qp_attr a = {0};
-	struct rfw_nic_path path = {0};
-	int rc;
-
-	path.dst_mac = pp->mac;
-	memcpy(path.dst_ip, pp->gid, 16);
-	*stage = "rfw_nic_qp_attach";
-	rc = rfw_nic_qp_attach(s->nic, qp, &path);
-	if (rc != 0)
-		return rc;
-	a.qp_state = RFW_QPS_RTR;
-	memcpy(a.ah_attr.dgid, pp->gid, 16);
-	memcpy(a.ah_attr.sgid, rfw_nic_gid(s->nic), 16);
-	a.path_mtu = mtu_enum(pp->mtu);
-	a.dest_qp_num = pp->qpn;
-	a.rq_psn = pp->rq_psn;
-	a.max_dest_rd_atomic = pp->max_dest_rd_atomic;
-	a.min_rnr_timer = pp->min_rnr_timer;
-	a.transport_mode = o->transport;
-	*stage = "rfw_modify_qp(RTR)";
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER |
-	                       RFW_QP_TRANSPORT_MODE);
-	if (rc != 0)
-		return rc;
-	a.qp_state = RFW_QPS_RTS;
-	a.sq_psn = pp->sq_psn;
-	a.timeout = o->ack_timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = pp->max_rd_atomic;
-	*stage = "rfw_modify_qp(RTS)";
-	return rfw_modify_qp(qp, &a,
-	                     RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
+	pp->timeout = o->ack_timeout;
+	pp->retry_cnt = 7;
+	pp->rnr_retry = 7;
+	pp->transport = o->transport;
+	return rfw_ep_qp_connect(s->nic, qp, pp, stage);
 }
 
 /* INIT -> RTR -> RTS toward the peer's QP @qi (transport mode set with RTR). */
-static void remote_qp_connect(struct rfw_qp *qp, uint32_t qi, const struct opts *o)
+static void remote_qp_connect(struct perf *P, struct rfw_qp *qp, uint32_t qi, const struct opts *o)
 {
-	struct peer_path pp = {.mac = peer_mac,
-	                       .mtu = o->mtu,
-	                       .qpn = peer_conn.qp[qi].qpn,
-	                       .rq_psn = peer_conn.qp[qi].psn,
-	                       .sq_psn = my_conn.qp[qi].psn,
-	                       .max_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
-	                       .min_rnr_timer = 1};
+	struct rfw_ep_path pp = {.mac = P->peer_mac,
+	                         .mtu = rfw_ep_mtu(o->mtu),
+	                         .qpn = P->peer_conn.qp[qi].qpn,
+	                         .rq_psn = P->peer_conn.qp[qi].psn,
+	                         .sq_psn = P->my_conn.qp[qi].psn,
+	                         .max_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                         .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
+	                         .min_rnr_timer = 1};
 	const char *stage;
 	int rc;
 
-	memcpy(pp.gid, peer_conn.gid, 16);
-	rc = qp_to_peer(&A, qp, &pp, o, &stage);
+	memcpy(pp.gid, P->peer_conn.gid, 16);
+	rc = qp_to_peer(&P->a, qp, &pp, o, &stage);
 	if (rc != 0)
 		remote_abort(
-		    "%s (transport %s) on this side: %s%s", stage,
+		    P, "%s (transport %s) on this side: %s%s", stage,
 		    rfw_oob_transport_name((enum rfw_oob_transport)o->transport), strerror(-rc),
 		    rc == -EOPNOTSUPP && o->transport != RFW_TRANSPORT_GBN
 		        ? " (selective repeat is not implemented by this build's transport)"
 		        : "");
 }
 
-static int conn_index(uint32_t qpn, uint32_t qps)
+static int conn_index(struct perf *P, uint32_t qpn, uint32_t qps)
 {
 	uint32_t i;
 
 	for (i = 0; i < qps; i++)
-		if (rfw_qp_num(conns[i].qa) == qpn)
+		if (rfw_qp_num(P->conns[i].qa) == qpn)
 			return (int)i;
 	return -1;
 }
@@ -1610,8 +1620,8 @@ static uint64_t slot_off(uint32_t depth, uint32_t size, uint64_t k)
 	return ((((k / depth) & 1) * depth) + k % depth) * (uint64_t)size;
 }
 
-static int remote_post(struct conn *c, uint32_t qi, const struct opts *o, uint32_t depth,
-                       uint32_t size, uint64_t k, uint64_t t)
+static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
+                       uint32_t depth, uint32_t size, uint64_t k, uint64_t t)
 {
 	struct rfw_sge sge;
 	struct rfw_send_wr wr = {0}, *badw;
@@ -1625,33 +1635,33 @@ static int remote_post(struct conn *c, uint32_t qi, const struct opts *o, uint32
 	case OP_WRITE: {
 		uint8_t *src = (uint8_t *)expect_msg(c, o, depth, size, k);
 
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(A.mr)};
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
 		/* bw: with immediate, so the responder gets a completion per message and checks
 		 * it (it cannot see plain WRITEs); lat: plain WRITE, the responder polls memory. */
 		wr.opcode = o->lat ? RFW_WR_RDMA_WRITE : RFW_WR_RDMA_WRITE_WITH_IMM;
 		wr.imm_data = (uint32_t)k;
-		wr.wr.rdma.remote_addr = peer_addr[qi] + (k % depth) * (uint64_t)size;
-		wr.wr.rdma.rkey = peer_rkey;
+		wr.wr.rdma.remote_addr = P->peer_addr[qi] + (k % depth) * (uint64_t)size;
+		wr.wr.rdma.rkey = P->peer_rkey;
 		break;
 	}
 	case OP_SEND:
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)expect_msg(c, o, depth, size, k), size,
-		                       rfw_mr_lkey(A.mr)};
+		                       rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_SEND;
 		break;
 	case OP_READ:
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(A.mr)};
+		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_RDMA_READ;
-		wr.wr.rdma.remote_addr = peer_addr[qi] + slot_off(depth, size, k);
-		wr.wr.rdma.rkey = peer_rkey;
+		wr.wr.rdma.remote_addr = P->peer_addr[qi] + slot_off(depth, size, k);
+		wr.wr.rdma.rkey = P->peer_rkey;
 		break;
 	case OP_ATOMIC:
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + (k % depth) * 8), 8,
-		                       rfw_mr_lkey(A.mr)};
+		                       rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic.remote_addr = peer_addr[qi];
+		wr.wr.atomic.remote_addr = P->peer_addr[qi];
 		wr.wr.atomic.compare_add = 1;
-		wr.wr.atomic.rkey = peer_rkey;
+		wr.wr.atomic.rkey = P->peer_rkey;
 		break;
 	}
 	return rfw_post_send(c->qa, &wr, &badw, t);
@@ -1659,10 +1669,11 @@ static int remote_post(struct conn *c, uint32_t qi, const struct opts *o, uint32
 
 /* A receive WQE: on slot @slot of the QP's receive area (SEND), or without buffer (the
  * immediate of a WRITE consumes one, IBA 9.4.3). */
-static int remote_post_recv(struct conn *c, const struct opts *o, uint32_t size, uint64_t slot,
-                            uint64_t t)
+static int remote_post_recv(struct perf *P, struct conn *c, const struct opts *o, uint32_t size,
+                            uint64_t slot, uint64_t t)
 {
-	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size, rfw_mr_lkey(A.mr)};
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)(c->dst + slot * size), size,
+	                      rfw_mr_lkey(P->a.mr)};
 	struct rfw_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *badw;
 
 	/* No buffer: num_sge 0. sg_list stays a valid pointer (rfw_post_recv copies num_sge
@@ -1673,74 +1684,76 @@ static int remote_post_recv(struct conn *c, const struct opts *o, uint32_t size,
 }
 
 /* Compare a delivered message with its expectation; --check-corrupt-one damages one first. */
-static void check_msg(const struct opts *o, uint8_t *got, const uint8_t *want, uint32_t size,
-                      uint32_t qi, uint64_t k, const char *what, struct result *r)
+static void check_msg(struct perf *P, const struct opts *o, uint8_t *got, const uint8_t *want,
+                      uint32_t size, uint32_t qi, uint64_t k, const char *what, struct result *r)
 {
-	if (o->corrupt_one && qi == 0 && k == corrupt_at)
+	if (o->corrupt_one && qi == 0 && k == P->corrupt_at)
 		got[0] ^= 1;
 	if (memcmp(got, want, size) != 0)
-		check_fail(what, qi, k);
+		check_fail(P, what, qi, k);
 	else
 		r->checked_bytes += size;
 }
 
-static uint64_t remote_recvd(const struct opts *o)
+static uint64_t remote_recvd(struct perf *P, const struct opts *o)
 {
 	uint64_t n = 0;
 	uint32_t qi;
 
 	for (qi = 0; qi < o->qps; qi++)
-		n += conns[qi].recvd;
+		n += P->conns[qi].recvd;
 	return n;
 }
 
 /* ---- the client: the requester ---- */
 
 /* Completions at the client; READ data and atomic results are checked here. */
-static unsigned client_reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                            struct result *r)
 {
 	struct rfw_wc wc[32];
 	unsigned total = 0;
 	int n, i;
 
-	while ((n = rfw_poll_cq(A.cq, 32, wc)) > 0) {
+	while ((n = rfw_poll_cq(P->a.cq, 32, wc)) > 0) {
 		for (i = 0; i < n; i++) {
-			int qi = conn_index(wc[i].qp_num, o->qps);
+			int qi = conn_index(P, wc[i].qp_num, o->qps);
 			uint64_t k = wc[i].wr_id;
 			struct conn *c;
 
 			if (qi < 0) {
-				check_fail("completion for an unknown QP", 0, k);
+				check_fail(P, "completion for an unknown QP", 0, k);
 				continue;
 			}
-			c = &conns[qi];
+			c = &P->conns[qi];
 			if (wc[i].opcode == RFW_WC_RECV) { /* SEND latency: the pong */
 				if (wc[i].status != RFW_WC_SUCCESS || wc[i].byte_len != size)
-					check_fail("pong receive error or length", (uint32_t)qi, k);
-				pong_recvd++;
+					check_fail(P, "pong receive error or length", (uint32_t)qi,
+					           k);
+				P->pong_recvd++;
 				continue;
 			}
 			if (wc[i].status != RFW_WC_SUCCESS) {
-				check_fail(rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
+				check_fail(P, rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
 				c->done++;
 				continue;
 			}
 			if (k != c->done)
-				check_fail("completion out of order", (uint32_t)qi, k);
+				check_fail(P, "completion out of order", (uint32_t)qi, k);
 			if (o->op == OP_READ) {
-				check_msg(o, c->dst + (k % depth) * (size_t)size,
+				check_msg(P, o, c->dst + (k % depth) * (size_t)size,
 				          slot_src(c, depth, size, k), size, (uint32_t)qi, k,
 				          "READ data differs at the requester", r);
 			} else if (o->op == OP_ATOMIC) {
 				uint8_t *p = c->dst + (k % depth) * 8;
 				uint64_t v;
 
-				if (o->corrupt_one && qi == 0 && k == corrupt_at)
+				if (o->corrupt_one && qi == 0 && k == P->corrupt_at)
 					p[0] ^= 1;
 				/* In-order execution on one QP: the k-th add returns k. */
 				memcpy(&v, p, 8);
 				if (v != k)
-					check_fail("FETCH_AND_ADD returned a wrong value",
+					check_fail(P, "FETCH_AND_ADD returned a wrong value",
 					           (uint32_t)qi, k);
 				else
 					r->checked_bytes += 8;
@@ -1759,107 +1772,104 @@ static unsigned client_reap(const struct opts *o, uint32_t depth, uint32_t size,
  * last packet may be placed before an earlier, retransmitted one: a mismatch is only final when
  * it lasts STALL_NS.
  */
-static bool wait_for_msg(const uint8_t *got, const uint8_t *want, uint32_t size, uint64_t t0,
-                         const struct opts *o, uint32_t depth, struct result *r, bool server)
+static bool wait_for_msg(struct perf *P, const uint8_t *got, const uint8_t *want, uint32_t size,
+                         uint64_t t0, const struct opts *o, uint32_t depth, struct result *r,
+                         bool server)
 {
 	for (;;) {
 		if (last_is(got, size, want) && memcmp(got, want, size) == 0)
 			return true;
-		rfw_nic_poll(A.nic);
+		rfw_nic_poll(P->a.nic);
 		if (!server)
-			client_reap(o, depth, size, r);
-		if (now_ns() - t0 > STALL_NS)
+			client_reap(P, o, depth, size, r);
+		if (now_ns(P) - t0 > STALL_NS)
 			return false;
 	}
 }
 
-static void client_poll(void)
+static void client_poll(struct perf *P)
 {
-	rfw_nic_poll(A.nic);
+	rfw_nic_poll(P->a.nic);
 }
 
 static const struct driver client_driver = {
     .post = remote_post, .poll = client_poll, .reap = client_reap};
 
-static void client_run(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+/* Latency ping-pong, client side, on QP 0 (perftest's write_lat / send_lat): half the round
+ * trip per sample. Returns the messages done; *@t_end the end. */
+static uint64_t client_pingpong(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                                uint64_t iters, uint64_t t_start, uint64_t deadline, uint64_t *lat,
+                                uint64_t *t_end, struct result *r)
+{
+	struct conn *c = &P->conns[0];
+	uint64_t k, done = 0;
+
+	P->pong_recvd = 0;
+	for (k = 0; k < iters; k++) {
+		uint64_t t0 = now_ns(P);
+		const uint8_t *src = slot_src(c, depth, size, k);
+
+		if (t0 >= deadline)
+			break;
+		if (o->op == OP_SEND) {
+			struct rfw_sge rs = {(uint64_t)(uintptr_t)P->pong_buf, size,
+			                     rfw_mr_lkey(P->a.mr)};
+			struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1}, *badr;
+
+			if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
+				die("post_recv (pong)", EINVAL);
+		}
+		if (remote_post(P, c, 0, o, depth, size, k, t0) != 0)
+			die("post_send", EINVAL);
+		if (o->op == OP_SEND) {
+			while (P->pong_recvd == k) {
+				rfw_nic_poll(P->a.nic);
+				client_reap(P, o, depth, size, r);
+				if (now_ns(P) - t0 > STALL_NS) {
+					fprintf(stderr,
+					        "rocefw-perf: pong %" PRIu64 " never arrived\n", k);
+					exit(1);
+				}
+			}
+		} else if (!wait_for_msg(P, P->pong_buf, src, size, t0, o, depth, r, false)) {
+			fprintf(stderr, "rocefw-perf: pong %" PRIu64 " never arrived intact\n", k);
+			exit(1);
+		}
+		lat[k] = (now_ns(P) - t0) / 2;
+		if (memcmp(P->pong_buf, src, size) != 0)
+			check_fail(P, "data differs at the requester (pong)", 0, k);
+		done++;
+		client_reap(P, o, depth, size, r);
+	}
+	while (c->done < done) {
+		rfw_nic_poll(P->a.nic);
+		client_reap(P, o, depth, size, r);
+		if (now_ns(P) - t_start > STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
+			check_fail(P, "completions missing", 0, c->done);
+			break;
+		}
+	}
+	*t_end = now_ns(P);
+	return done;
+}
+
+static void client_run(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                       struct result *r)
 {
 	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
 	bool timed = o->duration_s != 0;
-	uint64_t t_start, t_end, deadline, last_progress, done = 0;
+	uint64_t t_start, t_end, deadline, done;
 	uint64_t *lat = lat_alloc(o, &iters);
 
-	t_start = now_ns();
+	t_start = now_ns(P);
 	deadline = timed ? t_start + (uint64_t)o->duration_s * NS_PER_S : UINT64_MAX;
-	last_progress = t_start;
-
-	if (o->lat && (o->op == OP_WRITE || o->op == OP_SEND)) {
-		/* Ping-pong on QP 0 (perftest's write_lat / send_lat): half the round trip. */
-		struct conn *c = &conns[0];
-		uint64_t k;
-
-		pong_recvd = 0;
-		for (k = 0; k < iters; k++) {
-			uint64_t t0 = now_ns(), t1;
-			const uint8_t *src;
-
-			if (t0 >= deadline)
-				break;
-			if (o->op == OP_SEND) {
-				struct rfw_sge rs = {(uint64_t)(uintptr_t)pong_buf, size,
-				                     rfw_mr_lkey(A.mr)};
-				struct rfw_recv_wr rwr = {.wr_id = k, .sg_list = &rs, .num_sge = 1},
-				                   *badr;
-
-				if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
-					die("post_recv (pong)", EINVAL);
-			}
-			if (remote_post(c, 0, o, depth, size, k, t0) != 0)
-				die("post_send", EINVAL);
-			src = slot_src(c, depth, size, k);
-			if (o->op == OP_SEND) {
-				while (pong_recvd == k) {
-					rfw_nic_poll(A.nic);
-					client_reap(o, depth, size, r);
-					if (now_ns() - t0 > STALL_NS) {
-						fprintf(stderr,
-						        "rocefw-perf: pong %" PRIu64
-						        " never arrived\n",
-						        k);
-						exit(1);
-					}
-				}
-				t1 = now_ns();
-			} else {
-				if (!wait_for_msg(pong_buf, src, size, t0, o, depth, r, false)) {
-					fprintf(stderr,
-					        "rocefw-perf: pong %" PRIu64
-					        " never arrived intact\n",
-					        k);
-					exit(1);
-				}
-				t1 = now_ns();
-			}
-			if (memcmp(pong_buf, src, size) != 0)
-				check_fail("data differs at the requester (pong)", 0, k);
-			lat[k] = (t1 - t0) / 2;
-			done++;
-			client_reap(o, depth, size, r);
-		}
-		while (c->done < done) {
-			rfw_nic_poll(A.nic);
-			client_reap(o, depth, size, r);
-			if (now_ns() - last_progress >
-			    STALL_NS + (uint64_t)o->duration_s * NS_PER_S) {
-				check_fail("completions missing", 0, c->done);
-				break;
-			}
-		}
-		t_end = now_ns();
-	} else if (o->lat) {
-		done = lat_loop(o, &client_driver, depth, size, iters, deadline, lat, &t_end, r);
-	} else {
-		done = bw_loop(o, &client_driver, depth, size, iters, t_start, deadline, &t_end, r);
-	}
+	if (o->lat && (o->op == OP_WRITE || o->op == OP_SEND))
+		done = client_pingpong(P, o, depth, size, iters, t_start, deadline, lat, &t_end, r);
+	else if (o->lat)
+		done = lat_loop(P, o, &client_driver, depth, size, iters, deadline, lat, &t_end, r);
+	else
+		done =
+		    bw_loop(P, o, &client_driver, depth, size, iters, t_start, deadline, &t_end, r);
 	run_figures(o, size, done, t_start, t_end, lat, r);
 }
 
@@ -1868,33 +1878,34 @@ static void client_run(const struct opts *o, uint32_t depth, uint32_t size, stru
 #define server_fail check_fail
 
 /* Completions at the server: WRITE-with-immediate and SEND data are checked here. */
-static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, struct result *r)
+static void server_reap(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                        struct result *r)
 {
 	struct rfw_wc wc[32];
 	int n, i;
 
-	while ((n = rfw_poll_cq(A.cq, 32, wc)) > 0) {
+	while ((n = rfw_poll_cq(P->a.cq, 32, wc)) > 0) {
 		for (i = 0; i < n; i++) {
-			int qi = conn_index(wc[i].qp_num, o->qps);
+			int qi = conn_index(P, wc[i].qp_num, o->qps);
 			struct conn *c;
 			uint64_t k;
 
 			if (qi < 0) {
-				server_fail("completion for an unknown QP", 0, wc[i].wr_id);
+				server_fail(P, "completion for an unknown QP", 0, wc[i].wr_id);
 				continue;
 			}
-			c = &conns[qi];
+			c = &P->conns[qi];
 			k = c->recvd;
 			if (wc[i].opcode != RFW_WC_RECV &&
 			    wc[i].opcode != RFW_WC_RECV_RDMA_WITH_IMM) {
 				/* The server's own pongs (latency): status only. */
 				if (wc[i].status != RFW_WC_SUCCESS)
-					server_fail(rfw_wc_status_str(wc[i].status), (uint32_t)qi,
-					            wc[i].wr_id);
+					server_fail(P, rfw_wc_status_str(wc[i].status),
+					            (uint32_t)qi, wc[i].wr_id);
 				continue;
 			}
 			if (wc[i].status != RFW_WC_SUCCESS) {
-				server_fail(rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
+				server_fail(P, rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
 				c->recvd++;
 				continue;
 			}
@@ -1903,9 +1914,9 @@ static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, str
 				if (wc[i].opcode != RFW_WC_RECV_RDMA_WITH_IMM ||
 				    !(wc[i].wc_flags & RFW_WC_WITH_IMM) ||
 				    wc[i].imm_data != (uint32_t)k)
-					server_fail("WRITE immediate missing or out of order",
+					server_fail(P, "WRITE immediate missing or out of order",
 					            (uint32_t)qi, k);
-				check_msg(o, c->dst + (k % depth) * (size_t)size,
+				check_msg(P, o, c->dst + (k % depth) * (size_t)size,
 				          expect_msg(c, o, depth, size, k), size, (uint32_t)qi, k,
 				          "WRITE data differs at the responder", r);
 			} else {
@@ -1913,15 +1924,15 @@ static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, str
 				uint8_t *got = c->dst + slot * size;
 
 				if (wc[i].byte_len != size)
-					server_fail("SEND length differs", (uint32_t)qi, k);
+					server_fail(P, "SEND length differs", (uint32_t)qi, k);
 				else
-					check_msg(o, got, expect_msg(c, o, depth, size, k), size,
+					check_msg(P, o, got, expect_msg(c, o, depth, size, k), size,
 					          (uint32_t)qi, k,
 					          "SEND data differs at the receiver", r);
 				if (o->lat) {
 					/* send_lat: the same bytes back from the receive buffer. */
 					struct rfw_sge ss = {(uint64_t)(uintptr_t)got, size,
-					                     rfw_mr_lkey(A.mr)};
+					                     rfw_mr_lkey(P->a.mr)};
 					struct rfw_send_wr swr = {0}, *bads;
 
 					swr.wr_id = k;
@@ -1930,118 +1941,129 @@ static void server_reap(const struct opts *o, uint32_t depth, uint32_t size, str
 					swr.opcode = RFW_WR_SEND;
 					swr.send_flags = RFW_SEND_SIGNALED;
 					if (rfw_post_send(c->qa, &swr, &bads,
-					                  rfw_nic_now_ns(A.nic)) != 0)
-						server_fail("post_send (pong) failed", (uint32_t)qi,
-						            k);
+					                  rfw_nic_now_ns(P->a.nic)) != 0)
+						server_fail(P, "post_send (pong) failed",
+						            (uint32_t)qi, k);
 				}
 			}
 			c->recvd++;
-			if (remote_post_recv(c, o, size, o->op == OP_WRITE ? 0 : wc[i].wr_id,
-			                     rfw_nic_now_ns(A.nic)) != 0)
-				server_fail("post_recv failed", (uint32_t)qi, k);
+			if (remote_post_recv(P, c, o, size, o->op == OP_WRITE ? 0 : wc[i].wr_id,
+			                     rfw_nic_now_ns(P->a.nic)) != 0)
+				server_fail(P, "post_recv failed", (uint32_t)qi, k);
 		}
 	}
 	if (n < 0)
 		die("rfw_poll_cq", n);
 }
 
+/* WRITE latency at the server: when QP 0's slot shows ping k (its last bytes), check it whole
+ * and write it back. */
+static void server_pong(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                        struct result *r)
+{
+	struct conn *c0 = &P->conns[0];
+	uint64_t k = c0->recvd;
+	const uint8_t *want = expect_msg(c0, o, depth, size, k);
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)c0->dst, size, rfw_mr_lkey(P->a.mr)};
+	struct rfw_send_wr wr = {0}, *badw;
+
+	if (!last_is(c0->dst, size, want))
+		return;
+	if (!wait_for_msg(P, c0->dst, want, size, now_ns(P), o, depth, r, true))
+		server_fail(P, "WRITE data differs at the responder (ping)", 0, k);
+	else
+		r->checked_bytes += size;
+	wr.wr_id = k;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = RFW_WR_RDMA_WRITE;
+	wr.send_flags = RFW_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = P->peer_addr[0];
+	wr.wr.rdma.rkey = P->peer_rkey;
+	if (rfw_post_send(c0->qa, &wr, &badw, now_ns(P)) != 0)
+		server_fail(P, "post_send (pong) failed", 0, k);
+	c0->recvd++;
+}
+
+/* The client's result record, if it came: true then (*@client set). Exits when the client
+ * aborted or the connection broke. */
+static bool client_result_in(struct perf *P, struct rfw_oob_result *client)
+{
+	struct rfw_oob_msg m;
+	char err[RFW_OOB_ERR_MAX];
+	int rc = rfw_oob_recv(P->oob_fd, &P->oob_rx, &m, err, sizeof(err));
+
+	if (rc == -EPROTO)
+		remote_abort(P, "bad result record from the client: %s", err);
+	if (rc < 0) {
+		fprintf(stderr,
+		        "rocefw-perf: server: connection to the client lost during the run: %s\n",
+		        rc == -EPIPE ? "closed by the client" : strerror(-rc));
+		exit(1);
+	}
+	if (rc != 1)
+		return false;
+	if (m.type == RFW_OOB_ERROR) {
+		fprintf(stderr, "rocefw-perf: server: the client aborted: %s\n", m.u.error.reason);
+		exit(1);
+	}
+	if (m.type != RFW_OOB_RESULT)
+		remote_abort(P, "expected a result record, got %s", rfw_oob_type_name(m.type));
+	*client = m.u.result;
+	return true;
+}
+
+/* Atomics: the counters at the responder add up to the adds the client completed. */
+static void server_check_atomics(struct perf *P, const struct opts *o, uint64_t messages)
+{
+	uint64_t sum = 0, v;
+
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
+		memcpy(&v, P->conns[qi].src, 8);
+		sum += v;
+	}
+	if (sum != messages)
+		server_fail(P, "counters at the responder differ from the adds completed", 0, sum);
+}
+
 /*
  * Serve until the client's result arrives and everything it reports has been seen here.
  * WRITE latency: watch QP 0's slot for ping k (its last bytes), check it whole, write it back.
  */
-static void server_run(const struct opts *o, uint32_t depth, uint32_t size, struct result *r,
-                       struct rfw_oob_result *client)
+static void server_run(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                       struct result *r, struct rfw_oob_result *client)
 {
-	struct rfw_oob_msg m;
-	char err[RFW_OOB_ERR_MAX];
 	bool have_client = false;
-	uint64_t t_client = 0, wait_ns = STALL_NS;
-	struct conn *c0 = &conns[0];
+	uint64_t t_client = 0;
 
 	for (;;) {
-		int rc;
-
-		rfw_nic_poll(A.nic);
-		server_reap(o, depth, size, r);
-		if (o->lat && o->op == OP_WRITE) {
-			uint64_t k = c0->recvd;
-			const uint8_t *want = expect_msg(c0, o, depth, size, k);
-
-			if (last_is(c0->dst, size, want)) {
-				struct rfw_sge sge = {(uint64_t)(uintptr_t)c0->dst, size,
-				                      rfw_mr_lkey(A.mr)};
-				struct rfw_send_wr wr = {0}, *badw;
-
-				if (!wait_for_msg(c0->dst, want, size, now_ns(), o, depth, r, true))
-					server_fail("WRITE data differs at the responder (ping)", 0,
-					            k);
-				else
-					r->checked_bytes += size;
-				wr.wr_id = k;
-				wr.sg_list = &sge;
-				wr.num_sge = 1;
-				wr.opcode = RFW_WR_RDMA_WRITE;
-				wr.send_flags = RFW_SEND_SIGNALED;
-				wr.wr.rdma.remote_addr = peer_addr[0];
-				wr.wr.rdma.rkey = peer_rkey;
-				if (rfw_post_send(c0->qa, &wr, &badw, now_ns()) != 0)
-					server_fail("post_send (pong) failed", 0, k);
-				c0->recvd++;
-			}
-		}
+		rfw_nic_poll(P->a.nic);
+		server_reap(P, o, depth, size, r);
+		if (o->lat && o->op == OP_WRITE)
+			server_pong(P, o, depth, size, r);
 		if (!have_client) {
-			rc = rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err));
-			if (rc == -EPROTO)
-				remote_abort("bad result record from the client: %s", err);
-			if (rc < 0) {
-				fprintf(stderr,
-				        "rocefw-perf: server: connection to the client lost during "
-				        "the run: %s\n",
-				        rc == -EPIPE ? "closed by the client" : strerror(-rc));
-				exit(1);
-			}
-			if (rc == 1) {
-				if (m.type == RFW_OOB_ERROR) {
-					fprintf(stderr,
-					        "rocefw-perf: server: the client aborted: %s\n",
-					        m.u.error.reason);
-					exit(1);
-				}
-				if (m.type != RFW_OOB_RESULT)
-					remote_abort("expected a result record, got %s",
-					             rfw_oob_type_name(m.type));
-				*client = m.u.result;
-				have_client = true;
-				t_client = now_ns();
-			}
+			have_client = client_result_in(P, client);
+			if (have_client)
+				t_client = now_ns(P);
 			continue;
 		}
 		/* The client is done: wait for what it completed to be seen here too. */
-		if (o->op == OP_READ || o->op == OP_ATOMIC || remote_recvd(o) >= client->messages)
+		if (o->op == OP_READ || o->op == OP_ATOMIC ||
+		    remote_recvd(P, o) >= client->messages)
 			break;
-		if (now_ns() - t_client > wait_ns) {
-			server_fail("messages the client completed never arrived here", 0,
-			            remote_recvd(o));
+		if (now_ns(P) - t_client > STALL_NS) {
+			server_fail(P, "messages the client completed never arrived here", 0,
+			            remote_recvd(P, o));
 			break;
 		}
 	}
-	r->iters = o->op == OP_READ || o->op == OP_ATOMIC ? client->messages : remote_recvd(o);
-	if (o->op == OP_ATOMIC) {
-		uint64_t sum = 0, v;
-		uint32_t qi;
-
-		for (qi = 0; qi < o->qps; qi++) {
-			memcpy(&v, conns[qi].src, 8);
-			sum += v;
-		}
-		if (sum != client->messages)
-			server_fail("counters at the responder differ from the adds completed", 0,
-			            sum);
-	}
+	r->iters = o->op == OP_READ || o->op == OP_ATOMIC ? client->messages : remote_recvd(P, o);
+	if (o->op == OP_ATOMIC)
+		server_check_atomics(P, o, client->messages);
 }
 
 /* Set up this process's port, NIC and memory; returns the tx depth. */
-void open_port(const struct opts *o)
+void open_port(struct perf *P, const struct opts *o)
 {
 	uint16_t pid = RTE_MAX_ETHPORTS, p;
 
@@ -2055,89 +2077,89 @@ void open_port(const struct opts *o)
 		                "(e.g. --vdev=net_memif0,role=server,socket=/tmp/m.sock)\n");
 		exit(1);
 	}
-	side_setup(&A, pid, o->ip4, o);
-	if (rfw_port_link_wait(A.port, o->oob_timeout_s * 1000) != 0) {
+	side_setup(P, &P->a, pid, o->ip4, o);
+	if (rfw_port_link_wait(P->a.port, o->oob_timeout_s * 1000) != 0) {
 		fprintf(stderr, "rocefw-perf: link of port %s still down after %u s\n",
-		        A.port->name, o->oob_timeout_s);
+		        P->a.port->name, o->oob_timeout_s);
 		exit(1);
 	}
 }
 
-static uint32_t remote_setup(const struct opts *o, uint32_t size)
+static uint32_t remote_setup(struct perf *P, const struct opts *o, uint32_t size)
 {
 	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128), qi;
 	size_t per_qp, off = 0;
 
-	open_port(o);
+	open_port(P, o);
 	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
 		depth = SLOT_BYTES_MAX / size ? SLOT_BYTES_MAX / size : 1;
 	/* Per QP: the pattern area (2 x depth slots) and the receive area (2 x depth slots). */
 	per_qp = ((size_t)4 * depth * size + 63) & ~(size_t)63;
-	A.mem_len = ((size_t)o->qps * per_qp + 4095) & ~(size_t)4095;
-	A.mem = aligned_alloc(4096, A.mem_len);
-	if (A.mem == NULL)
+	P->a.mem_len = ((size_t)o->qps * per_qp + 4095) & ~(size_t)4095;
+	P->a.mem = aligned_alloc(4096, P->a.mem_len);
+	if (P->a.mem == NULL)
 		die("memory", ENOMEM);
-	memset(A.mem, 0, A.mem_len);
-	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len,
-	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
-	if (A.mr == NULL)
+	memset(P->a.mem, 0, P->a.mem_len);
+	P->a.mr = rfw_reg_mr(P->a.pd, P->a.mem, P->a.mem_len,
+	                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+	                         RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
+	if (P->a.mr == NULL)
 		die("rfw_reg_mr", errno);
 	for (qi = 0; qi < o->qps; qi++, off += per_qp) {
-		struct conn *c = &conns[qi];
+		struct conn *c = &P->conns[qi];
 
-		c->src = A.mem + off;
-		c->dst = A.mem + off + per_qp / 2;
+		c->src = P->a.mem + off;
+		c->dst = P->a.mem + off + per_qp / 2;
 		if (o->op == OP_ATOMIC)
 			memset(c->src, 0, 8);
 		else
-			fill_random(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+			rfw_pattern_fill(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
 	}
-	pong_buf = conns[0].dst; /* latency: where the client's pong lands */
+	P->pong_buf = P->conns[0].dst; /* latency: where the client's pong lands */
 	return depth;
 }
 
 /* This side's conn record: parameters, address, and per QP where the peer's requests go. */
-static void fill_conn(const struct opts *o, uint32_t depth, uint32_t size)
+static void fill_conn(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size)
 {
 	uint32_t qi;
 
-	memset(&my_conn, 0, sizeof(my_conn));
-	my_conn.test = (enum rfw_oob_test)o->op;
-	my_conn.kind = o->lat ? RFW_OOB_LAT : RFW_OOB_BW;
-	my_conn.transport = (enum rfw_oob_transport)o->transport;
-	my_conn.mtu = o->mtu;
-	my_conn.size = size;
-	my_conn.iters = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000));
-	my_conn.duration_s = o->duration_s;
-	my_conn.depth = depth;
-	memcpy(my_conn.gid, rfw_nic_gid(A.nic), 16);
-	my_conn.ip4 = o->ip4;
-	my_conn.has_mac = true;
-	memcpy(my_conn.mac, A.port->id.mac.addr_bytes, 6);
-	my_conn.rkey = rfw_mr_rkey(A.mr);
-	my_conn.qps = o->qps;
+	memset(&P->my_conn, 0, sizeof(P->my_conn));
+	P->my_conn.test = (enum rfw_oob_test)o->op;
+	P->my_conn.kind = o->lat ? RFW_OOB_LAT : RFW_OOB_BW;
+	P->my_conn.transport = (enum rfw_oob_transport)o->transport;
+	P->my_conn.mtu = o->mtu;
+	P->my_conn.size = size;
+	P->my_conn.iters = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000));
+	P->my_conn.duration_s = o->duration_s;
+	P->my_conn.depth = depth;
+	memcpy(P->my_conn.gid, rfw_nic_gid(P->a.nic), 16);
+	P->my_conn.ip4 = o->ip4;
+	P->my_conn.has_mac = true;
+	memcpy(P->my_conn.mac, P->a.port->id.mac.addr_bytes, 6);
+	P->my_conn.rkey = rfw_mr_rkey(P->a.mr);
+	P->my_conn.qps = o->qps;
 	for (qi = 0; qi < o->qps; qi++) {
-		struct conn *c = &conns[qi];
+		struct conn *c = &P->conns[qi];
 		bool src = o->op == OP_READ || o->op == OP_ATOMIC;
 
-		my_conn.qp[qi].qpn = rfw_qp_num(c->qa);
-		my_conn.qp[qi].psn = 0;
-		my_conn.qp[qi].addr = (uint64_t)(uintptr_t)(src ? c->src : c->dst);
-		my_conn.qp[qi].len = (uint64_t)2 * depth * size;
+		P->my_conn.qp[qi].qpn = rfw_qp_num(c->qa);
+		P->my_conn.qp[qi].psn = 0;
+		P->my_conn.qp[qi].addr = (uint64_t)(uintptr_t)(src ? c->src : c->dst);
+		P->my_conn.qp[qi].len = (uint64_t)2 * depth * size;
 	}
 }
 
 /* Take the peer's conn record: refuse a mismatch (both sides say so), keep its addresses. */
-static void take_peer_conn(const struct opts *o, const struct rfw_oob_msg *m)
+static void take_peer_conn(struct perf *P, const struct opts *o, const struct rfw_oob_msg *m)
 {
 	char err[RFW_OOB_ERR_MAX];
 	uint32_t qi;
 
 	if (m->type != RFW_OOB_CONN)
-		remote_abort("expected a conn record, got %s", rfw_oob_type_name(m->type));
-	peer_conn = m->u.conn;
-	if (rfw_oob_conn_compare(&my_conn, &peer_conn, err, sizeof(err)) != 0) {
+		remote_abort(P, "expected a conn record, got %s", rfw_oob_type_name(m->type));
+	P->peer_conn = m->u.conn;
+	if (rfw_oob_conn_compare(&P->my_conn, &P->peer_conn, err, sizeof(err)) != 0) {
 		/* "this side X, peer Y" -> "server X, client Y": the text goes to the peer too. */
 		char msg[RFW_OOB_ERR_MAX + 16], *p = strstr(err, "this side "), *q;
 
@@ -2145,19 +2167,19 @@ static void take_peer_conn(const struct opts *o, const struct rfw_oob_msg *m)
 			*p = '\0';
 			*q = '\0';
 			snprintf(msg, sizeof(msg), "%s%s %s, %s %s", err,
-			         is_server ? "server" : "client", p + 10,
-			         is_server ? "client" : "server", q + 7);
+			         P->is_server ? "server" : "client", p + 10,
+			         P->is_server ? "client" : "server", q + 7);
 			memcpy(err, msg, sizeof(err) - 1);
 			err[sizeof(err) - 1] = '\0';
 		}
-		remote_abort("%s; refused before any RoCE packet (port tx %" PRIu64 " frames)", err,
-		             rfw_port_ctr(A.port, RFW_PORT_CTR_tx_pkts));
+		remote_abort(P, "%s; refused before any RoCE packet (port tx %" PRIu64 " frames)",
+		             err, rfw_port_ctr(P->a.port, RFW_PORT_CTR_tx_pkts));
 	}
-	if (peer_conn.ip4 == o->ip4)
-		remote_abort("the peer has this side's own address (field 'ip')");
-	peer_rkey = peer_conn.rkey;
+	if (P->peer_conn.ip4 == o->ip4)
+		remote_abort(P, "the peer has this side's own address (field 'ip')");
+	P->peer_rkey = P->peer_conn.rkey;
 	for (qi = 0; qi < o->qps; qi++)
-		peer_addr[qi] = peer_conn.qp[qi].addr;
+		P->peer_addr[qi] = P->peer_conn.qp[qi].addr;
 }
 
 static void print_ip(const char *what, uint32_t ip, const struct rte_ether_addr *mac)
@@ -2166,351 +2188,428 @@ static void print_ip(const char *what, uint32_t ip, const struct rte_ether_addr 
 	       (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, RTE_ETHER_ADDR_BYTES(mac));
 }
 
-static void print_addresses(void)
+static void print_addresses(struct perf *P)
 {
-	print_ip("local address", my_conn.ip4, &A.port->id.mac);
-	print_ip("remote address", peer_conn.ip4, &peer_mac);
-	printf(" %-15s : %u, QPN 0x%06x.. local, 0x%06x.. remote\n", "queue pairs", my_conn.qps,
-	       my_conn.qp[0].qpn, peer_conn.qp[0].qpn);
+	print_ip("local address", P->my_conn.ip4, &P->a.port->id.mac);
+	print_ip("remote address", P->peer_conn.ip4, &P->peer_mac);
+	printf(" %-15s : %u, QPN 0x%06x.. local, 0x%06x.. remote\n", "queue pairs", P->my_conn.qps,
+	       P->my_conn.qp[0].qpn, P->peer_conn.qp[0].qpn);
 }
 
-static int run_remote(const struct opts *o, uint32_t size)
+/* Server: accept the client (the NIC polled meanwhile, so ARP gets answers), connect the QPs,
+ * post the receives, then answer with our conn record. */
+static void server_connect(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                           char *how, size_t howlen)
 {
 	struct rfw_oob_msg m;
+	int lfd = rfw_oob_listen(o->tcp_port);
+	uint64_t t0 = now_ns(P);
+
+	if (lfd < 0) {
+		fprintf(stderr, "rocefw-perf: server: cannot listen on TCP port %u: %s\n",
+		        o->tcp_port, strerror(-lfd));
+		exit(1);
+	}
+	printf("rocefw-perf: server waiting for a client on TCP port %u\n", o->tcp_port);
+	fflush(stdout);
+	/* No timeout here: a server waits for its client (as perftest's). */
+	while ((P->oob_fd = rfw_oob_accept(lfd)) == -EAGAIN) {
+		rfw_nic_poll(P->a.nic);
+		if (now_ns(P) - t0 < 1000000)
+			continue;
+		usleep(100);
+	}
+	close(lfd);
+	if (P->oob_fd < 0) {
+		fprintf(stderr, "rocefw-perf: server: accept: %s\n", strerror(-P->oob_fd));
+		exit(1);
+	}
+	remote_recv(P, &m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
+	take_peer_conn(P, o, &m);
+	remote_resolve(P, o);
+	for (uint32_t qi = 0; qi < o->qps; qi++)
+		remote_qp_connect(P, P->conns[qi].qa, qi, o);
+	/* Receives before our record goes out: the client may send at once. */
+	for (uint32_t qi = 0; qi < o->qps && (o->op == OP_SEND || (o->op == OP_WRITE && !o->lat));
+	     qi++)
+		for (uint64_t s = 0; s < 2ull * depth; s++)
+			if (remote_post_recv(P, &P->conns[qi], o, size, s, now_ns(P)) != 0)
+				remote_abort(P, "post_recv failed");
+	m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = P->my_conn};
+	if (rfw_oob_send(P->oob_fd, &m) != 0)
+		remote_abort(P, "sending the conn record failed");
+	snprintf(how, howlen, "server on port %s", P->a.port->name);
+}
+
+/* Client: connect, send our conn record first, take the server's, connect the QPs. */
+static void client_connect(struct perf *P, const struct opts *o, char *how, size_t howlen)
+{
+	struct rfw_oob_msg m;
+
+	P->oob_fd = rfw_oob_connect(o->server, o->tcp_port, o->oob_timeout_s * 1000);
+	if (P->oob_fd < 0) {
+		fprintf(stderr, "rocefw-perf: client: cannot connect to %s port %u: %s\n",
+		        o->server, o->tcp_port, strerror(-P->oob_fd));
+		exit(1);
+	}
+	m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = P->my_conn};
+	if (rfw_oob_send(P->oob_fd, &m) != 0)
+		remote_abort(P, "sending the conn record failed");
+	remote_recv(P, &m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
+	take_peer_conn(P, o, &m);
+	remote_resolve(P, o);
+	for (uint32_t qi = 0; qi < o->qps; qi++)
+		remote_qp_connect(P, P->conns[qi].qa, qi, o);
+	snprintf(how, howlen, "client of %s on port %s", o->server, P->a.port->name);
+}
+
+/* Server: run, send our result, combine it with the client's. Returns the client's result. */
+static struct rfw_oob_result server_result(struct perf *P, const struct opts *o, uint32_t depth,
+                                           uint32_t size, struct result *res)
+{
+	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	struct rfw_oob_result mine = {0}, client;
+	struct rfw_oob_msg m;
+
+	server_run(P, o, depth, size, res, &client);
+	mine.messages = res->iters;
+	mine.checked_bytes = res->checked_bytes;
+	/* What this side had to check: WRITE and SEND data (every message the client
+	 * completed); atomics: the counters (checked in server_run). */
+	mine.verified =
+	    !P->failed &&
+	    (o->op == OP_READ || o->op == OP_ATOMIC ||
+	     (res->iters == client.messages && res->checked_bytes == client.messages * msg_bytes));
+	snprintf(mine.error, sizeof(mine.error), "%s", P->first_err);
+	m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
+	if (rfw_oob_send(P->oob_fd, &m) != 0)
+		fprintf(stderr, "rocefw-perf: server: sending the result failed\n");
+	/* The run is verified when both sides' checks hold. */
+	res->verified = mine.verified && client.verified;
+	if (o->op == OP_READ || o->op == OP_ATOMIC)
+		res->checked_bytes = client.checked_bytes;
+	printf(" server: %" PRIu64 " messages seen, %" PRIu64
+	       " bytes checked here; client: %" PRIu64 " messages completed, %" PRIu64
+	       " bytes checked there%s%s\n",
+	       mine.messages, mine.checked_bytes, client.messages, client.checked_bytes,
+	       client.error[0] ? "; client error: " : "", client.error);
+	printf(" %-10u %-14" PRIu64 " %-16" PRIu64 " %s\n", size, client.messages,
+	       res->checked_bytes, res->verified ? "yes" : "NO");
+	return client;
+}
+
+/* Client: run, exchange results, decide. Returns the server's result. */
+static struct rfw_oob_result client_result(struct perf *P, const struct opts *o, uint32_t depth,
+                                           uint32_t size, struct result *res)
+{
+	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	struct rfw_oob_result mine = {0}, peer;
+	struct rfw_oob_msg m;
+
+	client_run(P, o, depth, size, res);
+	mine.messages = res->iters;
+	mine.checked_bytes = res->checked_bytes;
+	mine.verified = !P->failed;
+	if (P->failed)
+		snprintf(mine.error, sizeof(mine.error), "%s", P->first_err);
+	m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
+	if (rfw_oob_send(P->oob_fd, &m) != 0)
+		remote_abort(P, "sending the result failed");
+	remote_recv(P, &m, STALL_NS * 2, "result");
+	if (m.type != RFW_OOB_RESULT)
+		remote_abort(P, "expected a result record, got %s", rfw_oob_type_name(m.type));
+	peer = m.u.result;
+	if (peer.error[0] != '\0')
+		fprintf(stderr, "rocefw-perf: client: the server reports: %s\n", peer.error);
+	/* Where the data landed decides who compared it: the server for WRITE and SEND,
+	 * this side for READ and atomics. Every byte, or not verified. */
+	if (o->op == OP_WRITE || o->op == OP_SEND)
+		res->checked_bytes = peer.checked_bytes;
+	res->verified = mine.verified && peer.verified && res->iters > 0 &&
+	                res->checked_bytes == res->iters * msg_bytes;
+	res->bound_gbps = o->op == OP_ATOMIC
+	                      ? measure_bound(P, P->conns[0].src, 1, 8, o->mtu)
+	                      : measure_bound(P, P->conns[0].src, 2 * depth, size, o->mtu);
+	print_result(o, res);
+	return peer;
+}
+
+/*
+ * Teardown order, strictly one side after the other: the client polls a little longer (its
+ * last ACKs), then hangs up and waits without polling; the server polls until it sees the
+ * hang-up, closes its port, and only then hangs up too; the client, seeing that, waits until
+ * its port has noticed the peer gone (memif: the PMD's control thread has handled the
+ * disconnect) and closes its own. Nobody polls or closes a port while the other side may be
+ * closing its own: net_memif (DPDK 22.11) was seen to crash then.
+ */
+static void remote_hangup(struct perf *P)
+{
+	uint64_t t0 = now_ns(P);
+	char err[RFW_OOB_ERR_MAX];
+	struct rfw_oob_msg m;
+
+	if (P->is_server) {
+		while (now_ns(P) - t0 < STALL_NS &&
+		       rfw_oob_recv(P->oob_fd, &P->oob_rx, &m, err, sizeof(err)) >= 0)
+			rfw_nic_poll(P->a.nic);
+		return;
+	}
+	while (now_ns(P) - t0 < 20 * 1000 * 1000)
+		rfw_nic_poll(P->a.nic);
+	shutdown(P->oob_fd, SHUT_WR);
+	t0 = now_ns(P);
+	while (now_ns(P) - t0 < STALL_NS &&
+	       rfw_oob_recv(P->oob_fd, &P->oob_rx, &m, err, sizeof(err)) >= 0)
+		usleep(1000);
+	if (rfw_port_peer_gone_wait(P->a.port, 2000) != 0)
+		fprintf(stderr, "rocefw-perf: client: the port did not see the server "
+		                "go within 2 s; closing anyway\n");
+}
+
+/* A's QPs, memory, NIC and port, then the hang-up's socket and EAL. */
+static void remote_close(struct perf *P, const struct opts *o)
+{
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
+		rfw_nic_qp_detach(P->a.nic, P->conns[qi].qa);
+		rfw_destroy_qp(P->conns[qi].qa);
+	}
+	rfw_dereg_mr(P->a.mr);
+	rfw_destroy_cq(P->a.cq);
+	rfw_dealloc_pd(P->a.pd);
+	rfw_nic_destroy(P->a.nic);
+	rfw_port_close(P->a.port);
+	close(P->oob_fd); /* the server's hang-up comes after its port is closed */
+	free(P->a.mem);
+	rfw_eal_cleanup();
+}
+
+static int run_remote(struct perf *P, const struct opts *o, uint32_t size)
+{
 	struct result res;
-	struct rfw_oob_result mine = {0}, peer = {0};
-	uint32_t depth, qi;
+	uint32_t depth;
 	char how[160];
 	bool ok;
-	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
 
-	is_server = o->server == NULL;
-	json_mode = is_server ? "server" : "client";
-	depth = remote_setup(o, size);
+	P->is_server = o->server == NULL;
+	P->json_mode = P->is_server ? "server" : "client";
+	depth = remote_setup(P, o, size);
 	memset(&res, 0, sizeof(res));
 	res.bytes = size;
-	corrupt_at = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000)) / 2;
-	for (qi = 0; qi < o->qps; qi++)
-		conns[qi].qa = make_qp(&A, 1024);
-	fill_conn(o, depth, size);
-
-	if (is_server) {
-		int lfd = rfw_oob_listen(o->tcp_port);
-		uint64_t t0 = now_ns();
-
-		if (lfd < 0) {
-			fprintf(stderr, "rocefw-perf: server: cannot listen on TCP port %u: %s\n",
-			        o->tcp_port, strerror(-lfd));
-			exit(1);
-		}
-		printf("rocefw-perf: server waiting for a client on TCP port %u\n", o->tcp_port);
-		fflush(stdout);
-		/* No timeout here: a server waits for its client (as perftest's). The NIC is
-		 * polled meanwhile, so ARP requests get answers. */
-		while ((oob_fd = rfw_oob_accept(lfd)) == -EAGAIN) {
-			rfw_nic_poll(A.nic);
-			if (now_ns() - t0 < 1000000)
-				continue;
-			usleep(100);
-		}
-		close(lfd);
-		if (oob_fd < 0) {
-			fprintf(stderr, "rocefw-perf: server: accept: %s\n", strerror(-oob_fd));
-			exit(1);
-		}
-		remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
-		take_peer_conn(o, &m);
-		remote_resolve(o);
-		for (qi = 0; qi < o->qps; qi++)
-			remote_qp_connect(conns[qi].qa, qi, o);
-		/* Receives before our record goes out: the client may send at once. */
-		if (o->op == OP_SEND || (o->op == OP_WRITE && !o->lat))
-			for (qi = 0; qi < o->qps; qi++) {
-				uint64_t s;
-
-				for (s = 0; s < 2ull * depth; s++)
-					if (remote_post_recv(&conns[qi], o, size, s, now_ns()) != 0)
-						remote_abort("post_recv failed");
-			}
-		m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			remote_abort("sending the conn record failed");
-		snprintf(how, sizeof(how), "server on port %s", A.port->name);
-	} else {
-		oob_fd = rfw_oob_connect(o->server, o->tcp_port, o->oob_timeout_s * 1000);
-		if (oob_fd < 0) {
-			fprintf(stderr, "rocefw-perf: client: cannot connect to %s port %u: %s\n",
-			        o->server, o->tcp_port, strerror(-oob_fd));
-			exit(1);
-		}
-		m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = my_conn};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			remote_abort("sending the conn record failed");
-		remote_recv(&m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
-		take_peer_conn(o, &m);
-		remote_resolve(o);
-		for (qi = 0; qi < o->qps; qi++)
-			remote_qp_connect(conns[qi].qa, qi, o);
-		snprintf(how, sizeof(how), "client of %s on port %s", o->server, A.port->name);
-	}
-	header_extra = print_addresses;
-	print_header(o, depth, how);
+	P->corrupt_at = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000)) / 2;
+	for (uint32_t qi = 0; qi < o->qps; qi++)
+		P->conns[qi].qa = make_qp(&P->a, 1024);
+	fill_conn(P, o, depth, size);
+	if (P->is_server)
+		server_connect(P, o, depth, size, how, sizeof(how));
+	else
+		client_connect(P, o, how, sizeof(how));
+	P->header_extra = print_addresses;
+	print_header(P, o, depth, how);
 	fflush(stdout);
-
-	if (is_server) {
-		struct rfw_oob_result client;
-
-		server_run(o, depth, size, &res, &client);
-		mine.messages = res.iters;
-		mine.checked_bytes = res.checked_bytes;
-		/* What this side had to check: WRITE and SEND data (every message the client
-		 * completed); atomics: the counters (checked in server_run). */
-		mine.verified = !failed && (o->op == OP_READ || o->op == OP_ATOMIC ||
-		                            (res.iters == client.messages &&
-		                             res.checked_bytes == client.messages * msg_bytes));
-		snprintf(mine.error, sizeof(mine.error), "%s", first_err);
-		m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			fprintf(stderr, "rocefw-perf: server: sending the result failed\n");
-		peer = client;
-		/* The run is verified when both sides' checks hold. */
-		res.verified = mine.verified && client.verified;
-		if (o->op == OP_READ || o->op == OP_ATOMIC)
-			res.checked_bytes = client.checked_bytes;
-		printf(" server: %" PRIu64 " messages seen, %" PRIu64
-		       " bytes checked here; client: %" PRIu64 " messages completed, %" PRIu64
-		       " bytes checked there%s%s\n",
-		       mine.messages, mine.checked_bytes, client.messages, client.checked_bytes,
-		       client.error[0] ? "; client error: " : "", client.error);
-		printf(" %-10u %-14" PRIu64 " %-16" PRIu64 " %s\n", size, client.messages,
-		       res.checked_bytes, res.verified ? "yes" : "NO");
-	} else {
-		client_run(o, depth, size, &res);
-		mine.messages = res.iters;
-		mine.checked_bytes = res.checked_bytes;
-		mine.verified = !failed;
-		if (failed)
-			snprintf(mine.error, sizeof(mine.error), "%s", first_err);
-		m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
-		if (rfw_oob_send(oob_fd, &m) != 0)
-			remote_abort("sending the result failed");
-		remote_recv(&m, STALL_NS * 2, "result");
-		if (m.type != RFW_OOB_RESULT)
-			remote_abort("expected a result record, got %s", rfw_oob_type_name(m.type));
-		peer = m.u.result;
-		if (peer.error[0] != '\0')
-			fprintf(stderr, "rocefw-perf: client: the server reports: %s\n",
-			        peer.error);
-		/* Where the data landed decides who compared it: the server for WRITE and SEND,
-		 * this side for READ and atomics. Every byte, or not verified. */
-		if (o->op == OP_WRITE || o->op == OP_SEND)
-			res.checked_bytes = peer.checked_bytes;
-		res.verified = mine.verified && peer.verified && res.iters > 0 &&
-		               res.checked_bytes == res.iters * msg_bytes;
-		res.bound_gbps = o->op == OP_ATOMIC
-		                     ? measure_bound(conns[0].src, 1, 8, o->mtu)
-		                     : measure_bound(conns[0].src, 2 * depth, size, o->mtu);
-		print_result(o, &res);
-	}
-	have_peer_result = true;
-	peer_result = peer;
+	P->peer_result = P->is_server ? server_result(P, o, depth, size, &res)
+	                              : client_result(P, o, depth, size, &res);
+	P->have_peer_result = true;
 	printf("-------------------------------------------------------------------------------"
 	       "---------\n");
 	ok = res.verified;
 	if (!ok)
 		fprintf(stderr, "rocefw-perf: verification FAILED\n");
-	if (o->json != NULL && write_json(o, &res, 1) != 0)
+	if (o->json != NULL && write_json(P, o, &res, 1) != 0)
 		ok = false;
-	/*
-	 * Teardown order, strictly one side after the other: the client polls a little longer
-	 * (its last ACKs), then hangs up and waits without polling; the server polls until it
-	 * sees the hang-up, closes its port, and only then hangs up too; the client, seeing that,
-	 * waits until its port has noticed the peer gone (memif: the PMD's control thread has
-	 * handled the disconnect) and closes its own. Nobody polls or closes a port while the
-	 * other side may be closing its own: net_memif (DPDK 22.11) was seen to crash then.
-	 */
-	{
-		uint64_t t0 = now_ns();
-		char err[RFW_OOB_ERR_MAX];
-
-		if (is_server) {
-			while (now_ns() - t0 < STALL_NS &&
-			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
-				rfw_nic_poll(A.nic);
-		} else {
-			while (now_ns() - t0 < 20 * 1000 * 1000)
-				rfw_nic_poll(A.nic);
-			shutdown(oob_fd, SHUT_WR);
-			t0 = now_ns();
-			while (now_ns() - t0 < STALL_NS &&
-			       rfw_oob_recv(oob_fd, &oob_rx, &m, err, sizeof(err)) >= 0)
-				usleep(1000);
-			if (rfw_port_peer_gone_wait(A.port, 2000) != 0)
-				fprintf(stderr,
-				        "rocefw-perf: client: the port did not see the server "
-				        "go within 2 s; closing anyway\n");
-		}
-	}
-	for (qi = 0; qi < o->qps; qi++) {
-		rfw_nic_qp_detach(A.nic, conns[qi].qa);
-		rfw_destroy_qp(conns[qi].qa);
-	}
-	rfw_dereg_mr(A.mr);
-	rfw_destroy_cq(A.cq);
-	rfw_dealloc_pd(A.pd);
-	rfw_nic_destroy(A.nic);
-	rfw_port_close(A.port);
-	close(oob_fd); /* the server's hang-up comes after its port is closed */
-	free(A.mem);
-	rfw_eal_cleanup();
+	remote_hangup(P);
+	remote_close(P, o);
 	return ok ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+/* The sizes to run: 8 for atomics, every power of two for --all, else one. */
+static uint32_t test_sizes(const struct opts *o, uint32_t sizes[32])
 {
-	struct opts o;
-	int i, dd = -1, ret;
-	struct rte_ring *r_ab, *r_ba;
-	uint16_t pa, pb;
-	uint32_t sizes[32], nsizes = 0, depth, qi, k;
-	struct result res[32];
-	size_t per_qp_src, per_qp_dst, off_a = 0, off_b = 0;
-	bool all_ok = true;
+	uint32_t n = 0;
 
-	/* App options are checked before EAL starts, so a bad option costs nothing. */
-	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--") == 0) {
-			dd = i;
-			break;
-		}
-	if (dd < 0) {
-		fprintf(stderr, "rocefw-perf: missing '--' between EAL and test options\n");
-		usage(stderr);
+	if (o->op == OP_ATOMIC)
+		sizes[n++] = 8;
+	else if (o->all)
+		for (uint32_t k = ALL_SIZE_MIN; k <= MAX_SIZE; k *= 2)
+			sizes[n++] = k;
+	else
+		sizes[n++] = o->size ? o->size : (o->lat ? 2 : 65536);
+	return n;
+}
+
+/* The DCQCN profile at --line-rate, into prof. 0, or 2 (bad usage). */
+static int cc_setup(struct perf *P, const struct opts *o)
+{
+	struct dcqcn_params p;
+	char msg[128];
+
+	if (strcmp(o->cc_profile, "none") == 0)
+		return 0;
+	if (dcqcn_params_init(&p, (enum dcqcn_profile)dcqcn_profile_lookup(o->cc_profile)) != 0 ||
+	    dcqcn_prof_config(&P->prof, &p, o->line_gbps * 1000, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o->cc_profile, msg);
 		return 2;
 	}
-	parse_opts(argc - dd, argv + dd, &o);
+	return 0;
+}
 
-	if (o.op == OP_ATOMIC)
-		sizes[nsizes++] = 8;
-	else if (o.all)
-		for (k = ALL_SIZE_MIN; k <= MAX_SIZE; k *= 2)
-			sizes[nsizes++] = k;
-	else
-		sizes[nsizes++] = o.size ? o.size : (o.lat ? 2 : 65536);
+/* Loopback: the ring pair (through the congestion point with --ce-mark-every), A and B. */
+static void loopback_sides(struct perf *P, const struct opts *o)
+{
+	struct rte_ring *r_ab, *r_ba;
+	uint16_t pa, pb;
 
-	if (strcmp(o.cc_profile, "none") != 0) {
-		struct dcqcn_params p;
-		char msg[128];
-
-		if (dcqcn_params_init(&p, (enum dcqcn_profile)dcqcn_profile_lookup(o.cc_profile)) !=
-		        0 ||
-		    dcqcn_prof_config(&prof, &p, o.line_gbps * 1000, msg, sizeof(msg)) != 0) {
-			fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o.cc_profile, msg);
-			return 2;
-		}
-	}
-
-	ret = rfw_eal_init(dd, argv);
-	if (ret < 0)
-		return 1;
-	if (!o.loopback)
-		return o.perftest ? perftest_run(&o, sizes[0]) : run_remote(&o, sizes[0]);
 	r_ab =
 	    rte_ring_create("perf_ab", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	r_ba =
 	    rte_ring_create("perf_ba", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r_ab == NULL || r_ba == NULL)
 		die("rte_ring_create", rte_errno);
-	ce_every = o.ce_every;
-	ring_ab = r_ab;
-	if (ce_every != 0) {
-		ring_cp = rte_ring_create("perf_cp", 4096, (int)rte_socket_id(),
-		                          RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (ring_cp == NULL)
+	P->ce.every = o->ce_every;
+	P->ring_ab = r_ab;
+	if (P->ce.every != 0) {
+		P->ring_cp = rte_ring_create("perf_cp", 4096, (int)rte_socket_id(),
+		                             RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (P->ring_cp == NULL)
 			die("rte_ring_create", rte_errno);
 	}
-	pa = make_ring_port("perf_a", r_ba, ce_every != 0 ? ring_cp : r_ab);
+	pa = make_ring_port("perf_a", r_ba, P->ce.every != 0 ? P->ring_cp : r_ab);
 	pb = make_ring_port("perf_b", r_ab, r_ba);
-	side_setup(&A, pa, 0x0a000001, &o);
-	side_setup(&B, pb, 0x0a000002, &o);
+	side_setup(P, &P->a, pa, 0x0a000001, o);
+	side_setup(P, &P->b, pb, 0x0a000002, o);
+}
 
-	/* Memory: the largest size decides; every QP gets its own slots on both sides. */
-	{
-		uint32_t maxs = sizes[nsizes - 1];
+/* Bytes of one QP's source share for the largest size @maxs (destination: the same). */
+static size_t loopback_share(const struct opts *o, uint32_t maxs)
+{
+	/* run_size may use a larger depth for smaller sizes: reserve the byte budget. */
+	size_t per_qp = 2 * (size_t)(o->depth ? o->depth : (o->lat ? 1 : 128)) * maxs;
 
-		depth = o.depth ? o.depth : (o.lat ? 1 : 128);
-		if ((uint64_t)depth * maxs > SLOT_BYTES_MAX)
-			depth = SLOT_BYTES_MAX / maxs ? SLOT_BYTES_MAX / maxs : 1;
-		/* run_size may use a larger depth for smaller sizes: reserve the byte budget. */
-		per_qp_src = 2 * (size_t)(o.depth ? o.depth : (o.lat ? 1 : 128)) * maxs;
-		if (per_qp_src > 2 * (size_t)SLOT_BYTES_MAX)
-			per_qp_src = 2 * (size_t)SLOT_BYTES_MAX;
-		if (per_qp_src < 2 * (size_t)maxs)
-			per_qp_src = 2 * (size_t)maxs;
-		per_qp_src = (per_qp_src + 63) & ~(size_t)63;
-		per_qp_dst = per_qp_src; /* SEND uses 2 x depth receive slots */
-	}
+	if (per_qp > 2 * (size_t)SLOT_BYTES_MAX)
+		per_qp = 2 * (size_t)SLOT_BYTES_MAX;
+	if (per_qp < 2 * (size_t)maxs)
+		per_qp = 2 * (size_t)maxs;
+	return (per_qp + 63) & ~(size_t)63;
+}
+
+/* Loopback memory: every QP gets its own slots on both sides; returns the source share. */
+static size_t loopback_memory(struct perf *P, const struct opts *o, uint32_t maxs)
+{
+	size_t per_qp_src = loopback_share(o, maxs), per_qp_dst = per_qp_src, off_a = 0, off_b = 0;
+	/* WRITE/SEND: data goes A -> B. READ/atomic: the data (or counter) is at B. */
+	bool src_at_b = o->op == OP_READ || o->op == OP_ATOMIC;
+	unsigned acc = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ |
+	               RFW_ACCESS_REMOTE_ATOMIC;
+
 	/* aligned_alloc wants a multiple of the alignment (C11 7.22.3.1). */
-	A.mem_len = ((size_t)o.qps * (per_qp_src + per_qp_dst) + 4095) & ~(size_t)4095;
-	B.mem_len = A.mem_len;
-	A.mem = aligned_alloc(4096, A.mem_len);
-	B.mem = aligned_alloc(4096, B.mem_len);
-	if (A.mem == NULL || B.mem == NULL)
+	P->a.mem_len = ((size_t)o->qps * (per_qp_src + per_qp_dst) + 4095) & ~(size_t)4095;
+	P->b.mem_len = P->a.mem_len;
+	P->a.mem = aligned_alloc(4096, P->a.mem_len);
+	P->b.mem = aligned_alloc(4096, P->b.mem_len);
+	if (P->a.mem == NULL || P->b.mem == NULL)
 		die("memory", ENOMEM);
-	A.mr = rfw_reg_mr(A.pd, A.mem, A.mem_len,
-	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
-	B.mr = rfw_reg_mr(B.pd, B.mem, B.mem_len,
-	                  RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                      RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
-	if (A.mr == NULL || B.mr == NULL)
+	P->a.mr = rfw_reg_mr(P->a.pd, P->a.mem, P->a.mem_len, acc);
+	P->b.mr = rfw_reg_mr(P->b.pd, P->b.mem, P->b.mem_len, acc);
+	if (P->a.mr == NULL || P->b.mr == NULL)
 		die("rfw_reg_mr", errno);
-	for (qi = 0; qi < o.qps; qi++) {
-		struct conn *c = &conns[qi];
-		/* WRITE/SEND: data goes A -> B. READ/atomic: the data (or counter) is at B. */
-		bool src_at_b = o.op == OP_READ || o.op == OP_ATOMIC;
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
+		struct conn *c = &P->conns[qi];
 
-		c->src = (src_at_b ? B.mem + off_b : A.mem + off_a);
-		if (src_at_b)
-			off_b += per_qp_src;
-		else
-			off_a += per_qp_src;
-		c->dst = (src_at_b ? A.mem + off_a : B.mem + off_b);
-		if (src_at_b)
-			off_a += per_qp_dst;
-		else
-			off_b += per_qp_dst;
+		c->src = src_at_b ? P->b.mem + off_b : P->a.mem + off_a;
+		*(src_at_b ? &off_b : &off_a) += per_qp_src;
+		c->dst = src_at_b ? P->a.mem + off_a : P->b.mem + off_b;
+		*(src_at_b ? &off_a : &off_b) += per_qp_dst;
 	}
+	return per_qp_src;
+}
 
-	print_header(&o, depth, "loopback over a DPDK ring pair");
+static void loopback_close(struct perf *P)
+{
+	rfw_dereg_mr(P->a.mr);
+	rfw_dereg_mr(P->b.mr);
+	rfw_destroy_cq(P->a.cq);
+	rfw_destroy_cq(P->b.cq);
+	rfw_dealloc_pd(P->a.pd);
+	rfw_dealloc_pd(P->b.pd);
+	rfw_nic_destroy(P->a.nic);
+	rfw_nic_destroy(P->b.nic);
+	rfw_port_close(P->a.port);
+	rfw_port_close(P->b.port);
+	free(P->a.mem);
+	free(P->b.mem);
+	rfw_eal_cleanup();
+}
+
+/* Loopback: every size on fresh QPs, printed as it completes. 0 when all verified. */
+static int run_loopback(struct perf *P, const struct opts *o, const uint32_t *sizes,
+                        uint32_t nsizes)
+{
+	uint32_t maxs = sizes[nsizes - 1];
+	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	struct result res[32];
+	bool all_ok = true;
+	size_t per_qp_src;
+
+	loopback_sides(P, o);
+	if ((uint64_t)depth * maxs > SLOT_BYTES_MAX)
+		depth = SLOT_BYTES_MAX / maxs ? SLOT_BYTES_MAX / maxs : 1;
+	per_qp_src = loopback_memory(P, o, maxs);
+	print_header(P, o, depth, "loopback over a DPDK ring pair");
 	/* WRITE latency: B writes pongs into A's otherwise unused destination share. */
-	pong_buf = A.mem + (size_t)o.qps * per_qp_src;
-	for (k = 0; k < nsizes; k++) {
-		conns_up(&o);
-		run_size(&o, sizes[k], &res[k]);
-		conns_down(&o);
-		print_result(&o, &res[k]);
+	P->pong_buf = P->a.mem + (size_t)o->qps * per_qp_src;
+	for (uint32_t k = 0; k < nsizes; k++) {
+		conns_up(P, o);
+		run_size(P, o, sizes[k], &res[k]);
+		conns_down(P, o);
+		print_result(o, &res[k]);
 		all_ok &= res[k].verified;
 	}
 	printf("-------------------------------------------------------------------------------"
 	       "---------\n");
 	if (!all_ok)
 		fprintf(stderr, "rocefw-perf: verification FAILED\n");
-	if (o.json != NULL && write_json(&o, res, nsizes) != 0)
+	if (o->json != NULL && write_json(P, o, res, nsizes) != 0)
 		all_ok = false;
-
-	rfw_dereg_mr(A.mr);
-	rfw_dereg_mr(B.mr);
-	rfw_destroy_cq(A.cq);
-	rfw_destroy_cq(B.cq);
-	rfw_dealloc_pd(A.pd);
-	rfw_dealloc_pd(B.pd);
-	rfw_nic_destroy(A.nic);
-	rfw_nic_destroy(B.nic);
-	rfw_port_close(A.port);
-	rfw_port_close(B.port);
-	free(A.mem);
-	free(B.mem);
-	rfw_eal_cleanup();
+	loopback_close(P);
 	return all_ok ? 0 : 1;
+}
+
+struct rfw_ep *perf_side_a(struct perf *P)
+{
+	return &P->a;
+}
+
+bool perf_failed(const struct perf *P)
+{
+	return P->failed;
+}
+
+const char *perf_first_err(const struct perf *P)
+{
+	return P->first_err;
+}
+
+int main(int argc, char **argv)
+{
+	static struct perf run = {.oob_fd = -1, .json_mode = "loopback"};
+	struct perf *P = &run;
+	struct opts o;
+	int dd;
+	uint32_t sizes[32], nsizes;
+
+	/* App options are checked before EAL starts, so a bad option costs nothing. */
+	dd = rfw_opt_dashdash(argc, argv);
+	if (dd < 0) {
+		fprintf(stderr, "rocefw-perf: missing '--' between EAL and test options\n");
+		usage(stderr);
+		return 2;
+	}
+	parse_opts(argc - dd, argv + dd, &o);
+	nsizes = test_sizes(&o, sizes);
+	if (cc_setup(P, &o) != 0)
+		return 2;
+	if (rfw_eal_init(dd, argv) < 0)
+		return 1;
+	if (!o.loopback)
+		return o.perftest ? perftest_run(P, &o, sizes[0]) : run_remote(P, &o, sizes[0]);
+	return run_loopback(P, &o, sizes, nsizes);
 }

@@ -11,6 +11,7 @@
 
 #include "dataplane/rfw_nic.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_endpoint.h"
 
 enum test_op { OP_WRITE, OP_READ, OP_SEND, OP_ATOMIC };
 extern const char *const op_names[4]; /* "write", "read", "send", "atomic" */
@@ -45,49 +46,33 @@ struct opts {
 	const char *dump; /* --perftest-dump: this side's peer-visible memory, after the run */
 };
 
-struct side {
-	struct rfw_port *port;
-	struct rfw_nic *nic;
-	struct rfw_pd *pd;
-	struct rfw_cq *cq;
-	struct rfw_mr *mr;
-	uint8_t *mem;
-	size_t mem_len;
-	uint64_t gone_cnt[RFW_CNT__COUNT]; /* counters of QPs already destroyed */
-};
-
-/* This process's NIC (two-process modes use A only). */
-extern struct side A;
+/* One run's state (perf.c); functions that need it take it first. */
+struct perf;
+/* This process's NIC (two-process modes use side a only). */
+struct rfw_ep *perf_side_a(struct perf *P);
 
 /* Print "rocefw-perf: WHAT: strerror" and exit 1. */
 void die(const char *what, int err) __attribute__((noreturn));
-uint64_t now_ns(void);
+uint64_t now_ns(struct perf *P);
 /* Port, NIC, PD and CQ of one side on DPDK port @port_id with IPv4 address @ip4. */
-void side_setup(struct side *s, uint16_t port_id, uint32_t ip4, const struct opts *o);
-enum rfw_mtu mtu_enum(uint32_t bytes);
+void side_setup(struct perf *P, struct rfw_ep *s, uint16_t port_id, uint32_t ip4,
+                const struct opts *o);
 /* An RC QP on @s's PD and CQ, @depth send WRs, 2 x @depth receive WRs, all signaled, taken
  * to INIT with local write and every remote access. */
-struct rfw_qp *make_qp(struct side *s, uint32_t depth);
+struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth);
 
 /* A on the first DPDK port, link up (or exit 1 naming the problem). */
-void open_port(const struct opts *o);
+void open_port(struct perf *P, const struct opts *o);
 /* The NIC's port counters that tell why a peer is silent (for error messages). */
-const char *port_summary(void);
+const char *port_summary(struct perf *P);
 /* The MAC of @gid (IPv4-mapped) by ARP on A's port, the NIC polled meanwhile; 0, -ETIMEDOUT. */
-int peer_resolve(const uint8_t gid[16], uint64_t timeout_ns, struct rte_ether_addr *mac);
+int peer_resolve(struct perf *P, const uint8_t gid[16], uint64_t timeout_ns,
+                 struct rte_ether_addr *mac);
 
-/* Where and how a QP of A connects to its peer QP. */
-struct peer_path {
-	uint8_t gid[16];
-	struct rte_ether_addr mac;
-	uint32_t mtu; /* path MTU, bytes */
-	uint32_t qpn, rq_psn, sq_psn;
-	uint8_t max_rd_atomic, max_dest_rd_atomic, min_rnr_timer;
-};
-/* Attach @qp (in INIT) to side @s's NIC toward @pp and take it to RTR and RTS (timeout,
- * retries and transport mode from @o). 0, or a negative errno with *@stage naming the step that
- * failed ("rfw_nic_qp_attach", "rfw_modify_qp(RTR)", "rfw_modify_qp(RTS)"). */
-int qp_to_peer(struct side *s, struct rfw_qp *qp, const struct peer_path *pp, const struct opts *o,
+/* Attach @qp (in INIT) to side @s's NIC toward @pp and take it to RTR and RTS; the local ACK
+ * timeout, retries and transport mode come from @o. 0, or a negative errno with *@stage naming
+ * the step that failed ("rfw_nic_qp_attach", "rfw_modify_qp(RTR)", "rfw_modify_qp(RTS)"). */
+int qp_to_peer(struct rfw_ep *s, struct rfw_qp *qp, struct rfw_ep_path *pp, const struct opts *o,
                const char **stage);
 
 /* One run's figures (bandwidth, latency in us) and its account. */
@@ -104,16 +89,14 @@ struct result {
 /* Latency columns of @r from @n samples in ns (sorted here). */
 void lat_stats(uint64_t *lat, uint64_t n, struct result *r);
 int cmp_u64(const void *a, const void *b);
-/* @n pseudo-random bytes from @seed (xorshift): the same seed, the same bytes. */
-void fill_random(uint8_t *p, size_t n, uint64_t seed);
 
 /* The checker's verdict: the first failed check (text, also sent to a peer) and whether any
  * failed. check_fail() records one (the first five also go to stderr). */
-extern bool failed;
-extern char first_err[];
-void check_fail(const char *what, uint32_t qi, uint64_t k);
+bool perf_failed(const struct perf *P);
+const char *perf_first_err(const struct perf *P);
+void check_fail(struct perf *P, const char *what, uint32_t qi, uint64_t k);
 
 /* --perftest: speak perftest 4.5's exchange to an unmodified perftest peer (docs/perf.md). */
-int perftest_run(const struct opts *o, uint32_t size);
+int perftest_run(struct perf *P, const struct opts *o, uint32_t size);
 
 #endif

@@ -26,6 +26,9 @@
 #include "cc_cli.h"
 #include "cc_replay.h"
 #include "wire/frame.h"
+#include "ctrl/rfw_num.h"
+#include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
 
 #define PROG          "rocefw-replay cc"
 #define MAX_CSV_FLOWS 64
@@ -98,21 +101,6 @@ static void cc_usage(FILE *out)
 
 /* ---- option parsing ---- */
 
-static int opt_num(const char *opt, const char *s, double lo, double hi, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-		fprintf(stderr, PROG ": %s: '%s' is not a number in %g..%g\n", opt, s, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int parse_ip(const char *s, uint8_t out[16])
 {
 	struct in_addr a4;
@@ -142,12 +130,8 @@ static int parse_filter(const char *arg, struct rfw_cc_filter *f)
 		} else if (!strcmp(tok, "dst") && !parse_ip(eq, f->dst)) {
 			f->has_dst = true;
 		} else if (!strcmp(tok, "qpn")) {
-			char *end;
-			unsigned long q = strtoul(eq, &end, 0);
-
-			if (*eq == 0 || *end || q > 0xffffff)
+			if (rfw_num_u32(eq, 0, 0xffffff, &f->qpn) != 0)
 				goto bad;
-			f->qpn = (uint32_t)q;
 			f->has_qpn = true;
 		} else {
 			goto bad;
@@ -201,14 +185,6 @@ struct pass {
 	bool read_error;
 	char err[PCAP_ERRBUF_SIZE + 64];
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Open @file; 0, or 1 with a message already printed. */
 static int open_capture(const char *file, pcap_t **out, int *lt)
@@ -295,6 +271,52 @@ static void progress_line(uint64_t frames, double share)
 
 #define READ_BUF (8u << 20) /* refill size of the fast reader; > RFW_PCAP_MAX_CAPLEN */
 
+/* The fast reader's file: a regular file whose first bytes are a classic pcap header of a
+ * supported link type. The descriptor; -1 not such a file (use libpcap); -2 an unsupported
+ * link type (message printed). */
+static int fast_open(const struct cli *cl, uint8_t *buf, struct rfw_capread *r, struct stat *st)
+{
+	size_t have = 0;
+	ssize_t n;
+	int fd = open(cl->file, O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -1;
+	}
+	while (have < RFW_PCAP_HDR_LEN && (n = read(fd, buf + have, READ_BUF - have)) > 0)
+		have += (size_t)n;
+	if (rfw_capread_open(r, buf, have)) {
+		close(fd);
+		return -1;
+	}
+	if (!rfw_cc_linktype_supported(r->linktype)) {
+		fprintf(stderr,
+		        PROG ": '%s': link type %d is not supported; supported: Ethernet (with "
+		             "802.1Q tags), Linux cooked v1/v2, raw IPv4/IPv6\n",
+		        cl->file, r->linktype);
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
+/* Keep the partial record, read more behind it. True at the end of the file. */
+static bool fast_refill(int fd, uint8_t *buf, struct rfw_capread *r, uint64_t *consumed)
+{
+	size_t have = r->len - r->off;
+	ssize_t n;
+
+	*consumed += r->off;
+	memmove(buf, buf + r->off, have);
+	while (have < READ_BUF && (n = read(fd, buf + have, READ_BUF - have)) > 0)
+		have += (size_t)n;
+	rfw_capread_rebase(r, buf, have);
+	return have < READ_BUF;
+}
+
 /* Classic pcap through the buffered zero-copy reader: 0 done, 1 failed (message printed), -1
  * not a classic pcap (use libpcap). */
 static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool progress,
@@ -306,36 +328,16 @@ static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, 
 	const uint8_t *data;
 	uint32_t caplen, wirelen;
 	uint64_t ts, consumed = 0;
-	size_t have = 0;
-	ssize_t n;
 	bool eof = false;
 	int fd, rc = 0;
 	double t0;
 
 	if (buf == NULL && (buf = malloc(READ_BUF)) == NULL)
 		return -1;
-	fd = open(cl->file, O_RDONLY);
+	fd = fast_open(cl, buf, &r, &st);
 	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	while (have < RFW_PCAP_HDR_LEN && (n = read(fd, buf + have, READ_BUF - have)) > 0)
-		have += (size_t)n;
-	if (rfw_capread_open(&r, buf, have)) {
-		close(fd);
-		return -1;
-	}
-	if (!rfw_cc_linktype_supported(r.linktype)) {
-		fprintf(stderr,
-		        PROG ": '%s': link type %d is not supported; supported: Ethernet (with "
-		             "802.1Q tags), Linux cooked v1/v2, raw IPv4/IPv6\n",
-		        cl->file, r.linktype);
-		close(fd);
-		return 1;
-	}
-	t0 = now_s();
+		return fd == -2 ? 1 : -1;
+	t0 = rfw_mono_s();
 	for (;;) {
 		while (ps->frames < max_frames &&
 		       (rc = rfw_capread_next(&r, &data, &caplen, &wirelen, &ts)) == 1) {
@@ -354,17 +356,9 @@ static int run_pass_fast(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, 
 		}
 		if (ps->frames >= max_frames || rc == -2 || eof)
 			break;
-		/* Keep the partial record, read more behind it. */
-		consumed += r.off;
-		have = r.len - r.off;
-		memmove(buf, buf + r.off, have);
-		while (have < READ_BUF && (n = read(fd, buf + have, READ_BUF - have)) > 0)
-			have += (size_t)n;
-		if (have < READ_BUF)
-			eof = true;
-		rfw_capread_rebase(&r, buf, have);
+		eof = fast_refill(fd, buf, &r, &consumed);
 	}
-	ps->secs = now_s() - t0;
+	ps->secs = rfw_mono_s() - t0;
 	close(fd);
 	if (progress) {
 		progress_line(ps->frames, 1.0);
@@ -415,7 +409,7 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 		if (stat(cl->file, &st) == 0)
 			size = st.st_size;
 	}
-	t0 = now_s();
+	t0 = rfw_mono_s();
 	while (ps->frames < max_frames && (rc = pcap_next_ex(pc, &h, &data)) == 1) {
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
 
@@ -431,7 +425,7 @@ static int run_pass(struct cli *cl, struct rfw_cc *c, uint64_t max_frames, bool 
 		if (++ps->frames % (1u << 20) == 0 && size > 0)
 			progress_line(ps->frames, (double)ftell(pf) / (double)size);
 	}
-	ps->secs = now_s() - t0;
+	ps->secs = rfw_mono_s() - t0;
 	if (size > 0)
 		fprintf(stderr, "\r" PROG ": 100%%  %" PRIu64 " frames\n", ps->frames);
 	if (ps->frames < max_frames && rc == PCAP_ERROR) {
@@ -678,21 +672,21 @@ static int eval_pass(struct cli *cl, const struct dcqcn_prof *const *profs, unsi
 	return 0;
 }
 
-static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_base,
-                  struct fit_result *fr)
-{
-	static struct cand cands[RFW_CC_MAX_MODELS];
+/* The search's scratch: candidate configurations, their profiles and errors. */
+struct fit_search {
+	struct cand *cands; /* RFW_CC_MAX_MODELS */
 	const struct dcqcn_prof *profs[RFW_CC_MAX_MODELS];
 	double err[RFW_CC_MAX_MODELS];
+	unsigned which[RFW_CC_MAX_MODELS]; /* the searched parameter each candidate changes */
+	uint32_t val[RFW_CC_MAX_MODELS];   /* to this value */
+};
+
+/* Every named profile's error, the best of them, and the NP spacing the CNPs show. */
+static void fit_named(const struct cli *cl, const struct rfw_cc *main_c, unsigned named_base,
+                      struct fit_result *fr)
+{
 	uint64_t gap = UINT64_MAX;
 
-	memset(fr, 0, sizeof(*fr));
-	fr->named_best = -1;
-	fr->closest = -1;
-	if (cl->fit_src) {
-		memcpy(fr->src, cl->fit_src, 16);
-		fr->per_host = true;
-	}
 	for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
 		fr->named_err[p] = joint_err(main_c, named_base + p, cl->fit_src);
 		if (fr->named_err[p] >= 0 &&
@@ -706,9 +700,122 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 		    (!cl->fit_src || !memcmp(rfw_cc_flow_src(main_c, i), cl->fit_src, 16)))
 			gap = rfw_cc_flow_min_cnp_gap(main_c, i);
 	fr->np_gap_us = gap == UINT64_MAX ? -1 : floor((double)gap / 1000.0 + 0.02);
+}
+
+/* The start of search @s: the best named profile not used yet (nor one as good as a used
+ * one); -1 when none is left. */
+static int fit_next_start(const struct fit_result *fr, unsigned s)
+{
+	int start = -1;
+
+	for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
+		bool used = false;
+
+		for (unsigned q = 0; q < s; q++)
+			used |= fr->starts[q] == (int)p ||
+			        fabs(fr->named_err[p] - fr->named_err[fr->starts[q]]) < 1e-9;
+		if (!used && fr->named_err[p] >= 0 &&
+		    (start < 0 || fr->named_err[p] < fr->named_err[start]))
+			start = (int)p;
+	}
+	return start;
+}
+
+/* Candidates around @cur: every other value of every searched parameter. Their count. */
+static unsigned fit_candidates(const struct cli *cl, const struct cand *cur, struct fit_search *fs)
+{
+	unsigned n = 0;
+	char msg[128];
+
+	for (unsigned k = 0; k < NSEARCH; k++)
+		for (unsigned j = 0; j < 8; j++) {
+			uint32_t v = search_vals[k][j];
+			struct cand *cd = &fs->cands[n];
+
+			if ((v == 0 && j > 0) || n >= RFW_CC_MAX_MODELS - 1 ||
+			    v == dcqcn_param_get(&cur->p, search_ids[k]))
+				continue;
+			cd->p = cur->p;
+			param_set_u(&cd->p, search_ids[k], v);
+			if (dcqcn_prof_config(&cd->prof, &cd->p, cl->line_mbps, msg, sizeof(msg)) <
+			    0)
+				continue;
+			fs->which[n] = k;
+			fs->val[n] = v;
+			fs->profs[n] = &cd->prof;
+			n++;
+		}
+	return n;
+}
+
+/* The combination of the per-parameter winners (@next), evaluated; taken when better. */
+static int fit_combined(struct cli *cl, const struct dcqcn_params *next, struct cand *cur,
+                        struct fit_result *fr, struct fit_search *fs)
+{
+	char msg[128];
+
+	if (memcmp(next, &cur->p, sizeof(*next)) == 0)
+		return 0;
+	fs->cands[0].p = *next;
+	if (dcqcn_prof_config(&fs->cands[0].prof, next, cl->line_mbps, msg, sizeof(msg)) != 0)
+		return 0;
+	fs->profs[0] = &fs->cands[0].prof;
+	if (eval_pass(cl, fs->profs, 1, fs->err))
+		return -1;
+	fr->passes++;
+	if (fs->err[0] >= 0 && fs->err[0] < cur->err) {
+		cur->p = *next;
+		cur->err = fs->err[0];
+	}
+	return 0;
+}
+
+/* One pass from @cur: every candidate, then the combination of the winners. -1 on error,
+ * 1 when it found nothing better (converged), 0 otherwise. */
+static int fit_pass(struct cli *cl, struct cand *cur, struct fit_result *fr, struct fit_search *fs)
+{
+	struct dcqcn_params next = cur->p;
+	double before = cur->err;
+	unsigned n = fit_candidates(cl, cur, fs);
+
+	if (eval_pass(cl, fs->profs, n, fs->err))
+		return -1;
+	fr->passes++;
+	for (unsigned k = 0; k < NSEARCH; k++) {
+		double be = cur->err;
+
+		for (unsigned j = 0; j < n; j++)
+			if (fs->which[j] == k && fs->err[j] >= 0 && fs->err[j] < be - 1e-4) {
+				be = fs->err[j];
+				param_set_u(&next, search_ids[k], fs->val[j]);
+			}
+	}
+	for (unsigned j = 0; j < n; j++)
+		if (fs->err[j] >= 0 && fs->err[j] < cur->err - 1e-9) {
+			cur->p = fs->cands[j].p;
+			cur->err = fs->err[j];
+		}
+	if (fit_combined(cl, &next, cur, fr, fs) != 0)
+		return -1;
+	return cur->err > before - 1e-4 ? 1 : 0;
+}
+
+static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_base,
+                  struct fit_result *fr)
+{
+	static struct cand cands[RFW_CC_MAX_MODELS];
+	struct fit_search fs = {.cands = cands};
+
+	memset(fr, 0, sizeof(*fr));
+	fr->named_best = -1;
+	fr->closest = -1;
+	if (cl->fit_src) {
+		memcpy(fr->src, cl->fit_src, 16);
+		fr->per_host = true;
+	}
+	fit_named(cl, main_c, named_base, fr);
 	if (fr->named_best < 0)
 		return 0;
-
 	/* Coordinate search from each of the best three named profiles (a capture of a modified
 	 * profile may sit nearer another one's basin): each pass tries every value of every
 	 * searched parameter with the others held, then the combination of the per-parameter
@@ -716,20 +823,9 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 	 * configuration ever evaluated wins. */
 	fr->best.err = -1;
 	for (unsigned s = 0; s < FIT_STARTS; s++) {
-		int start = -1;
+		int start = fit_next_start(fr, s), rc;
 		struct cand cur = {0};
 
-		for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
-			bool used = false;
-
-			for (unsigned q = 0; q < s; q++)
-				used |=
-				    fr->starts[q] == (int)p ||
-				    fabs(fr->named_err[p] - fr->named_err[fr->starts[q]]) < 1e-9;
-			if (!used && fr->named_err[p] >= 0 &&
-			    (start < 0 || fr->named_err[p] < fr->named_err[start]))
-				start = (int)p;
-		}
 		/* A named profile that explains the flows already (under 0.1 % error) ends it. */
 		if (start < 0 || (s > 0 && fr->best.err < 0.001))
 			break;
@@ -742,65 +838,14 @@ static int do_fit(struct cli *cl, const struct rfw_cc *main_c, unsigned named_ba
 			fr->best_start = start;
 		}
 		for (unsigned pass = 0; pass < 3; pass++) {
-			unsigned n = 0, which[RFW_CC_MAX_MODELS];
-			uint32_t val[RFW_CC_MAX_MODELS];
-			struct dcqcn_params next = cur.p;
-			double before = cur.err;
-			char msg[128];
-
-			for (unsigned k = 0; k < NSEARCH; k++)
-				for (unsigned j = 0; j < 8; j++) {
-					uint32_t v = search_vals[k][j];
-
-					if ((v == 0 && j > 0) || n >= RFW_CC_MAX_MODELS - 1 ||
-					    v == dcqcn_param_get(&cur.p, search_ids[k]))
-						continue;
-					cands[n].p = cur.p;
-					param_set_u(&cands[n].p, search_ids[k], v);
-					if (dcqcn_prof_config(&cands[n].prof, &cands[n].p,
-					                      cl->line_mbps, msg, sizeof(msg)) < 0)
-						continue;
-					which[n] = k;
-					val[n] = v;
-					profs[n] = &cands[n].prof;
-					n++;
-				}
-			if (eval_pass(cl, profs, n, err))
+			rc = fit_pass(cl, &cur, fr, &fs);
+			if (rc < 0)
 				return -1;
-			fr->passes++;
-			for (unsigned k = 0; k < NSEARCH; k++) {
-				double be = cur.err;
-
-				for (unsigned j = 0; j < n; j++)
-					if (which[j] == k && err[j] >= 0 && err[j] < be - 1e-4) {
-						be = err[j];
-						param_set_u(&next, search_ids[k], val[j]);
-					}
-			}
-			for (unsigned j = 0; j < n; j++)
-				if (err[j] >= 0 && err[j] < cur.err - 1e-9) {
-					cur.p = cands[j].p;
-					cur.err = err[j];
-				}
-			if (memcmp(&next, &cur.p, sizeof(next)) != 0) {
-				cands[0].p = next;
-				if (dcqcn_prof_config(&cands[0].prof, &next, cl->line_mbps, msg,
-				                      sizeof(msg)) == 0) {
-					profs[0] = &cands[0].prof;
-					if (eval_pass(cl, profs, 1, err))
-						return -1;
-					fr->passes++;
-					if (err[0] >= 0 && err[0] < cur.err) {
-						cur.p = next;
-						cur.err = err[0];
-					}
-				}
-			}
 			if (cur.err < fr->best.err) {
 				fr->best = cur;
 				fr->best_start = start;
 			}
-			if (cur.err > before - 1e-4) /* converged */
+			if (rc == 1) /* converged */
 				break;
 		}
 	}
@@ -915,7 +960,135 @@ static uint32_t round_speed(double gbps)
 	return 800000;
 }
 
-int rfw_replay_cmd_cc(int argc, char **argv)
+/* What one `rocefw-replay cc` run holds besides the options: the models, the fits. */
+struct cc_run {
+	struct cli cl;
+	const struct dcqcn_prof *profs[RFW_CC_MAX_MODELS];
+	unsigned nm, named_base;
+	struct fit_result fits[MAX_FIT_HOSTS];
+	unsigned nfits;
+	struct rfw_cc_stats st;
+	struct pass ps;
+	unsigned nifs;
+	const char *setv[64];
+	unsigned nset;
+};
+
+/* A numeric option (getopt value @opt) into @cl. 1: not a numeric option; 0: set; 2: bad. */
+static int cc_num_opt(struct cli *cl, int opt, const char *arg)
+{
+	static const struct {
+		int opt;
+		const char *name;
+		double lo, hi;
+	} tab[] = {
+	    {'l', "--line-rate-gbps", 1, 4000}, {'w', "--window-us", 1, 1e6},
+	    {'r', "--react-us", 1, 1e7},        {'B', "--react-block-us", 0, 1e6},
+	    {'c', "--cut-threshold", 0.1, 90},  {'d', "--cnp-delay-us", 0, 1e7},
+	    {'i', "--idle-us", 1, 1e8},         {'M', "--max-median-err", 0, 100},
+	    {'P', "--max-p95-err", 0, 100},     {'R', "--min-react-share", 0, 100},
+	};
+	unsigned k;
+	double v;
+
+	for (k = 0; k < sizeof(tab) / sizeof(tab[0]) && tab[k].opt != opt; k++)
+		;
+	if (k == sizeof(tab) / sizeof(tab[0]))
+		return 1;
+	if (rfw_opt_double(PROG, tab[k].name, arg, tab[k].lo, tab[k].hi, &v))
+		return 2;
+	switch (opt) {
+	case 'l':
+		cl->line_mbps = (uint32_t)(v * 1000);
+		break;
+	case 'w':
+		cl->o.window_ns = (uint64_t)(v * 1000);
+		break;
+	case 'r':
+		cl->o.react_ns = (uint64_t)(v * 1000);
+		break;
+	case 'B':
+		cl->o.react_block_ns = (uint64_t)(v * 1000);
+		break;
+	case 'c':
+		cl->o.cut_min = v / 100;
+		break;
+	case 'd':
+		cl->o.cnp_delay_ns = (uint64_t)(v * 1000);
+		break;
+	case 'i':
+		cl->o.idle_ns = (uint64_t)(v * 1000);
+		break;
+	case 'M':
+		cl->o.max_median_err = v / 100;
+		break;
+	case 'P':
+		cl->o.max_p95_err = v / 100;
+		break;
+	default: /* 'R' */
+		cl->o.min_react_share = v / 100;
+		break;
+	}
+	return 0;
+}
+
+/* A word or flag option. 0: taken; 2: bad usage; -1: --help printed (exit 0). */
+static int cc_other_opt(struct cc_run *r, int opt, const char *arg, const char *word)
+{
+	struct cli *cl = &r->cl;
+	struct dcqcn_params scratch; /* --profile's name check prints the known names */
+
+	switch (opt) {
+	case 'p':
+		cl->profile = arg;
+		if (dcqcn_profile_lookup(arg) < 0) {
+			profile_params("--profile", arg, &scratch);
+			return 2;
+		}
+		return 0;
+	case 's':
+		if (r->nset == 64) {
+			fprintf(stderr, PROG ": --set: at most 64\n");
+			return 2;
+		}
+		r->setv[r->nset++] = arg;
+		return 0;
+	case 'f':
+		return parse_filter(arg, &cl->o.filter) ? 2 : 0;
+	case 'F':
+		cl->fit = true;
+		return 0;
+	case 'W':
+		cl->whatif = arg;
+		return profile_params("--what-if", arg, &cl->wparams) ? 2 : 0;
+	case 'C':
+		cl->csv_dir = arg;
+		return 0;
+	case 'G':
+		cl->plot_dir = arg;
+		return 0;
+	case 'j':
+		cl->json = true;
+		return 0;
+	case 'g':
+	case 'n':
+		cl->progress = opt == 'g';
+		cl->progress_set = true;
+		return 0;
+	case 'h':
+		cc_usage(stdout);
+		return -1;
+	case ':':
+		fprintf(stderr, PROG ": option '%s' needs a value\n", word);
+		return 2;
+	default:
+		fprintf(stderr, PROG ": unknown option '%s' (see --help)\n", word);
+		return 2;
+	}
+}
+
+/* The command line into @r. 0: go on; else the exit status (-1: 0 after --help). */
+static int cc_parse(struct cc_run *r, int argc, char **argv)
 {
 	static const struct option lo[] = {
 	    {"profile", 1, 0, 'p'},
@@ -941,131 +1114,18 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 	    {"help", 0, 0, 'h'},
 	    {0, 0, 0, 0},
 	};
-	static struct cli cl;
-	struct dcqcn_params scratch; /* --profile's name check prints the known names */
-	const struct dcqcn_prof *profs[RFW_CC_MAX_MODELS];
-	static struct fit_result fits[MAX_FIT_HOSTS];
-	unsigned nfits = 0;
-	struct rfw_cc_stats st;
-	struct rfw_cc *c;
-	struct pass ps;
-	char msg[160];
-	unsigned nm = 0, named_base = 0, nifs;
-	const char *setv[64];
-	unsigned nset = 0;
-	double v;
-	int opt, ret = 0;
+	int opt, rc;
 
-	memset(&cl, 0, sizeof(cl));
-	rfw_cc_opts_default(&cl.o);
-	cl.profile = "unified";
+	rfw_cc_opts_default(&r->cl.o);
+	r->cl.profile = "unified";
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			cl.profile = optarg;
-			if (dcqcn_profile_lookup(optarg) < 0) {
-				profile_params("--profile", optarg, &scratch);
-				return 2;
-			}
-			break;
-		case 's':
-			if (nset == 64) {
-				fprintf(stderr, PROG ": --set: at most 64\n");
-				return 2;
-			}
-			setv[nset++] = optarg;
-			break;
-		case 'l':
-			if (opt_num("--line-rate-gbps", optarg, 1, 4000, &v))
-				return 2;
-			cl.line_mbps = (uint32_t)(v * 1000);
-			break;
-		case 'f':
-			if (parse_filter(optarg, &cl.o.filter))
-				return 2;
-			break;
-		case 'w':
-			if (opt_num("--window-us", optarg, 1, 1e6, &v))
-				return 2;
-			cl.o.window_ns = (uint64_t)(v * 1000);
-			break;
-		case 'r':
-			if (opt_num("--react-us", optarg, 1, 1e7, &v))
-				return 2;
-			cl.o.react_ns = (uint64_t)(v * 1000);
-			break;
-		case 'B':
-			if (opt_num("--react-block-us", optarg, 0, 1e6, &v))
-				return 2;
-			cl.o.react_block_ns = (uint64_t)(v * 1000);
-			break;
-		case 'c':
-			if (opt_num("--cut-threshold", optarg, 0.1, 90, &v))
-				return 2;
-			cl.o.cut_min = v / 100;
-			break;
-		case 'd':
-			if (opt_num("--cnp-delay-us", optarg, 0, 1e7, &v))
-				return 2;
-			cl.o.cnp_delay_ns = (uint64_t)(v * 1000);
-			break;
-		case 'i':
-			if (opt_num("--idle-us", optarg, 1, 1e8, &v))
-				return 2;
-			cl.o.idle_ns = (uint64_t)(v * 1000);
-			break;
-		case 'M':
-			if (opt_num("--max-median-err", optarg, 0, 100, &v))
-				return 2;
-			cl.o.max_median_err = v / 100;
-			break;
-		case 'P':
-			if (opt_num("--max-p95-err", optarg, 0, 100, &v))
-				return 2;
-			cl.o.max_p95_err = v / 100;
-			break;
-		case 'R':
-			if (opt_num("--min-react-share", optarg, 0, 100, &v))
-				return 2;
-			cl.o.min_react_share = v / 100;
-			break;
-		case 'F':
-			cl.fit = true;
-			break;
-		case 'W':
-			cl.whatif = optarg;
-			if (profile_params("--what-if", optarg, &cl.wparams))
-				return 2;
-			break;
-		case 'C':
-			cl.csv_dir = optarg;
-			break;
-		case 'G':
-			cl.plot_dir = optarg;
-			break;
-		case 'j':
-			cl.json = true;
-			break;
-		case 'g':
-			cl.progress = cl.progress_set = true;
-			break;
-		case 'n':
-			cl.progress = false;
-			cl.progress_set = true;
-			break;
-		case 'h':
-			cc_usage(stdout);
-			return 0;
-		case ':':
-			fprintf(stderr, PROG ": option '%s' needs a value\n", argv[optind - 1]);
-			return 2;
-		default:
-			fprintf(stderr, PROG ": unknown option '%s' (see --help)\n",
-			        argv[optind - 1]);
-			return 2;
-		}
+		rc = cc_num_opt(&r->cl, opt, optarg);
+		if (rc == 1)
+			rc = cc_other_opt(r, opt, optarg, argv[optind - 1]);
+		if (rc != 0)
+			return rc;
 	}
 	if (optind != argc - 1) {
 		/* FILE may also come first: `cc FILE --json`. */
@@ -1073,15 +1133,23 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 		        argc - optind);
 		return 2;
 	}
-	cl.file = argv[optind];
-	profile_params("--profile", cl.profile, &cl.params);
-	for (unsigned i = 0; i < nset; i++)
-		if (set_param(&cl.params, setv[i]))
+	r->cl.file = argv[optind];
+	return 0;
+}
+
+/* The parameters after --set, the progress default, the output directories. 0 or 2. */
+static int cc_check(struct cc_run *r)
+{
+	struct cli *cl = &r->cl;
+
+	profile_params("--profile", cl->profile, &cl->params);
+	for (unsigned i = 0; i < r->nset; i++)
+		if (set_param(&cl->params, r->setv[i]))
 			return 2;
-	if (!cl.progress_set)
-		cl.progress = isatty(2);
+	if (!cl->progress_set)
+		cl->progress = isatty(2);
 	for (unsigned k = 0; k < 2; k++) {
-		const char *d = k ? cl.plot_dir : cl.csv_dir;
+		const char *d = k ? cl->plot_dir : cl->csv_dir;
 		struct stat sb;
 
 		if (d && (stat(d, &sb) || !S_ISDIR(sb.st_mode))) {
@@ -1090,265 +1158,360 @@ int rfw_replay_cmd_cc(int argc, char **argv)
 			return 2;
 		}
 	}
-	cl.out_dir = cl.plot_dir ? cl.plot_dir : cl.csv_dir;
+	cl->out_dir = cl->plot_dir ? cl->plot_dir : cl->csv_dir;
+	return 0;
+}
 
-	/* Line rate: given, or estimated from the first frames. */
-	if (cl.line_mbps == 0) {
-		struct rfw_cc_opts so = cl.o;
+/* No --line-rate-gbps: a first pass over SCAN_FRAMES frames estimates it. 0 or 1. */
+static int cc_estimate_line_rate(struct cli *cl)
+{
+	struct rfw_cc_opts so = cl->o;
+	struct rfw_cc_stats st;
+	struct rfw_cc *c;
+	struct pass ps;
 
-		so.nmodels = 0;
-		so.estimate_line_rate = true;
-		so.on_window = NULL;
-		so.on_event = NULL;
-		c = rfw_cc_new(&so);
-		if (c == NULL)
-			return 1;
-		if (run_pass(&cl, c, SCAN_FRAMES, false, &ps)) {
-			rfw_cc_free(c);
-			return 1;
-		}
-		rfw_cc_finish(c);
-		rfw_cc_stats(c, &st);
-		rfw_cc_free(c);
-		cl.line_mbps = round_speed(st.max_host_gbps > 0 ? st.max_host_gbps : 100);
-		cl.line_estimated = true;
-		cl.have_t0 = false;
-	}
-	if (dcqcn_prof_config(&cl.prof, &cl.params, cl.line_mbps, msg, sizeof(msg)) < 0) {
-		fprintf(stderr, PROG ": --profile/--set: %s\n", msg);
-		return 2;
-	}
-	profs[nm++] = &cl.prof;
-	if (cl.whatif) {
-		if (dcqcn_prof_config(&cl.wprof, &cl.wparams, cl.line_mbps, msg, sizeof(msg)) < 0) {
-			fprintf(stderr, PROG ": --what-if: %s\n", msg);
-			return 2;
-		}
-		profs[nm++] = &cl.wprof;
-		cl.o.whatif = true;
-	}
-	if (cl.fit) {
-		named_base = nm;
-		for (unsigned p = 0; p < DCQCN_PROFILE__COUNT; p++) {
-			struct dcqcn_params np;
-
-			dcqcn_params_init(&np, (enum dcqcn_profile)p);
-			if (dcqcn_prof_config(&cl.named[p], &np, cl.line_mbps, msg, sizeof(msg)) <
-			    0) {
-				fprintf(stderr, PROG ": profile %s at %u Mb/s: %s\n",
-				        dcqcn_profile_name(p), cl.line_mbps, msg);
-				return 2;
-			}
-			profs[nm++] = &cl.named[p];
-		}
-	}
-	cl.o.nmodels = nm;
-	for (unsigned i = 0; i < nm; i++)
-		cl.o.models[i] = profs[i];
-	cl.o.np_gap_ns = cl.prof.np_gap_ns;
-	if (cl.out_dir) {
-		cl.o.on_window = on_window;
-		cl.o.on_event = on_event;
-		cl.o.cb_ctx = &cl;
-	}
-	c = rfw_cc_new(&cl.o);
-	if (c == NULL) {
-		fprintf(stderr, PROG ": out of memory\n");
+	so.nmodels = 0;
+	so.estimate_line_rate = true;
+	so.on_window = NULL;
+	so.on_event = NULL;
+	c = rfw_cc_new(&so);
+	if (c == NULL)
 		return 1;
-	}
-	if (run_pass(&cl, c, UINT64_MAX, cl.progress, &ps)) {
+	if (run_pass(cl, c, SCAN_FRAMES, false, &ps)) {
 		rfw_cc_free(c);
 		return 1;
 	}
 	rfw_cc_finish(c);
 	rfw_cc_stats(c, &st);
-	for (unsigned i = 0; i < MAX_CSV_FLOWS; i++) {
-		if (cl.wf[i])
-			fclose(cl.wf[i]);
-		if (cl.ef[i])
-			fclose(cl.ef[i]);
+	rfw_cc_free(c);
+	cl->line_mbps = round_speed(st.max_host_gbps > 0 ? st.max_host_gbps : 100);
+	cl->line_estimated = true;
+	cl->have_t0 = false;
+	return 0;
+}
+
+/* The models the pass runs: the profile, the what-if, every named profile for --fit. 0 or 2. */
+static int cc_models(struct cc_run *r)
+{
+	struct cli *cl = &r->cl;
+	char msg[160];
+
+	if (dcqcn_prof_config(&cl->prof, &cl->params, cl->line_mbps, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, PROG ": --profile/--set: %s\n", msg);
+		return 2;
 	}
-	if (ps.read_error) {
+	r->profs[r->nm++] = &cl->prof;
+	if (cl->whatif) {
+		if (dcqcn_prof_config(&cl->wprof, &cl->wparams, cl->line_mbps, msg, sizeof(msg)) <
+		    0) {
+			fprintf(stderr, PROG ": --what-if: %s\n", msg);
+			return 2;
+		}
+		r->profs[r->nm++] = &cl->wprof;
+		cl->o.whatif = true;
+	}
+	r->named_base = r->nm;
+	for (unsigned p = 0; cl->fit && p < DCQCN_PROFILE__COUNT; p++) {
+		struct dcqcn_params np;
+
+		dcqcn_params_init(&np, (enum dcqcn_profile)p);
+		if (dcqcn_prof_config(&cl->named[p], &np, cl->line_mbps, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, PROG ": profile %s at %u Mb/s: %s\n", dcqcn_profile_name(p),
+			        cl->line_mbps, msg);
+			return 2;
+		}
+		r->profs[r->nm++] = &cl->named[p];
+	}
+	cl->o.nmodels = r->nm;
+	for (unsigned i = 0; i < r->nm; i++)
+		cl->o.models[i] = r->profs[i];
+	cl->o.np_gap_ns = cl->prof.np_gap_ns;
+	if (cl->out_dir) {
+		cl->o.on_window = on_window;
+		cl->o.on_event = on_event;
+		cl->o.cb_ctx = cl;
+	}
+	return 0;
+}
+
+/* The measured pass over the whole capture into @c; CSV files closed. 0, or 1 when a
+ * truncated capture was read to where it ends (results stand for what was read). */
+static int cc_main_pass(struct cc_run *r, struct rfw_cc *c)
+{
+	struct cli *cl = &r->cl;
+	int ret = 0;
+
+	if (run_pass(cl, c, UINT64_MAX, cl->progress, &r->ps))
+		return -1;
+	rfw_cc_finish(c);
+	rfw_cc_stats(c, &r->st);
+	for (unsigned i = 0; i < MAX_CSV_FLOWS; i++) {
+		if (cl->wf[i])
+			fclose(cl->wf[i]);
+		if (cl->ef[i])
+			fclose(cl->ef[i]);
+	}
+	if (r->ps.read_error) {
 		/* A capture cut off mid-record: report what was read, say so, and fail. */
 		fprintf(stderr,
 		        PROG
 		        ": '%s': the file ends inside a record (truncated capture?) after %" PRIu64
 		        " frames; results cover those frames: %s\n",
-		        cl.file, ps.frames, ps.err);
+		        cl->file, r->ps.frames, r->ps.err);
 		ret = 1;
 	}
-	if (cl.csv_overflow)
+	if (cl->csv_overflow)
 		fprintf(stderr, PROG ": CSV and plots written for the first %d flows only\n",
 		        MAX_CSV_FLOWS);
-	nifs = pcapng_interfaces(cl.file);
-	if (cl.fit) {
-		/* One fit per sending host (one NIC, one configuration), or one for all when
-		 * there are too many hosts. */
-		const uint8_t *hosts[MAX_FIT_HOSTS] = {NULL};
-		bool joint = false;
+	r->nifs = pcapng_interfaces(cl->file);
+	return ret;
+}
 
-		for (unsigned i = 0; i < rfw_cc_nflows(c) && !joint; i++) {
-			unsigned h;
+/* --fit: one fit per sending host (one NIC, one configuration), or one for all when there are
+ * too many hosts. 0 or 1. */
+static int cc_fit_hosts(struct cc_run *r, struct rfw_cc *c)
+{
+	const uint8_t *hosts[MAX_FIT_HOSTS] = {NULL};
+	bool joint = false;
+	unsigned n = 0;
 
-			if (!rfw_cc_flow_has_signals(c, i))
-				continue;
-			for (h = 0; h < nfits; h++)
-				if (!memcmp(hosts[h], rfw_cc_flow_src(c, i), 16))
-					break;
-			if (h < nfits)
-				continue;
-			if (nfits == MAX_FIT_HOSTS)
-				joint = true;
-			else
-				hosts[nfits++] = rfw_cc_flow_src(c, i);
-		}
-		if (joint || nfits == 0) {
-			joint = true;
-			nfits = 1;
-		}
-		for (unsigned h = 0; h < nfits; h++) {
-			cl.fit_src = joint ? NULL : hosts[h];
-			if (do_fit(&cl, c, named_base, &fits[h])) {
-				rfw_cc_free(c);
-				return 1;
-			}
-		}
-		cl.fit_src = NULL;
-	}
+	for (unsigned i = 0; i < rfw_cc_nflows(c) && !joint; i++) {
+		unsigned h;
 
-	if (cl.json) {
-		json_t *o = json_object(), *flows = json_array(), *as = json_array(), *pr;
-
-		json_object_set_new(o, "schema", json_string(RFW_CC_SCHEMA));
-		json_object_set_new(o, "file", json_string(cl.file));
-		json_object_set_new(o, "profile", json_string(cl.profile));
-		json_object_set_new(o, "what_if", cl.whatif ? json_string(cl.whatif) : json_null());
-		json_object_set_new(o, "line_rate_mbps", json_integer(cl.line_mbps));
-		json_object_set_new(o, "line_rate_source",
-		                    json_string(cl.line_estimated ? "estimated" : "option"));
-		json_object_set_new(o, "frames", json_integer((json_int_t)st.frames));
-		json_object_set_new(o, "roce_frames", json_integer((json_int_t)st.roce));
-		json_object_set_new(o, "other_frames", json_integer((json_int_t)st.other));
-		json_object_set_new(o, "malformed_frames", json_integer((json_int_t)st.malformed));
-		json_object_set_new(o, "cnps_unattributed",
-		                    json_integer((json_int_t)st.cnps_unattributed));
-		json_object_set_new(o, "acks_unattributed",
-		                    json_integer((json_int_t)st.acks_unattributed));
-		json_object_set_new(o, "out_of_order_timestamps",
-		                    json_integer((json_int_t)st.out_of_order_ts));
-		json_object_set_new(o, "pcapng_interfaces", json_integer(nifs));
-		json_object_set_new(o, "timestamp_resolution",
-		                    json_string(st.coarse_ts ? "us" : "ns"));
-		json_object_set_new(o, "truncated", json_boolean(ps.read_error));
-		json_object_set_new(
-		    o, "packets_per_second",
-		    json_real(ps.secs > 0 ? round((double)ps.frames / ps.secs) : 0));
-		pr = json_object();
-		json_object_set_new(pr, "window_us", json_real((double)cl.o.window_ns / 1e3));
-		json_object_set_new(pr, "react_us", json_real((double)cl.o.react_ns / 1e3));
-		json_object_set_new(pr, "react_block_us",
-		                    json_real((double)cl.o.react_block_ns / 1e3));
-		json_object_set_new(pr, "cut_threshold", json_real(cl.o.cut_min));
-		json_object_set_new(pr, "cnp_delay_us", json_real((double)cl.o.cnp_delay_ns / 1e3));
-		json_object_set_new(pr, "idle_us", json_real((double)cl.o.idle_ns / 1e3));
-		json_object_set_new(pr, "max_median_err", json_real(cl.o.max_median_err));
-		json_object_set_new(pr, "max_p95_err", json_real(cl.o.max_p95_err));
-		json_object_set_new(pr, "min_react_share", json_real(cl.o.min_react_share));
-		json_object_set_new(o, "thresholds", pr);
-		json_array_append_new(as, json_string("senders are backlogged: a flow sends as "
-		                                      "fast as its rate allows (perftest-like); "
-		                                      "gaps over idle_us end a window unscored"));
-		json_array_append_new(
-		    as, json_string(
-		            "rate = frame bytes on the wire (Ethernet header to ICRC) per window"));
-		json_array_append_new(as, json_string("a CNP to QP Q from host X to Y belongs to "
-		                                      "the flow Y->X whose ACKs it shares, "
-		                                      "or to the only flow Y->X"));
-		if (st.coarse_ts)
-			json_array_append_new(as,
-			                      json_string("microsecond timestamps: reactions "
-			                                  "judged on blocks of packets spanning "
-			                                  "10 us, not single gaps; reaction delays "
-			                                  "and fitted parameters are coarser"));
-		if (cl.line_estimated)
-			json_array_append_new(
-			    as, json_string("line rate estimated from the fastest 50 us of one "
-			                    "source host, rounded up "
-			                    "to an Ethernet speed; behind a bottleneck "
-			                    "(capture_point after_marking) "
-			                    "it is the bottleneck's: give --line-rate-gbps"));
-		if (nifs > 1)
-			json_array_append_new(
-			    as, json_string("several capture interfaces: frames taken as one "
-			                    "stream; a data PSN seen "
-			                    "again counts as a repeat, not as new sending"));
-		json_object_set_new(o, "assumptions", as);
-		for (unsigned i = 0; i < rfw_cc_nflows(c); i++) {
-			json_t *f;
-
-			if (rfw_cc_flow_filtered(c, i))
-				continue;
-			f = rfw_cc_flow_json(c, i, cl.profile, cl.whatif);
-			if (cl.fit)
-				json_object_set_new(f, "fit", fit_json(fit_of(fits, nfits, c, i)));
-			json_array_append_new(flows, f);
-		}
-		json_object_set_new(o, "flows", flows);
-		if (json_dumpf(o, stdout,
-		               JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) < 0)
-			ret = 1;
-		putchar('\n');
-		json_decref(o);
-	} else {
-		printf("rocefw-replay cc: %s\n", cl.file);
-		printf("  profile %s%s%s, line rate %u Mb/s (%s)\n", cl.profile,
-		       cl.whatif ? ", what-if " : "", cl.whatif ? cl.whatif : "", cl.line_mbps,
-		       cl.line_estimated ? "estimated: --line-rate-gbps to set"
-		                         : "--line-rate-gbps");
-		printf("  frames %" PRIu64 " (RoCEv2 %" PRIu64 ", other %" PRIu64
-		       ", malformed %" PRIu64 "), %.2f Mpkt/s\n",
-		       st.frames, st.roce, st.other, st.malformed,
-		       ps.secs > 0 ? (double)ps.frames / ps.secs / 1e6 : 0.0);
-		if (st.cnps_unattributed)
-			printf("  CNPs not attributed to a flow: %" PRIu64 "\n",
-			       st.cnps_unattributed);
-		if (nifs > 1)
-			printf("  %u capture interfaces: frames taken as one stream, repeated PSNs "
-			       "counted once\n",
-			       nifs);
-		printf("\n");
-		rfw_cc_print(c, stdout);
-		for (unsigned h = 0; cl.fit && h < nfits; h++) {
-			json_t *fj = fit_json(&fits[h]);
-			char *s = json_dumps(fj, JSON_COMPACT | JSON_PRESERVE_ORDER |
-			                             JSON_REAL_PRECISION(6));
-
-			printf("%sfit: %s\n", h ? "" : "\n", s ? s : "?");
-			free(s);
-			json_decref(fj);
-		}
-	}
-	if (cl.plot_dir) {
-		for (unsigned i = 0; i < rfw_cc_nflows(c) && i < MAX_CSV_FLOWS; i++) {
-			char path[4096];
-			struct stat sb;
-
-			snprintf(path, sizeof(path), "%s/flow-%u.csv", cl.out_dir, i);
-			if (stat(path, &sb))
-				continue;
-			if (plot_flow(&cl, c, i)) {
-				fprintf(
-				    stderr,
-				    PROG
-				    ": --plot: gnuplot failed for flow %u (is gnuplot installed? "
-				    "tools/install-deps.sh installs gnuplot-nox; its output: "
-				    "%s/flow-%u.gnuplot.log)\n",
-				    i, cl.out_dir, i);
-				ret = 1;
+		if (!rfw_cc_flow_has_signals(c, i))
+			continue;
+		for (h = 0; h < n; h++)
+			if (!memcmp(hosts[h], rfw_cc_flow_src(c, i), 16))
 				break;
-			}
+		if (h < n)
+			continue;
+		if (n == MAX_FIT_HOSTS)
+			joint = true;
+		else
+			hosts[n++] = rfw_cc_flow_src(c, i);
+	}
+	if (joint || n == 0) {
+		joint = true;
+		n = 1;
+	}
+	r->nfits = n;
+	for (unsigned h = 0; h < n; h++) {
+		r->cl.fit_src = joint ? NULL : hosts[h];
+		if (do_fit(&r->cl, c, r->named_base, &r->fits[h]))
+			return 1;
+	}
+	r->cl.fit_src = NULL;
+	return 0;
+}
+
+static json_t *cc_json_thresholds(const struct rfw_cc_opts *o)
+{
+	json_t *pr = json_object();
+
+	json_object_set_new(pr, "window_us", json_real((double)o->window_ns / 1e3));
+	json_object_set_new(pr, "react_us", json_real((double)o->react_ns / 1e3));
+	json_object_set_new(pr, "react_block_us", json_real((double)o->react_block_ns / 1e3));
+	json_object_set_new(pr, "cut_threshold", json_real(o->cut_min));
+	json_object_set_new(pr, "cnp_delay_us", json_real((double)o->cnp_delay_ns / 1e3));
+	json_object_set_new(pr, "idle_us", json_real((double)o->idle_ns / 1e3));
+	json_object_set_new(pr, "max_median_err", json_real(o->max_median_err));
+	json_object_set_new(pr, "max_p95_err", json_real(o->max_p95_err));
+	json_object_set_new(pr, "min_react_share", json_real(o->min_react_share));
+	return pr;
+}
+
+static json_t *cc_json_assumptions(const struct cc_run *r)
+{
+	json_t *as = json_array();
+
+	json_array_append_new(as, json_string("senders are backlogged: a flow sends as "
+	                                      "fast as its rate allows (perftest-like); "
+	                                      "gaps over idle_us end a window unscored"));
+	json_array_append_new(
+	    as, json_string("rate = frame bytes on the wire (Ethernet header to ICRC) per window"));
+	json_array_append_new(as, json_string("a CNP to QP Q from host X to Y belongs to "
+	                                      "the flow Y->X whose ACKs it shares, "
+	                                      "or to the only flow Y->X"));
+	if (r->st.coarse_ts)
+		json_array_append_new(as, json_string("microsecond timestamps: reactions "
+		                                      "judged on blocks of packets spanning "
+		                                      "10 us, not single gaps; reaction delays "
+		                                      "and fitted parameters are coarser"));
+	if (r->cl.line_estimated)
+		json_array_append_new(as,
+		                      json_string("line rate estimated from the fastest 50 us of "
+		                                  "one source host, rounded up "
+		                                  "to an Ethernet speed; behind a bottleneck "
+		                                  "(capture_point after_marking) "
+		                                  "it is the bottleneck's: give --line-rate-gbps"));
+	if (r->nifs > 1)
+		json_array_append_new(as,
+		                      json_string("several capture interfaces: frames taken as "
+		                                  "one stream; a data PSN seen "
+		                                  "again counts as a repeat, not as new sending"));
+	return as;
+}
+
+/* The run's header fields of the JSON report. */
+static void cc_json_head(json_t *o, const struct cc_run *r)
+{
+	const struct cli *cl = &r->cl;
+	const struct rfw_cc_stats *st = &r->st;
+
+	json_object_set_new(o, "schema", json_string(RFW_CC_SCHEMA));
+	json_object_set_new(o, "file", json_string(cl->file));
+	json_object_set_new(o, "profile", json_string(cl->profile));
+	json_object_set_new(o, "what_if", cl->whatif ? json_string(cl->whatif) : json_null());
+	json_object_set_new(o, "line_rate_mbps", json_integer(cl->line_mbps));
+	json_object_set_new(o, "line_rate_source",
+	                    json_string(cl->line_estimated ? "estimated" : "option"));
+	json_object_set_new(o, "frames", json_integer((json_int_t)st->frames));
+	json_object_set_new(o, "roce_frames", json_integer((json_int_t)st->roce));
+	json_object_set_new(o, "other_frames", json_integer((json_int_t)st->other));
+	json_object_set_new(o, "malformed_frames", json_integer((json_int_t)st->malformed));
+	json_object_set_new(o, "cnps_unattributed",
+	                    json_integer((json_int_t)st->cnps_unattributed));
+	json_object_set_new(o, "acks_unattributed",
+	                    json_integer((json_int_t)st->acks_unattributed));
+	json_object_set_new(o, "out_of_order_timestamps",
+	                    json_integer((json_int_t)st->out_of_order_ts));
+	json_object_set_new(o, "pcapng_interfaces", json_integer(r->nifs));
+	json_object_set_new(o, "timestamp_resolution", json_string(st->coarse_ts ? "us" : "ns"));
+	json_object_set_new(o, "truncated", json_boolean(r->ps.read_error));
+	json_object_set_new(
+	    o, "packets_per_second",
+	    json_real(r->ps.secs > 0 ? round((double)r->ps.frames / r->ps.secs) : 0));
+}
+
+/* --json: the report on stdout. 0, or 1 when it could not be written. */
+static int cc_print_json(const struct cc_run *r, struct rfw_cc *c)
+{
+	json_t *o = json_object(), *flows = json_array();
+	int ret = 0;
+
+	cc_json_head(o, r);
+	json_object_set_new(o, "thresholds", cc_json_thresholds(&r->cl.o));
+	json_object_set_new(o, "assumptions", cc_json_assumptions(r));
+	for (unsigned i = 0; i < rfw_cc_nflows(c); i++) {
+		json_t *f;
+
+		if (rfw_cc_flow_filtered(c, i))
+			continue;
+		f = rfw_cc_flow_json(c, i, r->cl.profile, r->cl.whatif);
+		if (r->cl.fit)
+			json_object_set_new(f, "fit", fit_json(fit_of(r->fits, r->nfits, c, i)));
+		json_array_append_new(flows, f);
+	}
+	json_object_set_new(o, "flows", flows);
+	if (json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6)) <
+	    0)
+		ret = 1;
+	putchar('\n');
+	json_decref(o);
+	return ret;
+}
+
+/* The text report on stdout. */
+static void cc_print_text(const struct cc_run *r, struct rfw_cc *c)
+{
+	const struct cli *cl = &r->cl;
+	const struct rfw_cc_stats *st = &r->st;
+
+	printf("rocefw-replay cc: %s\n", cl->file);
+	printf("  profile %s%s%s, line rate %u Mb/s (%s)\n", cl->profile,
+	       cl->whatif ? ", what-if " : "", cl->whatif ? cl->whatif : "", cl->line_mbps,
+	       cl->line_estimated ? "estimated: --line-rate-gbps to set" : "--line-rate-gbps");
+	printf("  frames %" PRIu64 " (RoCEv2 %" PRIu64 ", other %" PRIu64 ", malformed %" PRIu64
+	       "), %.2f Mpkt/s\n",
+	       st->frames, st->roce, st->other, st->malformed,
+	       r->ps.secs > 0 ? (double)r->ps.frames / r->ps.secs / 1e6 : 0.0);
+	if (st->cnps_unattributed)
+		printf("  CNPs not attributed to a flow: %" PRIu64 "\n", st->cnps_unattributed);
+	if (r->nifs > 1)
+		printf("  %u capture interfaces: frames taken as one stream, repeated PSNs "
+		       "counted once\n",
+		       r->nifs);
+	printf("\n");
+	rfw_cc_print(c, stdout);
+	for (unsigned h = 0; cl->fit && h < r->nfits; h++) {
+		json_t *fj = fit_json(&r->fits[h]);
+		char *s =
+		    json_dumps(fj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+
+		printf("%sfit: %s\n", h ? "" : "\n", s ? s : "?");
+		free(s);
+		json_decref(fj);
+	}
+}
+
+/* --plot: gnuplot over each flow's CSV. 0, or 1 at the first failure. */
+static int cc_plots(struct cli *cl, struct rfw_cc *c)
+{
+	for (unsigned i = 0; i < rfw_cc_nflows(c) && i < MAX_CSV_FLOWS; i++) {
+		char path[4096];
+		struct stat sb;
+
+		snprintf(path, sizeof(path), "%s/flow-%u.csv", cl->out_dir, i);
+		if (stat(path, &sb))
+			continue;
+		if (plot_flow(cl, c, i)) {
+			fprintf(stderr,
+			        PROG ": --plot: gnuplot failed for flow %u (is gnuplot installed? "
+			             "tools/install-deps.sh installs gnuplot-nox; its output: "
+			             "%s/flow-%u.gnuplot.log)\n",
+			        i, cl->out_dir, i);
+			return 1;
 		}
 	}
+	return 0;
+}
+
+/* After the options: estimate, configure, run, fit, report. The exit status. */
+static int cc_run(struct cc_run *r)
+{
+	struct cli *cl = &r->cl;
+	struct rfw_cc *c;
+	int ret, rc;
+
+	if (cl->line_mbps == 0 && cc_estimate_line_rate(cl) != 0)
+		return 1;
+	rc = cc_models(r);
+	if (rc != 0)
+		return rc;
+	c = rfw_cc_new(&cl->o);
+	if (c == NULL) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	ret = cc_main_pass(r, c);
+	if (ret < 0 || (cl->fit && cc_fit_hosts(r, c) != 0)) {
+		rfw_cc_free(c);
+		return 1;
+	}
+	if (cl->json)
+		ret |= cc_print_json(r, c);
+	else
+		cc_print_text(r, c);
+	if (cl->plot_dir)
+		ret |= cc_plots(cl, c);
 	rfw_cc_free(c);
 	return ret;
+}
+
+int rfw_replay_cmd_cc(int argc, char **argv)
+{
+	struct cc_run *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (r == NULL) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	rc = cc_parse(r, argc, argv);
+	if (rc == 0)
+		rc = cc_check(r);
+	if (rc == 0)
+		rc = cc_run(r);
+	free(r);
+	return rc < 0 ? 0 : rc;
 }

@@ -574,11 +574,149 @@ static void host_rate(struct rfw_cc *c, const uint8_t *src, uint32_t bytes, uint
 	h->bytes += bytes;
 }
 
+/* A CE-marked data packet: counted, and answered by a CNP sent within the NP gap before it
+ * (the mark was folded into that CNP, as mlx5 min_time_between_cnps does) or one that follows
+ * it. */
+static void data_ce(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint64_t t)
+{
+	f->ce++;
+	f->win_ce++;
+	if (c->o.on_event && !f->filtered)
+		c->o.on_event(c->o.cb_ctx, f, idx, t, RFW_CC_EV_CE, 0, 0);
+	if (f->cnps && t - f->last_cnp < c->o.np_gap_ns + c->o.np_slack_ns) {
+		f->ce_answered++;
+	} else if (!f->ce_pend) {
+		f->ce_pend = true;
+		f->ce_pend_first = t;
+		f->ce_pend_n = 1;
+	} else {
+		f->ce_pend_n++;
+	}
+}
+
+/* The models up to @t; the gap that ends with this packet, as each model's pacer would have
+ * made it. */
+static void models_advance(struct rfw_cc_flow *f, uint64_t t)
+{
+	cnpq_run(f, t);
+	for (unsigned i = 0; i < f->nmodels; i++) {
+		struct model *m = &f->m[i];
+
+		model_advance(m, t);
+		if (m->mark >= 0)
+			m->exp_ns += (m->grp ? m->grp->acc : m->acc) - m->mark;
+	}
+	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(f->m[0].rpp) < f->pend_mmin)
+		f->pend_mmin = dcqcn_rp_rate_kbps(f->m[0].rpp);
+}
+
+/* The packet of @bytes leaves each model's pacer: its departure mark and the byte counter. */
+static void models_tx(struct rfw_cc_flow *f, uint32_t bytes, uint64_t t)
+{
+	for (unsigned i = 0; i < f->nmodels; i++) {
+		struct model *m = &f->m[i];
+		double *acc = m->grp ? &m->grp->acc : &m->acc;
+
+		/* bytes * 8 / kb/s = bytes * 8e6 / rate ns; rate is never 0 (rp_min_rate >= 1) */
+		m->mark = *acc;
+		*acc += (double)bytes * 8e6 / (double)dcqcn_rp_rate_kbps(m->rpp);
+		dcqcn_rp_on_tx(m->rpp, bytes, t);
+	}
+}
+
+/* A new window of @bytes at @t (first data, or after the sender went idle). */
+static void window_restart(struct rfw_cc_flow *f, uint32_t bytes, uint64_t t)
+{
+	window_discard(f, t);
+	f->win_bytes = bytes;
+	f->win_pkts = 1;
+	f->blk_start = t;
+	f->blk_pkts = 0;
+}
+
+/* The packet goes into the current window (closed first when it is long enough). */
+static void window_add(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint32_t bytes,
+                       uint64_t t)
+{
+	f->pend_pkts++;
+	react_expire(c, f, t);
+	if (t - f->win_start >= c->o.window_ns && f->win_pkts + 1 >= c->o.window_min_pkts)
+		window_close(c, f, idx, t);
+	f->win_bytes += bytes;
+	f->win_pkts++;
+}
+
+/* Reaction: two gaps (or blocks) in a row longer than before the CNP by cut_min, the first
+ * starting after the CNP (DCQCN paces: the packet already scheduled leaves at the old spacing,
+ * the next one at the new). @g is the gap (per packet of the block) starting at @g_start. */
+static void react_check(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, double g,
+                        uint64_t g_start)
+{
+	double pg = f->pend_gap;
+
+	if (!(f->pend && pg > 0 && g_start >= f->pend_t && g >= pg * (1.0 + c->o.cut_min))) {
+		f->slow_run = 0;
+		return;
+	}
+	if (f->slow_run++ == 0) {
+		f->slow_start = g_start;
+		f->slow_gap = g;
+	}
+	if (f->slow_run < 2)
+		return;
+	stat_add(&f->react_delay_ns, (double)(f->slow_start - f->pend_t));
+	stat_add(&f->cut_size, 1.0 - pg / f->slow_gap);
+	if (c->o.on_event && !f->filtered)
+		c->o.on_event(c->o.cb_ctx, f, idx, f->slow_start, RFW_CC_EV_CUT,
+		              (double)(f->slow_start - f->pend_t), 1.0 - pg / f->slow_gap);
+	f->cnps_reacted += f->pend_cnps;
+	f->pend = false;
+	f->slow_run = 0;
+	seg_close(f);
+	f->seg_open = true;
+	f->seg_t0 = 0;
+}
+
+/* The gap (or block of packets, with coarse timestamps) this packet ends. */
+static void data_gap(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint32_t bytes,
+                     uint64_t t)
+{
+	uint64_t gap = t - f->last_data_ts, g_start;
+	double g;
+
+	if (gap > c->o.idle_ns) {
+		/* The sender went idle (application-limited): this window says nothing about cc. */
+		window_restart(f, bytes, t);
+		f->ngaps = 0;
+		f->slow_run = 0;
+		seg_close(f);
+		return;
+	}
+	if (++f->blk_pkts, t - f->blk_start < c->blk_ns) {
+		/* coarse timestamps: the block goes on */
+		window_add(c, f, idx, bytes, t);
+		return;
+	}
+	g = (double)(t - f->blk_start) / f->blk_pkts;
+	g_start = f->blk_start;
+	f->blk_start = t;
+	f->blk_pkts = 0;
+	react_check(c, f, idx, g, g_start);
+	f->pend_pkts++;
+	react_expire(c, f, t);
+	f->gaps[f->gap_i] = g;
+	f->gap_i = (f->gap_i + 1) % NGAPS;
+	if (f->ngaps < NGAPS)
+		f->ngaps++;
+	if (t - f->win_start >= c->o.window_ns && f->win_pkts + 1 >= c->o.window_min_pkts)
+		window_close(c, f, idx, t);
+	f->win_bytes += bytes;
+	f->win_pkts++;
+}
+
 static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint32_t psn,
                     unsigned ecn, uint32_t bytes, uint64_t t)
 {
-	uint64_t gap;
-
 	/* A PSN at or below the highest seen: a retransmission, or the same packet seen again on
 	 * another interface of a merged capture. Counted, but not as new sending. */
 	if (f->have_psn && rfw_psn_cmp(psn, f->max_psn) <= 0) {
@@ -599,120 +737,18 @@ static void on_data(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint3
 		host_rate(c, f->src, bytes, t);
 	f->ecn[ecn]++;
 	f->last_ts = t;
-
 	ce_expire(c, f, t);
-	if (ecn == RFW_ECN_CE) {
-		f->ce++;
-		f->win_ce++;
-		if (c->o.on_event && !f->filtered)
-			c->o.on_event(c->o.cb_ctx, f, idx, t, RFW_CC_EV_CE, 0, 0);
-		/* Answered by a CNP sent within the NP gap before it (the mark was folded into that
-		 * CNP, as mlx5 min_time_between_cnps does) or one that follows it. */
-		if (f->cnps && t - f->last_cnp < c->o.np_gap_ns + c->o.np_slack_ns) {
-			f->ce_answered++;
-		} else if (!f->ce_pend) {
-			f->ce_pend = true;
-			f->ce_pend_first = t;
-			f->ce_pend_n = 1;
-		} else {
-			f->ce_pend_n++;
-		}
-	}
-
-	cnpq_run(f, t);
-	for (unsigned i = 0; i < f->nmodels; i++) {
-		struct model *m = &f->m[i];
-
-		model_advance(m, t);
-		/* The gap that ends with this packet, as the model's pacer would have made it. */
-		if (m->mark >= 0)
-			m->exp_ns += (m->grp ? m->grp->acc : m->acc) - m->mark;
-	}
-	if (f->nmodels && f->pend && dcqcn_rp_rate_kbps(f->m[0].rpp) < f->pend_mmin)
-		f->pend_mmin = dcqcn_rp_rate_kbps(f->m[0].rpp);
+	if (ecn == RFW_ECN_CE)
+		data_ce(c, f, idx, t);
+	models_advance(f, t);
 	if (!f->have_data) {
 		f->have_data = true;
-		f->last_data_ts = t;
-		f->blk_start = t;
-		f->blk_pkts = 0;
-		window_discard(f, t);
-		f->win_bytes = bytes;
-		f->win_pkts = 1;
-		goto models;
-	}
-	gap = t - f->last_data_ts;
-	if (gap > c->o.idle_ns) {
-		/* The sender went idle (application-limited): this window says nothing about cc. */
-		window_discard(f, t);
-		f->win_bytes = bytes;
-		f->win_pkts = 1;
-		f->ngaps = 0;
-		f->slow_run = 0;
-		f->blk_start = t;
-		f->blk_pkts = 0;
-		seg_close(f);
-	} else if (++f->blk_pkts, t - f->blk_start < c->blk_ns) {
-		/* coarse timestamps: the block goes on */
-		f->pend_pkts++;
-		react_expire(c, f, t);
-		if (t - f->win_start >= c->o.window_ns && f->win_pkts + 1 >= c->o.window_min_pkts)
-			window_close(c, f, idx, t);
-		f->win_bytes += bytes;
-		f->win_pkts++;
+		window_restart(f, bytes, t);
 	} else {
-		double pg = f->pend_gap, g = (double)(t - f->blk_start) / f->blk_pkts;
-		uint64_t g_start = f->blk_start;
-
-		f->blk_start = t;
-		f->blk_pkts = 0;
-		/* Reaction: two gaps (or blocks) in a row longer than before the CNP by cut_min,
-		 * the first starting after the CNP (DCQCN paces: the packet already scheduled
-		 * leaves at the old spacing, the next one at the new). */
-		if (f->pend && pg > 0 && g_start >= f->pend_t && g >= pg * (1.0 + c->o.cut_min)) {
-			if (f->slow_run++ == 0) {
-				f->slow_start = g_start;
-				f->slow_gap = g;
-			}
-			if (f->slow_run >= 2) {
-				stat_add(&f->react_delay_ns, (double)(f->slow_start - f->pend_t));
-				stat_add(&f->cut_size, 1.0 - pg / f->slow_gap);
-				if (c->o.on_event && !f->filtered)
-					c->o.on_event(c->o.cb_ctx, f, idx, f->slow_start,
-					              RFW_CC_EV_CUT,
-					              (double)(f->slow_start - f->pend_t),
-					              1.0 - pg / f->slow_gap);
-				f->cnps_reacted += f->pend_cnps;
-				f->pend = false;
-				f->slow_run = 0;
-				seg_close(f);
-				f->seg_open = true;
-				f->seg_t0 = 0;
-			}
-		} else {
-			f->slow_run = 0;
-		}
-		f->pend_pkts++;
-		react_expire(c, f, t);
-		f->gaps[f->gap_i] = g;
-		f->gap_i = (f->gap_i + 1) % NGAPS;
-		if (f->ngaps < NGAPS)
-			f->ngaps++;
-		if (t - f->win_start >= c->o.window_ns && f->win_pkts + 1 >= c->o.window_min_pkts)
-			window_close(c, f, idx, t);
-		f->win_bytes += bytes;
-		f->win_pkts++;
+		data_gap(c, f, idx, bytes, t);
 	}
 	f->last_data_ts = t;
-models:
-	for (unsigned i = 0; i < f->nmodels; i++) {
-		struct model *m = &f->m[i];
-		double *acc = m->grp ? &m->grp->acc : &m->acc;
-
-		/* bytes * 8 / kb/s = bytes * 8e6 / rate ns; rate is never 0 (rp_min_rate >= 1) */
-		m->mark = *acc;
-		*acc += (double)bytes * 8e6 / (double)dcqcn_rp_rate_kbps(m->rpp);
-		dcqcn_rp_on_tx(m->rpp, bytes, t);
-	}
+	models_tx(f, bytes, t);
 }
 
 static void on_cnp(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint64_t t)
@@ -765,15 +801,104 @@ static void on_cnp(struct rfw_cc *c, struct rfw_cc_flow *f, unsigned idx, uint64
 
 /* ---- frames ---- */
 
+/* The frame under its link header into @v. A frame cut by the snap length is parsed as if
+ * whole (zero-filled), so its headers' lengths check against the wire length; what the frame
+ * is still comes from captured bytes (rfw_cc_frame). -EPROTONOSUPPORT for an unknown link. */
+static int parse_link(struct rfw_cc *c, int linktype, const uint8_t *data, uint32_t caplen,
+                      uint32_t wirelen, struct rfw_frame_view *v)
+{
+	const uint8_t *pd = data;
+	uint32_t plen = caplen;
+	int fe;
+
+	if (caplen < wirelen && wirelen <= sizeof(c->snapbuf)) {
+		memcpy(c->snapbuf, data, caplen);
+		pd = c->snapbuf;
+		plen = wirelen;
+	}
+	switch (linktype) {
+	case RFW_LINKTYPE_ETHERNET:
+		fe = rfw_frame_parse_eth(pd, plen, v);
+		break;
+	case RFW_LINKTYPE_LINUX_SLL:
+		fe = rfw_frame_parse_at(pd, plen, 14, v);
+		break;
+	case RFW_LINKTYPE_LINUX_SLL2:
+		fe = caplen < 20 ? RFW_FRAME_ERR_TRUNC_LINK
+		                 : rfw_frame_parse_l3(pd, plen, 20, rfw_get_be16(pd), v);
+		break;
+	case RFW_LINKTYPE_RAW:
+	case RFW_DLT_RAW:
+	case RFW_DLT_RAW_BSD:
+	case RFW_LINKTYPE_IPV4:
+	case RFW_LINKTYPE_IPV6:
+		fe = rfw_frame_parse_l3(
+		    pd, plen, 0,
+		    linktype == RFW_LINKTYPE_IPV6 ||
+		            (linktype != RFW_LINKTYPE_IPV4 && caplen && (pd[0] >> 4) == 6)
+		        ? RFW_ETHERTYPE_IPV6
+		        : RFW_ETHERTYPE_IPV4,
+		    v);
+		break;
+	default:
+		return -EPROTONOSUPPORT;
+	}
+	if (pd == c->snapbuf)
+		memset(c->snapbuf, 0, caplen);
+	return fe;
+}
+
+/* A CNP: to the flow whose sender's QP it names. 0, or -ENOMEM. */
+static int frame_cnp(struct rfw_cc *c, const struct rfw_frame_view *v, const uint8_t *bth,
+                     uint64_t ts)
+{
+	struct rkey *r = rk_get(c, v, rfw_bth_dqpn(bth));
+
+	if (r == NULL)
+		return -ENOMEM;
+	r->cnps++;
+	if (r->flow < 0)
+		rk_bind(c, r, false, 0);
+	if (r->flow < 0) {
+		c->cnps_unattr++;
+		return 0;
+	}
+	on_cnp(c, c->flows[r->flow], (unsigned)r->flow, ts);
+	return 0;
+}
+
+/* ACK / NAK / atomic ACK: reverse direction of a flow, to the requester's QP. 0 or -ENOMEM. */
+static int frame_ack(struct rfw_cc *c, const struct rfw_frame_view *v, const uint8_t *bth,
+                     uint32_t caplen)
+{
+	struct rkey *r = rk_get(c, v, rfw_bth_dqpn(bth));
+	struct rfw_cc_flow *f;
+
+	if (r == NULL)
+		return -ENOMEM;
+	r->acks++;
+	if (r->flow < 0)
+		rk_bind(c, r, true, rfw_bth_psn(bth));
+	if (r->flow < 0) {
+		c->acks_unattr++;
+		return 0;
+	}
+	f = c->flows[r->flow];
+	if ((uint64_t)v->ib_off + RFW_BTH_LEN + RFW_AETH_LEN <= caplen &&
+	    rfw_aeth_syndrome_type(bth[RFW_BTH_LEN]) != RFW_AETH_ACK)
+		f->naks++;
+	else
+		f->acks++;
+	return 0;
+}
+
 int rfw_cc_frame(struct rfw_cc *c, int linktype, const uint8_t *data, uint32_t caplen,
                  uint32_t wirelen, uint64_t ts)
 {
 	struct rfw_frame_view v;
-	enum rfw_frame_err fe;
-	const uint8_t *bth;
-	uint8_t opcode;
 	const struct rfw_ib_opcode_info *oi;
-	unsigned fl;
+	const uint8_t *bth;
+	int fe;
 
 	c->frames++;
 	if (ts < c->last_ts) {
@@ -782,52 +907,12 @@ int rfw_cc_frame(struct rfw_cc *c, int linktype, const uint8_t *data, uint32_t c
 		ts = c->last_ts;
 	}
 	c->last_ts = ts;
-	{
-		const uint8_t *pd = data;
-		uint32_t plen = caplen;
-
-		if (caplen < wirelen && wirelen <= sizeof(c->snapbuf)) {
-			memcpy(c->snapbuf, data, caplen);
-			pd = c->snapbuf;
-			plen = wirelen;
-		}
-		switch (linktype) {
-		case RFW_LINKTYPE_ETHERNET:
-			fe = rfw_frame_parse_eth(pd, plen, &v);
-			break;
-		case RFW_LINKTYPE_LINUX_SLL:
-			fe = rfw_frame_parse_at(pd, plen, 14, &v);
-			break;
-		case RFW_LINKTYPE_LINUX_SLL2:
-			fe = caplen < 20 ? RFW_FRAME_ERR_TRUNC_LINK
-			                 : rfw_frame_parse_l3(pd, plen, 20, rfw_get_be16(pd), &v);
-			break;
-		case RFW_LINKTYPE_RAW:
-		case RFW_DLT_RAW:
-		case RFW_DLT_RAW_BSD:
-		case RFW_LINKTYPE_IPV4:
-		case RFW_LINKTYPE_IPV6:
-			fe = rfw_frame_parse_l3(
-			    pd, plen, 0,
-			    linktype == RFW_LINKTYPE_IPV6 ||
-			            (linktype != RFW_LINKTYPE_IPV4 && caplen && (pd[0] >> 4) == 6)
-			        ? RFW_ETHERTYPE_IPV6
-			        : RFW_ETHERTYPE_IPV4,
-			    &v);
-			break;
-		default:
-			return -EPROTONOSUPPORT;
-		}
-		if (pd == c->snapbuf)
-			memset(c->snapbuf, 0, caplen);
-	}
+	fe = parse_link(c, linktype, data, caplen, wirelen, &v);
+	if (fe < 0)
+		return fe;
 	/* What the frame is must come from captured bytes, not from the zero fill. */
-	if (fe == RFW_FRAME_ERR_OK && v.kind != RFW_FRAME_NOT_IP &&
-	    (uint64_t)v.l4_off + RFW_UDP_HLEN > caplen) {
-		c->malformed++;
-		return 0;
-	}
-	if (fe != RFW_FRAME_ERR_OK) {
+	if (fe != RFW_FRAME_ERR_OK ||
+	    (v.kind != RFW_FRAME_NOT_IP && (uint64_t)v.l4_off + RFW_UDP_HLEN > caplen)) {
 		c->malformed++;
 		return 0;
 	}
@@ -841,60 +926,22 @@ int rfw_cc_frame(struct rfw_cc *c, int linktype, const uint8_t *data, uint32_t c
 	}
 	c->roce++;
 	bth = data + v.ib_off;
-	opcode = rfw_bth_opcode(bth);
-	oi = rfw_ib_opcode_info(opcode);
+	oi = rfw_ib_opcode_info(rfw_bth_opcode(bth));
 	if (oi == NULL) {
 		c->malformed++;
 		return 0;
 	}
-	fl = oi->flags;
-	if (fl & RFW_OPF_CNP) {
-		struct rkey *r = rk_get(c, &v, rfw_bth_dqpn(bth));
-
-		if (r == NULL)
-			return -ENOMEM;
-		r->cnps++;
-		if (r->flow < 0)
-			rk_bind(c, r, false, 0);
-		if (r->flow < 0) {
-			c->cnps_unattr++;
-			return 0;
-		}
-		on_cnp(c, c->flows[r->flow], (unsigned)r->flow, ts);
-		return 0;
-	}
-	if ((oi->hdrs & RFW_HDR_AETH) && !(fl & RFW_OPF_PAYLOAD)) {
-		/* ACK / NAK / atomic ACK: reverse direction of a flow, to the requester's QP. */
-		struct rkey *r = rk_get(c, &v, rfw_bth_dqpn(bth));
-
-		if (r == NULL)
-			return -ENOMEM;
-		r->acks++;
-		if (r->flow < 0)
-			rk_bind(c, r, true, rfw_bth_psn(bth));
-		if (r->flow < 0) {
-			c->acks_unattr++;
-			return 0;
-		}
-		{
-			struct rfw_cc_flow *f = c->flows[r->flow];
-
-			if ((uint64_t)v.ib_off + RFW_BTH_LEN + RFW_AETH_LEN <= caplen &&
-			    rfw_aeth_syndrome_type(bth[RFW_BTH_LEN]) != RFW_AETH_ACK)
-				f->naks++;
-			else
-				f->acks++;
-		}
-		return 0;
-	}
-	if ((fl & RFW_OPF_PAYLOAD) && (fl & (RFW_OPF_REQUEST | RFW_OPF_READ))) {
+	if (oi->flags & RFW_OPF_CNP)
+		return frame_cnp(c, &v, bth, ts);
+	if ((oi->hdrs & RFW_HDR_AETH) && !(oi->flags & RFW_OPF_PAYLOAD))
+		return frame_ack(c, &v, bth, caplen);
+	if ((oi->flags & RFW_OPF_PAYLOAD) && (oi->flags & (RFW_OPF_REQUEST | RFW_OPF_READ))) {
 		/* Data: requests with payload (SEND, WRITE) and READ responses. */
 		struct rfw_cc_flow *f = flow_get(c, &v, rfw_bth_dqpn(bth), ts);
 
 		if (f == NULL)
 			return -ENOMEM;
 		on_data(c, f, f->idx, rfw_bth_psn(bth), rfw_frame_ecn(&v), wirelen, ts);
-		return 0;
 	}
 	return 0; /* READ requests, atomics: neither data nor signals */
 }
@@ -914,6 +961,71 @@ static const char *capture_point(const struct rfw_cc_flow *f)
 	return "no_signals";
 }
 
+/* The notification point's verdict; @rev: any reverse traffic between the hosts seen. */
+static const char *np_verdict(const struct rfw_cc_flow *f, bool rev)
+{
+	if (f->cnp_gaps >= 1 && f->cnp_gaps_short > f->cnp_gaps / 100)
+		return "cnp_too_frequent";
+	if (f->ce == 0)
+		/* Nothing to answer here: either the marks come after this capture point (CNPs
+		 * seen, sender side) or there were none. */
+		return f->cnps == 0 && rev ? "ok" : "not_visible";
+	if (!rev)
+		return "not_visible";
+	if ((double)f->ce_unanswered > 0.1 * (double)f->ce)
+		return "no_cnp_for_ce";
+	return "ok";
+}
+
+/* The reaction point's verdict against the model, once it reacted: conforms, or why not. */
+static const char *rp_model_verdict(const struct rfw_cc *c, struct rfw_cc_flow *f)
+{
+	double med = hist_quantile(f->m[0].hist, f->m[0].n, 0.5);
+	double p95 = hist_quantile(f->m[0].hist, f->m[0].n, 0.95);
+
+	if (med <= c->o.max_median_err && p95 <= c->o.max_p95_err)
+		return "conforms";
+	if (f->ce) {
+		snprintf(f->why, sizeof(f->why),
+		         "data seen after the marking queue: its rate is the queue's, not "
+		         "the sender's; capture nearer the sender");
+		return "not_visible";
+	}
+	snprintf(f->why, sizeof(f->why),
+	         "relative error median %.1f %% (max %.1f), p95 %.1f %% (max %.1f)", med * 100,
+	         c->o.max_median_err * 100, p95 * 100, c->o.max_p95_err * 100);
+	return "deviates";
+}
+
+/* The reaction point's verdict (and f->why). */
+static const char *rp_verdict(const struct rfw_cc *c, struct rfw_cc_flow *f, bool rev)
+{
+	uint64_t judged = f->cnps_reacted + f->cnps_unreacted;
+
+	f->why[0] = 0;
+	if (f->data_pkts < 16 || f->windows == 0) {
+		snprintf(f->why, sizeof(f->why), "too few data packets or windows");
+		return "not_visible";
+	}
+	if (f->cnps == 0)
+		return f->ce && !rev ? "not_visible" : "no_congestion_signals";
+	if (judged == 0) {
+		snprintf(f->why, sizeof(f->why), "no CNP could be judged");
+		return "no_congestion_signals";
+	}
+	if ((double)f->cnps_reacted < c->o.min_react_share * (double)judged &&
+	    (f->ce == 0 || (double)f->ce >= 0.9 * (double)f->data_pkts)) {
+		/* After the marking queue, the arrival rate is the queue's drain rate: a sender
+		 * that did cut may not show it. Not reacting there only if congestion never
+		 * cleared (nearly every packet CE-marked: the queue never drained). */
+		snprintf(f->why, sizeof(f->why),
+		         "%" PRIu64 " of %" PRIu64 " CNPs followed by a slower sending rate",
+		         f->cnps_reacted, judged);
+		return "not_reacting";
+	}
+	return f->nmodels == 0 ? "conforms" : rp_model_verdict(c, f);
+}
+
 void rfw_cc_finish(struct rfw_cc *c)
 {
 	if (c->finished)
@@ -921,7 +1033,6 @@ void rfw_cc_finish(struct rfw_cc *c)
 	c->finished = true;
 	for (uint32_t i = 0; i < c->nflows; i++) {
 		struct rfw_cc_flow *f = c->flows[i];
-		uint64_t judged;
 		bool rev = f->rev_seen || f->rkey >= 0;
 
 		/* Did any reverse traffic between the two hosts show up at all? */
@@ -935,67 +1046,8 @@ void rfw_cc_finish(struct rfw_cc *c)
 		f->pend = false;
 		seg_close(f);
 		f->capture_point = capture_point(f);
-
-		/* Notification point. */
-		if (f->cnp_gaps >= 1 && f->cnp_gaps_short > f->cnp_gaps / 100) {
-			f->np_verdict = "cnp_too_frequent";
-		} else if (f->ce == 0) {
-			/* Nothing to answer here: either the marks come after this capture point
-			 * (CNPs seen, sender side) or there were none. */
-			f->np_verdict = f->cnps == 0 && rev ? "ok" : "not_visible";
-		} else if (!rev) {
-			f->np_verdict = "not_visible";
-		} else if ((double)f->ce_unanswered > 0.1 * (double)f->ce) {
-			f->np_verdict = "no_cnp_for_ce";
-		} else {
-			f->np_verdict = "ok";
-		}
-
-		/* Reaction point. */
-		judged = f->cnps_reacted + f->cnps_unreacted;
-		f->why[0] = 0;
-		if (f->data_pkts < 16 || f->windows == 0) {
-			f->rp_verdict = "not_visible";
-			snprintf(f->why, sizeof(f->why), "too few data packets or windows");
-		} else if (f->cnps == 0) {
-			f->rp_verdict = f->ce && !rev ? "not_visible" : "no_congestion_signals";
-		} else if (judged == 0) {
-			f->rp_verdict = "no_congestion_signals";
-			snprintf(f->why, sizeof(f->why), "no CNP could be judged");
-		} else if ((double)f->cnps_reacted < c->o.min_react_share * (double)judged &&
-		           (f->ce == 0 || (double)f->ce >= 0.9 * (double)f->data_pkts)) {
-			/* After the marking queue, the arrival rate is the queue's drain rate: a
-			 * sender that did cut may not show it. Not reacting there only if
-			 * congestion never cleared (nearly every packet CE-marked: the queue never
-			 * drained). */
-			f->rp_verdict = "not_reacting";
-			snprintf(f->why, sizeof(f->why),
-			         "%" PRIu64 " of %" PRIu64
-			         " CNPs followed by a slower sending rate",
-			         f->cnps_reacted, judged);
-		} else if (f->nmodels == 0) {
-			f->rp_verdict = "conforms";
-		} else {
-			double med = hist_quantile(f->m[0].hist, f->m[0].n, 0.5);
-			double p95 = hist_quantile(f->m[0].hist, f->m[0].n, 0.95);
-
-			if (med <= c->o.max_median_err && p95 <= c->o.max_p95_err) {
-				f->rp_verdict = "conforms";
-			} else if (f->ce) {
-				f->rp_verdict = "not_visible";
-				snprintf(f->why, sizeof(f->why),
-				         "data seen after the marking queue: its rate is the "
-				         "queue's, not "
-				         "the sender's; capture nearer the sender");
-			} else {
-				f->rp_verdict = "deviates";
-				snprintf(f->why, sizeof(f->why),
-				         "relative error median %.1f %% (max %.1f), p95 %.1f %% "
-				         "(max %.1f)",
-				         med * 100, c->o.max_median_err * 100, p95 * 100,
-				         c->o.max_p95_err * 100);
-			}
-		}
+		f->np_verdict = np_verdict(f, rev);
+		f->rp_verdict = rp_verdict(c, f, rev);
 	}
 }
 

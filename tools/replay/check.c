@@ -215,42 +215,95 @@ static void track_psn(struct rfw_check *c, struct flow *f, const struct rfw_ib_p
 	}
 }
 
+/* A frame cut by the snap length: whether enough of its headers were captured to go on
+ * (otherwise counted, and only its opcode when the BTH is there). */
+static bool snapped_usable(struct rfw_check *c, const uint8_t *buf, const struct rfw_frame_view *v,
+                           uint32_t caplen)
+{
+	const struct rfw_ib_opcode_info *oi;
+
+	c->snap_truncated++;
+	/* Without the whole BTH and extended headers, only what was captured counts. */
+	if (v->ib_len < RFW_BTH_LEN || v->ib_off + RFW_BTH_LEN > caplen) {
+		c->icrc_unchecked++;
+		return false;
+	}
+	oi = rfw_ib_opcode_info(rfw_bth_opcode(buf + v->ib_off));
+	if (oi == NULL || v->ib_off + oi->hdr_len > caplen) {
+		c->by_opcode[rfw_bth_opcode(buf + v->ib_off)]++;
+		c->icrc_unchecked++;
+		return false;
+	}
+	return true;
+}
+
+/* The ICRC, when the whole datagram and at least IP + UDP + BTH are there. Whether it held. */
+static bool icrc_check(struct rfw_check *c, const uint8_t *buf, const struct rfw_frame_view *v,
+                       bool snapped)
+{
+	if (snapped || v->ib_len < RFW_BTH_LEN) {
+		c->icrc_unchecked++;
+		return false;
+	}
+	if (rfw_frame_icrc_ok(buf, v)) {
+		c->icrc_ok++;
+		return true;
+	}
+	c->icrc_bad++;
+	return false;
+}
+
+/* The parsed packet into its flow: counts, ACK/NAK kinds, PSN tracking. */
+static void flow_account(struct rfw_check *c, const struct rfw_frame_view *v,
+                         const struct rfw_ib_pkt *p, uint64_t ts)
+{
+	struct flow *f = flow_get(c, v, p->bth.dqpn);
+
+	if (f == NULL)
+		return;
+	if (f->packets == 0)
+		f->first_ts = ts;
+	f->last_ts = ts;
+	f->packets++;
+	f->payload_bytes += p->payload_len;
+	if (rfw_frame_ecn(v) == RFW_ECN_CE)
+		f->ce++;
+	if (p->op->flags & RFW_OPF_CNP) {
+		f->cnps++;
+		return;
+	}
+	if (p->op->hdrs & RFW_HDR_AETH) {
+		switch (rfw_aeth_syndrome_type(p->aeth.syndrome)) {
+		case RFW_AETH_ACK:
+			/* READ responses carry an AETH too; only count explicit ACK packets. */
+			if (p->op->flags & (RFW_OPF_ACK | RFW_OPF_ATOMIC))
+				f->acks++;
+			break;
+		case RFW_AETH_RNR_NAK:
+			f->rnr_naks++;
+			break;
+		default:
+			f->naks++;
+			break;
+		}
+	}
+	track_psn(c, f, p);
+}
+
 static void account_roce(struct rfw_check *c, const uint8_t *buf, const struct rfw_frame_view *v,
                          uint32_t caplen, bool snapped, uint64_t ts)
 {
-	const struct rfw_ib_opcode_info *oi;
 	struct rfw_ib_pkt p;
 	enum rfw_ib_err ie;
-	bool icrc_good = false;
-	struct flow *f;
+	bool icrc_good;
 
 	c->roce++;
 	c->ecn[rfw_frame_ecn(v)]++;
-	if (snapped) {
-		c->snap_truncated++;
-		/* Without the whole BTH and extended headers, only what was captured counts. */
-		if (v->ib_len < RFW_BTH_LEN || v->ib_off + RFW_BTH_LEN > caplen) {
-			c->icrc_unchecked++;
-			return;
-		}
-		oi = rfw_ib_opcode_info(rfw_bth_opcode(buf + v->ib_off));
-		if (oi == NULL || v->ib_off + oi->hdr_len > caplen) {
-			c->by_opcode[rfw_bth_opcode(buf + v->ib_off)]++;
-			c->icrc_unchecked++;
-			return;
-		}
-	}
+	if (snapped && !snapped_usable(c, buf, v, caplen))
+		return;
 	if (v->ib_len >= RFW_BTH_LEN)
 		c->by_opcode[rfw_bth_opcode(buf + v->ib_off)]++;
-	/* The ICRC needs the whole datagram and at least IP + UDP + BTH. */
-	if (snapped || v->ib_len < RFW_BTH_LEN) {
-		c->icrc_unchecked++;
-	} else if (rfw_frame_icrc_ok(buf, v)) {
-		c->icrc_ok++;
-		icrc_good = true;
-	} else {
-		c->icrc_bad++;
-	}
+	icrc_good = icrc_check(c, buf, v, snapped);
 	ie = rfw_ib_parse(buf + v->ib_off, v->ib_len, &p);
 	if (ie != RFW_IB_ERR_OK) {
 		if (!snapped)
@@ -263,44 +316,13 @@ static void account_roce(struct rfw_check *c, const uint8_t *buf, const struct r
 	}
 	if (p.warnings)
 		note(c, NULL, p.warnings);
-
 	if (p.op->flags & (RFW_OPF_FIRST | RFW_OPF_MIDDLE) && p.payload_len > c->pmtu)
 		c->pmtu = p.payload_len;
 	if (p.op->hdrs & RFW_HDR_AETH)
 		c->by_syndrome[p.aeth.syndrome]++;
 	if (p.op->flags & RFW_OPF_CNP)
 		c->cnps++;
-
-	f = flow_get(c, v, p.bth.dqpn);
-	if (f == NULL)
-		return;
-	if (f->packets == 0)
-		f->first_ts = ts;
-	f->last_ts = ts;
-	f->packets++;
-	f->payload_bytes += p.payload_len;
-	if (rfw_frame_ecn(v) == RFW_ECN_CE)
-		f->ce++;
-	if (p.op->flags & RFW_OPF_CNP) {
-		f->cnps++;
-		return;
-	}
-	if (p.op->hdrs & RFW_HDR_AETH) {
-		switch (rfw_aeth_syndrome_type(p.aeth.syndrome)) {
-		case RFW_AETH_ACK:
-			/* READ responses carry an AETH too; only count explicit ACK packets. */
-			if (p.op->flags & (RFW_OPF_ACK | RFW_OPF_ATOMIC))
-				f->acks++;
-			break;
-		case RFW_AETH_RNR_NAK:
-			f->rnr_naks++;
-			break;
-		default:
-			f->naks++;
-			break;
-		}
-	}
-	track_psn(c, f, &p);
+	flow_account(c, v, &p, ts);
 }
 
 int rfw_check_frame(struct rfw_check *c, int linktype, const uint8_t *data, uint32_t caplen,
@@ -423,11 +445,89 @@ static json_t *aeth_json(const struct rfw_check *c)
 	return o;
 }
 
+static json_t *ecn_json(const struct rfw_check *c)
+{
+	json_t *ecn = json_object();
+
+	json_object_set_new(ecn, "not_ect", json_integer((json_int_t)c->ecn[RFW_ECN_NOT_ECT]));
+	json_object_set_new(ecn, "ect0", json_integer((json_int_t)c->ecn[RFW_ECN_ECT0]));
+	json_object_set_new(ecn, "ect1", json_integer((json_int_t)c->ecn[RFW_ECN_ECT1]));
+	json_object_set_new(ecn, "ce", json_integer((json_int_t)c->ecn[RFW_ECN_CE]));
+	return ecn;
+}
+
+static json_t *opcodes_json(const struct rfw_check *c)
+{
+	json_t *ops = json_object();
+	char buf[64];
+
+	for (unsigned op = 0; op < 256; op++) {
+		if (!c->by_opcode[op])
+			continue;
+		opcode_key((uint8_t)op, buf, sizeof(buf));
+		json_object_set_new(ops, buf, json_integer((json_int_t)c->by_opcode[op]));
+	}
+	return ops;
+}
+
+/* malformed_by_reason, malformed_frames (the listed ones), listed_truncated. */
+static void malformed_json(json_t *o, const struct rfw_check *c)
+{
+	json_t *mal = json_array(), *reasons = json_object();
+	char buf[64];
+
+	for (unsigned i = 0; i < c->nreasons; i++)
+		json_object_set_new(reasons, c->reasons[i].name,
+		                    json_integer((json_int_t)c->reasons[i].n));
+	json_object_set_new(o, "malformed_by_reason", reasons);
+	for (unsigned i = 0; i < c->nlist; i++) {
+		const struct listed *l = &c->list[i];
+		json_t *e = json_object();
+
+		json_object_set_new(e, "frame", json_integer((json_int_t)l->frame));
+		json_object_set_new(e, "reason", l->reason ? json_string(l->reason) : json_null());
+		warnings_str(l->warnings, buf, sizeof(buf));
+		json_object_set_new(e, "warnings", json_string(buf));
+		json_array_append_new(mal, e);
+	}
+	json_object_set_new(o, "malformed_frames", mal);
+	json_object_set_new(o, "listed_truncated",
+	                    json_boolean(c->malformed + c->warned > c->nlist));
+}
+
+static json_t *flow_json(const struct flow *f)
+{
+	json_t *e = json_object();
+	char s1[64], s2[64];
+
+	json_object_set_new(e, "src", json_string(rfw_ip_to_str(f->src, s1, sizeof(s1))));
+	json_object_set_new(e, "dst", json_string(rfw_ip_to_str(f->dst, s2, sizeof(s2))));
+	json_object_set_new(e, "dst_qpn", json_integer(f->dqpn));
+	json_object_set_new(e, "udp_sport", json_integer(f->udp_sport));
+	json_object_set_new(e, "packets", json_integer((json_int_t)f->packets));
+	json_object_set_new(e, "payload_bytes", json_integer((json_int_t)f->payload_bytes));
+	json_object_set_new(e, "requests", json_integer((json_int_t)f->requests));
+	json_object_set_new(e, "responses", json_integer((json_int_t)f->responses));
+	json_object_set_new(e, "first_psn", json_integer(f->first_psn));
+	json_object_set_new(e, "last_psn", json_integer(f->last_psn));
+	json_object_set_new(e, "psn_gaps", json_integer((json_int_t)f->psn_gaps));
+	json_object_set_new(e, "psn_missing", json_integer((json_int_t)f->psn_missing));
+	json_object_set_new(e, "retransmissions", json_integer((json_int_t)f->retransmissions));
+	json_object_set_new(e, "response_retransmissions",
+	                    json_integer((json_int_t)f->resp_retransmissions));
+	json_object_set_new(e, "ecn_ce", json_integer((json_int_t)f->ce));
+	json_object_set_new(e, "cnps", json_integer((json_int_t)f->cnps));
+	json_object_set_new(e, "acks", json_integer((json_int_t)f->acks));
+	json_object_set_new(e, "rnr_naks", json_integer((json_int_t)f->rnr_naks));
+	json_object_set_new(e, "naks", json_integer((json_int_t)f->naks));
+	json_object_set_new(e, "first_ts_ns", json_integer((json_int_t)f->first_ts));
+	json_object_set_new(e, "last_ts_ns", json_integer((json_int_t)f->last_ts));
+	return e;
+}
+
 json_t *rfw_check_json(const struct rfw_check *c, const char *file)
 {
-	json_t *o = json_object(), *ops = json_object(), *flows = json_array();
-	json_t *mal = json_array(), *reasons = json_object(), *ecn = json_object();
-	char buf[64], s1[64], s2[64];
+	json_t *o = json_object(), *flows = json_array();
 
 	json_object_set_new(o, "schema", json_string(RFW_CHECK_SCHEMA));
 	json_object_set_new(o, "file", json_string(file));
@@ -448,68 +548,12 @@ json_t *rfw_check_json(const struct rfw_check *c, const char *file)
 	json_object_set_new(o, "cnps", json_integer((json_int_t)c->cnps));
 	json_object_set_new(o, "path_mtu_estimate", json_integer(c->pmtu));
 
-	json_object_set_new(ecn, "not_ect", json_integer((json_int_t)c->ecn[RFW_ECN_NOT_ECT]));
-	json_object_set_new(ecn, "ect0", json_integer((json_int_t)c->ecn[RFW_ECN_ECT0]));
-	json_object_set_new(ecn, "ect1", json_integer((json_int_t)c->ecn[RFW_ECN_ECT1]));
-	json_object_set_new(ecn, "ce", json_integer((json_int_t)c->ecn[RFW_ECN_CE]));
-	json_object_set_new(o, "ecn", ecn);
-
-	for (unsigned op = 0; op < 256; op++) {
-		if (!c->by_opcode[op])
-			continue;
-		opcode_key((uint8_t)op, buf, sizeof(buf));
-		json_object_set_new(ops, buf, json_integer((json_int_t)c->by_opcode[op]));
-	}
-	json_object_set_new(o, "by_opcode", ops);
+	json_object_set_new(o, "ecn", ecn_json(c));
+	json_object_set_new(o, "by_opcode", opcodes_json(c));
 	json_object_set_new(o, "aeth", aeth_json(c));
-
-	for (unsigned i = 0; i < c->nreasons; i++)
-		json_object_set_new(reasons, c->reasons[i].name,
-		                    json_integer((json_int_t)c->reasons[i].n));
-	json_object_set_new(o, "malformed_by_reason", reasons);
-	for (unsigned i = 0; i < c->nlist; i++) {
-		const struct listed *l = &c->list[i];
-		json_t *e = json_object();
-
-		json_object_set_new(e, "frame", json_integer((json_int_t)l->frame));
-		json_object_set_new(e, "reason", l->reason ? json_string(l->reason) : json_null());
-		warnings_str(l->warnings, buf, sizeof(buf));
-		json_object_set_new(e, "warnings", json_string(buf));
-		json_array_append_new(mal, e);
-	}
-	json_object_set_new(o, "malformed_frames", mal);
-	json_object_set_new(o, "listed_truncated",
-	                    json_boolean(c->malformed + c->warned > c->nlist));
-
-	for (uint32_t i = 0; i < c->nflows; i++) {
-		const struct flow *f = &c->flows[i];
-		json_t *e = json_object();
-
-		json_object_set_new(e, "src", json_string(rfw_ip_to_str(f->src, s1, sizeof(s1))));
-		json_object_set_new(e, "dst", json_string(rfw_ip_to_str(f->dst, s2, sizeof(s2))));
-		json_object_set_new(e, "dst_qpn", json_integer(f->dqpn));
-		json_object_set_new(e, "udp_sport", json_integer(f->udp_sport));
-		json_object_set_new(e, "packets", json_integer((json_int_t)f->packets));
-		json_object_set_new(e, "payload_bytes", json_integer((json_int_t)f->payload_bytes));
-		json_object_set_new(e, "requests", json_integer((json_int_t)f->requests));
-		json_object_set_new(e, "responses", json_integer((json_int_t)f->responses));
-		json_object_set_new(e, "first_psn", json_integer(f->first_psn));
-		json_object_set_new(e, "last_psn", json_integer(f->last_psn));
-		json_object_set_new(e, "psn_gaps", json_integer((json_int_t)f->psn_gaps));
-		json_object_set_new(e, "psn_missing", json_integer((json_int_t)f->psn_missing));
-		json_object_set_new(e, "retransmissions",
-		                    json_integer((json_int_t)f->retransmissions));
-		json_object_set_new(e, "response_retransmissions",
-		                    json_integer((json_int_t)f->resp_retransmissions));
-		json_object_set_new(e, "ecn_ce", json_integer((json_int_t)f->ce));
-		json_object_set_new(e, "cnps", json_integer((json_int_t)f->cnps));
-		json_object_set_new(e, "acks", json_integer((json_int_t)f->acks));
-		json_object_set_new(e, "rnr_naks", json_integer((json_int_t)f->rnr_naks));
-		json_object_set_new(e, "naks", json_integer((json_int_t)f->naks));
-		json_object_set_new(e, "first_ts_ns", json_integer((json_int_t)f->first_ts));
-		json_object_set_new(e, "last_ts_ns", json_integer((json_int_t)f->last_ts));
-		json_array_append_new(flows, e);
-	}
+	malformed_json(o, c);
+	for (uint32_t i = 0; i < c->nflows; i++)
+		json_array_append_new(flows, flow_json(&c->flows[i]));
 	json_object_set_new(o, "flows", flows);
 	return o;
 }

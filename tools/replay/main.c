@@ -13,6 +13,7 @@
 #include "cc_cli.h"
 #include "check.h"
 #include "wire/ib_hdr.h"
+#include "tools/common/rfw_opt.h"
 
 #define PROG "rocefw-replay"
 
@@ -51,22 +52,9 @@ static int cmd_opcodes(void)
 	return 0;
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *s == '\0' || *end != '\0' || *s == '-' || v > max) {
-		fprintf(stderr, PROG " check: %s: '%s' is not a number in 0..%u\n", opt, s, max);
-		return -1;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
-static int cmd_check(int argc, char **argv)
+/* check's options. 0: go on (*@file set); else the exit status (-1: 0 after --help). */
+static int check_parse(int argc, char **argv, struct rfw_check_opts *opts, bool *json,
+                       const char **file)
 {
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
@@ -74,37 +62,24 @@ static int cmd_check(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct rfw_check_opts opts = {.max_listed = 100};
-	char errbuf[PCAP_ERRBUF_SIZE];
-	struct pcap_pkthdr *h;
-	const u_char *data;
-	struct rfw_check *c;
-	const char *file;
-	bool json = false;
-	pcap_t *pc;
-	FILE *probe;
-	int opt, rc, lt;
+	int opt;
 
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'm':
-			if (parse_uint("--max-list", optarg, 1000000, &opts.max_listed))
+		if (opt == 'j') {
+			*json = true;
+		} else if (opt == 'm') {
+			if (rfw_opt_u32(PROG " check", "--max-list", optarg, 0, 1000000,
+			                &opts->max_listed))
 				return 2;
-			break;
-		case 'h':
+		} else if (opt == 'h') {
 			usage(stdout);
-			return 0;
-		case ':':
-			fprintf(stderr, PROG " check: option '%s' needs a value\n",
-			        argv[optind - 1]);
-			return 2;
-		default:
-			fprintf(stderr, PROG " check: unknown option '%s' (see --help)\n",
+			return -1;
+		} else {
+			fprintf(stderr,
+			        opt == ':' ? PROG " check: option '%s' needs a value\n"
+			                   : PROG " check: unknown option '%s' (see --help)\n",
 			        argv[optind - 1]);
 			return 2;
 		}
@@ -115,19 +90,31 @@ static int cmd_check(int argc, char **argv)
 		        argc - optind);
 		return 2;
 	}
-	file = argv[optind];
+	*file = argv[optind];
+	return 0;
+}
+
+/* @file opened as pcap or pcapng with nanosecond timestamps, its link type supported; NULL
+ * after saying why. */
+static pcap_t *check_open(const char *file)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	FILE *probe;
+	pcap_t *pc;
+	int lt;
+
 	/* fopen first: its errno names the problem better than libpcap's message does. */
 	probe = fopen(file, "rb");
 	if (probe == NULL) {
 		fprintf(stderr, PROG " check: cannot open '%s': %s\n", file, strerror(errno));
-		return 1;
+		return NULL;
 	}
 	fclose(probe);
 	pc = pcap_open_offline_with_tstamp_precision(file, PCAP_TSTAMP_PRECISION_NANO, errbuf);
 	if (pc == NULL) {
 		fprintf(stderr, PROG " check: cannot read '%s' as pcap or pcapng: %s\n", file,
 		        errbuf);
-		return 1;
+		return NULL;
 	}
 	lt = pcap_datalink(pc);
 	if (!rfw_check_linktype_supported(lt)) {
@@ -137,14 +124,18 @@ static int cmd_check(int argc, char **argv)
 		         "Linux cooked v1/v2, raw IPv4/IPv6\n",
 		    file, lt, pcap_datalink_val_to_name(lt) ? pcap_datalink_val_to_name(lt) : "?");
 		pcap_close(pc);
-		return 1;
+		return NULL;
 	}
-	c = rfw_check_new(&opts);
-	if (c == NULL) {
-		fprintf(stderr, PROG " check: out of memory\n");
-		pcap_close(pc);
-		return 1;
-	}
+	return pc;
+}
+
+/* Every frame of @pc through @c. libpcap's last return (PCAP_ERROR: cut off mid-record). */
+static int check_frames(pcap_t *pc, struct rfw_check *c, const char *file)
+{
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int rc, lt = pcap_datalink(pc);
+
 	while ((rc = pcap_next_ex(pc, &h, &data)) == 1) {
 		uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
 
@@ -158,6 +149,30 @@ static int cmd_check(int argc, char **argv)
 		fprintf(stderr, PROG " check: '%s': read error after the frames counted: %s\n",
 		        file, pcap_geterr(pc));
 	}
+	return rc;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct rfw_check_opts opts = {.max_listed = 100};
+	struct rfw_check *c;
+	const char *file = NULL;
+	bool json = false;
+	pcap_t *pc;
+	int rc = check_parse(argc, argv, &opts, &json, &file);
+
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	pc = check_open(file);
+	if (pc == NULL)
+		return 1;
+	c = rfw_check_new(&opts);
+	if (c == NULL) {
+		fprintf(stderr, PROG " check: out of memory\n");
+		pcap_close(pc);
+		return 1;
+	}
+	rc = check_frames(pc, c, file);
 	if (json) {
 		json_t *o = rfw_check_json(c, file);
 

@@ -103,9 +103,7 @@ static int is_mlx5(const struct ctr *c)
 }
 
 /* Markdown table cells: '|' would split the cell. */
-static FILE *out;
-
-static void cell(const char *s)
+static void cell(FILE *out, const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '|')
@@ -114,7 +112,7 @@ static void cell(const char *s)
 	}
 }
 
-static void markdown(void)
+static void markdown(FILE *out)
 {
 	unsigned total = 0;
 
@@ -144,7 +142,7 @@ static void markdown(void)
 		fprintf(out, "| counter | meaning | unit | named by |\n|---|---|---|---|\n");
 		for (unsigned i = 0; i < tb->n; i++) {
 			fprintf(out, "| `%s` | ", tb->c[i].name);
-			cell(tb->c[i].doc);
+			cell(out, tb->c[i].doc);
 			fprintf(out, " | %s | %s |\n", unit_of(tb->c[i].name, tb->c[i].doc),
 			        is_mlx5(&tb->c[i]) ? "mlx5" : "rocefw");
 		}
@@ -155,13 +153,13 @@ static void markdown(void)
 static char *render(size_t *len)
 {
 	char *buf = NULL;
+	FILE *out = open_memstream(&buf, len);
 
-	out = open_memstream(&buf, len);
 	if (out == NULL) {
 		perror("open_memstream");
 		exit(1);
 	}
-	markdown();
+	markdown(out);
 	if (fclose(out) != 0) {
 		perror("gen_counters");
 		exit(1);

@@ -26,6 +26,11 @@
 
 #include <jansson.h>
 
+#include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_clock.h"
+
+#define PROG "rocefw-stat"
+
 #define STAT_SCHEMA       "rocefw-stat/1"
 #define STAT_RATES_SCHEMA "rocefw-stat.rates/1"
 #define MAX_PROCS         64
@@ -51,27 +56,33 @@ struct flat {
 
 enum fmt { FMT_TABLE, FMT_JSON, FMT_CSV };
 
-static struct {
+/* The command line. */
+struct stat_opts {
 	enum fmt fmt;
 	bool all;
 	double watch_s;
 	long count;
 	int timeout_ms;
 	const char *runtime_dir;
-} opt = {.timeout_ms = 2000};
+	/* which processes */
+	const char *prefixes[MAX_PROCS];
+	unsigned nprefixes;
+	bool all_procs;
+	/* the directory the sockets are under: --runtime-dir, or DPDK's default */
+	char base[4096];
+};
 
-static const char *runtime_base(void)
+/* DPDK's runtime directory for this user, unless --runtime-dir said. */
+static void runtime_base(struct stat_opts *opt)
 {
-	static char buf[4096];
-	const char *x;
+	const char *x = getenv("XDG_RUNTIME_DIR");
 
-	if (opt.runtime_dir != NULL)
-		return opt.runtime_dir;
-	if (geteuid() == 0)
-		return "/var/run/dpdk";
-	x = getenv("XDG_RUNTIME_DIR");
-	snprintf(buf, sizeof(buf), "%s/dpdk", x != NULL ? x : "/tmp");
-	return buf;
+	if (opt->runtime_dir != NULL)
+		snprintf(opt->base, sizeof(opt->base), "%s", opt->runtime_dir);
+	else if (geteuid() == 0)
+		snprintf(opt->base, sizeof(opt->base), "/var/run/dpdk");
+	else
+		snprintf(opt->base, sizeof(opt->base), "%s/dpdk", x != NULL ? x : "/tmp");
 }
 
 static void proc_close(struct proc *p)
@@ -120,10 +131,10 @@ static json_t *query(struct proc *p, const char *cmd)
 	return v;
 }
 
-static int proc_open(struct proc *p, bool quiet)
+static int proc_open(struct proc *p, bool quiet, int timeout_ms)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	struct timeval tv = {opt.timeout_ms / 1000, (opt.timeout_ms % 1000) * 1000};
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
 	char greet[4096];
 	json_error_t err;
 	json_t *g;
@@ -610,7 +621,7 @@ static void print_qps_table(json_t *proc)
 	}
 }
 
-static void print_table(json_t *proc)
+static void print_table(json_t *proc, bool all)
 {
 	struct flat f = {0};
 	unsigned shown = 0;
@@ -621,44 +632,28 @@ static void print_table(json_t *proc)
 	print_qps_table(proc);
 	flatten(&f, proc);
 	for (size_t i = 0; i < f.n; i++) {
-		if (!f.counter[i] || (!opt.all && f.val[i] == 0))
+		if (!f.counter[i] || (!all && f.val[i] == 0))
 			continue;
 		printf("  %-44s %20.0f\n", f.key[i], f.val[i]);
 		shown++;
 	}
 	if (shown == 0)
-		printf("  (no %scounters)\n", opt.all ? "" : "non-zero ");
+		printf("  (no %scounters)\n", all ? "" : "non-zero ");
 	print_estats_table(proc);
 	flat_free(&f);
 }
 
-static void print_csv(json_t *proc)
+static void print_csv(json_t *proc, bool all)
 {
 	struct flat f = {0};
 
 	flatten(&f, proc);
 	for (size_t i = 0; i < f.n; i++)
-		if (opt.all || f.val[i] != 0 || !f.counter[i])
+		if (all || f.val[i] != 0 || !f.counter[i])
 			printf("%s,%s,%.0f\n",
 			       json_string_value(json_object_get(proc, "file_prefix")), f.key[i],
 			       f.val[i]);
 	flat_free(&f);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Reads every live process; a process whose socket fails is marked gone (reported once). */
@@ -701,15 +696,16 @@ static json_t *find_proc(json_t *arr, const char *prefix)
  * Rates between two samples: (now - before) / dt for counters; a counter that went down (a QP
  * destroyed and its number reused) counts from zero. Gauges (cc state, quantiles) are left out.
  */
-static void print_rates(json_t *before, json_t *now, double dt, double t_rel)
+static void print_rates(const struct stat_opts *opt, json_t *before, json_t *now, double dt,
+                        double t_rel)
 {
 	json_t *out = NULL, *plist = NULL, *proc;
 	size_t i;
 
-	if (opt.fmt == FMT_JSON) {
+	if (opt->fmt == FMT_JSON) {
 		out = json_object();
 		json_object_set_new(out, "schema", json_string(STAT_RATES_SCHEMA));
-		json_object_set_new(out, "time_ns", json_integer(realtime_ns()));
+		json_object_set_new(out, "time_ns", json_integer(rfw_real_ns()));
 		json_object_set_new(out, "interval_s", json_real(dt));
 		plist = json_array();
 	}
@@ -724,10 +720,10 @@ static void print_rates(json_t *before, json_t *now, double dt, double t_rel)
 			continue;
 		flatten(&a, old);
 		flatten(&b, proc);
-		if (opt.fmt == FMT_TABLE)
+		if (opt->fmt == FMT_TABLE)
 			printf("%s (pid %lld): rates over %.3f s\n", prefix,
 			       (long long)json_integer_value(json_object_get(proc, "pid")), dt);
-		if (opt.fmt == FMT_JSON) {
+		if (opt->fmt == FMT_JSON) {
 			rates = json_object();
 			values = json_object();
 		}
@@ -739,12 +735,12 @@ static void print_rates(json_t *before, json_t *now, double dt, double t_rel)
 				continue;
 			d = b.val[k] >= v0 ? b.val[k] - v0 : b.val[k];
 			r = dt > 0 ? d / dt : 0;
-			if (!opt.all && r == 0)
+			if (!opt->all && r == 0)
 				continue;
 			shown++;
-			if (opt.fmt == FMT_TABLE)
+			if (opt->fmt == FMT_TABLE)
 				printf("  %-44s %20.0f %16.1f/s\n", b.key[k], b.val[k], r);
-			else if (opt.fmt == FMT_CSV)
+			else if (opt->fmt == FMT_CSV)
 				printf("%.3f,%s,%s,%.0f,%.3f\n", t_rel, prefix, b.key[k], b.val[k],
 				       r);
 			else {
@@ -753,9 +749,9 @@ static void print_rates(json_t *before, json_t *now, double dt, double t_rel)
 				                    json_integer((json_int_t)b.val[k]));
 			}
 		}
-		if (opt.fmt == FMT_TABLE && shown == 0)
+		if (opt->fmt == FMT_TABLE && shown == 0)
 			printf("  (no counter moved)\n");
-		if (opt.fmt == FMT_JSON) {
+		if (opt->fmt == FMT_JSON) {
 			json_t *po = json_object();
 
 			json_object_set_new(po, "file_prefix", json_string(prefix));
@@ -767,7 +763,7 @@ static void print_rates(json_t *before, json_t *now, double dt, double t_rel)
 		flat_free(&a);
 		flat_free(&b);
 	}
-	if (opt.fmt == FMT_JSON) {
+	if (opt->fmt == FMT_JSON) {
 		json_object_set_new(out, "processes", plist);
 		json_dumpf(out, stdout, JSON_COMPACT);
 		printf("\n");
@@ -776,57 +772,57 @@ static void print_rates(json_t *before, json_t *now, double dt, double t_rel)
 	fflush(stdout);
 }
 
-static int one_shot(struct proc *ps, unsigned n)
+static int one_shot(const struct stat_opts *opt, struct proc *ps, unsigned n)
 {
 	int err = 0;
 	json_t *arr = sample(ps, n, &err), *proc;
 	size_t i;
 
-	if (opt.fmt == FMT_JSON) {
+	if (opt->fmt == FMT_JSON) {
 		json_t *o = json_object();
 
 		json_object_set_new(o, "schema", json_string(STAT_SCHEMA));
-		json_object_set_new(o, "time_ns", json_integer(realtime_ns()));
+		json_object_set_new(o, "time_ns", json_integer(rfw_real_ns()));
 		json_object_set_new(o, "processes", arr);
 		json_dumpf(o, stdout, JSON_INDENT(1));
 		printf("\n");
 		json_decref(o);
 		return err;
 	}
-	if (opt.fmt == FMT_CSV)
+	if (opt->fmt == FMT_CSV)
 		printf("file_prefix,counter,value\n");
 	json_array_foreach(arr, i, proc)
 	{
-		if (opt.fmt == FMT_CSV)
-			print_csv(proc);
+		if (opt->fmt == FMT_CSV)
+			print_csv(proc, opt->all);
 		else
-			print_table(proc);
+			print_table(proc, opt->all);
 	}
 	json_decref(arr);
 	return err;
 }
 
-static int watch(struct proc *ps, unsigned n)
+static int watch(const struct stat_opts *opt, struct proc *ps, unsigned n)
 {
 	int err = 0;
-	double t0 = now_s(), t_prev = t0, t;
+	double t0 = rfw_mono_s(), t_prev = t0, t;
 	json_t *prev = sample(ps, n, &err), *cur;
 
-	if (opt.fmt == FMT_CSV)
+	if (opt->fmt == FMT_CSV)
 		printf("time_s,file_prefix,counter,value,rate_per_s\n");
-	for (long it = 0; opt.count == 0 || it < opt.count; it++) {
-		struct timespec ts = {(time_t)opt.watch_s,
-		                      (long)((opt.watch_s - floor(opt.watch_s)) * 1e9)};
+	for (long it = 0; opt->count == 0 || it < opt->count; it++) {
+		struct timespec ts = {(time_t)opt->watch_s,
+		                      (long)((opt->watch_s - floor(opt->watch_s)) * 1e9)};
 
 		nanosleep(&ts, NULL);
 		cur = sample(ps, n, &err);
-		t = now_s();
+		t = rfw_mono_s();
 		if (json_array_size(cur) == 0) {
 			fprintf(stderr, "rocefw-stat: no process left to read\n");
 			json_decref(cur);
 			break;
 		}
-		print_rates(prev, cur, t - t_prev, t - t0);
+		print_rates(opt, prev, cur, t - t_prev, t - t0);
 		json_decref(prev);
 		prev = cur;
 		t_prev = t;
@@ -856,20 +852,61 @@ static void usage(FILE *f)
 	    "  --timeout-ms MS  wait this long for each telemetry reply (default 2000)\n");
 }
 
-static bool parse_num(const char *s, double lo, double hi, double *out)
+/* One option (getopt value @c). 0: taken; 2: bad usage; -1: --help printed. */
+static int stat_opt(struct stat_opts *opt, int c, const char *arg, bool *json, bool *csv,
+                    bool *count_set)
 {
-	char *end;
-	double v;
+	uint64_t u;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || !(v >= lo && v <= hi))
-		return false;
-	*out = v;
-	return true;
+	switch (c) {
+	case 'f':
+		if (opt->nprefixes == MAX_PROCS || *arg == '\0' || strchr(arg, '/') != NULL) {
+			fprintf(stderr, "rocefw-stat: --file-prefix '%s': %s\n", arg,
+			        opt->nprefixes == MAX_PROCS ? "too many processes"
+			                                    : "not a file prefix");
+			return 2;
+		}
+		opt->prefixes[opt->nprefixes++] = arg;
+		return 0;
+	case 'A':
+		opt->all_procs = true;
+		return 0;
+	case 'j':
+		*json = true;
+		return 0;
+	case 'c':
+		*csv = true;
+		return 0;
+	case 'w':
+		return rfw_opt_double(PROG, "--watch", arg, 0.05, 3600, &opt->watch_s) ? 2 : 0;
+	case 'n':
+		if (rfw_opt_u64(PROG, "--count", arg, 1, 1000000000, &u) != 0)
+			return 2;
+		opt->count = (long)u;
+		*count_set = true;
+		return 0;
+	case 'a':
+		opt->all = true;
+		return 0;
+	case 'r':
+		opt->runtime_dir = arg;
+		return 0;
+	case 't':
+		if (rfw_opt_u64(PROG, "--timeout-ms", arg, 1, 600000, &u) != 0)
+			return 2;
+		opt->timeout_ms = (int)u;
+		return 0;
+	case 'h':
+		usage(stdout);
+		return -1;
+	default:
+		usage(stderr);
+		return 2;
+	}
 }
 
-int main(int argc, char **argv)
+/* 0: go on; else the exit status (-1: 0). */
+static int stat_parse(int argc, char **argv, struct stat_opts *opt)
 {
 	static const struct option lo[] = {{"file-prefix", required_argument, NULL, 'f'},
 	                                   {"all-processes", no_argument, NULL, 'A'},
@@ -882,71 +919,13 @@ int main(int argc, char **argv)
 	                                   {"timeout-ms", required_argument, NULL, 't'},
 	                                   {"help", no_argument, NULL, 'h'},
 	                                   {NULL, 0, NULL, 0}};
-	static struct proc ps[MAX_PROCS];
-	const char *prefixes[MAX_PROCS];
-	unsigned np = 0, n = 0;
-	bool all_procs = false, json = false, csv = false, count_set = false;
-	double v;
+	bool json = false, csv = false, count_set = false;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "f:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			if (np == MAX_PROCS || *optarg == '\0' || strchr(optarg, '/') != NULL) {
-				fprintf(stderr, "rocefw-stat: --file-prefix '%s': %s\n", optarg,
-				        np == MAX_PROCS ? "too many processes"
-				                        : "not a file prefix");
-				return 2;
-			}
-			prefixes[np++] = optarg;
-			break;
-		case 'A':
-			all_procs = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'c':
-			csv = true;
-			break;
-		case 'w':
-			if (!parse_num(optarg, 0.05, 3600, &opt.watch_s)) {
-				fprintf(stderr, "rocefw-stat: --watch '%s': seconds, 0.05..3600\n",
-				        optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			if (!parse_num(optarg, 1, 1e9, &v) || v != floor(v)) {
-				fprintf(stderr,
-				        "rocefw-stat: --count '%s': an integer, 1..1000000000\n",
-				        optarg);
-				return 2;
-			}
-			opt.count = (long)v;
-			count_set = true;
-			break;
-		case 'a':
-			opt.all = true;
-			break;
-		case 'r':
-			opt.runtime_dir = optarg;
-			break;
-		case 't':
-			if (!parse_num(optarg, 1, 600000, &v)) {
-				fprintf(stderr, "rocefw-stat: --timeout-ms '%s': 1..600000\n",
-				        optarg);
-				return 2;
-			}
-			opt.timeout_ms = (int)v;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
+		rc = stat_opt(opt, c, optarg, &json, &csv, &count_set);
+		if (rc != 0)
+			return rc;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "rocefw-stat: unexpected argument '%s'\n", argv[optind]);
@@ -957,69 +936,95 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rocefw-stat: --json and --csv exclude each other\n");
 		return 2;
 	}
-	if (count_set && opt.watch_s == 0) {
+	if (count_set && opt->watch_s == 0) {
 		fprintf(stderr, "rocefw-stat: --count needs --watch\n");
 		return 2;
 	}
-	opt.fmt = json ? FMT_JSON : csv ? FMT_CSV : FMT_TABLE;
-	if (np == 0 && !all_procs)
-		prefixes[np++] = "rte";
+	opt->fmt = json ? FMT_JSON : csv ? FMT_CSV : FMT_TABLE;
+	if (opt->nprefixes == 0 && !opt->all_procs)
+		opt->prefixes[opt->nprefixes++] = "rte";
+	runtime_base(opt);
+	return 0;
+}
 
-	for (unsigned i = 0; i < np; i++) {
-		struct proc *p = &ps[n];
+/* The processes named with --file-prefix (or "rte"), into @ps from *@n. 0, or 1 when one has
+ * no socket or does not answer. */
+static int open_named(const struct stat_opts *opt, struct proc *ps, unsigned *n)
+{
+	for (unsigned i = 0; i < opt->nprefixes; i++) {
+		struct proc *p = &ps[*n];
 
-		snprintf(p->prefix, sizeof(p->prefix), "%s", prefixes[i]);
-		snprintf(p->path, sizeof(p->path), "%s/%s/dpdk_telemetry.v2", runtime_base(),
-		         prefixes[i]);
+		snprintf(p->prefix, sizeof(p->prefix), "%s", opt->prefixes[i]);
+		if (snprintf(p->path, sizeof(p->path), "%s/%s/dpdk_telemetry.v2", opt->base,
+		             opt->prefixes[i]) >= (int)sizeof(p->path)) {
+			fprintf(stderr, "rocefw-stat: --file-prefix %s: socket path too long\n",
+			        p->prefix);
+			return 1;
+		}
 		if (access(p->path, F_OK) != 0) {
 			fprintf(stderr,
 			        "rocefw-stat: --file-prefix %s: no telemetry socket %s: %s\n",
 			        p->prefix, p->path, strerror(errno));
 			return 1;
 		}
-		if (proc_open(p, false) < 0)
+		if (proc_open(p, false, opt->timeout_ms) < 0)
 			return 1;
-		n++;
+		(*n)++;
 	}
-	if (all_procs) {
-		char pat[4200];
-		glob_t g;
-		unsigned found = 0;
+	return 0;
+}
 
-		snprintf(pat, sizeof(pat), "%s/*/dpdk_telemetry.v2", runtime_base());
-		if (glob(pat, 0, NULL, &g) == 0) {
-			for (size_t i = 0; i < g.gl_pathc && n < MAX_PROCS; i++) {
-				struct proc *p = &ps[n];
-				size_t base = strlen(runtime_base()) + 1;
-				const char *s = g.gl_pathv[i] + base;
-				size_t len = strcspn(s, "/");
-				bool dup = false;
+/* --all-processes: every live socket under the runtime directory not named already. 0, or 1
+ * when there is none at all. */
+static int open_all(const struct stat_opts *opt, struct proc *ps, unsigned *n)
+{
+	char pat[4200];
+	glob_t g;
+	unsigned found = 0;
 
-				snprintf(p->prefix, sizeof(p->prefix), "%.*s", (int)len, s);
-				for (unsigned k = 0; k < n; k++)
-					dup |= strcmp(ps[k].prefix, p->prefix) == 0;
-				if (dup)
-					continue;
-				snprintf(p->path, sizeof(p->path), "%s", g.gl_pathv[i]);
-				/* A socket left by a process that ended: skipped, said on stderr.
-				 */
-				if (proc_open(p, true) < 0) {
-					fprintf(stderr, "rocefw-stat: %s: stale socket, skipped\n",
-					        p->path);
-					continue;
-				}
-				n++;
-				found++;
+	snprintf(pat, sizeof(pat), "%s/*/dpdk_telemetry.v2", opt->base);
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc && *n < MAX_PROCS; i++) {
+			struct proc *p = &ps[*n];
+			const char *s = g.gl_pathv[i] + strlen(opt->base) + 1;
+			bool dup = false;
+
+			snprintf(p->prefix, sizeof(p->prefix), "%.*s", (int)strcspn(s, "/"), s);
+			for (unsigned k = 0; k < *n; k++)
+				dup |= strcmp(ps[k].prefix, p->prefix) == 0;
+			if (dup)
+				continue;
+			snprintf(p->path, sizeof(p->path), "%s", g.gl_pathv[i]);
+			/* A socket left by a process that ended: skipped, said on stderr. */
+			if (proc_open(p, true, opt->timeout_ms) < 0) {
+				fprintf(stderr, "rocefw-stat: %s: stale socket, skipped\n",
+				        p->path);
+				continue;
 			}
-			globfree(&g);
+			(*n)++;
+			found++;
 		}
-		if (found == 0 && n == 0) {
-			fprintf(stderr,
-			        "rocefw-stat: --all-processes: no live telemetry socket %s\n", pat);
-			return 1;
-		}
+		globfree(&g);
 	}
-	rc = opt.watch_s > 0 ? watch(ps, n) : one_shot(ps, n);
+	if (found == 0 && *n == 0) {
+		fprintf(stderr, "rocefw-stat: --all-processes: no live telemetry socket %s\n", pat);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct stat_opts opt = {.timeout_ms = 2000};
+	static struct proc ps[MAX_PROCS];
+	unsigned n = 0;
+	int rc = stat_parse(argc, argv, &opt);
+
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (open_named(&opt, ps, &n) != 0 || (opt.all_procs && open_all(&opt, ps, &n) != 0))
+		return 1;
+	rc = opt.watch_s > 0 ? watch(&opt, ps, n) : one_shot(&opt, ps, n);
 	for (unsigned i = 0; i < n; i++)
 		proc_close(&ps[i]);
 	return rc ? 1 : 0;
