@@ -512,7 +512,8 @@ static int run_cc(void)
 	}
 	/* The script exercised both machines: some CE answered, some suppressed; cuts, recovery. */
 	CHECK(d[NEV - 1].cnps > 0 && d[NEV - 1].cnps < 8, "CNPs sent: %u of 8 CE", d[NEV - 1].cnps);
-	CHECK(d[NEV - 1].cuts >= 3 && d[9].rc / 1000 < prof.line_kbps, "rate cuts: %lu", d[NEV - 1].cuts);
+	CHECK(d[NEV - 1].cuts >= 3 && d[9].rc / 1000 < prof.line_kbps, "rate cuts: %lu",
+	      d[NEV - 1].cuts);
 	cc_shared_port();
 	fprintf(stderr, "%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
