@@ -8,7 +8,8 @@ path MTU (1023/1024/1025 with --mtu 1024, 4095/4097 with 4096) and around 64 KiB
 several QPs, and FETCH_AND_ADD, all with verified=true (every byte compared) and the iteration
 count asked for; every size from 2 B to 8 MiB in one run (SEND); CE marks -> CNPs -> reaction
 point -> paced packets; WRITE, SEND and READ latency runs with ordered percentiles; that a
-damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; and
+damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; that
+--cc-profile timely paces on TIMELY's RTT signal alone; and
 that bad options are named and exit with status 2 before EAL starts. Speed is not asserted
 here (docs/perf.md).
 
@@ -112,6 +113,13 @@ def main():
             check("np_cnp_sent" not in j["counters_b"] and
                   "nic_pacer_waits" not in j["counters_a"],
                   "no CE marks: no CNP, nothing paced (line rate not reached)")
+        # TIMELY on the NIC (issue 14): without any CE mark (where unified paces nothing, above),
+        # its RTT probes see 128 x 64 KiB queued, far above T_high: it cuts, and the NIC paces.
+        j, _ = run(["write", "bw", "-s", "65536", "-n", "1000", "--cc-profile", "timely"], tmp)
+        if j is not None:
+            check(j["results"][0]["verified"] is True and "np_cnp_sent" not in j["counters_b"] and
+                  j["counters_a"].get("nic_pacer_waits", 0) > 0,
+                  "cc timely: no CE, no CNP, yet A's requests waited for TIMELY's pacer")
         j, _ = run(["write", "bw", "-s", "65536", "-n", "100", "--ce-mark-every", "20",
                     "--cc-profile", "none"], tmp)
         if j is not None:

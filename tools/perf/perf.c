@@ -72,7 +72,8 @@ static void usage(FILE *f)
 	       "1)\n"
 	       "      --mtu BYTES       path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
 	       "      --cc-profile P    DCQCN profile (unified, paper, mlx5-cx5, hpcc-ns3, "
-	       "shared-port) or none (default unified)\n"
+	       "shared-port), timely (TIMELY's rate machine, unified's notification point) or "
+	       "none (default unified)\n"
 	       "      --dscp N          DSCP of data packets, 0..63 (default 26)\n"
 	       "      --line-rate GBPS  line rate the DCQCN profile paces against, 1..4000 Gb/s "
 	       "(default 100)\n"
@@ -171,9 +172,11 @@ static void word_opt(struct opts *o, int c, const char *arg)
 	int m;
 
 	if (c == O_CC) {
-		if (strcmp(arg, "none") != 0 && dcqcn_profile_lookup(arg) < 0)
-			bad_value("--cc-profile", arg,
-			          "none, unified, paper, mlx5-cx5, hpcc-ns3 or shared-port");
+		if (strcmp(arg, "none") != 0 && strcmp(arg, "timely") != 0 &&
+		    dcqcn_profile_lookup(arg) < 0)
+			bad_value(
+			    "--cc-profile", arg,
+			    "none, unified, paper, mlx5-cx5, hpcc-ns3, shared-port or timely");
 		o->cc_profile = arg;
 	} else if (c == O_TRANSPORT) {
 		m = rfw_oob_transport_lookup(arg);
@@ -380,6 +383,7 @@ struct perf {
 	struct rfw_ep a, b;
 	struct conn conns[MAX_QPS];
 	struct dcqcn_prof prof;
+	struct timely_prof tprof; /* --cc-profile timely */
 	/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to
 	 * ring_ab. */
 	struct rte_ring *ring_cp, *ring_ab;
@@ -451,6 +455,7 @@ void side_setup(struct perf *P, struct rfw_ep *s, uint16_t port_id, uint32_t ip4
 	c.nic.dscp = (uint8_t)o->dscp;
 	c.nic.dscp_set = true;
 	c.nic.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &P->prof : NULL;
+	c.nic.timely_prof = strcmp(o->cc_profile, "timely") == 0 ? &P->tprof : NULL;
 	rc = rfw_ep_open(s, &c, &stage);
 	if (rc != 0)
 		die(stage, rc);
@@ -2442,11 +2447,24 @@ static int cc_setup(struct perf *P, const struct opts *o)
 	struct dcqcn_params p;
 	char msg[128];
 
+	bool timely = strcmp(o->cc_profile, "timely") == 0;
+	struct timely_params tp;
+
 	if (strcmp(o->cc_profile, "none") == 0)
 		return 0;
-	if (dcqcn_params_init(&p, (enum dcqcn_profile)dcqcn_profile_lookup(o->cc_profile)) != 0 ||
+	/* TIMELY: its rate machine on every QP; unified's notification point still answers CE
+	 * with CNPs (which TIMELY counts and ignores: timely_cnp_ignored). */
+	if (dcqcn_params_init(
+	        &p, timely ? DCQCN_PROFILE_UNIFIED
+	                   : (enum dcqcn_profile)dcqcn_profile_lookup(o->cc_profile)) != 0 ||
 	    dcqcn_prof_config(&P->prof, &p, o->line_gbps * 1000, msg, sizeof(msg)) != 0) {
 		fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o->cc_profile, msg);
+		return 2;
+	}
+	timely_params_init(&tp);
+	if (timely &&
+	    timely_prof_config(&P->tprof, &tp, o->line_gbps * 1000, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "rocefw-perf: --cc-profile timely: %s\n", msg);
 		return 2;
 	}
 	return 0;
