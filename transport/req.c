@@ -8,17 +8,47 @@
 
 #include "rfw_int.h"
 
-/* IBA 10.8.3.3 / 9.7.4.1.5: outstanding READ and atomic WQEs in flight. */
-static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp)
+/*
+ * READ requests of @w outstanding: its chunks (split at multiples of rfw_read_span() PSNs from
+ * its first PSN, each a READ request of its own taking a responder resource) that overlap the
+ * PSNs requested and not yet answered, [comp.psn, @end). After a go-back-N rewind into the READ
+ * both ends are equal: none.
+ */
+static uint32_t read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t end)
+{
+	uint32_t span = rfw_read_span(qp);
+	int32_t sent = rfw_psn_diff(end, w->first_psn);
+	int32_t done = rfw_psn_diff(qp->comp.psn, w->first_psn);
+
+	if (!w->psn_valid || sent <= 0)
+		return 0;
+	if (done < 0)
+		done = 0;
+	if (done >= sent)
+		return 0;
+	return ((uint32_t)sent + span - 1) / span - (uint32_t)done / span;
+}
+
+/*
+ * IBA 10.8.3.3 / 9.7.4.1.5: READ and atomic requests in flight, each holding one of the
+ * responder's max_dest_rd_atomic resources: one per atomic, one per outstanding chunk of a
+ * READ (a long READ goes as several requests). @w, the WQE at req.idx, counts its chunks sent.
+ */
+static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_swqe *w)
 {
 	uint32_t n = 0;
 
 	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
-		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *x = &qp->sq[i % qp->sq_size];
 
-		if (rfw_wqe_is_rd_atomic(w) && w->state != SWQE_DONE)
-			n++;
+		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
+			continue;
+		n += x->wr.opcode == RFW_WR_RDMA_READ
+		         ? read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1))
+		         : 1;
 	}
+	if (w != NULL && w->wr.opcode == RFW_WR_RDMA_READ && qp->req.off != 0)
+		n += read_chunks_out(qp, w, qp->req.psn);
 	return n;
 }
 
@@ -42,27 +72,6 @@ static uint32_t next_span(const struct rfw_qp *qp, const struct rfw_swqe *w)
 	if (w->wr.opcode != RFW_WR_RDMA_READ)
 		return 1;
 	return rfw_msg_npkts(read_chunk(qp, w, qp->req.off), qp->mtu);
-}
-
-/*
- * Requests of the READ @w being requested (at req.idx) still outstanding: the chunks (split at
- * multiples of rfw_read_span() PSNs from its first PSN) that overlap the PSNs requested and not
- * yet answered, [comp.psn, req.psn). Each chunk is a READ request of its own and takes a
- * responder resource. After a go-back-N rewind into the READ both ends are equal: none.
- */
-static uint32_t read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *w)
-{
-	uint32_t span = rfw_read_span(qp);
-	int32_t sent = rfw_psn_diff(qp->req.psn, w->first_psn);
-	int32_t done = rfw_psn_diff(qp->comp.psn, w->first_psn);
-
-	if (!w->psn_valid || sent <= 0)
-		return 0;
-	if (done < 0)
-		done = 0;
-	if (done >= sent)
-		return 0;
-	return ((uint32_t)sent + span - 1) / span - (uint32_t)done / span;
 }
 
 /*
@@ -122,20 +131,17 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 		 */
 		return NULL;
 	}
-	if (qp->req.off == 0) {
+	if (qp->req.off == 0 && (w->wr.send_flags & RFW_SEND_FENCE) &&
+	    rd_atomic_in_flight(qp, NULL)) {
 		/* Fence (IBA 10.8.3.3): wait for earlier READ and atomic operations; a LOCAL_INV
 		   too, or it could invalidate an MR a READ response is still written into. */
-		if ((w->wr.send_flags & RFW_SEND_FENCE) && rd_atomic_in_flight(qp))
-			return NULL;
-		/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5). */
-		if (rfw_wqe_is_rd_atomic(w) && rd_atomic_in_flight(qp) >= qp->attr.max_rd_atomic)
-			return NULL;
-	} else if (w->wr.opcode == RFW_WR_RDMA_READ &&
-	           rd_atomic_in_flight(qp) + read_chunks_out(qp, w) >= qp->attr.max_rd_atomic) {
-		/* The next request of a READ split at rfw_read_span() counts in the depth too: the
-		 * responder holds one resource per request (issue 13.2's split broke this). */
 		return NULL;
 	}
+	/* Initiator depth (max_rd_atomic, IBA 9.7.4.1.5), counted in requests: each request of a
+	 * READ split at rfw_read_span() holds a responder resource too. */
+	if (rfw_wqe_is_rd_atomic(w) && (qp->req.off == 0 || w->wr.opcode == RFW_WR_RDMA_READ) &&
+	    rd_atomic_in_flight(qp, w) >= qp->attr.max_rd_atomic)
+		return NULL;
 	return w;
 }
 

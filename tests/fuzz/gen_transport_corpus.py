@@ -124,6 +124,11 @@ seeds = {
     # executed, must not be skipped (it was: never executed, never completed, the QP hung).
     "rnr_rewind_local_inv": rec(A | QPN | PSN, bth(0x11) + aeth(0x20)) + post(K_INV_UNKNOWN),
     "rnr_rewind_local_inv_plain": rec(A | QPN | PSN, bth(0x11) + aeth(0x20)) + post(K_INV_PLAIN),
+    # Found by fuzz_transport after issue 13.2's READ split: sr, a 64 KiB READ (8 requests of
+    # 32 PSNs) fully requested, then another READ: the initiator depth counted the first READ
+    # as one WQE, not its 4 outstanding requests, so the fifth found every responder resource
+    # busy: NAK invalid request (REM_INV_REQ_ERR)
+    "sr_split_read_depth": bytes.fromhex("000001004000010d400001024000017c480403102e6300000d"),
     # Regressions of issue 13 (each failed its oracle before the item's fix):
     # item 3: a local error (bad lkey, LOCAL_INV) behind an outstanding WQE never completed in
     # gbn (hung: nothing to send, no timer armed)
