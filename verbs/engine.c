@@ -21,8 +21,11 @@
 #include "dataplane/rfw_port.h"
 #include "verbs/engine.h"
 
-#define ENG_MAX_ARGS     64
-#define ENG_LINK_WAIT_MS 2000 /* how long open waits for the link before going on (DOWN) */
+#define ENG_MAX_ARGS 64
+/* How long open waits for the link before going on with the port DOWN (a memif server's link
+ * comes up only when its client connects; a memif client is restarted meanwhile so that it
+ * retries a server that was not there yet). */
+#define ENG_LINK_WAIT_MS 1000
 
 struct rfw_eng {
 	pthread_mutex_t lock;
@@ -147,9 +150,7 @@ static int eng_setup(struct rfw_eng *e, const struct rfw_vconf *c)
 		fprintf(stderr, "rocefw-verbs: NIC creation failed: %s\n", rte_strerror(rte_errno));
 		return -rte_errno;
 	}
-	if (rfw_port_link_wait(e->port, ENG_LINK_WAIT_MS) != 0)
-		fprintf(stderr, "rocefw-verbs: link of port %s still down: port state DOWN\n",
-		        e->port->name);
+	(void)rfw_port_link_wait(e->port, ENG_LINK_WAIT_MS); /* DOWN is reported by query_port */
 	return 0;
 }
 

@@ -60,12 +60,15 @@ static int send_wr_of(const struct ibv_send_wr *w, struct rfw_send_wr *r)
 	return 0;
 }
 
-/* After posting: the NIC is told; inline mode also runs it once. Engine lock held. */
+/*
+ * After posting: the NIC is told, and runs once here, in both modes: the posting thread holds
+ * the engine lock already, and the first packets leave without waiting for the progress thread
+ * to be scheduled. Engine lock held.
+ */
 static void doorbell(struct rfw_vrb_qp *q)
 {
 	rfw_eng_qp_kick(q->ctx->eng, q->qp);
-	if (q->ctx->inline_progress)
-		rfw_vrb_progress_step(q->ctx->eng);
+	rfw_vrb_progress_step(q->ctx->eng);
 }
 
 int rfw_vrb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
