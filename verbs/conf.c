@@ -30,6 +30,7 @@ int rfw_vconf_read(struct rfw_vconf *c, char *err, size_t errlen)
 	const char *ip = getenv("ROCEFW_IP");
 	const char *dev = getenv("ROCEFW_DEV");
 	const char *prog = getenv("ROCEFW_PROGRESS");
+	const char *stats = getenv("ROCEFW_STATS");
 
 	memset(c, 0, sizeof(*c));
 	c->ip4 = RFW_VCONF_LOOPBACK_IP4;
@@ -46,6 +47,7 @@ int rfw_vconf_read(struct rfw_vconf *c, char *err, size_t errlen)
 			return bad(err, errlen, "ROCEFW_DEV", dev, "name too long");
 		strcpy(c->dev_name, dev);
 	}
+	c->stats = stats != NULL && strcmp(stats, "1") == 0;
 	if (prog == NULL || *prog == '\0' || strcmp(prog, "thread") == 0)
 		c->progress = RFW_PROGRESS_THREAD;
 	else if (strcmp(prog, "inline") == 0)

@@ -28,6 +28,8 @@ struct rfw_vconf {
 	char dev_name[RFW_VCONF_NAME_MAX];
 	/* ROCEFW_PROGRESS: thread (default) or inline. */
 	enum rfw_vconf_progress progress;
+	/* ROCEFW_STATS=1: print the non-zero port and transport counters to stderr at exit. */
+	bool stats;
 };
 
 /* Default IPv4 address of the built-in loopback port (10.0.0.1). */

@@ -5,6 +5,7 @@
  * The only file of verbs/ that knows about DPDK.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ struct rfw_eng {
 	struct rfw_port *port;
 	struct rfw_nic *nic;
 	bool loopback;
+	bool memif; /* net_memif: the link is the peer process's presence, not a cable */
 };
 
 static struct rfw_eng eng = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -125,6 +127,14 @@ static int first_port(void)
 	return -ENODEV;
 }
 
+static bool is_memif(uint16_t port)
+{
+	struct rte_eth_dev_info di;
+
+	return rte_eth_dev_info_get(port, &di) == 0 && di.driver_name != NULL &&
+	       strcmp(di.driver_name, "net_memif") == 0;
+}
+
 static int eng_setup(struct rfw_eng *e, const struct rfw_vconf *c)
 {
 	struct rfw_port_conf pc = {.nb_mbufs = 8192};
@@ -150,8 +160,33 @@ static int eng_setup(struct rfw_eng *e, const struct rfw_vconf *c)
 		fprintf(stderr, "rocefw-verbs: NIC creation failed: %s\n", rte_strerror(rte_errno));
 		return -rte_errno;
 	}
+	e->memif = is_memif((uint16_t)port);
 	(void)rfw_port_link_wait(e->port, ENG_LINK_WAIT_MS); /* DOWN is reported by query_port */
 	return 0;
+}
+
+/* ROCEFW_STATS=1: the counters a run leaves, for diagnosis (telemetry needs --file-prefix). */
+static void print_stats(void)
+{
+	uint64_t c[RFW_CNT__COUNT];
+
+	rfw_eng_lock(&eng);
+	rfw_dev_counters(rfw_nic_dev(eng.nic), c);
+	for (unsigned i = 0; i < RFW_CNT__COUNT; i++)
+		if (c[i] != 0)
+			fprintf(stderr, "rocefw-verbs: %s %" PRIu64 "\n",
+			        rfw_counter_name((enum rfw_counter)i), c[i]);
+	for (unsigned i = 0; i < RFW_PORT_CTR__COUNT; i++)
+		if (rfw_port_ctr(eng.port, (enum rfw_port_ctr)i) != 0)
+			fprintf(stderr, "rocefw-verbs: port %s %" PRIu64 "\n",
+			        rfw_port_ctr_name((enum rfw_port_ctr)i),
+			        rfw_port_ctr(eng.port, (enum rfw_port_ctr)i));
+	for (unsigned i = 0; i < RFW_NIC_CTR__COUNT; i++)
+		if (rfw_nic_ctr(eng.nic, (enum rfw_nic_ctr)i) != 0)
+			fprintf(stderr, "rocefw-verbs: nic %s %" PRIu64 "\n",
+			        rfw_nic_ctr_name((enum rfw_nic_ctr)i),
+			        rfw_nic_ctr(eng.nic, (enum rfw_nic_ctr)i));
+	rfw_eng_unlock(&eng);
 }
 
 struct rfw_eng *rfw_eng_open(const struct rfw_vconf *conf)
@@ -162,6 +197,8 @@ struct rfw_eng *rfw_eng_open(const struct rfw_vconf *conf)
 	if (!opened) {
 		err = eng_setup(&eng, conf);
 		opened = true;
+		if (err == 0 && conf->stats)
+			atexit(print_stats);
 	}
 	pthread_mutex_unlock(&open_lock);
 	if (err != 0) {
@@ -197,7 +234,11 @@ void rfw_eng_port_info(struct rfw_eng *e, struct rfw_eng_port_info *pi)
 
 	memset(pi, 0, sizeof(*pi));
 	if (rte_eth_link_get_nowait(e->port->port_id, &link) == 0) {
-		pi->link_up = link.link_status == RTE_ETH_LINK_UP;
+		/* A memif port is "plugged in" once started: its link comes up only when the peer
+		 * process attaches, and programs (perftest) refuse a DOWN port at start-up, before
+		 * they exchange anything with that peer. Frames sent before it attaches are lost
+		 * and retransmitted like frames to a host that is not up yet. */
+		pi->link_up = link.link_status == RTE_ETH_LINK_UP || e->memif;
 		pi->speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
 	}
 	pi->ip_mtu = e->port->mtu;

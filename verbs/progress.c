@@ -2,10 +2,12 @@
 /*
  * The NIC's progress thread (the "firmware core" of the device): polls the NIC under the engine
  * lock, sends completion events, and backs off when idle so that two processes each with a NIC
- * fit on a 2-core machine. Idle back-off, in steps (docs/verbs.md "Progress"):
- *   - up to PROG_SPIN idle polls: poll again at once;
- *   - up to PROG_YIELD idle polls: sched_yield() between polls (gives the core to the
- *     application or to the other process);
+ * fit on a 2-core machine. Idle back-off, by the time since the last poll that did work
+ * (docs/verbs.md "Progress"):
+ *   - up to PROG_SPIN_NS: poll again at once;
+ *   - up to PROG_YIELD_NS: sched_yield() between polls (gives the core to the application or
+ *     to the other process, and stays runnable: a program that waits for data by watching
+ *     memory, as ib_write_lat does, calls no verb and relies on this thread);
  *   - then sleep on the doorbell eventfd for PROG_SLEEP_MIN_US, doubling to PROG_SLEEP_MAX_US.
  *     Posting a WR rings the doorbell (a write to the eventfd, only while the thread sleeps),
  *     so a sleeping NIC starts sending at once; frames arriving meanwhile wait at most the
@@ -24,8 +26,8 @@
 
 #include "verbs/vrb.h"
 
-#define PROG_SPIN         200
-#define PROG_YIELD        20000
+#define PROG_SPIN_NS      20000ull    /* 20 us */
+#define PROG_YIELD_NS     20000000ull /* 20 ms */
 #define PROG_SLEEP_MIN_US 20
 #define PROG_SLEEP_MAX_US 1000
 
@@ -59,18 +61,20 @@ static void sleep_on_doorbell(unsigned us)
 static void *progress_main(void *arg)
 {
 	struct rfw_eng *e = arg;
-	unsigned idle = 0, sleep_us = PROG_SLEEP_MIN_US, n;
+	unsigned sleep_us = PROG_SLEEP_MIN_US, n;
+	uint64_t now, busy = 0;
 
 	for (;;) {
 		rfw_eng_lock(e);
 		n = rfw_vrb_progress_step(e);
+		now = rfw_eng_clock_ns(e);
 		rfw_eng_unlock(e);
 		if (n != 0) {
-			idle = 0;
+			busy = now;
 			sleep_us = PROG_SLEEP_MIN_US;
-		} else if (++idle <= PROG_SPIN) {
+		} else if (now - busy <= PROG_SPIN_NS) {
 			continue;
-		} else if (idle <= PROG_YIELD) {
+		} else if (now - busy <= PROG_YIELD_NS) {
 			sched_yield();
 		} else {
 			sleep_on_doorbell(sleep_us);
