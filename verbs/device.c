@@ -47,7 +47,7 @@ int rfw_vrb_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->sys_image_guid = a->node_guid;
 	a->max_mr_size = RFW_MAX_MSG_SIZE;
 	a->page_size_cap = 0xfffff000; /* any power of two from 4 KiB: MRs are byte-granular */
-	a->vendor_id = 0;              /* no IEEE OUI of our own */
+	a->vendor_id = 0xffffff;       /* no IEEE OUI of our own (rxe uses the same) */
 	a->max_qp = DEV_MAX_QP;
 	a->max_qp_wr = DEV_MAX_QP_WR;
 	a->device_cap_flags =

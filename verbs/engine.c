@@ -148,6 +148,17 @@ static int eng_setup(struct rfw_eng *e, const struct rfw_vconf *c)
 	port = e->loopback ? loopback_port() : first_port();
 	if (port < 0)
 		return port;
+	if (e->loopback) {
+		/* The ring PMD has an all-zero MAC: give the port a locally administered one. */
+		const uint8_t mac[6] = {0x02,
+		                        'r',
+		                        (uint8_t)(c->ip4 >> 24),
+		                        (uint8_t)(c->ip4 >> 16),
+		                        (uint8_t)(c->ip4 >> 8),
+		                        (uint8_t)c->ip4};
+
+		memcpy(id.mac.addr_bytes, mac, 6);
+	}
 	e->port = rfw_port_setup((uint16_t)port, &pc, &id);
 	if (e->port == NULL) {
 		fprintf(stderr, "rocefw-verbs: port set-up failed: %s\n", rte_strerror(rte_errno));

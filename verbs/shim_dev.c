@@ -21,10 +21,18 @@ int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned i
 
 struct rfw_vrb_device rfw_vrb_dev;
 
+/*
+ * The next definition after ours (RTLD_NEXT) is libibverbs' when the program links it. A
+ * program that reaches libibverbs through a dlopen'ed module (Python's pyverbs: extension
+ * modules are loaded RTLD_LOCAL) has it outside the global scope, where RTLD_NEXT does not
+ * look: then ask libibverbs.so.1 itself (already loaded, or loaded now).
+ */
 void *rfw_vrb_real(const char *name, const char *version)
 {
-	void *f = dlvsym(RTLD_NEXT, name, version);
+	void *f = dlvsym(RTLD_NEXT, name, version), *h;
 
+	if (f == NULL && (h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL)) != NULL)
+		f = dlvsym(h, name, version);
 	if (f == NULL) {
 		fprintf(stderr,
 		        "rocefw-verbs: the real libibverbs has no %s@%s (%s): not the "

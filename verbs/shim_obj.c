@@ -51,7 +51,9 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, si
 {
 	if (!rfw_vrb_ours(mr->context))
 		RFW_FWD("IBVERBS_1.1", ibv_rereg_mr, mr, flags, pd, addr, len, access);
-	return rfw_vrb_unsupported("ibv_rereg_mr", "deregister and register again");
+	/* ibv_rereg_mr's errors are enum ibv_rereg_mr_err_code, the cause is in errno. */
+	errno = rfw_vrb_unsupported("ibv_rereg_mr", "deregister and register again");
+	return IBV_REREG_MR_ERR_INPUT; /* the old MR is still valid */
 }
 
 int ibv_dereg_mr(struct ibv_mr *mr)

@@ -16,6 +16,11 @@ Groups (one meson test each):
                 two rocefw-run processes over net_memif, progress MODE (thread|inline), extra
                 pingpong ARGS (comma-separated, e.g. -e for CQ events); both sides' output
                 checked (addresses exchanged, iterations done).
+  pyverbs       rdma-core's own test suite (python3-pyverbs ships it, gzip-compressed, under
+                /usr/share/doc/rdma-core/tests: unpacked to a temporary directory) with
+                run_tests.py --dev rocefw0 --gid 0 through rocefw-run on the loopback port: no
+                failure or error, and every test of pyverbs_pass.txt (beside this script)
+                passes. Skips are counted and printed by reason.
   perftest:TOOL[:ARGS]  Debian's perftest TOOL (ib_write_bw, ib_read_lat, ...) -d rocefw0 -x 0
                 on both ends over net_memif, thread progress: both exit 0, both print the
                 result row with the iterations asked for and the peer's GID.
@@ -34,6 +39,7 @@ import tempfile
 import time
 
 RUN, LIB, SANITIZE, GROUP = sys.argv[1:5]
+RUN, LIB = os.path.abspath(RUN), os.path.abspath(LIB)
 REAL_LIB = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 failures = []
 
@@ -251,6 +257,43 @@ def group_perftest(tool, extra):
         check(row.search(so) is not None, f"server: result row with {iters} iterations")
 
 
+def group_pyverbs():
+    src = "/usr/share/doc/rdma-core/tests"
+    if not os.path.isdir(src) or not os.path.exists("/usr/bin/python3"):
+        print("SKIP: python3-pyverbs not installed (tools/install-deps.sh installs it)")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="rocefw-pyverbs-")
+    try:
+        shutil.copytree(src, os.path.join(tmp, "tests"))
+        for f in os.listdir(os.path.join(tmp, "tests")):
+            if f.endswith(".gz"):
+                subprocess.run(["gunzip", "-f", os.path.join(tmp, "tests", f)], check=True)
+        p = subprocess.run([RUN, "--", "/usr/bin/python3", "tests/run_tests.py", "--dev",
+                            "rocefw0", "--gid", "0", "-v"], cwd=tmp, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=600)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out = p.stdout
+    ok = set(m.group(1) for m in re.finditer(r"^(.*) \.\.\. ok$", out, re.M))
+    bad = re.findall(r"^(.*) \.\.\. (?:ERROR|FAIL)$", out, re.M)
+    skips = {}
+    for m in re.finditer(r"skipped '(.*)'$", out, re.M):
+        skips[m.group(1)] = skips.get(m.group(1), 0) + 1
+    for why, n in sorted(skips.items(), key=lambda kv: -kv[1]):
+        print(f"skipped {n:3d}: {why}")
+    ran = re.search(r"^Ran (\d+) tests", out, re.M)
+    print(f"ran {ran.group(1) if ran else '?'}: {len(ok)} ok, {len(bad)} failed, "
+          f"{sum(skips.values())} skipped")
+    check(p.returncode == 0 and not bad, f"run_tests.py passes (rc {p.returncode}; failed: "
+          f"{bad})")
+    if p.returncode != 0:
+        print(out[-6000:])
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyverbs_pass.txt")) as f:
+        for name in (line.strip() for line in f):
+            if name:
+                check(name in ok, f"passes: {name}")
+
+
 def main():
     g = GROUP.split(":")
     if "address" in SANITIZE and g[0] not in ("abi", "options"):
@@ -267,6 +310,8 @@ def main():
         group_options()
     elif g[0] == "unsupported":
         group_unsupported()
+    elif g[0] == "pyverbs":
+        group_pyverbs()
     elif g[0] == "perftest":
         group_perftest(g[1], g[2].split(",") if len(g) > 2 and g[2] else [])
     elif g[0] == "pingpong":
