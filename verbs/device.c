@@ -23,6 +23,9 @@
 #define DEV_MAX_CQ       65536 /* no table: bounded by memory */
 #define DEV_MAX_PD       65536
 #define DEV_PKEY_DEFAULT 0xffff /* the default partition, the only one (IBA 10.9.1.2) */
+/* GID table length: index 0 is the port's address, the others are empty (as unused entries of
+ * a kernel device's table: query_gid gives a zero GID, query_gid_ex ENODATA). */
+#define DEV_GID_TBL_LEN 16
 
 /* Node GUID: locally administered, from the configured IPv4 address (known before the port
  * exists, so ibv_devices and ibv_devinfo agree without starting the NIC). */
@@ -132,7 +135,7 @@ int rfw_vrb_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr
 	a.state = pi.link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = mtu_of(pi.ip_mtu);
-	a.gid_tbl_len = 1;
+	a.gid_tbl_len = DEV_GID_TBL_LEN;
 	a.port_cap_flags = IBV_PORT_IP_BASED_GIDS;
 	a.max_msg_sz = (uint32_t)RFW_MAX_MSG_SIZE;
 	a.pkey_tbl_len = 1;
@@ -148,9 +151,13 @@ int rfw_vrb_query_gid(struct ibv_context *c, uint32_t port, int index, union ibv
 {
 	struct rfw_eng_port_info pi;
 
-	if (port != 1 || index != 0) {
+	if (port != 1 || index < 0 || index >= DEV_GID_TBL_LEN) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (index != 0) {
+		memset(gid->raw, 0, 16);
+		return 0;
 	}
 	rfw_eng_port_info(rfw_vrb_ctx_of(c)->eng, &pi);
 	memcpy(gid->raw, pi.gid, 16);
@@ -164,6 +171,8 @@ int rfw_vrb_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t index,
 
 	if (entry_size < sizeof(g) || rfw_vrb_query_gid(c, port, (int)index, &g.gid) != 0)
 		return EINVAL;
+	if (index != 0)
+		return ENODATA; /* an empty entry */
 	g.gid_index = index;
 	g.port_num = port;
 	g.gid_type = IBV_GID_TYPE_ROCE_V2;

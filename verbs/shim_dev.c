@@ -249,6 +249,10 @@ int ibv_query_gid_type(struct ibv_context *c, uint8_t port, unsigned int index,
 		RFW_FWD("IBVERBS_PRIVATE_34", ibv_query_gid_type, c, port, index, type);
 	if (rfw_vrb_query_gid(c, port, (int)index, &gid) != 0)
 		return -1;
+	if (index != 0) {
+		errno = ENODATA;
+		return -1;
+	}
 	*type = RFW_GID_TYPE_SYSFS_ROCE_V2;
 	return 0;
 }

@@ -108,7 +108,8 @@ def group_devinfo():
         (r"max_mr_size:\s+0x80000000", "max_mr_size 2 GiB"),
     ]:
         check(re.search(pat, out) is not None, what)
-    check(len(re.findall(r"GID\[", out)) == 1, "one GID in the table")
+    check(len(re.findall(r"GID\[", out)) == 1, "one GID in the table (15 empty entries)")
+    check(re.search(r"gid_tbl_len:\s+16", out) is not None, "gid_tbl_len 16")
     rc, out, err = run([RUN, "--ip", "192.0.2.7", "--dev", "myrdma3", "--", "ibv_devinfo", "-v"])
     check(rc == 0 and "hca_id:\tmyrdma3" in out and
           re.search(r"GID\[\s*0\]:\s+::ffff:192\.0\.2\.7, RoCE v2", out) is not None,
