@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "verbs/vrb.h"
@@ -199,10 +200,16 @@ static int ctx_init(struct rfw_vrb_ctx *x, struct rfw_eng *e)
 	x->eng = e;
 	x->inline_progress = rfw_vrb_dev.conf.progress == RFW_PROGRESS_INLINE;
 	c->device = &rfw_vrb_dev.ibv;
-	c->cmd_fd = -1; /* no kernel uverbs file */
-	c->async_fd = eventfd(0, EFD_CLOEXEC);
-	if (c->async_fd < 0)
+	/* No kernel uverbs file: a memfd named for us, so that programs that dup or pass it on
+	 * (ibv_import_device) hold a real fd, and ibv_import_device can tell it is ours. */
+	c->cmd_fd = memfd_create(RFW_VRB_CMD_FD_NAME, MFD_CLOEXEC);
+	if (c->cmd_fd < 0)
 		return -errno;
+	c->async_fd = eventfd(0, EFD_CLOEXEC);
+	if (c->async_fd < 0) {
+		close(c->cmd_fd);
+		return -errno;
+	}
 	c->num_comp_vectors = 1;
 	pthread_mutex_init(&c->mutex, NULL);
 	c->abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -248,6 +255,7 @@ int rfw_vrb_close(struct ibv_context *c)
 	struct rfw_vrb_ctx *x = rfw_vrb_ctx_of(c);
 
 	close(c->async_fd);
+	close(c->cmd_fd);
 	pthread_mutex_destroy(&c->mutex);
 	free(x);
 	return 0;

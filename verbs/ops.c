@@ -92,17 +92,19 @@ UNSUPPORTED_INT(rate_limit, "ibv_modify_qp_rate_limit",
                 "profile)",
                 struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *a)
 
-/* ibv_create_qp_ex with only the PD (ibv_create_qp's attributes) is ibv_create_qp. */
+/* ibv_create_qp_ex: ibv_create_qp's attributes, and send_ops_flags for the ibv_wr_* API. */
 static struct ibv_qp *qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
 {
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
+	int err;
 
-	if ((a->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD) != 0 || a->pd == NULL ||
-	    a->pd->context != c) {
+	if ((a->comp_mask & ~known) != 0 || a->pd == NULL || a->pd->context != c) {
 		errno =
 		    rfw_vrb_unsupported("ibv_create_qp_ex", "attributes beyond ibv_create_qp's "
-		                                            "(new post-send API, XRC, RSS, TSO)");
+		                                            "and send_ops_flags (XRC, RSS, TSO, "
+		                                            "create flags)");
 		return NULL;
 	}
 	memset(&ia, 0, sizeof(ia));
@@ -114,8 +116,15 @@ static struct ibv_qp *qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *a
 	ia.qp_type = a->qp_type;
 	ia.sq_sig_all = a->sq_sig_all;
 	qp = rfw_vrb_create_qp(a->pd, &ia);
-	if (qp != NULL)
-		a->cap = ia.cap;
+	if (qp == NULL)
+		return NULL;
+	a->cap = ia.cap;
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (err = rfw_vrb_qp_ex_init((struct rfw_vrb_qp *)qp, a->send_ops_flags)) != 0) {
+		rfw_vrb_destroy_qp(qp);
+		errno = err;
+		return NULL;
+	}
 	return qp;
 }
 

@@ -65,7 +65,7 @@ static int send_wr_of(const struct ibv_send_wr *w, struct rfw_send_wr *r)
  * the engine lock already, and the first packets leave without waiting for the progress thread
  * to be scheduled. Engine lock held.
  */
-static void doorbell(struct rfw_vrb_qp *q)
+void rfw_vrb_doorbell(struct rfw_vrb_qp *q)
 {
 	rfw_eng_qp_kick(q->ctx->eng, q->qp);
 	rfw_vrb_progress_step(q->ctx->eng);
@@ -90,7 +90,7 @@ int rfw_vrb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 			break;
 		}
 	}
-	doorbell(q);
+	rfw_vrb_doorbell(q);
 	rfw_eng_unlock(e);
 	rfw_vrb_progress_doorbell();
 	return ret;
@@ -117,7 +117,7 @@ int rfw_vrb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 			break;
 		}
 	}
-	doorbell(q);
+	rfw_vrb_doorbell(q);
 	rfw_eng_unlock(e);
 	rfw_vrb_progress_doorbell();
 	return ret;

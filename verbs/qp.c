@@ -80,17 +80,17 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	}
 	q->ctx = x;
 	q->sq_sig_all = a->sq_sig_all;
-	q->ibv.context = pd->context;
-	q->ibv.qp_context = a->qp_context;
-	q->ibv.pd = pd;
-	q->ibv.send_cq = a->send_cq;
-	q->ibv.recv_cq = a->recv_cq;
-	q->ibv.qp_num = rfw_qp_num(q->qp);
-	q->ibv.state = IBV_QPS_RESET;
-	q->ibv.qp_type = IBV_QPT_RC;
-	pthread_mutex_init(&q->ibv.mutex, NULL);
-	pthread_cond_init(&q->ibv.cond, NULL);
-	return &q->ibv;
+	q->ibvx.qp_base.context = pd->context;
+	q->ibvx.qp_base.qp_context = a->qp_context;
+	q->ibvx.qp_base.pd = pd;
+	q->ibvx.qp_base.send_cq = a->send_cq;
+	q->ibvx.qp_base.recv_cq = a->recv_cq;
+	q->ibvx.qp_base.qp_num = rfw_qp_num(q->qp);
+	q->ibvx.qp_base.state = IBV_QPS_RESET;
+	q->ibvx.qp_base.qp_type = IBV_QPT_RC;
+	pthread_mutex_init(&q->ibvx.qp_base.mutex, NULL);
+	pthread_cond_init(&q->ibvx.qp_base.cond, NULL);
+	return &q->ibvx.qp_base;
 }
 
 /* ibv_qp_attr -> rfw_qp_attr for the bits in @mask. */
@@ -243,6 +243,7 @@ int rfw_vrb_destroy_qp(struct ibv_qp *qp)
 		return ret;
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
+	rfw_vrb_qp_ex_free(q);
 	free(q);
 	return 0;
 }

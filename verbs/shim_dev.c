@@ -171,6 +171,27 @@ struct ibv_context *ibv_open_device(struct ibv_device *d)
 	RFW_FWD("IBVERBS_1.1", ibv_open_device, d);
 }
 
+/* A rocefw context's cmd_fd (RFW_VRB_CMD_FD_NAME) cannot be imported: rocefw's objects live
+ * in the process that created them. Any other fd goes to libibverbs. */
+struct ibv_context *ibv_import_device(int fd)
+{
+	char path[64], target[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		if (strstr(target, "memfd:" RFW_VRB_CMD_FD_NAME) != NULL) {
+			errno =
+			    rfw_vrb_unsupported("ibv_import_device", "sharing a context between "
+			                                             "processes");
+			return NULL;
+		}
+	}
+	RFW_FWD("IBVERBS_1.10", ibv_import_device, fd);
+}
+
 int ibv_close_device(struct ibv_context *c)
 {
 	if (rfw_vrb_ours(c))

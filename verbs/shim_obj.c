@@ -116,8 +116,9 @@ struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
 	if (!rfw_vrb_ours(qp->context))
 		RFW_FWD("IBVERBS_1.6", ibv_qp_to_qp_ex, qp);
-	errno = rfw_vrb_unsupported("ibv_qp_to_qp_ex", "the new post-send API (ibv_wr_*): use "
-	                                               "ibv_post_send");
+	if (((struct rfw_vrb_qp *)qp)->batch != NULL)
+		return &((struct rfw_vrb_qp *)qp)->ibvx;
+	errno = EOPNOTSUPP; /* created without send_ops_flags, as libibverbs says */
 	return NULL;
 }
 

@@ -33,6 +33,9 @@ extern struct rfw_vrb_device rfw_vrb_dev;
 
 struct rfw_vrb_cq;
 
+/* The name of a rocefw context's cmd_fd (a memfd): /proc/self/fd shows "/memfd:<name>". */
+#define RFW_VRB_CMD_FD_NAME "rocefw-verbs-cmd"
+
 struct rfw_vrb_ctx {
 	struct verbs_context vctx; /* vctx.context is what the application holds */
 	struct rfw_eng *eng;
@@ -76,12 +79,15 @@ struct rfw_vrb_cq {
 	pthread_mutex_t cons_lock;
 };
 
+struct rfw_vrb_wr_batch;
+
 struct rfw_vrb_qp {
-	struct ibv_qp ibv;
+	struct ibv_qp_ex ibvx; /* ibvx.qp_base is the struct ibv_qp the application holds */
 	struct rfw_qp *qp;
 	struct rfw_vrb_ctx *ctx;
 	bool attached; /* has a NIC path (ah_attr given) */
 	int sq_sig_all;
+	struct rfw_vrb_wr_batch *batch; /* created with send_ops_flags: the ibv_wr_* API */
 };
 
 static inline struct rfw_vrb_ctx *rfw_vrb_ctx_of(struct ibv_context *c)
@@ -139,6 +145,14 @@ int rfw_vrb_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 int rfw_vrb_destroy_qp(struct ibv_qp *qp);
 int rfw_vrb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad);
 int rfw_vrb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+/* After posting (engine lock held): tell the NIC and run it once. */
+void rfw_vrb_doorbell(struct rfw_vrb_qp *q);
+
+/* ---- the ibv_wr_* post API (qp_ex.c) ---- */
+/* Give @q the ibv_qp_ex functions for the operations in @send_ops_flags. 0 or an errno
+ * (EOPNOTSUPP: an operation rocefw lacks; ENOMEM). */
+int rfw_vrb_qp_ex_init(struct rfw_vrb_qp *q, uint64_t send_ops_flags);
+void rfw_vrb_qp_ex_free(struct rfw_vrb_qp *q);
 
 /* ---- progress (progress.c): one per process, like the engine ---- */
 /* Start the progress thread on @e (once; later calls do nothing). 0 or -errno. */
