@@ -266,7 +266,7 @@ void rfw_vrb_ack_cq_events(struct ibv_cq *cq, unsigned n)
 	pthread_mutex_unlock(&cq->mutex);
 }
 
-static void wc_of(const struct rfw_wc *r, struct ibv_wc *w)
+void rfw_vrb_wc_of(const struct rfw_wc *r, struct ibv_wc *w)
 {
 	memset(w, 0, sizeof(*w));
 	w->wr_id = r->wr_id;
@@ -282,12 +282,9 @@ static void wc_of(const struct rfw_wc *r, struct ibv_wc *w)
 	w->wc_flags = r->wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
 }
 
-int rfw_vrb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+void rfw_vrb_cq_drive(struct rfw_vrb_cq *q)
 {
-	struct rfw_vrb_cq *q = (struct rfw_vrb_cq *)cq;
 	struct rfw_eng *e = q->ctx->eng;
-	uint32_t cons, avail;
-	int got = 0;
 
 	/*
 	 * Inline mode: the poll drives the NIC. Thread mode: a poll that finds the ring empty
@@ -305,13 +302,22 @@ int rfw_vrb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		rfw_vrb_progress_step(e);
 		rfw_eng_unlock(e);
 	}
+}
+
+int rfw_vrb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct rfw_vrb_cq *q = (struct rfw_vrb_cq *)cq;
+	uint32_t cons, avail;
+	int got = 0;
+
+	rfw_vrb_cq_drive(q);
 	if (n <= 0)
 		return n < 0 ? -EINVAL : 0;
 	pthread_mutex_lock(&q->cons_lock);
 	cons = q->cons;
 	avail = __atomic_load_n(&q->prod, __ATOMIC_ACQUIRE) - cons;
 	while (got < n && avail != 0) {
-		wc_of(&q->ring[cons & q->mask], &wc[got++]);
+		rfw_vrb_wc_of(&q->ring[cons & q->mask], &wc[got++]);
 		cons++;
 		avail--;
 	}

@@ -55,9 +55,6 @@ UNSUPPORTED_INT(mw_bind, "ibv_bind_mw", "memory windows", struct ibv_qp *qp, str
 UNSUPPORTED_INT(mw_dealloc, "ibv_dealloc_mw", "memory windows", struct ibv_mw *mw)
 UNSUPPORTED_INT(srq_post, "ibv_post_srq_recv", "shared receive queues", struct ibv_srq *srq,
                 struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-UNSUPPORTED_PTR(cq_ex, struct ibv_cq_ex, "ibv_create_cq_ex",
-                "extended CQs (timestamps, ibv_start_poll)", struct ibv_context *c,
-                struct ibv_cq_init_attr_ex *a)
 UNSUPPORTED_PTR(srq_ex, struct ibv_srq, "ibv_create_srq_ex", "shared receive queues",
                 struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
 UNSUPPORTED_PTR(xrcd_open, struct ibv_xrcd, "ibv_open_xrcd", "XRC", struct ibv_context *c,
@@ -142,7 +139,7 @@ void rfw_vrb_ctx_ops(struct rfw_vrb_ctx *x)
 	o->bind_mw = mw_bind;
 	o->dealloc_mw = mw_dealloc;
 	v->create_qp_ex = qp_ex;
-	v->create_cq_ex = cq_ex;
+	v->create_cq_ex = rfw_vrb_create_cq_ex;
 	v->create_srq_ex = srq_ex;
 	v->open_xrcd = xrcd_open;
 	v->open_qp = qp_open;

@@ -67,7 +67,10 @@ struct rfw_vrb_channel {
  * consumers serialised by cons_lock). The ring is what the application sees.
  */
 struct rfw_vrb_cq {
-	struct ibv_cq ibv;
+	union {
+		struct ibv_cq ibv;     /* the application's handle: a prefix of ... */
+		struct ibv_cq_ex ibvx; /* ... the extended CQ (ibv_create_cq_ex) */
+	};
 	struct rfw_cq *cq;
 	struct rfw_vrb_ctx *ctx;
 	struct rfw_vrb_cq *next; /* on the list of CQs (under the engine lock) */
@@ -77,6 +80,7 @@ struct rfw_vrb_cq {
 	uint32_t prod, cons; /* free running; prod written under the engine lock, cons under
 	                        cons_lock; both read with acquire */
 	pthread_mutex_t cons_lock;
+	bool polling; /* ibv_start_poll .. ibv_end_poll: cons_lock held, ring[cons] current */
 };
 
 struct rfw_vrb_wr_batch;
@@ -133,6 +137,13 @@ int rfw_vrb_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void *
 void rfw_vrb_ack_cq_events(struct ibv_cq *cq, unsigned n);
 int rfw_vrb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int rfw_vrb_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/* Before reading a CQ's ring: inline mode runs the NIC; thread mode runs it if the ring is
+ * empty and the progress thread is not polling. */
+void rfw_vrb_cq_drive(struct rfw_vrb_cq *q);
+/* Completion -> ibv_wc. */
+void rfw_vrb_wc_of(const struct rfw_wc *r, struct ibv_wc *w);
+/* ibv_create_cq_ex (cq_ex.c). */
+struct ibv_cq_ex *rfw_vrb_create_cq_ex(struct ibv_context *c, struct ibv_cq_init_attr_ex *a);
 /* Under the engine lock: move completions from the transport's CQs into the rings, and send
  * the events of armed CQs whose ring is not empty. */
 void rfw_vrb_cq_collect(void);
