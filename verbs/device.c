@@ -205,7 +205,7 @@ static int ctx_init(struct rfw_vrb_ctx *x, struct rfw_eng *e)
 	c->cmd_fd = memfd_create(RFW_VRB_CMD_FD_NAME, MFD_CLOEXEC);
 	if (c->cmd_fd < 0)
 		return -errno;
-	c->async_fd = eventfd(0, EFD_CLOEXEC);
+	c->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
 	if (c->async_fd < 0) {
 		close(c->cmd_fd);
 		return -errno;
@@ -217,6 +217,7 @@ static int ctx_init(struct rfw_vrb_ctx *x, struct rfw_eng *e)
 	x->vctx.query_port = rfw_vrb_query_port;
 	x->vctx.query_device_ex = query_device_ex;
 	rfw_vrb_ctx_ops(x);
+	rfw_vrb_async_add(x);
 	return 0;
 }
 
@@ -254,6 +255,7 @@ int rfw_vrb_close(struct ibv_context *c)
 {
 	struct rfw_vrb_ctx *x = rfw_vrb_ctx_of(c);
 
+	rfw_vrb_async_remove(x);
 	close(c->async_fd);
 	close(c->cmd_fd);
 	pthread_mutex_destroy(&c->mutex);

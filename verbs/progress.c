@@ -43,6 +43,7 @@ unsigned rfw_vrb_progress_step(struct rfw_eng *e)
 	/* Every time, not only after work: completions of a post in ERR (flushed at once), and a
 	 * CQ armed since the last work. */
 	rfw_vrb_cq_collect();
+	rfw_vrb_async_check(e);
 	return n;
 }
 

@@ -199,17 +199,11 @@ int ibv_close_device(struct ibv_context *c)
 	RFW_FWD("IBVERBS_1.1", ibv_close_device, c);
 }
 
-/* No async events are generated yet: the read blocks (or fails with EAGAIN if non-blocking). */
 int ibv_get_async_event(struct ibv_context *c, struct ibv_async_event *ev)
 {
-	uint64_t v;
-
 	if (!rfw_vrb_ours(c))
 		RFW_FWD("IBVERBS_1.1", ibv_get_async_event, c, ev);
-	if (read(c->async_fd, &v, sizeof(v)) != sizeof(v))
-		return -1;
-	errno = EIO;
-	return -1;
+	return rfw_vrb_get_async_event(c, ev);
 }
 
 int ibv_query_device(struct ibv_context *c, struct ibv_device_attr *a)

@@ -36,10 +36,17 @@ struct rfw_vrb_cq;
 /* The name of a rocefw context's cmd_fd (a memfd): /proc/self/fd shows "/memfd:<name>". */
 #define RFW_VRB_CMD_FD_NAME "rocefw-verbs-cmd"
 
+#define RFW_VRB_ASYNC_MAX 64 /* queued async events per context (more are dropped) */
+
 struct rfw_vrb_ctx {
 	struct verbs_context vctx; /* vctx.context is what the application holds */
 	struct rfw_eng *eng;
 	bool inline_progress;
+	/* Async events (async.c): queued here, one eventfd count each on context.async_fd. */
+	struct rfw_vrb_ctx *next; /* on the list of open contexts */
+	pthread_mutex_t ev_lock;
+	struct ibv_async_event ev[RFW_VRB_ASYNC_MAX];
+	uint32_t ev_head, ev_n;
 };
 
 struct rfw_vrb_pd {
@@ -164,6 +171,13 @@ void rfw_vrb_doorbell(struct rfw_vrb_qp *q);
  * (EOPNOTSUPP: an operation rocefw lacks; ENOMEM). */
 int rfw_vrb_qp_ex_init(struct rfw_vrb_qp *q, uint64_t send_ops_flags);
 void rfw_vrb_qp_ex_free(struct rfw_vrb_qp *q);
+
+/* ---- async events (async.c) ---- */
+void rfw_vrb_async_add(struct rfw_vrb_ctx *x);
+void rfw_vrb_async_remove(struct rfw_vrb_ctx *x);
+/* From the NIC's progress (engine lock held): port state changes become events. */
+void rfw_vrb_async_check(struct rfw_eng *e);
+int rfw_vrb_get_async_event(struct ibv_context *c, struct ibv_async_event *ev);
 
 /* ---- progress (progress.c): one per process, like the engine ---- */
 /* Start the progress thread on @e (once; later calls do nothing). 0 or -errno. */

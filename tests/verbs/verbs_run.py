@@ -21,6 +21,9 @@ Groups (one meson test each):
                 run_tests.py --dev rocefw0 --gid 0 through rocefw-run on the loopback port: no
                 failure or error, and every test of pyverbs_pass.txt (beside this script)
                 passes. Skips are counted and printed by reason.
+  async         port events: a net_tap port (needs root and /dev/net/tun); pyverbs waits in
+                ibv_get_async_event while the tap interface is set down, then up:
+                IBV_EVENT_PORT_ERR then IBV_EVENT_PORT_ACTIVE, and ibv_query_port agrees.
   perftest:TOOL[:ARGS]  Debian's perftest TOOL (ib_write_bw, ib_read_lat, ...) -d rocefw0 -x 0
                 on both ends over net_memif, thread progress: both exit 0, both print the
                 result row with the iterations asked for and the peer's GID.
@@ -296,6 +299,46 @@ def group_pyverbs():
                 check(name in ok, f"passes: {name}")
 
 
+ASYNC_PROG = '''
+import subprocess, sys
+from pyverbs.device import Context
+import pyverbs.enums as e
+iface = sys.argv[1]
+ctx = Context(name="rocefw0")
+print("state", ctx.query_port(1).state, flush=True)
+for updown, want in (("down", e.IBV_EVENT_PORT_ERR), ("up", e.IBV_EVENT_PORT_ACTIVE)):
+    subprocess.run(["ip", "link", "set", iface, updown], check=True)
+    ev = ctx.get_async_event()
+    print("event", updown, ev.event_type, "want", want, flush=True)
+    ev.ack()
+    print("state", ctx.query_port(1).state, flush=True)
+'''
+
+
+def group_async():
+    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
+        print("SKIP: needs root and /dev/net/tun (a net_tap port)")
+        sys.exit(77)
+    iface = f"rfwv{os.getpid() % 100000}"
+    tmp = tempfile.mkdtemp(prefix="rocefw-verbs-")
+    prog = os.path.join(tmp, "async.py")
+    with open(prog, "w") as f:
+        f.write(ASYNC_PROG)
+    try:
+        rc, out, err = run([RUN, "--eal", f"--vdev=net_tap0,iface={iface}", "--ip", "10.9.0.1",
+                            "--", "/usr/bin/python3", prog, iface], timeout=60)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(out + err)
+    check(rc == 0, f"exits 0 ({rc})")
+    states = re.findall(r"^state (\d+)$", out, re.M)
+    check(states == ["4", "1", "4"], f"port ACTIVE, DOWN, ACTIVE ({states})")
+    for updown, name in (("down", "PORT_ERR"), ("up", "PORT_ACTIVE")):
+        m = re.search(rf"^event {updown} (\d+) want (\d+)$", out, re.M)
+        check(m is not None and m.group(1) == m.group(2),
+              f"link {updown}: IBV_EVENT_{name} ({m.group(0) if m else 'no event'})")
+
+
 def main():
     g = GROUP.split(":")
     if "address" in SANITIZE and g[0] not in ("abi", "options"):
@@ -312,6 +355,8 @@ def main():
         group_options()
     elif g[0] == "unsupported":
         group_unsupported()
+    elif g[0] == "async":
+        group_async()
     elif g[0] == "pyverbs":
         group_pyverbs()
     elif g[0] == "perftest":
