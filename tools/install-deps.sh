@@ -16,6 +16,8 @@ pkgs=(
   iproute2                              # tests/dpdk/linux_peer.py: netns + veth Linux peer
   # interop/run (docs/interop.md): the rxe guest in QEMU, its peer, the bridge and captures
   qemu-system-x86 busybox-static cpio tcpdump nftables ethtool libibverbs-dev
+  # the verbs device (docs/verbs.md): Debian's unmodified RDMA programs as its clients
+  ibverbs-utils perftest python3-pyverbs
 )
 
 missing=()

@@ -6,7 +6,8 @@ Runs `rocefw-perf --loopback -q 2 --ce-mark-every 4` (CE marks -> CNPs -> rate c
 with --cc-profile shared-port and once with unified, and while each moves traffic reads
 /rocefw/qp/list and /rocefw/cc/state,QPN of A's two QPs with dpdk-telemetry.py (Debian's
 dpdk-dev; not ours). shared-port: both QPs report rp_scope "port" and the same rate_kbps, below
-the line rate (they hold one rate machine). unified: rp_scope "qp" (one machine per QP).
+the line rate (they hold one rate machine; each QP's snapshot is published on its own tick, so
+a read may straddle a change: up to 8 reads, one must agree). unified: rp_scope "qp".
 
 usage: shared_port_tel.py ROCEFW_PERF
 """
@@ -69,7 +70,13 @@ def run_case(tool, profile):
         while not os.path.exists(path) and p.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(1.5)  # CNPs have cut the rate by now
-        st = states(tool, prefix)
+        # Each QP's snapshot is published on its own tick (snapshot_us): two reads may straddle
+        # a rate change. Up to 8 reads; the first where both QPs' snapshots agree is kept
+        # (shared-port), else the last.
+        for _ in range(8):
+            st = states(tool, prefix)
+            if len(st) == 2 and st[0][1] == st[1][1]:
+                break
         still = p.poll() is None
     finally:
         p.wait(timeout=30)
