@@ -183,12 +183,15 @@ void Fabric::Routes()
 	}
 }
 
-/* Along one shortest path: propagation both ways plus one MTU frame and one ACK serialised per
- * hop (the base RTT), and the slowest link. */
+/*
+ * Along one shortest path: the base RTT (propagation both ways, one ACK serialised per hop,
+ * the first MTU frame stored and forwarded at every hop but the slowest) and the slowest link.
+ */
 void Fabric::PathInfo(uint32_t src, uint32_t dst, uint64_t *rtt_ns, uint64_t *bneck) const
 {
 	const std::vector<uint32_t> &d = dist[dst];
-	uint64_t frame_bits = (uint64_t)(c.mtu + 58 + kWireExtra) * 8, ack_bits = (62 + 24) * 8;
+	uint64_t frame_bits = (uint64_t)(c.mtu + 58 + kWireExtra) * 8, ack_bits = (58 + 4 + 24) * 8;
+	uint64_t sf_ns = 0, sf_max = 0;
 	uint32_t u = src;
 
 	*rtt_ns = 0;
@@ -196,18 +199,21 @@ void Fabric::PathInfo(uint32_t src, uint32_t dst, uint64_t *rtt_ns, uint64_t *bn
 	while (u != dst && d[u] != UINT32_MAX) {
 		for (const Adj &a : adj[u])
 			if (d[a.peer] + 1 == d[u]) {
-				*rtt_ns += 2 * a.delay_ns +
-				           (frame_bits + ack_bits) * 1000000000ull / a.rate_bps;
-				if (a.rate_bps < *bneck)
-					*bneck = a.rate_bps;
+				uint64_t sf = frame_bits * 1000000000ull / a.rate_bps;
+
+				*rtt_ns += 2 * a.delay_ns + ack_bits * 1000000000ull / a.rate_bps;
+				sf_ns += sf;
+				sf_max = std::max(sf_max, sf);
+				*bneck = std::min(*bneck, a.rate_bps);
 				u = a.peer;
 				break;
 			}
 	}
+	*rtt_ns += sf_ns - sf_max;
 }
 
-/* HPCC's standalone FCT: base RTT + the flow's bytes with per-packet headers at the path's
- * bottleneck rate (headers: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4, RETH 16 once). */
+/* HPCC's standalone FCT: base RTT + the flow's frames at the path's bottleneck rate (per
+ * packet Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + 24 on the wire; RETH 16 once). */
 uint64_t Fabric::Standalone(const struct rfw_flow_spec &f) const
 {
 	uint64_t rtt, bn, pkts = (f.size + c.mtu - 1) / c.mtu;
