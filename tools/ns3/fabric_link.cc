@@ -42,6 +42,12 @@ void RfwChannel::Attach(Ptr<RfwPort> a, Ptr<RfwPort> b, uint64_t delay_ns, doubl
 	b->set_channel(this);
 }
 
+void RfwChannel::DoDispose()
+{
+	end_[0] = end_[1] = nullptr;
+	ns3::Channel::DoDispose();
+}
+
 Ptr<ns3::NetDevice> RfwChannel::GetDevice(std::size_t i) const
 {
 	return end_[i & 1];
@@ -75,6 +81,17 @@ ns3::TypeId RfwPort::GetTypeId()
 {
 	static ns3::TypeId tid = ns3::TypeId("rfw::RfwPort").SetParent<ns3::NetDevice>();
 	return tid;
+}
+
+void RfwPort::DoDispose()
+{
+	chan_ = nullptr;
+	node_ = nullptr;
+	for (auto &q : q_)
+		q.clear();
+	ctl_.clear();
+	resume_ev_.Cancel();
+	ns3::NetDevice::DoDispose();
 }
 
 void RfwPort::Setup(uint64_t rate_bps, const uint8_t mac[6])

@@ -49,6 +49,9 @@ class RfwChannel : public ns3::Channel
 	}
 	uint64_t lost = 0;
 
+      protected:
+	void DoDispose() override; /* breaks the port <-> channel reference cycle */
+
       private:
 	ns3::Ptr<RfwPort> end_[2];
 	uint64_t delay_ns_ = 0;
@@ -196,6 +199,7 @@ class RfwPort : public ns3::NetDevice
 	}
 
       protected:
+	void DoDispose() override;
 	/* A data frame arrived. */
 	virtual void Deliver(ns3::Ptr<ns3::Packet> p) = 0;
 	/* @f leaves queue @prio now (before serialisation): the switch's MMU and ECN marking. May
