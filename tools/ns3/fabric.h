@@ -17,10 +17,10 @@ namespace rfw
 {
 
 struct FabricConf {
-	int profile = -1;        /* enum dcqcn_profile; -1: no congestion control ("none") */
-	bool sr = false;         /* --transport sr */
-	uint32_t mtu = 1024;     /* --mtu: path MTU bytes */
-	uint8_t ack_timeout = 8; /* --ack-timeout: local ACK timeout 4.096 us x 2^N (8: 1.05 ms) */
+	int profile = -1;         /* enum dcqcn_profile; -1: no congestion control ("none") */
+	bool sr = false;          /* --transport sr */
+	uint32_t mtu = 1024;      /* --mtu: path MTU bytes */
+	uint8_t ack_timeout = 14; /* --ack-timeout: local ACK timeout 4.096 us x 2^N (14: 67 ms) */
 	uint64_t sim_time_ns = 1000000000ull;
 	std::string pcap_dir; /* --pcap: host-<id>.pcap per host */
 	SwitchConf sw;
