@@ -8,9 +8,12 @@
   dropped; with PFC off the same incast drops and go-back-N recovers;
 - the per-host captures decode in tshark (InfiniBand over UDP, nothing malformed, PFC frames
   as MAC Control) and rocefw-replay check finds every ICRC good;
-- bad options exit 2 naming the option; a run cut short by --sim-time-ms exits 1.
+- bad options exit 2 naming the option; a run cut short by --sim-time-ms exits 1;
+- two simulators, one firmware: an 8:1 incast of 4 MiB under the unified profile with the same
+  marking (at enqueue, Kmin 5 KB, Kmax 200 KB, 1 %) completes in rocefw-sim and rocefw-ns3
+  within 1 % (first flow) and 3 % (last flow), with CNP counts within 30 %.
 
-usage: ns3_fabric.py ROCEFW_NS3 ROCEFW_REPLAY
+usage: ns3_fabric.py ROCEFW_NS3 ROCEFW_REPLAY ROCEFW_SIM
 """
 import json
 import os
@@ -19,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-NS3, REPLAY = sys.argv[1], sys.argv[2]
+NS3, REPLAY, SIM = sys.argv[1], sys.argv[2], sys.argv[3]
 fails = 0
 
 
@@ -194,6 +197,23 @@ def main():
                         "--fct-out")):
         p = subprocess.run([NS3, *args], capture_output=True, text=True)
         check(p.returncode == 2 and name in p.stderr, f"{args}: exit {p.returncode}: {p.stderr}")
+    # 7. The same firmware in rocefw-sim and rocefw-ns3 (docs/ns3.md "Sim vs ns-3").
+    inc = write_flows(d, [(h, 9, 3, 100, 4194304, 0) for h in range(1, 9)], "inc8.txt")
+    o = run("--topology", topo9, "--flows", inc, "--fct-out", fct9, "--kmin-kb", "5",
+            "--kmax-kb", "200", "--pmax", "0.01", "--mark-at", "enqueue")
+    ns3 = sorted(int(r[6]) / 1e3 for r in read_fct(fct9))
+    p = subprocess.run([SIM, "--json", "--incast", "8", "--size", "4194304", "--messages", "1",
+                        "--depth", "1", "--rate-gbps", "100", "--rtt-us", "4", "--kmin-kb", "5",
+                        "--kmax-kb", "200", "--pmax", "0.01", "--queue-bytes", "33554432",
+                        "--profile", "unified"], capture_output=True, text=True)
+    sj = json.loads(p.stdout)
+    sim = sorted(f["completion_time_us"] for f in sj["flows"])
+    check(len(ns3) == 8 and abs(ns3[0] / sim[0] - 1) < 0.01 and abs(ns3[-1] / sim[-1] - 1) < 0.03,
+          f"sim vs ns-3: first/last completion {sim[0]:.0f}/{sim[-1]:.0f} us vs "
+          f"{ns3[0] if ns3 else 0:.0f}/{ns3[-1] if ns3 else 0:.0f} us")
+    check(abs(o.get("cnps_sent", 0) - sj["cnps_sent"]) <= 0.3 * sj["cnps_sent"],
+          f"sim vs ns-3: CNPs {sj['cnps_sent']} vs {o.get('cnps_sent')}")
+
     shutil.rmtree(d)
     print("ns3_fabric:", "FAIL" if fails else "ok", f"({fails} failures)")
     return 1 if fails else 0

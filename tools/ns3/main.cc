@@ -53,6 +53,8 @@ void Usage()
 	    "  --transport gbn|sr  loss recovery: go-back-N (default) or selective repeat\n"
 	    "  --pfc on|off        PFC at the switches (default on; off: lossy, DT drops)\n"
 	    "  --ecn on|off        ECN marking at the switches (default on)\n"
+	    "  --mark-at dequeue|enqueue  RED on the queue a frame leaves (HPCC, default) or\n"
+	    "                      joins (the DCQCN paper's CP, rocefw-sim)\n"
 	    "  --sim-time-ms T     stop at T ms of simulated time (default 1000)\n"
 	    "  --pcap DIR          DIR/host-<id>.pcap per host: frames sent and received\n"
 	    "  --json              results as one JSON object (schema rocefw.ns3/1)\n"
@@ -96,6 +98,7 @@ enum {
 	O_SIMTIME,
 	O_PCAP,
 	O_JSON,
+	O_MARKAT,
 	O_MTU,
 	O_BUF,
 	O_KMIN,
@@ -140,6 +143,11 @@ void Set(Opts &o, int c, const char *v)
 		break;
 	case O_PCAP:
 		f.pcap_dir = v;
+		break;
+	case O_MARKAT:
+		if (std::strcmp(v, "enqueue") && std::strcmp(v, "dequeue"))
+			Bad("--mark-at", std::string("'") + v + "': expected enqueue or dequeue");
+		f.sw.mark_enqueue = std::strcmp(v, "enqueue") == 0;
 		break;
 	case O_JSON:
 		o.json = true;
@@ -188,6 +196,7 @@ Opts Parse(int argc, char **argv)
 	                                   {"kmax-kb", 1, 0, O_KMAX},
 	                                   {"pmax", 1, 0, O_PMAX},
 	                                   {"ack-timeout", 1, 0, O_ACKTO},
+	                                   {"mark-at", 1, 0, O_MARKAT},
 	                                   {"help", 0, 0, O_HELP},
 	                                   {0, 0, 0, 0}};
 	Opts o;

@@ -178,21 +178,15 @@ void RfwSwitch::Forward(int in_port, Ptr<Packet> p)
 	if (c_.pfc && !paused_[in_port][prio] &&
 	    (hdrm_[in_port][prio] > 0 || SharedUsed(in_port, prio) >= Threshold(in_port)))
 		SendPfc(in_port, prio, true);
+	if (c_.mark_enqueue) /* the queue the frame joins, as it finds it */
+		MarkRed(*ports_[out], ports_[out]->queued_bytes(prio), p);
 	ports_[out]->Enqueue(p, prio, in_port);
 }
 
-/* A frame leaves the egress queue: give its buffer back to its ingress queue, maybe resume
- * that ingress, and mark it by RED on the egress queue it leaves. */
-void RfwSwitch::Dequeued(int out_port, int prio, QFrame &f)
+/* RED on @q bytes of an egress queue of @op (DCQCN's CP, HPCC's ShouldSendCN): an ECT frame
+ * becomes CE, with its IPv4 header checksum recomputed (the ICRC does not cover the TOS). */
+void RfwSwitch::MarkRed(const RfwSwitchPort &op, uint64_t q, Ptr<Packet> &p)
 {
-	const RfwSwitchPort &op = *ports_[out_port];
-	int in = f.in_port;
-	uint64_t q = op.queued_bytes(prio);
-
-	Release(in, prio, f.p->GetSize());
-	if (paused_[in][prio] && hdrm_[in][prio] == 0 &&
-	    (SharedUsed(in, prio) == 0 || SharedUsed(in, prio) + c_.resume_offset <= Threshold(in)))
-		SendPfc(in, prio, false);
 	if (!c_.ecn || q <= op.kmin)
 		return;
 	if (q <= op.kmax) {
@@ -203,18 +197,31 @@ void RfwSwitch::Dequeued(int out_port, int prio, QFrame &f)
 			return;
 	}
 	uint8_t buf[9216];
-	uint32_t n = PacketBytes(f.p, buf, sizeof(buf));
+	uint32_t n = PacketBytes(p, buf, sizeof(buf));
 	uint8_t *ip = buf + RFW_ETH_HLEN;
 
 	if (n < RFW_ETH_HLEN + RFW_IPV4_HLEN || (ip[1] & 3) == RFW_ECN_NOT_ECT ||
 	    (ip[1] & 3) == RFW_ECN_CE)
 		return;
-	/* CE, and the IPv4 header checksum recomputed (the ICRC does not cover the TOS). */
 	ip[1] |= RFW_ECN_CE;
 	ip[10] = ip[11] = 0;
 	rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(rfw_csum_add(0, ip, RFW_IPV4_HLEN)));
-	f.p = ns3::Create<Packet>(buf, n);
+	p = ns3::Create<Packet>(buf, n);
 	st.ce_marked++;
+}
+
+/* A frame leaves the egress queue: give its buffer back to its ingress queue, maybe resume
+ * that ingress, and (--mark-at dequeue) mark it by RED on the queue it leaves. */
+void RfwSwitch::Dequeued(int out_port, int prio, QFrame &f)
+{
+	int in = f.in_port;
+
+	Release(in, prio, f.p->GetSize());
+	if (paused_[in][prio] && hdrm_[in][prio] == 0 &&
+	    (SharedUsed(in, prio) == 0 || SharedUsed(in, prio) + c_.resume_offset <= Threshold(in)))
+		SendPfc(in, prio, false);
+	if (!c_.mark_enqueue)
+		MarkRed(*ports_[out_port], ports_[out_port]->queued_bytes(prio), f.p);
 }
 
 } // namespace rfw

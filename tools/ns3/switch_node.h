@@ -3,12 +3,12 @@
  * rocefw-ns3's switch (docs/ns3.md "Switch"): output-queued, eight strict priorities per port,
  * one shared buffer. Forwarding: the destination IPv4 address selects the equal-cost next hops
  * (shortest paths, fabric.cc), a hash of the 5-tuple (UDP source port included) picks one. ECN:
- * at dequeue, RED on the egress queue's bytes (Kmin/Kmax/Pmax; ECT frames become CE). PFC: the
- * buffer scheme HPCC's SwitchMmu documents (simulation/src/point-to-point/model/switch-mmu.cc):
- * ingress accounting per (port, priority), a reserve per queue, a dynamic threshold
- * (free shared buffer >> alpha_shift) above which the port pauses its upstream and further
- * bytes go to the port's headroom, resume once back below the threshold by resume_offset.
- * With PFC off, frames above the dynamic threshold are dropped instead.
+ * at dequeue (HPCC) or at enqueue (--mark-at), RED on the egress queue's bytes (Kmin/Kmax/Pmax; ECT
+ * frames become CE). PFC: the buffer scheme HPCC's SwitchMmu documents
+ * (simulation/src/point-to-point/model/switch-mmu.cc): ingress accounting per (port, priority), a
+ * reserve per queue, a dynamic threshold (free shared buffer >> alpha_shift) above which the port
+ * pauses its upstream and further bytes go to the port's headroom, resume once back below the
+ * threshold by resume_offset. With PFC off, frames above the dynamic threshold are dropped instead.
  */
 #ifndef RFW_TOOLS_NS3_SWITCH_NODE_H
 #define RFW_TOOLS_NS3_SWITCH_NODE_H
@@ -28,6 +28,8 @@ struct SwitchConf {
 	uint32_t resume_offset = 3072;
 	bool pfc = true;
 	bool ecn = true;
+	bool mark_enqueue =
+	    false; /* --mark-at enqueue (DCQCN paper, rocefw-sim) | dequeue (HPCC) */
 	double kmin_kb_per_gbps = 4, kmax_kb_per_gbps = 16, pmax = 0.2; /* HPCC config.txt */
 	double kmin_kb = -1, kmax_kb = -1; /* >= 0: fixed, whatever the rate */
 	uint32_t nic_gbps = 100; /* alpha shift 3 (1/8) at this rate, one less per doubling */
@@ -75,6 +77,7 @@ class RfwSwitch
 	bool Admit(int port, int prio, uint32_t size);
 	void Release(int port, int prio, uint32_t size);
 	void SendPfc(int port, int prio, bool pause);
+	void MarkRed(const RfwSwitchPort &op, uint64_t q, ns3::Ptr<ns3::Packet> &p);
 
 	ns3::Ptr<ns3::Node> node_;
 	SwitchConf c_;
