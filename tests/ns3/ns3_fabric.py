@@ -161,6 +161,26 @@ def main():
     pfc = tshark_rows(os.path.join(pc9, "host-1.pcap"), "macc.opcode", "macc.cbfc.enbv")
     check(any(r[0] == "0x0101" for r in pfc), f"tshark: no PFC opcode 0x0101 in {pfc[:3]}")
 
+    # 2b. A 1 Gb/s receiver link behind a 100 G incast: the pause outlasts 0xffff quanta
+    #     (335.54 us at 100 G), so the switch refreshes it every half pause time (167.77 us), as
+    #     tshark's timestamps of a sender's MAC Control frames show; nothing is dropped.
+    slow = os.path.join(d, "slow9.txt")
+    with open(topo9) as f, open(slow, "w") as g:
+        g.write(f.read().replace("0 9 100Gbps", "0 9 1Gbps"))
+    ffs = write_flows(d, [(h, 9, 3, 100, 200000, 0) for h in range(1, 9)], "slow_flows.txt")
+    pcs = os.path.join(d, "pcaps")
+    os.mkdir(pcs)
+    o = run("--topology", slow, "--flows", ffs, "--fct-out", fct9, "--buffer-mb", "1", "--ecn",
+            "off", "--pcap", pcs)
+    check(o.get("flows_completed") == 8 and o.get("drops") == 0, f"slow link: {o}")
+    check(o.get("pfc_refreshes", 0) > 0, f"slow link: no pause refresh: {o}")
+    ts = [float(r[0]) for r in tshark_rows(os.path.join(pcs, "host-1.pcap"),
+                                           "frame.time_relative", "macc.cbfc.pause_time.c3")
+          if len(r) > 1 and r[1] == "65535"]
+    gaps = [round((b - a) * 1e9) for a, b in zip(ts, ts[1:])]
+    check(any(abs(g - 167770) <= 5 for g in gaps),
+          f"slow link: no XOFF refresh 167770 ns after the previous: {gaps[:8]}")
+
     # 3. The same with PFC off: the buffer drops, go-back-N recovers every flow.
     # (a 1 ms local ACK timeout: tail drops are recovered by it, 67 ms would take seconds)
     o = run("--topology", topo9, "--flows", ff9, "--fct-out", fct9, "--buffer-mb", "1",

@@ -396,6 +396,7 @@ void Fabric::Collect()
 		if (sw[i]) {
 			r->pfc_pauses += sw[i]->st.pfc_pauses_sent;
 			r->pfc_resumes += sw[i]->st.pfc_resumes_sent;
+			r->pfc_refreshes += sw[i]->st.pfc_refreshes_sent;
 			r->drops += sw[i]->st.drops;
 			r->no_route += sw[i]->st.no_route;
 			r->ce_marked += sw[i]->st.ce_marked;

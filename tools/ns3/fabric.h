@@ -29,7 +29,7 @@ struct FabricConf {
 struct FabricResult {
 	uint64_t flows = 0, completed = 0, failed = 0;
 	uint64_t cnps_sent = 0, cnps_handled = 0, ce_marked = 0, ecn_marked_rx = 0;
-	uint64_t pfc_pauses = 0, pfc_resumes = 0, pauses_received = 0;
+	uint64_t pfc_pauses = 0, pfc_resumes = 0, pfc_refreshes = 0, pauses_received = 0;
 	uint64_t drops = 0, link_losses = 0, no_route = 0;
 	uint64_t retransmissions = 0, ack_timeouts = 0, rx_bad_frame = 0;
 	uint64_t events = 0, sim_time_ns = 0, last_fct_ns = 0;

@@ -245,7 +245,7 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	}
 	json_t *j = json_pack(
 	    "{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-	    "s:I, s:I, s:I, s:I, s:f, s:f}",
+	    "s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
 	    "schema", "rocefw.ns3/1", "profile",
 	    o.fc.profile < 0 ? "none" : dcqcn_profile_name((enum dcqcn_profile)o.fc.profile),
 	    "transport", o.fc.sr ? "sr" : "gbn", "pfc", o.fc.sw.pfc, "flows", (json_int_t)r.flows,
@@ -253,8 +253,9 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	    "cnps_sent", (json_int_t)r.cnps_sent, "cnps_handled", (json_int_t)r.cnps_handled,
 	    "ce_marked", (json_int_t)r.ce_marked, "ecn_marked_received",
 	    (json_int_t)r.ecn_marked_rx, "pfc_pauses", (json_int_t)r.pfc_pauses, "pfc_resumes",
-	    (json_int_t)r.pfc_resumes, "pfc_frames_received", (json_int_t)r.pauses_received,
-	    "drops", (json_int_t)(r.drops + r.link_losses), "switch_drops", (json_int_t)r.drops,
+	    (json_int_t)r.pfc_resumes, "pfc_refreshes", (json_int_t)r.pfc_refreshes,
+	    "pfc_frames_received", (json_int_t)r.pauses_received, "drops",
+	    (json_int_t)(r.drops + r.link_losses), "switch_drops", (json_int_t)r.drops,
 	    "link_losses", (json_int_t)r.link_losses, "retransmissions",
 	    (json_int_t)r.retransmissions, "ack_timeouts", (json_int_t)r.ack_timeouts,
 	    "rx_bad_frames", (json_int_t)r.rx_bad_frame, "events", (json_int_t)r.events,

@@ -59,6 +59,7 @@ Ptr<RfwSwitchPort> RfwSwitch::AddPort(uint64_t rate_bps, const uint8_t mac[6])
 	ingress_.push_back({});
 	hdrm_.push_back({});
 	paused_.push_back({});
+	refresh_.push_back({});
 	return p;
 }
 
@@ -142,12 +143,33 @@ void RfwSwitch::SendPfc(int port, int prio, bool pause)
 
 	quanta[prio] = pause ? 0xffff : 0;
 	n = rfw_pfc_build(buf, sizeof(buf), ports_[port]->mac(), (uint8_t)(1u << prio), quanta);
-	paused_[port][prio] = pause;
-	if (pause)
+	if (pause && paused_[port][prio])
+		st.pfc_refreshes_sent++;
+	else if (pause)
 		st.pfc_pauses_sent++;
 	else
 		st.pfc_resumes_sent++;
+	paused_[port][prio] = pause;
 	ports_[port]->Enqueue(ns3::Create<Packet>(buf, (uint32_t)n), -1);
+	if (pause) {
+		/* XOFF again at half the pause time while still paused, as switches refresh it, so
+		 * a congestion longer than 0xffff quanta (335 us at 100 G) does not resume the
+		 * upstream by expiry. */
+		uint64_t half =
+		    rfw_pause_quanta_ns(0xffff, (uint32_t)(ports_[port]->rate_bps() / 1000000)) / 2;
+
+		refresh_[port][prio].Cancel();
+		refresh_[port][prio] = ns3::Simulator::Schedule(
+		    ns3::NanoSeconds(half), &RfwSwitch::Refresh, this, port, prio);
+	} else {
+		refresh_[port][prio].Cancel();
+	}
+}
+
+void RfwSwitch::Refresh(int port, int prio)
+{
+	if (paused_[port][prio])
+		SendPfc(port, prio, true);
 }
 
 void RfwSwitch::Forward(int in_port, Ptr<Packet> p)

@@ -8,7 +8,8 @@
  * (simulation/src/point-to-point/model/switch-mmu.cc): ingress accounting per (port, priority), a
  * reserve per queue, a dynamic threshold (free shared buffer >> alpha_shift) above which the port
  * pauses its upstream and further bytes go to the port's headroom, resume once back below the
- * threshold by resume_offset. With PFC off, frames above the dynamic threshold are dropped instead.
+ * threshold by resume_offset, refreshed at half its time while it lasts. With PFC off, frames
+ * above the dynamic threshold are dropped instead.
  */
 #ifndef RFW_TOOLS_NS3_SWITCH_NODE_H
 #define RFW_TOOLS_NS3_SWITCH_NODE_H
@@ -53,7 +54,8 @@ class RfwSwitchPort : public RfwPort
 };
 
 struct SwitchStats {
-	uint64_t pfc_pauses_sent = 0, pfc_resumes_sent = 0, drops = 0, no_route = 0, ce_marked = 0;
+	uint64_t pfc_pauses_sent = 0, pfc_resumes_sent = 0, pfc_refreshes_sent = 0, drops = 0,
+	         no_route = 0, ce_marked = 0;
 };
 
 class RfwSwitch
@@ -77,6 +79,7 @@ class RfwSwitch
 	bool Admit(int port, int prio, uint32_t size);
 	void Release(int port, int prio, uint32_t size);
 	void SendPfc(int port, int prio, bool pause);
+	void Refresh(int port, int prio);
 	void MarkRed(const RfwSwitchPort &op, uint64_t q, ns3::Ptr<ns3::Packet> &p);
 
 	ns3::Ptr<ns3::Node> node_;
@@ -88,6 +91,7 @@ class RfwSwitch
 	/* MMU state: per (port, priority) */
 	std::vector<std::array<uint64_t, kPrios>> ingress_, hdrm_;
 	std::vector<std::array<bool, kPrios>> paused_;
+	std::vector<std::array<ns3::EventId, kPrios>> refresh_;
 	uint64_t shared_used_ = 0, total_hdrm_ = 0, total_rsrv_ = 0;
 };
 
