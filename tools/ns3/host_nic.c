@@ -46,7 +46,6 @@ struct rfw_hn {
 	uint32_t *active; /* slots with an open QP, in round-robin order */
 	uint32_t nactive, rr;
 	struct hn_cc port_cc; /* the shared RP of rp_scope port / dst */
-	uint8_t *stage;       /* the frame the transport is filling */
 	uint64_t closed_cnt[RFW_CNT__COUNT];
 	struct rfw_hn_stats st;
 };
@@ -62,10 +61,7 @@ static uint8_t *hn_tx_alloc(void *ctx, struct rfw_qp *qp, uint32_t len)
 	if (len + RFW_HN_FRAME_HDR + RFW_ICRC_LEN > RFW_HN_FRAME_MAX)
 		return NULL;
 	f = hn->ops.frame_alloc(hn->host, len + RFW_HN_FRAME_HDR + RFW_ICRC_LEN);
-	if (f == NULL)
-		return NULL;
-	hn->stage = f;
-	return f + RFW_HN_FRAME_HDR;
+	return f ? f + RFW_HN_FRAME_HDR : NULL;
 }
 
 static void hn_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
@@ -73,10 +69,8 @@ static void hn_tx_send(void *ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len)
 	struct rfw_hn *hn = ctx;
 	struct hn_qp *q = rfw_qp_context(qp);
 	struct rfw_frame_spec sp = q->spec;
-	uint8_t *f = hn->stage;
+	uint8_t *f = buf - RFW_HN_FRAME_HDR; /* the frame hn_tx_alloc handed out */
 
-	(void)buf;
-	hn->stage = NULL;
 	/* A CNP goes out at the profile's np_cnp_dscp, Not-ECT (it must not be marked itself),
 	 * so switches queue it at that priority. */
 	if (len >= 1 && buf[0] == RFW_OP_CNP && hn->conf.prof)
