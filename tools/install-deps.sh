@@ -13,6 +13,9 @@ pkgs=(
   tshark                                # the independent decoder the tests compare against
   gnuplot-nox                           # rocefw-replay cc --plot (PNG)
   clang-format
+  # rocefw-ns3 (docs/ns3.md): ns-3 3.37's headers, libraries and CMake package config; the
+  # config also checks for the helper binaries of the ns3 package, so both are needed
+  libns3-dev ns3
   iproute2                              # tests/dpdk/linux_peer.py: netns + veth Linux peer
   # interop/run (docs/interop.md): the rxe guest in QEMU, its peer, the bridge and captures
   qemu-system-x86 busybox-static cpio tcpdump nftables ethtool libibverbs-dev

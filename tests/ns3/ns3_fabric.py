@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""rocefw-ns3 on a small fabric (docs/ns3.md): one switch, hosts with an incast and short flows.
+
+- every flow completes, the FCT file is HPCC's format (hex addresses of HPCC's node_id_to_ip,
+  the flows' sizes and start times), no flow beats its standalone FCT by more than 5 %;
+- CNPs are sent by the receiver and handled by the senders (DCQCN through ECN marking);
+- with PFC on and a small buffer the switch pauses, the NICs receive the PFC frames, nothing is
+  dropped; with PFC off the same incast drops and go-back-N recovers;
+- the per-host captures decode in tshark (InfiniBand over UDP, nothing malformed, PFC frames
+  as MAC Control) and rocefw-replay check finds every ICRC good;
+- bad options exit 2 naming the option; a run cut short by --sim-time-ms exits 1;
+- two simulators, one firmware: an 8:1 incast of 4 MiB under the unified profile with the same
+  marking (at enqueue, Kmin 5 KB, Kmax 200 KB, 1 %) completes in rocefw-sim and rocefw-ns3
+  within 1 % (first flow) and 3 % (last flow), with CNP counts within 30 %.
+
+usage: ns3_fabric.py ROCEFW_NS3 ROCEFW_REPLAY ROCEFW_SIM
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+NS3, REPLAY, SIM = sys.argv[1], sys.argv[2], sys.argv[3]
+fails = 0
+
+
+def check(cond, msg):
+    global fails
+    if not cond:
+        fails += 1
+        print("FAIL", msg)
+
+
+def hpcc_ip(i):  # HPCC third.cc node_id_to_ip
+    return 0x0b000001 + (i // 256) * 0x10000 + (i % 256) * 0x100
+
+
+def write_star(d, hosts, name):
+    p = os.path.join(d, name)
+    with open(p, "w") as f:
+        f.write(f"{hosts + 1} 1 {hosts}\n0\n")
+        for h in range(1, hosts + 1):
+            f.write(f"0 {h} 100Gbps 0.001ms 0\n")
+    return p
+
+
+def write_flows(d, flows, name):
+    p = os.path.join(d, name)
+    with open(p, "w") as f:
+        f.write(f"{len(flows)}\n")
+        for fl in flows:
+            f.write(" ".join(str(x) for x in fl) + "\n")
+    return p
+
+
+def run(*args, expect_rc=0):
+    p = subprocess.run([NS3, *args, "--json"], capture_output=True, text=True, timeout=100)
+    check(p.returncode == expect_rc, f"{args}: exit {p.returncode}, want {expect_rc}: {p.stderr}")
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        check(False, f"{args}: not JSON: {p.stdout[:200]}")
+        return {}
+
+
+def read_fct(path):
+    with open(path) as f:
+        return [ln.split() for ln in f if ln.strip()]
+
+
+def check_fct(rows, flows, what):
+    check(len(rows) == len(flows), f"{what}: {len(rows)} FCT lines for {len(flows)} flows")
+    want = {(hpcc_ip(s), hpcc_ip(d), sz, round(st * 1e9)) for s, d, _, _, sz, st in flows}
+    got = set()
+    for r in rows:
+        check(len(r) == 8 and all(len(x) == 8 for x in r[:2]), f"{what}: bad FCT line {r}")
+        if len(r) != 8:
+            continue
+        got.add((int(r[0], 16), int(r[1], 16), int(r[4]), int(r[5])))
+        fct, alone = int(r[6]), int(r[7])
+        check(fct >= 0.95 * alone, f"{what}: fct {fct} below standalone {alone}: {r}")
+    check(got == want, f"{what}: FCT rows {sorted(got)} are not the flows {sorted(want)}")
+
+
+def tshark_rows(pcap, *fields):
+    t = subprocess.run(["tshark", "-r", pcap, "--disable-protocol", "rpcordma", "-T", "fields",
+                        *sum((["-e", f] for f in fields), [])],
+                       capture_output=True, text=True)
+    check(t.returncode == 0, f"tshark {pcap}: {t.stderr}")
+    return [ln.split("\t") for ln in t.stdout.splitlines()]
+
+
+def check_capture(pcap, what):
+    rows = tshark_rows(pcap, "eth.type", "infiniband.bth.opcode", "_ws.malformed",
+                       "_ws.expert.severity")
+    check(len(rows) > 0, f"{what}: empty capture")
+    for r in rows:
+        r += [""] * (4 - len(r))
+        if r[0] == "0x8808":
+            continue  # MAC Control (PFC)
+        check(r[1] != "", f"{what}: a frame tshark did not decode as InfiniBand: {r}")
+        check(r[2] == "", f"{what}: malformed frame: {r}")
+    c = subprocess.run([REPLAY, "check", "--json", pcap], capture_output=True, text=True)
+    try:
+        j = json.loads(c.stdout)
+        check(j["icrc_bad"] == 0 and j["malformed"] == 0 and j["icrc_ok"] == j["roce"],
+              f"{what}: rocefw-replay check: {j['icrc_ok']} good ICRCs of {j['roce']}, "
+              f"{j['malformed']} malformed")
+    except (json.JSONDecodeError, KeyError):
+        check(False, f"{what}: rocefw-replay check failed: {c.stderr}")
+    return rows
+
+
+def main():
+    check(shutil.which("tshark") is not None, "tshark is not installed (tools/install-deps.sh)")
+    d = tempfile.mkdtemp(prefix="ns3fab")
+    # 1. 4:1 incast of 2 MB + short flows, the DCQCN paper's marking (Kmin 5 KB, Kmax 200 KB,
+    #    1 %): all complete, CNPs both ways, captures clean.
+    topo = write_star(d, 5, "star5.txt")
+    flows = [(h, 5, 3, 100, 2000000, 0.000001) for h in range(1, 5)]
+    flows += [(1, 2, 3, 100, 10000, 0.00005), (2, 3, 3, 100, 5000, 0.00006),
+              (3, 4, 3, 100, 1000, 0.00007), (5, 1, 3, 100, 20000, 0.00008)]
+    ff = write_flows(d, flows, "flows5.txt")
+    fct = os.path.join(d, "fct5.txt")
+    pc = os.path.join(d, "pcap5")
+    os.mkdir(pc)
+    o = run("--topology", topo, "--flows", ff, "--fct-out", fct, "--pcap", pc,
+            "--kmin-kb", "5", "--kmax-kb", "200", "--pmax", "0.01")
+    for k in ("flows", "cnps_sent", "cnps_handled", "pfc_pauses", "drops", "retransmissions",
+              "events", "wall_s"):
+        check(k in o, f"--json lacks {k}")
+    check(o.get("flows_completed") == len(flows), f"incast: {o.get('flows_completed')} done")
+    check(o.get("cnps_sent", 0) > 0, f"incast: no CNP sent: {o}")
+    check(o.get("cnps_handled") == o.get("cnps_sent"), f"incast: CNPs sent != handled: {o}")
+    check(o.get("drops") == 0 and o.get("retransmissions") == 0, f"incast: losses: {o}")
+    check_fct(read_fct(fct), flows, "incast")
+    rx = check_capture(os.path.join(pc, "host-5.pcap"), "host-5.pcap")
+    check(any(r[1] == "129" for r in rx), "host-5.pcap: no CNP (opcode 0x81) in the capture")
+    check_capture(os.path.join(pc, "host-1.pcap"), "host-1.pcap")
+
+    # 2. 8:1 incast into a 1 MB buffer, PFC on: pauses, honoured, nothing dropped.
+    topo9 = write_star(d, 9, "star9.txt")
+    fl9 = [(h, 9, 3, 100, 1000000, 0.000001) for h in range(1, 9)]
+    fl9 += [(1 + i % 8, 1 + (i + 3) % 8, 3, 100, 2000 + 1000 * i, 0.00002 * (i + 1))
+            for i in range(8)]
+    ff9 = write_flows(d, fl9, "flows9.txt")
+    pc9 = os.path.join(d, "pcap9")
+    os.mkdir(pc9)
+    fct9 = os.path.join(d, "fct9.txt")
+    o = run("--topology", topo9, "--flows", ff9, "--fct-out", fct9, "--buffer-mb", "1",
+            "--pcap", pc9)
+    check(o.get("flows_completed") == len(fl9), f"pfc on: {o.get('flows_completed')} done")
+    check(o.get("pfc_pauses", 0) > 0, f"pfc on: no pause: {o}")
+    check(o.get("pfc_frames_received", 0) >= o.get("pfc_pauses", 1), f"pfc on: not received: {o}")
+    check(o.get("drops") == 0, f"pfc on: drops: {o}")
+    check_fct(read_fct(fct9), fl9, "pfc on")
+    rows = check_capture(os.path.join(pc9, "host-1.pcap"), "pfc host-1.pcap")
+    check(any(r[0] == "0x8808" for r in rows), "pfc host-1.pcap: no MAC Control frame")
+    pfc = tshark_rows(os.path.join(pc9, "host-1.pcap"), "macc.opcode", "macc.cbfc.enbv")
+    check(any(r[0] == "0x0101" for r in pfc), f"tshark: no PFC opcode 0x0101 in {pfc[:3]}")
+
+    # 2b. A 1 Gb/s receiver link behind a 100 G incast: the pause outlasts 0xffff quanta
+    #     (335.54 us at 100 G), so the switch refreshes it every half pause time (167.77 us), as
+    #     tshark's timestamps of a sender's MAC Control frames show; nothing is dropped.
+    slow = os.path.join(d, "slow9.txt")
+    with open(topo9) as f, open(slow, "w") as g:
+        g.write(f.read().replace("0 9 100Gbps", "0 9 1Gbps"))
+    ffs = write_flows(d, [(h, 9, 3, 100, 200000, 0) for h in range(1, 9)], "slow_flows.txt")
+    pcs = os.path.join(d, "pcaps")
+    os.mkdir(pcs)
+    o = run("--topology", slow, "--flows", ffs, "--fct-out", fct9, "--buffer-mb", "1", "--ecn",
+            "off", "--pcap", pcs)
+    check(o.get("flows_completed") == 8 and o.get("drops") == 0, f"slow link: {o}")
+    check(o.get("pfc_refreshes", 0) > 0, f"slow link: no pause refresh: {o}")
+    ts = [float(r[0]) for r in tshark_rows(os.path.join(pcs, "host-1.pcap"),
+                                           "frame.time_relative", "macc.cbfc.pause_time.c3")
+          if len(r) > 1 and r[1] == "65535"]
+    gaps = [round((b - a) * 1e9) for a, b in zip(ts, ts[1:])]
+    check(any(abs(g - 167770) <= 5 for g in gaps),
+          f"slow link: no XOFF refresh 167770 ns after the previous: {gaps[:8]}")
+
+    # 3. The same with PFC off: the buffer drops, go-back-N recovers every flow.
+    # (a 1 ms local ACK timeout: tail drops are recovered by it, 67 ms would take seconds)
+    o = run("--topology", topo9, "--flows", ff9, "--fct-out", fct9, "--buffer-mb", "1",
+            "--pfc", "off", "--ack-timeout", "8")
+    check(o.get("flows_completed") == len(fl9), f"pfc off: {o.get('flows_completed')} done")
+    check(o.get("pfc_pauses") == 0 and o.get("drops", 0) > 0, f"pfc off: {o}")
+    check(o.get("retransmissions", 0) > 0, f"pfc off: no retransmission: {o}")
+
+    # 4. Selective repeat, lossy: completes too.
+    o = run("--topology", topo9, "--flows", ff9, "--fct-out", fct9, "--buffer-mb", "1",
+            "--pfc", "off", "--transport", "sr", "--ack-timeout", "8")
+    check(o.get("flows_completed") == len(fl9) and o.get("transport") == "sr", f"sr: {o}")
+
+    # 5. Cut short: exit 1, fewer flows in the FCT file.
+    o = run("--topology", topo, "--flows", ff, "--fct-out", fct, "--sim-time-ms", "0.1",
+            expect_rc=1)
+    check(o.get("flows_completed", 99) < len(flows), f"cut short: {o}")
+
+    # 6. Bad options and inputs: exit 2, the option named.
+    bad_topo = os.path.join(d, "bad_topo.txt")
+    with open(bad_topo, "w") as f:
+        f.write("3 1 2\n0\n0 1 100Gbps 1us 0\n")
+    for args, name in ((["--transport", "xx"], "--transport"), (["--pfc", "maybe"], "--pfc"),
+                       (["--sim-time-ms", "-1"], "--sim-time-ms"), (["--mtu", "1000"], "--mtu"),
+                       (["--profile", "nope"], "--profile"), (["--bogus"], "--bogus"),
+                       (["--kmin-kb", "5"], "--kmax-kb")):
+        p = subprocess.run([NS3, "--topology", topo, "--flows", ff, "--fct-out", fct, *args],
+                           capture_output=True, text=True)
+        check(p.returncode == 2 and name in p.stderr, f"{args}: exit {p.returncode}: {p.stderr}")
+    for args, name in ((["--flows", ff, "--fct-out", fct], "--topology"),
+                       (["--topology", bad_topo, "--flows", ff, "--fct-out", fct], "--topology"),
+                       (["--topology", topo, "--flows", topo, "--fct-out", fct], "--flows"),
+                       (["--topology", topo, "--flows", ff, "--fct-out", "/nonexistent/x"],
+                        "--fct-out")):
+        p = subprocess.run([NS3, *args], capture_output=True, text=True)
+        check(p.returncode == 2 and name in p.stderr, f"{args}: exit {p.returncode}: {p.stderr}")
+    # 7. The same firmware in rocefw-sim and rocefw-ns3 (docs/ns3.md "Sim vs ns-3").
+    inc = write_flows(d, [(h, 9, 3, 100, 4194304, 0) for h in range(1, 9)], "inc8.txt")
+    o = run("--topology", topo9, "--flows", inc, "--fct-out", fct9, "--kmin-kb", "5",
+            "--kmax-kb", "200", "--pmax", "0.01", "--mark-at", "enqueue")
+    ns3 = sorted(int(r[6]) / 1e3 for r in read_fct(fct9))
+    p = subprocess.run([SIM, "--json", "--incast", "8", "--size", "4194304", "--messages", "1",
+                        "--depth", "1", "--rate-gbps", "100", "--rtt-us", "4", "--kmin-kb", "5",
+                        "--kmax-kb", "200", "--pmax", "0.01", "--queue-bytes", "33554432",
+                        "--profile", "unified"], capture_output=True, text=True)
+    sj = json.loads(p.stdout)
+    sim = sorted(f["completion_time_us"] for f in sj["flows"])
+    check(len(ns3) == 8 and abs(ns3[0] / sim[0] - 1) < 0.01 and abs(ns3[-1] / sim[-1] - 1) < 0.03,
+          f"sim vs ns-3: first/last completion {sim[0]:.0f}/{sim[-1]:.0f} us vs "
+          f"{ns3[0] if ns3 else 0:.0f}/{ns3[-1] if ns3 else 0:.0f} us")
+    check(abs(o.get("cnps_sent", 0) - sj["cnps_sent"]) <= 0.3 * sj["cnps_sent"],
+          f"sim vs ns-3: CNPs {sj['cnps_sent']} vs {o.get('cnps_sent')}")
+
+    shutil.rmtree(d)
+    print("ns3_fabric:", "FAIL" if fails else "ok", f"({fails} failures)")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

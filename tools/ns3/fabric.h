@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-ns3's experiment: an HPCC topology built of RfwSwitch nodes and RfwHostDevice NICs,
+ * shortest-path ECMP routes, one RC QP pair per flow of the flow file posting one RDMA WRITE of
+ * the flow's size at its start time, and the FCT file written as flows complete.
+ */
+#ifndef RFW_TOOLS_NS3_FABRIC_H
+#define RFW_TOOLS_NS3_FABRIC_H
+
+#include <cstdio>
+#include <string>
+
+#include "hpcc_fmt.h"
+#include "switch_node.h"
+
+namespace rfw
+{
+
+struct FabricConf {
+	int profile = -1;         /* enum dcqcn_profile; -1: no congestion control ("none") */
+	bool sr = false;          /* --transport sr */
+	uint32_t mtu = 1024;      /* --mtu: path MTU bytes */
+	uint8_t ack_timeout = 14; /* --ack-timeout: local ACK timeout 4.096 us x 2^N (14: 67 ms) */
+	uint64_t sim_time_ns = 1000000000ull;
+	std::string pcap_dir; /* --pcap: host-<id>.pcap per host */
+	SwitchConf sw;
+};
+
+struct FabricResult {
+	uint64_t flows = 0, completed = 0, failed = 0;
+	uint64_t cnps_sent = 0, cnps_handled = 0, ce_marked = 0, ecn_marked_rx = 0;
+	uint64_t pfc_pauses = 0, pfc_resumes = 0, pfc_refreshes = 0, pauses_received = 0;
+	uint64_t drops = 0, link_losses = 0, no_route = 0;
+	uint64_t retransmissions = 0, ack_timeouts = 0, rx_bad_frame = 0;
+	uint64_t events = 0, sim_time_ns = 0, last_fct_ns = 0;
+	double wall_s = 0;
+};
+
+/* 0, or -1 with *err set (setup failure). Flows not finished by sim_time_ns are reported as
+ * flows - completed - failed. */
+int RunFabric(const struct rfw_topo &t, const struct rfw_flow_spec *flows, uint32_t nflows,
+              const FabricConf &c, FILE *fct, FabricResult *r, std::string *err);
+
+} // namespace rfw
+#endif

@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-ns3: rocefw's transport and DCQCN as the host NICs of an ns-3 3.37 fabric, driven by
+ * HPCC's topology and flow files, writing HPCC's FCT file (docs/ns3.md).
+ *
+ *   rocefw-ns3 --topology FILE --flows FILE --fct-out FILE [--profile P] [--transport gbn|sr]
+ *              [--pfc on|off] [--sim-time-ms T] [--pcap DIR] [--json] [more: --help]
+ *
+ * Exit: 0 every flow completed, 1 some did not (by --sim-time-ms, or an error completion),
+ * 2 bad options or input files (the message names the option), 3 setup failure.
+ */
+#include <getopt.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <jansson.h>
+
+#include "cc/dcqcn_params.h"
+#include "fabric.h"
+
+namespace
+{
+
+struct Opts {
+	const char *topology = nullptr, *flows = nullptr, *fct_out = nullptr;
+	bool json = false;
+	rfw::FabricConf fc;
+};
+
+[[noreturn]] void Bad(const char *opt, const std::string &why)
+{
+	std::fprintf(stderr, "rocefw-ns3: %s: %s (rocefw-ns3 --help)\n", opt, why.c_str());
+	std::exit(2);
+}
+
+void Usage()
+{
+	std::printf(
+	    "usage: rocefw-ns3 --topology FILE --flows FILE --fct-out FILE [options]\n"
+	    "  --topology FILE     HPCC topology: 'nodes switches links', switch ids, then\n"
+	    "                      'src dst rate delay error_rate' per link\n"
+	    "  --flows FILE        HPCC flows: count, then 'src dst priority dport size start_s'\n"
+	    "  --fct-out FILE      HPCC FCT: 'sip dip sport dport size start_ns fct_ns "
+	    "standalone_ns'\n"
+	    "  --profile P         DCQCN profile (unified, paper, mlx5-cx5, hpcc-ns3, "
+	    "shared-port)\n"
+	    "                      or none (no reaction point); default unified\n"
+	    "  --transport gbn|sr  loss recovery: go-back-N (default) or selective repeat\n"
+	    "  --pfc on|off        PFC at the switches (default on; off: lossy, DT drops)\n"
+	    "  --ecn on|off        ECN marking at the switches (default on)\n"
+	    "  --mark-at dequeue|enqueue  RED on the queue a frame leaves (HPCC, default) or\n"
+	    "                      joins (the DCQCN paper's CP, rocefw-sim)\n"
+	    "  --sim-time-ms T     stop at T ms of simulated time (default 1000)\n"
+	    "  --pcap DIR          DIR/host-<id>.pcap per host: frames sent and received\n"
+	    "  --json              results as one JSON object (schema rocefw.ns3/1)\n"
+	    "  --mtu B             path MTU 256|512|1024|2048|4096 (default 1024)\n"
+	    "  --buffer-mb M       shared buffer per switch, MB (default 32, 1..1024)\n"
+	    "  --kmin-kb K --kmax-kb K --pmax P   RED marking (default: HPCC's 4 and 16 KB per\n"
+	    "                      Gb/s of the port, Pmax 0.2)\n"
+	    "  --ack-timeout N     local ACK timeout 4.096 us x 2^N, 1..31 (default 14: 67 ms,\n"
+	    "                      perftest's; 8 fired spuriously in an 8:1 incast under the\n"
+	    "                      paper profile: 64-packet ACK coalescing at its lowest rates)\n");
+}
+
+double Num(const char *opt, const char *v, double lo, double hi)
+{
+	char *end;
+	double x = std::strtod(v, &end);
+
+	if (end == v || *end || !(x >= lo && x <= hi))
+		Bad(opt, std::string("'") + v + "': expected a number " + std::to_string(lo) +
+		             ".." + std::to_string(hi));
+	return x;
+}
+
+bool OnOff(const char *opt, const char *v)
+{
+	if (std::strcmp(v, "on") == 0)
+		return true;
+	if (std::strcmp(v, "off") == 0)
+		return false;
+	Bad(opt, std::string("'") + v + "': expected on or off");
+}
+
+enum {
+	O_TOPO = 256,
+	O_FLOWS,
+	O_FCT,
+	O_PROFILE,
+	O_TRANSPORT,
+	O_PFC,
+	O_ECN,
+	O_SIMTIME,
+	O_PCAP,
+	O_JSON,
+	O_MARKAT,
+	O_MTU,
+	O_BUF,
+	O_KMIN,
+	O_KMAX,
+	O_PMAX,
+	O_ACKTO,
+	O_HELP
+};
+
+void Set(Opts &o, int c, const char *v)
+{
+	rfw::FabricConf &f = o.fc;
+
+	switch (c) {
+	case O_TOPO:
+		o.topology = v;
+		break;
+	case O_FLOWS:
+		o.flows = v;
+		break;
+	case O_FCT:
+		o.fct_out = v;
+		break;
+	case O_PROFILE:
+		f.profile = std::strcmp(v, "none") == 0 ? -1 : dcqcn_profile_lookup(v);
+		if (f.profile < 0 && std::strcmp(v, "none") != 0)
+			Bad("--profile", std::string("unknown profile '") + v + "'");
+		break;
+	case O_TRANSPORT:
+		if (std::strcmp(v, "gbn") && std::strcmp(v, "sr"))
+			Bad("--transport", std::string("'") + v + "': expected gbn or sr");
+		f.sr = std::strcmp(v, "sr") == 0;
+		break;
+	case O_PFC:
+		f.sw.pfc = OnOff("--pfc", v);
+		break;
+	case O_ECN:
+		f.sw.ecn = OnOff("--ecn", v);
+		break;
+	case O_SIMTIME:
+		f.sim_time_ns = (uint64_t)std::llround(Num("--sim-time-ms", v, 0.001, 1e7) * 1e6);
+		break;
+	case O_PCAP:
+		f.pcap_dir = v;
+		break;
+	case O_MARKAT:
+		if (std::strcmp(v, "enqueue") && std::strcmp(v, "dequeue"))
+			Bad("--mark-at", std::string("'") + v + "': expected enqueue or dequeue");
+		f.sw.mark_enqueue = std::strcmp(v, "enqueue") == 0;
+		break;
+	case O_JSON:
+		o.json = true;
+		break;
+	case O_MTU: {
+		double m = Num("--mtu", v, 256, 4096);
+		if (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096)
+			Bad("--mtu",
+			    std::string("'") + v + "': expected 256, 512, 1024, 2048 or 4096");
+		f.mtu = (uint32_t)m;
+		break;
+	}
+	case O_BUF:
+		f.sw.buffer_bytes = (uint64_t)(Num("--buffer-mb", v, 1, 1024) * 1048576);
+		break;
+	case O_KMIN:
+		f.sw.kmin_kb = Num("--kmin-kb", v, 0, 1e6);
+		break;
+	case O_KMAX:
+		f.sw.kmax_kb = Num("--kmax-kb", v, 0, 1e6);
+		break;
+	case O_PMAX:
+		f.sw.pmax = Num("--pmax", v, 0, 1);
+		break;
+	case O_ACKTO:
+		f.ack_timeout = (uint8_t)Num("--ack-timeout", v, 1, 31);
+		break;
+	}
+}
+
+Opts Parse(int argc, char **argv)
+{
+	static const struct option lo[] = {{"topology", 1, 0, O_TOPO},
+	                                   {"flows", 1, 0, O_FLOWS},
+	                                   {"fct-out", 1, 0, O_FCT},
+	                                   {"profile", 1, 0, O_PROFILE},
+	                                   {"transport", 1, 0, O_TRANSPORT},
+	                                   {"pfc", 1, 0, O_PFC},
+	                                   {"ecn", 1, 0, O_ECN},
+	                                   {"sim-time-ms", 1, 0, O_SIMTIME},
+	                                   {"pcap", 1, 0, O_PCAP},
+	                                   {"json", 0, 0, O_JSON},
+	                                   {"mtu", 1, 0, O_MTU},
+	                                   {"buffer-mb", 1, 0, O_BUF},
+	                                   {"kmin-kb", 1, 0, O_KMIN},
+	                                   {"kmax-kb", 1, 0, O_KMAX},
+	                                   {"pmax", 1, 0, O_PMAX},
+	                                   {"ack-timeout", 1, 0, O_ACKTO},
+	                                   {"mark-at", 1, 0, O_MARKAT},
+	                                   {"help", 0, 0, O_HELP},
+	                                   {0, 0, 0, 0}};
+	Opts o;
+	int c;
+
+	o.fc.profile = DCQCN_PROFILE_UNIFIED;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, nullptr)) != -1) {
+		if (c == O_HELP) {
+			Usage();
+			std::exit(0);
+		}
+		if (c == '?')
+			Bad(argv[optind - 1], optopt ? "needs a value" : "unknown option");
+		Set(o, c, optarg);
+	}
+	if (optind < argc)
+		Bad(argv[optind], "unexpected argument");
+	if (!o.topology)
+		Bad("--topology", "required");
+	if (!o.flows)
+		Bad("--flows", "required");
+	if (!o.fct_out)
+		Bad("--fct-out", "required");
+	if (o.fc.sw.kmin_kb >= 0 && o.fc.sw.kmax_kb >= 0 && o.fc.sw.kmin_kb >= o.fc.sw.kmax_kb)
+		Bad("--kmin-kb", "must be below --kmax-kb");
+	if ((o.fc.sw.kmin_kb >= 0) != (o.fc.sw.kmax_kb >= 0))
+		Bad(o.fc.sw.kmin_kb >= 0 ? "--kmax-kb" : "--kmin-kb",
+		    "give --kmin-kb and --kmax-kb together");
+	return o;
+}
+
+void Report(const Opts &o, const rfw::FabricResult &r)
+{
+	if (!o.json) {
+		std::printf(
+		    "rocefw-ns3: %llu/%llu flows completed in %.3f ms simulated, %.2f s wall; "
+		    "CNPs sent %llu handled %llu; PFC pauses %llu; drops %llu; "
+		    "retransmissions %llu; %llu events\n",
+		    (unsigned long long)r.completed, (unsigned long long)r.flows,
+		    (double)r.sim_time_ns / 1e6, r.wall_s, (unsigned long long)r.cnps_sent,
+		    (unsigned long long)r.cnps_handled, (unsigned long long)r.pfc_pauses,
+		    (unsigned long long)(r.drops + r.link_losses),
+		    (unsigned long long)r.retransmissions, (unsigned long long)r.events);
+		return;
+	}
+	json_t *j = json_pack(
+	    "{s:s, s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:I, s:I, s:I, s:I, s:I, s:f, s:f}",
+	    "schema", "rocefw.ns3/1", "profile",
+	    o.fc.profile < 0 ? "none" : dcqcn_profile_name((enum dcqcn_profile)o.fc.profile),
+	    "transport", o.fc.sr ? "sr" : "gbn", "pfc", o.fc.sw.pfc, "flows", (json_int_t)r.flows,
+	    "flows_completed", (json_int_t)r.completed, "flows_failed", (json_int_t)r.failed,
+	    "cnps_sent", (json_int_t)r.cnps_sent, "cnps_handled", (json_int_t)r.cnps_handled,
+	    "ce_marked", (json_int_t)r.ce_marked, "ecn_marked_received",
+	    (json_int_t)r.ecn_marked_rx, "pfc_pauses", (json_int_t)r.pfc_pauses, "pfc_resumes",
+	    (json_int_t)r.pfc_resumes, "pfc_refreshes", (json_int_t)r.pfc_refreshes,
+	    "pfc_frames_received", (json_int_t)r.pauses_received, "drops",
+	    (json_int_t)(r.drops + r.link_losses), "switch_drops", (json_int_t)r.drops,
+	    "link_losses", (json_int_t)r.link_losses, "retransmissions",
+	    (json_int_t)r.retransmissions, "ack_timeouts", (json_int_t)r.ack_timeouts,
+	    "rx_bad_frames", (json_int_t)r.rx_bad_frame, "events", (json_int_t)r.events,
+	    "sim_time_ms", (double)r.sim_time_ns / 1e6, "wall_s", r.wall_s);
+	json_dumpf(j, stdout, JSON_INDENT(2));
+	std::printf("\n");
+	json_decref(j);
+}
+
+FILE *Open(const char *opt, const char *path, const char *mode)
+{
+	FILE *f = std::fopen(path, mode);
+
+	if (f == nullptr)
+		Bad(opt, std::string(path) + ": " + std::strerror(errno));
+	return f;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Opts o = Parse(argc, argv);
+	struct rfw_topo topo;
+	struct rfw_flow_spec *flows = nullptr;
+	uint32_t nflows = 0;
+	char err[256];
+	std::string serr;
+	rfw::FabricResult r;
+	FILE *f = Open("--topology", o.topology, "r");
+	int rc = rfw_topo_read(f, &topo, err, sizeof(err));
+
+	std::fclose(f);
+	if (rc)
+		Bad("--topology",
+		    std::string(o.topology) + ": " + (rc == -ENOMEM ? "out of memory" : err));
+	f = Open("--flows", o.flows, "r");
+	rc = rfw_flows_read(f, &topo, &flows, &nflows, err, sizeof(err));
+	std::fclose(f);
+	if (rc)
+		Bad("--flows",
+		    std::string(o.flows) + ": " + (rc == -ENOMEM ? "out of memory" : err));
+	f = Open("--fct-out", o.fct_out, "w");
+	rc = rfw::RunFabric(topo, flows, nflows, o.fc, f, &r, &serr);
+	std::fclose(f);
+	std::free(flows);
+	rfw_topo_free(&topo);
+	if (rc) {
+		std::fprintf(stderr, "rocefw-ns3: %s\n", serr.c_str());
+		return 3;
+	}
+	Report(o, r);
+	return r.completed == r.flows ? 0 : 1;
+}
