@@ -311,6 +311,114 @@ static void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
 	w->psn_valid = true;
 }
 
+/* The extension headers of @w's packet @p (its opcode chosen): RETH, AtomicETH, ImmDt, IETH. */
+static void fill_ext_hdrs(struct rfw_ib_pkt *p, const struct rfw_swqe *w, uint32_t off,
+                          uint32_t left)
+{
+	if (p->op->hdrs & RFW_HDR_RETH) {
+		p->reth.va = w->wr.wr.rdma.remote_addr + off;
+		p->reth.rkey = w->wr.wr.rdma.rkey;
+		p->reth.dma_len = left;
+		if (p->op->opcode != RFW_OP_RC_RDMA_READ_REQUEST)
+			p->reth.dma_len = w->length; /* WRITE FIRST/ONLY: the whole message */
+	}
+	if (p->op->hdrs & RFW_HDR_ATOMICETH) {
+		p->atomiceth.va = w->wr.wr.atomic.remote_addr;
+		p->atomiceth.rkey = w->wr.wr.atomic.rkey;
+		if (p->op->opcode == RFW_OP_RC_COMPARE_SWAP) {
+			p->atomiceth.swap_add = w->wr.wr.atomic.swap;
+			p->atomiceth.compare = w->wr.wr.atomic.compare_add;
+		} else {
+			p->atomiceth.swap_add = w->wr.wr.atomic.compare_add;
+		}
+	}
+	if (p->op->hdrs & RFW_HDR_IMMDT)
+		p->imm = w->wr.imm_data;
+	if (p->op->hdrs & RFW_HDR_IETH)
+		p->ieth_rkey = w->wr.invalidate_rkey;
+}
+
+/* SRETH (docs/transport-sr.md) at @e: where this packet's data goes on its own. */
+static void put_sreth(uint8_t *e, const struct rfw_ib_pkt *p, const struct rfw_swqe *w,
+                      uint32_t off)
+{
+	if (p->op->flags & RFW_OPF_SEND) {
+		rfw_put_be32(e, w->rsn);
+		rfw_put_be32(e + 4, 0);
+		rfw_put_be32(e + 8, 0);
+	} else {
+		rfw_put_be64(e, w->wr.wr.rdma.remote_addr + off);
+		rfw_put_be32(e + 8, w->wr.wr.rdma.rkey);
+	}
+	rfw_put_be32(e + 12, off);
+}
+
+/*
+ * AckReq (IBA 9.7.6.1.1 allows any coalescing): on the last packet of every message and on
+ * READ/atomic requests, plus every ack_every packets so long messages are acknowledged (and the
+ * window opens) before they end, like hardware and rxe, and on the packet that fills the
+ * window. SR also asks on retransmissions (each fills a hole) and on the packet that fills the
+ * BDP cap.
+ */
+static bool want_ackreq(struct rfw_qp *qp, uint32_t psn, uint32_t npsn, bool last, bool retx)
+{
+	bool ask;
+
+	if (!retx)
+		qp->req.since_ackreq++;
+	if (qp->sr)
+		ask =
+		    retx || last ||
+		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
+		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >= (int32_t)qp->sr->win ||
+		    rfw_sr_inflight_bytes(qp) + 2ull * qp->mtu > qp->sr->bdp;
+	else
+		ask =
+		    last ||
+		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
+		    /* the first packet of a go-back-N restart: its ACK ends the retry probe */
+		    (qp->comp.retrying && psn == qp->comp.retry_psn) ||
+		    /* the window closes behind this packet: ask, or nothing would reopen it */
+		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >=
+		        (int32_t)qp->dev->attr.max_unacked_psns;
+	if (ask && !retx)
+		qp->req.since_ackreq = 0;
+	return ask;
+}
+
+/* The opcode of @w's packet from byte @off of @left; its data length, last flag and PSNs. */
+static uint8_t pick_opcode(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t off,
+                           uint32_t rd_len, uint32_t *left, uint32_t *paylen, bool *last,
+                           uint32_t *npsn)
+{
+	uint32_t seg = rfw_wqe_seg(qp, w);
+	bool first = off == 0;
+
+	switch (w->wr.opcode) {
+	case RFW_WR_SEND:
+	case RFW_WR_SEND_WITH_IMM:
+	case RFW_WR_SEND_WITH_INV:
+	case RFW_WR_RDMA_WRITE:
+	case RFW_WR_RDMA_WRITE_WITH_IMM:
+		*paylen = *left < seg ? *left : seg;
+		*last = *left <= seg;
+		return (w->wr.opcode == RFW_WR_RDMA_WRITE ||
+		        w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM)
+		           ? write_opcode(w, first, *last)
+		           : send_opcode(w, first, *last);
+	case RFW_WR_RDMA_READ:
+		*last = rd_len == 0 || rd_len >= *left; /* the request reaches the READ's end */
+		if (rd_len && rd_len < *left)
+			*left = rd_len;
+		*npsn = rfw_msg_npkts(*left, qp->mtu);
+		return RFW_OP_RC_RDMA_READ_REQUEST;
+	default: /* atomics */
+		*last = true;
+		return w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ? RFW_OP_RC_COMPARE_SWAP
+		                                                 : RFW_OP_RC_FETCH_ADD;
+	}
+}
+
 /*
  * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
  * a READ request asks for). Outputs: whether it is the message's last packet, its data
@@ -320,42 +428,12 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
                 bool retx, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
 {
 	struct rfw_ib_pkt p;
-	uint32_t paylen = 0, npsn = 1, left, seg = rfw_wqe_seg(qp, w), ext = 0;
-	bool first, last, sr_data;
-	uint8_t opcode;
+	uint32_t paylen = 0, npsn = 1, left = w->length - off;
+	uint32_t ext = qp->sr && rfw_wqe_is_send_write(w) ? RFW_SRETH_LEN : 0;
+	bool last;
+	uint8_t opcode = pick_opcode(qp, w, off, rd_len, &left, &paylen, &last, &npsn);
 	uint8_t *buf;
 
-	left = w->length - off;
-	first = off == 0;
-	switch (w->wr.opcode) {
-	case RFW_WR_SEND:
-	case RFW_WR_SEND_WITH_IMM:
-	case RFW_WR_SEND_WITH_INV:
-	case RFW_WR_RDMA_WRITE:
-	case RFW_WR_RDMA_WRITE_WITH_IMM:
-		paylen = left < seg ? left : seg;
-		last = left <= seg;
-		opcode = (w->wr.opcode == RFW_WR_RDMA_WRITE ||
-		          w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM)
-		             ? write_opcode(w, first, last)
-		             : send_opcode(w, first, last);
-		break;
-	case RFW_WR_RDMA_READ:
-		opcode = RFW_OP_RC_RDMA_READ_REQUEST;
-		last = rd_len == 0 || rd_len >= left; /* the request reaches the READ's end */
-		if (rd_len && rd_len < left)
-			left = rd_len;
-		npsn = rfw_msg_npkts(left, qp->mtu);
-		break;
-	default: /* atomics */
-		opcode = w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ? RFW_OP_RC_COMPARE_SWAP
-		                                                   : RFW_OP_RC_FETCH_ADD;
-		last = true;
-		break;
-	}
-	sr_data = qp->sr && rfw_wqe_is_send_write(w);
-	if (sr_data)
-		ext = RFW_SRETH_LEN;
 	/* The local MRs are looked up for every packet, not once: one deregistered or
 	   invalidated since (before a retransmission) is never read (IBA 10.6). */
 	if (paylen && !(w->wr.send_flags & RFW_SEND_INLINE) &&
@@ -365,70 +443,12 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	buf = rfw_tx_begin(qp, &p, opcode, psn, paylen + ext);
 	if (buf == NULL)
 		return -ENOBUFS;
-	if (p.op->hdrs & RFW_HDR_RETH) {
-		p.reth.va = w->wr.wr.rdma.remote_addr + off;
-		p.reth.rkey = w->wr.wr.rdma.rkey;
-		p.reth.dma_len = left;
-		if (opcode != RFW_OP_RC_RDMA_READ_REQUEST)
-			p.reth.dma_len = w->length; /* WRITE FIRST/ONLY: the whole message */
-	}
-	if (p.op->hdrs & RFW_HDR_ATOMICETH) {
-		p.atomiceth.va = w->wr.wr.atomic.remote_addr;
-		p.atomiceth.rkey = w->wr.wr.atomic.rkey;
-		if (opcode == RFW_OP_RC_COMPARE_SWAP) {
-			p.atomiceth.swap_add = w->wr.wr.atomic.swap;
-			p.atomiceth.compare = w->wr.wr.atomic.compare_add;
-		} else {
-			p.atomiceth.swap_add = w->wr.wr.atomic.compare_add;
-		}
-	}
-	if (p.op->hdrs & RFW_HDR_IMMDT)
-		p.imm = w->wr.imm_data;
-	if (p.op->hdrs & RFW_HDR_IETH)
-		p.ieth_rkey = w->wr.invalidate_rkey;
-	if (sr_data) {
-		/* SRETH (docs/transport-sr.md): where this packet's data goes on its own. */
-		uint8_t *e = buf + p.op->hdr_len;
-
-		if (p.op->flags & RFW_OPF_SEND) {
-			rfw_put_be32(e, w->rsn);
-			rfw_put_be32(e + 4, 0);
-			rfw_put_be32(e + 8, 0);
-		} else {
-			rfw_put_be64(e, w->wr.wr.rdma.remote_addr + off);
-			rfw_put_be32(e + 8, w->wr.wr.rdma.rkey);
-		}
-		rfw_put_be32(e + 12, off);
-	}
+	fill_ext_hdrs(&p, w, off, left);
+	if (ext)
+		put_sreth(buf + p.op->hdr_len, &p, w, off);
 	if (paylen)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
-	/*
-	 * AckReq (IBA 9.7.6.1.1 allows any coalescing): on the last packet of every message and
-	 * on READ/atomic requests, plus every ack_every packets so long messages are acknowledged
-	 * (and the window opens) before they end, like hardware and rxe, and on the packet that
-	 * fills the window. SR also asks on retransmissions (each fills a hole) and on the packet
-	 * that fills the BDP cap.
-	 */
-	if (!retx)
-		qp->req.since_ackreq++;
-	if (qp->sr)
-		p.bth.ackreq =
-		    retx || last ||
-		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
-		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >= (int32_t)qp->sr->win ||
-		    rfw_sr_inflight_bytes(qp) + 2ull * qp->mtu > qp->sr->bdp;
-	else
-		p.bth.ackreq =
-		    last ||
-		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
-		    /* the first packet of a go-back-N restart: its ACK ends the retry probe */
-		    (qp->comp.retrying && psn == qp->comp.retry_psn) ||
-		    /* the window closes behind this packet: ask, or nothing would
-		       reopen it */
-		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >=
-		        (int32_t)qp->dev->attr.max_unacked_psns;
-	if (p.bth.ackreq && !retx)
-		qp->req.since_ackreq = 0;
+	p.bth.ackreq = want_ackreq(qp, psn, npsn, last, retx);
 	/* gbn: time one new SEND/WRITE packet with AckReq to its ACK (the retry probe's RTT). */
 	if (!qp->sr && p.bth.ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
 	    rfw_psn_cmp(psn, qp->req.high_psn) >= 0) {
