@@ -216,106 +216,136 @@ static void sreth_get(const uint8_t *b, bool send, struct sreth *e)
 	e->off = rfw_get_be32(b + 12);
 }
 
+/*
+ * Responder: a SEND packet's data into the receive WQE its RSN names. True when placed; false
+ * when it was not (an RNR NAK or a fatal NAK queued, or dropped to be retransmitted).
+ */
+static bool sr_place_send(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct sreth *e,
+                          const uint8_t *data, uint32_t dlen, int32_t d)
+{
+	struct rfw_sr *sr = qp->sr;
+	int32_t k = (int32_t)(e->rsn - sr->rx_rsn);
+	bool end = (p->op->flags & (RFW_OPF_LAST | RFW_OPF_ONLY)) != 0;
+	struct rfw_rwqe *w;
+
+	if (k < 0) { /* a message already completed, under a PSN not seen: bogus */
+		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
+		return false;
+	}
+	if ((uint32_t)k >= qp->rq_prod - qp->rq_cons) {
+		/* No receive WQE for it yet (IBA 9.7.5.2.8). At ePSN: RNR NAK; beyond: dropped,
+		 * the retransmission finds it later. */
+		if (d == 0) {
+			rfw_cnt(qp, RFW_CNT_rnr_nak_sent);
+			rfw_resp_queue_nak(
+			    qp, RFW_AETH_SYNDROME(RFW_AETH_RNR_NAK, qp->attr.min_rnr_timer),
+			    p->bth.psn);
+		} else {
+			rfw_cnt(qp, RFW_CNT_out_of_sequence);
+		}
+		return false;
+	}
+	w = &qp->rq[(qp->rq_cons + (uint32_t)k) % qp->rq_size];
+	if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE)) {
+		sr_fatal(qp, RFW_NAK_REMOTE_OP_ERR, p->bth.psn);
+		return false;
+	}
+	if ((uint64_t)e->off + dlen > w->length) {
+		rfw_cnt(qp, RFW_CNT_resp_local_length_error);
+		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
+		return false;
+	}
+	/* IBA 10.6: SEND with Invalidate names a fast-registration MR of our PD only */
+	if ((p->op->flags & RFW_OPF_INV) && end && rfw_mr_invalidatable(qp, p->ieth_rkey) == NULL) {
+		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
+		return false;
+	}
+	if (dlen)
+		rfw_sge_copy_in(w->sge, w->num_sge, e->off, data, dlen);
+	return true;
+}
+
+/* Responder: a WRITE packet's data at the VA its SRETH names. False after a fatal NAK. */
+static bool sr_place_write(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct sreth *e,
+                           const uint8_t *data, uint32_t dlen)
+{
+	if (dlen &&
+	    rfw_mr_check_remote(qp, e->rkey, e->va, dlen, RFW_ACCESS_REMOTE_WRITE) == NULL) {
+		rfw_cnt(qp, RFW_CNT_resp_remote_access_errors);
+		sr_fatal(qp, RFW_NAK_REMOTE_ACCESS_ERR, p->bth.psn);
+		return false;
+	}
+	if (p->op->flags & (RFW_OPF_FIRST | RFW_OPF_ONLY))
+		rfw_cnt(qp, RFW_CNT_rx_write_requests);
+	if (dlen)
+		memcpy((uint8_t *)(uintptr_t)e->va, data, dlen);
+	return true;
+}
+
+/* The received packet's slot: what the in-order completion needs of a message's end. */
+static void sr_note_slot(struct rfw_sr *sr, const struct rfw_ib_pkt *p, const struct sreth *e,
+                         uint32_t dlen)
+{
+	struct rfw_sr_slot *s = &sr->slot[p->bth.psn & (sr->win - 1)];
+	uint32_t f = p->op->flags;
+
+	rfw_bit_set(sr->rx_bits, sr->win, p->bth.psn);
+	s->flags = 0;
+	if (f & (RFW_OPF_LAST | RFW_OPF_ONLY)) {
+		s->flags = SR_SLOT_END | ((f & RFW_OPF_SEND) ? SR_SLOT_SEND : 0) |
+		           ((f & RFW_OPF_IMM) ? SR_SLOT_IMM : 0) |
+		           ((f & RFW_OPF_INV) ? SR_SLOT_INV : 0);
+		s->imm = p->imm;
+		s->inv_rkey = p->ieth_rkey;
+		s->len = e->off + dlen;
+	}
+}
+
+/*
+ * The packet's SRETH and data, checked (the SR form of IBA 9.7.5.1's length and sequence
+ * checks: FIRST and MIDDLE carry exactly one segment, every packet sits on a segment boundary,
+ * the first at offset 0; the QP must allow the operation). False after a fatal NAK.
+ */
+static bool sr_check_shape(struct rfw_qp *qp, const struct rfw_ib_pkt *p, struct sreth *e,
+                           uint32_t *dlen)
+{
+	struct rfw_sr *sr = qp->sr;
+	uint32_t f = p->op->flags;
+	bool send = (f & RFW_OPF_SEND) != 0;
+	bool start = (f & (RFW_OPF_FIRST | RFW_OPF_ONLY)) != 0;
+
+	if (p->payload_len < RFW_SRETH_LEN) {
+		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
+		return false;
+	}
+	sreth_get(p->payload, send, e);
+	*dlen = p->payload_len - RFW_SRETH_LEN;
+	if ((!send && !(qp->attr.qp_access_flags & RFW_ACCESS_REMOTE_WRITE)) ||
+	    ((f & (RFW_OPF_FIRST | RFW_OPF_MIDDLE)) && *dlen != sr->seg) || *dlen > sr->seg ||
+	    (start != (e->off == 0)) || e->off % sr->seg) {
+		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
+		return false;
+	}
+	return true;
+}
+
 /* Responder, SEND/WRITE packet at distance 0 <= d < win of ePSN, not yet received. */
 static void sr_place(struct rfw_qp *qp, const struct rfw_ib_pkt *p, int32_t d)
 {
 	struct rfw_sr *sr = qp->sr;
 	struct rfw_resp *r = &qp->resp;
-	uint32_t f = p->op->flags;
-	bool send = (f & RFW_OPF_SEND) != 0;
-	bool end = (f & (RFW_OPF_LAST | RFW_OPF_ONLY)) != 0;
-	bool start = (f & (RFW_OPF_FIRST | RFW_OPF_ONLY)) != 0;
 	const uint8_t *data;
 	uint32_t dlen;
 	struct sreth e;
 	bool new_hole;
 
-	if (p->payload_len < RFW_SRETH_LEN) {
-		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
+	if (!sr_check_shape(qp, p, &e, &dlen))
 		return;
-	}
-	sreth_get(p->payload, send, &e);
 	data = p->payload + RFW_SRETH_LEN;
-	dlen = p->payload_len - RFW_SRETH_LEN;
-	/* IBA 9.7.5.1.?: the QP must allow the operation. */
-	if (!send && !(qp->attr.qp_access_flags & RFW_ACCESS_REMOTE_WRITE)) {
-		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
+	if ((p->op->flags & RFW_OPF_SEND) ? !sr_place_send(qp, p, &e, data, dlen, d)
+	                                  : !sr_place_write(qp, p, &e, data, dlen))
 		return;
-	}
-	/* Per-packet shape (the SR form of IBA 9.7.5.1's length and sequence checks): FIRST and
-	 * MIDDLE carry exactly one segment, every packet sits on a segment boundary, the first
-	 * at offset 0. */
-	if (((f & (RFW_OPF_FIRST | RFW_OPF_MIDDLE)) && dlen != sr->seg) || dlen > sr->seg ||
-	    (start != (e.off == 0)) || e.off % sr->seg) {
-		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
-		return;
-	}
-	if (send) {
-		int32_t k = (int32_t)(e.rsn - sr->rx_rsn);
-		struct rfw_rwqe *w;
-
-		if (k < 0) { /* a message already completed, under a PSN not seen: bogus */
-			sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
-			return;
-		}
-		if ((uint32_t)k >= qp->rq_prod - qp->rq_cons) {
-			/* No receive WQE for it yet (IBA 9.7.5.2.8). At ePSN: RNR NAK; beyond:
-			 * dropped, the retransmission finds it later. */
-			if (d == 0) {
-				rfw_cnt(qp, RFW_CNT_rnr_nak_sent);
-				rfw_resp_queue_nak(
-				    qp, RFW_AETH_SYNDROME(RFW_AETH_RNR_NAK, qp->attr.min_rnr_timer),
-				    p->bth.psn);
-			} else {
-				rfw_cnt(qp, RFW_CNT_out_of_sequence);
-			}
-			return;
-		}
-		w = &qp->rq[(qp->rq_cons + (uint32_t)k) % qp->rq_size];
-		if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE)) {
-			sr_fatal(qp, RFW_NAK_REMOTE_OP_ERR, p->bth.psn);
-			return;
-		}
-		if ((uint64_t)e.off + dlen > w->length) {
-			rfw_cnt(qp, RFW_CNT_resp_local_length_error);
-			sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
-			return;
-		}
-		if ((f & RFW_OPF_INV) && end) {
-			/* IBA 10.6: a fast-registration MR of our PD only */
-			if (rfw_mr_invalidatable(qp, p->ieth_rkey) == NULL) {
-				sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
-				return;
-			}
-		}
-		if (dlen)
-			rfw_sge_copy_in(w->sge, w->num_sge, e.off, data, dlen);
-	} else {
-		if (dlen &&
-		    rfw_mr_check_remote(qp, e.rkey, e.va, dlen, RFW_ACCESS_REMOTE_WRITE) == NULL) {
-			rfw_cnt(qp, RFW_CNT_resp_remote_access_errors);
-			sr_fatal(qp, RFW_NAK_REMOTE_ACCESS_ERR, p->bth.psn);
-			return;
-		}
-		if (start)
-			rfw_cnt(qp, RFW_CNT_rx_write_requests);
-		if (dlen)
-			memcpy((uint8_t *)(uintptr_t)e.va, data, dlen);
-	}
-	rfw_bit_set(sr->rx_bits, sr->win, p->bth.psn);
-	{
-		struct rfw_sr_slot *s = &sr->slot[p->bth.psn & (sr->win - 1)];
-
-		s->flags = 0;
-		if (end) {
-			s->flags = SR_SLOT_END | (send ? SR_SLOT_SEND : 0) |
-			           ((f & RFW_OPF_IMM) ? SR_SLOT_IMM : 0) |
-			           ((f & RFW_OPF_INV) ? SR_SLOT_INV : 0);
-			s->imm = p->imm;
-			s->inv_rkey = p->ieth_rkey;
-			s->len = e.off + dlen;
-		}
-	}
+	sr_note_slot(sr, p, &e, dlen);
 	new_hole = rfw_psn_cmp(p->bth.psn, sr->rx_high) > 0;
 	if (rfw_psn_cmp(rfw_psn_add(p->bth.psn, 1), sr->rx_high) > 0)
 		sr->rx_high = rfw_psn_add(p->bth.psn, 1);
