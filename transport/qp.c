@@ -388,21 +388,9 @@ static int modify_check(const struct rfw_qp *qp, const struct rfw_qp_attr *a, un
 	return 0;
 }
 
-int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
+/* The attributes of @mask from @a into @qp (checked by modify_check). */
+static void modify_apply(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 {
-	enum rfw_qp_state next;
-	int rc;
-
-	if (qp == NULL || a == NULL)
-		return -EINVAL;
-	rc = modify_check(qp, a, mask, &next);
-	if (rc)
-		return rc;
-	/* SR state is allocated here, never on the packet path (transport-sr.md). */
-	if ((mask & RFW_QP_TRANSPORT_MODE) && a->transport_mode == RFW_TRANSPORT_SR &&
-	    rfw_sr_setup(qp))
-		return -ENOMEM;
-
 	if (mask & RFW_QP_ACCESS_FLAGS)
 		qp->attr.qp_access_flags = a->qp_access_flags;
 	if (mask & RFW_QP_PKEY_INDEX)
@@ -450,6 +438,24 @@ int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
 		if (qp->mode == RFW_TRANSPORT_GBN)
 			rfw_sr_free(qp);
 	}
+}
+
+int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigned mask)
+{
+	enum rfw_qp_state next;
+	int rc;
+
+	if (qp == NULL || a == NULL)
+		return -EINVAL;
+	rc = modify_check(qp, a, mask, &next);
+	if (rc)
+		return rc;
+	/* SR state is allocated here, never on the packet path (transport-sr.md). */
+	if ((mask & RFW_QP_TRANSPORT_MODE) && a->transport_mode == RFW_TRANSPORT_SR &&
+	    rfw_sr_setup(qp))
+		return -ENOMEM;
+
+	modify_apply(qp, a, mask);
 	/* PSNs or MTU changed: the SR state starts over from them, each half on its own. */
 	if (qp->sr && (mask & RFW_QP_RQ_PSN))
 		rfw_sr_reset_resp(qp);
