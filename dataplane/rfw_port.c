@@ -116,6 +116,47 @@ static int conf_check(const struct rfw_port_conf *c)
 
 #define DEF(v, d) ((v) ? (v) : (d))
 
+/*
+ * The MTU the PMD admits, at most @mtu. Some PMDs report less than 4200: memif's
+ * max_rx_pktlen is 1518 in 22.11 although with bsize=8192 it carries 4 KiB frames.
+ * rte_eth_dev_configure() rejects an MTU above max_rx_pktlen minus the L2 overhead, so the port
+ * keeps what the PMD admits and we say so (a path MTU of 4096 needs 4196 bytes; whether bigger
+ * frames still pass is the PMD's business: memif and net_ring do not enforce the MTU on RX).
+ */
+static uint16_t mtu_admitted(const struct rfw_port *p, const struct rte_eth_dev_info *di,
+                             uint16_t mtu)
+{
+	uint32_t overhead = (di->max_mtu != UINT16_MAX && di->max_rx_pktlen > di->max_mtu)
+	                        ? di->max_rx_pktlen - di->max_mtu
+	                        : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+	uint32_t lim = RTE_MIN((uint32_t)di->max_mtu, di->max_rx_pktlen - overhead);
+
+	if (mtu <= lim)
+		return mtu;
+	RFW_LOG(WARNING, "port %u (%s): MTU %u above what the PMD admits (%u): using %u",
+	        p->port_id, di->driver_name, mtu, lim, lim);
+	return (uint16_t)lim;
+}
+
+/* RX queues on the port's pool, TX queues, on @socket. 0 or a negative errno. */
+static int queues_setup(struct rfw_port *p, uint16_t nb_rxd, uint16_t nb_txd, int socket)
+{
+	int ret;
+
+	for (uint16_t q = 0; q < p->nb_rxq; q++) {
+		ret =
+		    rte_eth_rx_queue_setup(p->port_id, q, nb_rxd, (unsigned)socket, NULL, p->pool);
+		if (ret != 0)
+			return ret;
+	}
+	for (uint16_t q = 0; q < p->nb_txq; q++) {
+		ret = rte_eth_tx_queue_setup(p->port_id, q, nb_txd, (unsigned)socket, NULL);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 {
 	struct rte_eth_conf ec = {0};
@@ -147,26 +188,7 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 			RFW_LOG(WARNING, "port %u (%s): no RSS: queues above 0 receive nothing",
 			        p->port_id, di.driver_name);
 	}
-	/*
-	 * Some PMDs report less than 4200: memif's max_rx_pktlen is 1518 in 22.11 although with
-	 * bsize=8192 it carries 4 KiB frames. rte_eth_dev_configure() rejects an MTU above
-	 * max_rx_pktlen minus the L2 overhead, so the port keeps what the PMD admits and we say
-	 * so (a path MTU of 4096 needs 4196 bytes; whether bigger frames still pass is the PMD's
-	 * business: memif and net_ring do not enforce the MTU on RX).
-	 */
-	{
-		uint32_t overhead = (di.max_mtu != UINT16_MAX && di.max_rx_pktlen > di.max_mtu)
-		                        ? di.max_rx_pktlen - di.max_mtu
-		                        : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
-		uint32_t lim = RTE_MIN((uint32_t)di.max_mtu, di.max_rx_pktlen - overhead);
-
-		if (mtu > lim) {
-			RFW_LOG(WARNING,
-			        "port %u (%s): MTU %u above what the PMD admits (%u): using %u",
-			        p->port_id, di.driver_name, mtu, lim, lim);
-			mtu = (uint16_t)lim;
-		}
-	}
+	mtu = mtu_admitted(p, &di, mtu);
 	ec.rxmode.mtu = mtu;
 	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &ec);
 	if (ret != 0)
@@ -174,17 +196,9 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 	ret = rte_eth_dev_adjust_nb_rx_tx_desc(p->port_id, &nb_rxd, &nb_txd);
 	if (ret != 0)
 		return ret;
-	for (uint16_t q = 0; q < p->nb_rxq; q++) {
-		ret =
-		    rte_eth_rx_queue_setup(p->port_id, q, nb_rxd, (unsigned)socket, NULL, p->pool);
-		if (ret != 0)
-			return ret;
-	}
-	for (uint16_t q = 0; q < p->nb_txq; q++) {
-		ret = rte_eth_tx_queue_setup(p->port_id, q, nb_txd, (unsigned)socket, NULL);
-		if (ret != 0)
-			return ret;
-	}
+	ret = queues_setup(p, nb_rxd, nb_txd, socket);
+	if (ret != 0)
+		return ret;
 	ret = rte_eth_dev_set_mtu(p->port_id, mtu);
 	if (ret != 0 && ret != -ENOTSUP)
 		RFW_LOG(WARNING, "port %u: set MTU %u: %s", p->port_id, mtu, rte_strerror(-ret));
@@ -206,15 +220,65 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 	return 0;
 }
 
+/* The port's software queues (TX buffers, drain period) on @socket. 0 or -ENOMEM. */
+static int queues_alloc(struct rfw_port *p, const struct rfw_port_conf *c, int socket)
+{
+	uint64_t hz = rte_get_tsc_hz();
+
+	for (uint16_t i = 0; i < RTE_MAX(p->nb_rxq, p->nb_txq); i++) {
+		struct rfw_queue *q =
+		    rte_zmalloc_socket("rfw_queue", sizeof(*q), RTE_CACHE_LINE_SIZE, socket);
+
+		if (q == NULL)
+			return -ENOMEM;
+		p->q[i] = q;
+		q->port = p;
+		q->port_id = p->port_id;
+		q->qid = i;
+		q->drain_tsc = (hz + 1000000 - 1) / 1000000 * DEF(c->tx_drain_us, RFW_TX_DRAIN_US);
+		q->txb =
+		    rte_zmalloc_socket("rfw_txb", RTE_ETH_TX_BUFFER_SIZE(RFW_MAX_BURST), 0, socket);
+		if (q->txb == NULL)
+			return -ENOMEM;
+		rte_eth_tx_buffer_init(q->txb, RFW_MAX_BURST);
+		rte_eth_tx_buffer_set_err_callback(q->txb, rte_eth_tx_buffer_count_callback,
+		                                   &q->ctr[RFW_PORT_CTR_tx_dropped]);
+	}
+	return 0;
+}
+
+/* The mbuf pool (the caller's, or our own) and the neighbour table. 0, or -1 (rte_errno). */
+static int pool_and_neigh(struct rfw_port *p, const struct rfw_port_conf *c, int socket)
+{
+	uint64_t hz = rte_get_tsc_hz();
+	char name[RTE_MEMZONE_NAMESIZE];
+
+	if (c->pool != NULL) {
+		p->pool = c->pool;
+	} else {
+		snprintf(name, sizeof(name), "rfw_pool_%u", p->port_id);
+		p->pool =
+		    rfw_pktmbuf_pool_create(name, DEF(c->nb_mbufs, RFW_NB_MBUF_DEFAULT), socket);
+		if (p->pool == NULL)
+			return -1;
+		p->own_pool = true;
+	}
+	snprintf(name, sizeof(name), "rfw_neigh_%u", p->port_id);
+	p->neigh =
+	    rfw_neigh_create(name, DEF(c->neigh_capacity, 1024), socket,
+	                     hz / 1000 * DEF(c->neigh_reachable_ms, 30000),
+	                     hz / 1000 * DEF(c->neigh_retrans_ms, 1000),
+	                     hz / 1000 * DEF(c->neigh_gc_ms, 120000), DEF(c->neigh_max_probes, 3));
+	return p->neigh != NULL ? 0 : -1;
+}
+
 struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *conf,
                                 const struct rfw_identity *id)
 {
 	static const struct rfw_port_conf defaults;
 	const struct rfw_port_conf *c = conf ? conf : &defaults;
-	uint64_t hz = rte_get_tsc_hz();
 	struct rte_eth_link link = {0};
 	struct rfw_port *p;
-	char name[RTE_MEMZONE_NAMESIZE];
 	int socket, ret;
 
 	if (!rte_eth_dev_is_valid_port(port_id)) {
@@ -252,46 +316,11 @@ struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *co
 	else if (p->id.has_ip6)
 		memcpy(p->gid, p->id.ip6, 16);
 
-	if (c->pool != NULL) {
-		p->pool = c->pool;
-	} else {
-		snprintf(name, sizeof(name), "rfw_pool_%u", port_id);
-		p->pool =
-		    rfw_pktmbuf_pool_create(name, DEF(c->nb_mbufs, RFW_NB_MBUF_DEFAULT), socket);
-		if (p->pool == NULL)
-			goto fail;
-		p->own_pool = true;
-	}
-	snprintf(name, sizeof(name), "rfw_neigh_%u", port_id);
-	p->neigh =
-	    rfw_neigh_create(name, DEF(c->neigh_capacity, 1024), socket,
-	                     hz / 1000 * DEF(c->neigh_reachable_ms, 30000),
-	                     hz / 1000 * DEF(c->neigh_retrans_ms, 1000),
-	                     hz / 1000 * DEF(c->neigh_gc_ms, 120000), DEF(c->neigh_max_probes, 3));
-	if (p->neigh == NULL)
+	if (pool_and_neigh(p, c, socket) != 0)
 		goto fail;
-	for (uint16_t i = 0; i < RTE_MAX(p->nb_rxq, p->nb_txq); i++) {
-		struct rfw_queue *q =
-		    rte_zmalloc_socket("rfw_queue", sizeof(*q), RTE_CACHE_LINE_SIZE, socket);
-
-		if (q == NULL) {
-			rte_errno = ENOMEM;
-			goto fail;
-		}
-		p->q[i] = q;
-		q->port = p;
-		q->port_id = port_id;
-		q->qid = i;
-		q->drain_tsc = (hz + 1000000 - 1) / 1000000 * DEF(c->tx_drain_us, RFW_TX_DRAIN_US);
-		q->txb =
-		    rte_zmalloc_socket("rfw_txb", RTE_ETH_TX_BUFFER_SIZE(RFW_MAX_BURST), 0, socket);
-		if (q->txb == NULL) {
-			rte_errno = ENOMEM;
-			goto fail;
-		}
-		rte_eth_tx_buffer_init(q->txb, RFW_MAX_BURST);
-		rte_eth_tx_buffer_set_err_callback(q->txb, rte_eth_tx_buffer_count_callback,
-		                                   &q->ctr[RFW_PORT_CTR_tx_dropped]);
+	if (queues_alloc(p, c, socket) != 0) {
+		rte_errno = ENOMEM;
+		goto fail;
 	}
 	if (rfw_pfc_port_init(p, &c->pfc, socket) != 0) {
 		rte_errno = ENOMEM;
