@@ -303,6 +303,75 @@ static void run_timers_upto(struct machine *m, uint64_t t)
 	}
 }
 
+/* Split @s on every comma into up to 4 trimmed fields (strtok would merge ",," and hide an
+ * empty field). Returns the number of fields, which may exceed 4. */
+static unsigned int split_fields(char *s, char *f[4])
+{
+	unsigned int nf = 0;
+	char *save;
+
+	for (char *tok = s;; tok = save + 1) {
+		save = strchr(tok, ',');
+		if (save != NULL)
+			*save = '\0';
+		if (nf < 4)
+			f[nf] = trim(tok);
+		nf++;
+		if (save == NULL)
+			return nf;
+	}
+}
+
+/* Check one script line's event and argument (@nf fields in @f); 0, or -1 said on stderr. */
+static int check_event(char *const f[4], unsigned int nf, uint64_t *arg, const char *name,
+                       unsigned int lineno)
+{
+	bool tx = strcmp(f[1], "tx") == 0;
+
+	if (tx || strcmp(f[1], "rtt") == 0) {
+		if (nf != 3 || !parse_u64(f[2], arg) || (tx && *arg > UINT32_MAX)) {
+			fprintf(stderr, "%s: %s:%u: event %s needs an integer argument%s\n", prog,
+			        name, lineno, f[1],
+			        tx ? " (bytes, at most 4294967295)" : " (RTT in ns)");
+			return -1;
+		}
+	} else if (strcmp(f[1], "cnp") == 0 || strcmp(f[1], "tick") == 0) {
+		if (nf != 2) {
+			fprintf(stderr, "%s: %s:%u: event %s takes no argument\n", prog, name,
+			        lineno, f[1]);
+			return -1;
+		}
+	} else {
+		fprintf(stderr, "%s: %s:%u: unknown event '%s' (expected cnp, tx, tick or rtt)\n",
+		        prog, name, lineno, f[1]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse one script line into its time @t (not before @last_t), event and argument. */
+static int parse_line(char *s, char *f[4], uint64_t *t, uint64_t *arg, uint64_t last_t,
+                      const char *name, unsigned int lineno)
+{
+	unsigned int nf = split_fields(s, f);
+
+	if (nf < 2 || nf > 3 || *f[1] == '\0') {
+		fprintf(stderr, "%s: %s:%u: expected 't_ns,event[,arg]'\n", prog, name, lineno);
+		return -1;
+	}
+	if (!parse_u64(f[0], t)) {
+		fprintf(stderr, "%s: %s:%u: bad time '%s' (expected ns, an integer)\n", prog, name,
+		        lineno, f[0]);
+		return -1;
+	}
+	if (*t < last_t) {
+		fprintf(stderr, "%s: %s:%u: time %" PRIu64 " goes back (previous %" PRIu64 ")\n",
+		        prog, name, lineno, *t, last_t);
+		return -1;
+	}
+	return check_event(f, nf, arg, name, lineno);
+}
+
 static int run_script(struct machine *m, FILE *in, const char *name)
 {
 	char line[512];
@@ -310,8 +379,7 @@ static int run_script(struct machine *m, FILE *in, const char *name)
 	uint64_t last_t = 0;
 
 	while (fgets(line, sizeof(line), in) != NULL) {
-		char *s, *f[4], *save = NULL;
-		unsigned int nf = 0;
+		char *s, *f[4];
 		uint64_t t, arg = 0;
 
 		lineno++;
@@ -322,56 +390,9 @@ static int run_script(struct machine *m, FILE *in, const char *name)
 		s = trim(line);
 		if (*s == '\0' || *s == '#')
 			continue;
-		/* Split on every comma (strtok would merge ",," and hide an empty field). */
-		for (char *tok = s;; tok = save + 1) {
-			save = strchr(tok, ',');
-			if (save != NULL)
-				*save = '\0';
-			if (nf < 4)
-				f[nf] = trim(tok);
-			nf++;
-			if (save == NULL)
-				break;
-		}
-		if (nf < 2 || nf > 3 || *f[1] == '\0') {
-			fprintf(stderr, "%s: %s:%u: expected 't_ns,event[,arg]'\n", prog, name,
-			        lineno);
+		if (parse_line(s, f, &t, &arg, last_t, name, lineno) != 0)
 			return -1;
-		}
-		if (!parse_u64(f[0], &t)) {
-			fprintf(stderr, "%s: %s:%u: bad time '%s' (expected ns, an integer)\n",
-			        prog, name, lineno, f[0]);
-			return -1;
-		}
-		if (t < last_t) {
-			fprintf(stderr,
-			        "%s: %s:%u: time %" PRIu64 " goes back (previous %" PRIu64 ")\n",
-			        prog, name, lineno, t, last_t);
-			return -1;
-		}
 		last_t = t;
-		if (strcmp(f[1], "tx") == 0 || strcmp(f[1], "rtt") == 0) {
-			if (nf != 3 || !parse_u64(f[2], &arg) ||
-			    (strcmp(f[1], "tx") == 0 && arg > UINT32_MAX)) {
-				fprintf(stderr, "%s: %s:%u: event %s needs an integer argument%s\n",
-				        prog, name, lineno, f[1],
-				        strcmp(f[1], "tx") == 0 ? " (bytes, at most 4294967295)"
-				                                : " (RTT in ns)");
-				return -1;
-			}
-		} else if (strcmp(f[1], "cnp") == 0 || strcmp(f[1], "tick") == 0) {
-			if (nf != 2) {
-				fprintf(stderr, "%s: %s:%u: event %s takes no argument\n", prog,
-				        name, lineno, f[1]);
-				return -1;
-			}
-		} else {
-			fprintf(stderr,
-			        "%s: %s:%u: unknown event '%s' (expected cnp, tx, tick or rtt)\n",
-			        prog, name, lineno, f[1]);
-			return -1;
-		}
-
 		run_timers_upto(m, t);
 		if (strcmp(f[1], "cnp") == 0)
 			cc_on_cnp(&m->flow, t);
