@@ -137,10 +137,81 @@ static void parse_bth(const uint8_t *p, struct rfw_bth *bth)
 	bth->psn = rfw_bth_psn(p);
 }
 
+/* DETH, RETH, AtomicETH (requests), from *@off. */
+static enum rfw_ib_err parse_req_ext(const uint8_t *buf, size_t len, uint32_t hdrs, size_t *off,
+                                     struct rfw_ib_pkt *pkt)
+{
+	if (hdrs & RFW_HDR_DETH) {
+		if (len < *off + RFW_DETH_LEN)
+			return RFW_IB_ERR_TRUNC_DETH;
+		pkt->deth.qkey = rfw_get_be32(buf + *off);
+		if (buf[*off + 4])
+			pkt->warnings |= RFW_IB_WARN_RESV_DETH;
+		pkt->deth.src_qpn = rfw_get_be24(buf + *off + 5);
+		*off += RFW_DETH_LEN;
+	}
+	if (hdrs & RFW_HDR_RETH) {
+		if (len < *off + RFW_RETH_LEN)
+			return RFW_IB_ERR_TRUNC_RETH;
+		pkt->reth.va = rfw_get_be64(buf + *off);
+		pkt->reth.rkey = rfw_get_be32(buf + *off + 8);
+		pkt->reth.dma_len = rfw_get_be32(buf + *off + 12);
+		*off += RFW_RETH_LEN;
+	}
+	if (hdrs & RFW_HDR_ATOMICETH) {
+		if (len < *off + RFW_ATOMICETH_LEN)
+			return RFW_IB_ERR_TRUNC_ATOMICETH;
+		pkt->atomiceth.va = rfw_get_be64(buf + *off);
+		pkt->atomiceth.rkey = rfw_get_be32(buf + *off + 8);
+		pkt->atomiceth.swap_add = rfw_get_be64(buf + *off + 12);
+		pkt->atomiceth.compare = rfw_get_be64(buf + *off + 20);
+		*off += RFW_ATOMICETH_LEN;
+	}
+	return RFW_IB_ERR_OK;
+}
+
+/* AETH, AtomicAckETH, ImmDt, IETH, a CNP's reserved bytes, from *@off. */
+static enum rfw_ib_err parse_resp_ext(const uint8_t *buf, size_t len, uint32_t hdrs, size_t *off,
+                                      struct rfw_ib_pkt *pkt)
+{
+	if (hdrs & RFW_HDR_AETH) {
+		if (len < *off + RFW_AETH_LEN)
+			return RFW_IB_ERR_TRUNC_AETH;
+		pkt->aeth.syndrome = buf[*off];
+		pkt->aeth.msn = rfw_get_be24(buf + *off + 1);
+		*off += RFW_AETH_LEN;
+	}
+	if (hdrs & RFW_HDR_ATOMICACKETH) {
+		if (len < *off + RFW_ATOMICACKETH_LEN)
+			return RFW_IB_ERR_TRUNC_ATOMICACKETH;
+		pkt->atomic_orig = rfw_get_be64(buf + *off);
+		*off += RFW_ATOMICACKETH_LEN;
+	}
+	if (hdrs & RFW_HDR_IMMDT) {
+		if (len < *off + RFW_IMMDT_LEN)
+			return RFW_IB_ERR_TRUNC_IMMDT;
+		pkt->imm = rfw_get_be32(buf + *off);
+		*off += RFW_IMMDT_LEN;
+	}
+	if (hdrs & RFW_HDR_IETH) {
+		if (len < *off + RFW_IETH_LEN)
+			return RFW_IB_ERR_TRUNC_IETH;
+		pkt->ieth_rkey = rfw_get_be32(buf + *off);
+		*off += RFW_IETH_LEN;
+	}
+	if (hdrs & RFW_HDR_CNP_RSVD) {
+		if (len < *off + RFW_CNP_RSVD_LEN)
+			return RFW_IB_ERR_TRUNC_CNP;
+		*off += RFW_CNP_RSVD_LEN;
+	}
+	return RFW_IB_ERR_OK;
+}
+
 enum rfw_ib_err rfw_ib_parse(const uint8_t *buf, size_t len, struct rfw_ib_pkt *pkt)
 {
 	const struct rfw_ib_opcode_info *oi;
 	size_t off = RFW_BTH_LEN, rest;
+	enum rfw_ib_err err;
 
 	memset(pkt, 0, sizeof(*pkt));
 	if (len < RFW_BTH_LEN)
@@ -157,64 +228,13 @@ enum rfw_ib_err rfw_ib_parse(const uint8_t *buf, size_t len, struct rfw_ib_pkt *
 	if (pkt->bth.resv6 || pkt->bth.resv7)
 		pkt->warnings |= RFW_IB_WARN_RESV_BTH;
 
-	/* Extended headers in wire order (IBA 9.3): DETH RETH AtomicETH AETH AtomicAckETH ImmDt
-	 * IETH */
-	if (oi->hdrs & RFW_HDR_DETH) {
-		if (len < off + RFW_DETH_LEN)
-			return RFW_IB_ERR_TRUNC_DETH;
-		pkt->deth.qkey = rfw_get_be32(buf + off);
-		if (buf[off + 4])
-			pkt->warnings |= RFW_IB_WARN_RESV_DETH;
-		pkt->deth.src_qpn = rfw_get_be24(buf + off + 5);
-		off += RFW_DETH_LEN;
-	}
-	if (oi->hdrs & RFW_HDR_RETH) {
-		if (len < off + RFW_RETH_LEN)
-			return RFW_IB_ERR_TRUNC_RETH;
-		pkt->reth.va = rfw_get_be64(buf + off);
-		pkt->reth.rkey = rfw_get_be32(buf + off + 8);
-		pkt->reth.dma_len = rfw_get_be32(buf + off + 12);
-		off += RFW_RETH_LEN;
-	}
-	if (oi->hdrs & RFW_HDR_ATOMICETH) {
-		if (len < off + RFW_ATOMICETH_LEN)
-			return RFW_IB_ERR_TRUNC_ATOMICETH;
-		pkt->atomiceth.va = rfw_get_be64(buf + off);
-		pkt->atomiceth.rkey = rfw_get_be32(buf + off + 8);
-		pkt->atomiceth.swap_add = rfw_get_be64(buf + off + 12);
-		pkt->atomiceth.compare = rfw_get_be64(buf + off + 20);
-		off += RFW_ATOMICETH_LEN;
-	}
-	if (oi->hdrs & RFW_HDR_AETH) {
-		if (len < off + RFW_AETH_LEN)
-			return RFW_IB_ERR_TRUNC_AETH;
-		pkt->aeth.syndrome = buf[off];
-		pkt->aeth.msn = rfw_get_be24(buf + off + 1);
-		off += RFW_AETH_LEN;
-	}
-	if (oi->hdrs & RFW_HDR_ATOMICACKETH) {
-		if (len < off + RFW_ATOMICACKETH_LEN)
-			return RFW_IB_ERR_TRUNC_ATOMICACKETH;
-		pkt->atomic_orig = rfw_get_be64(buf + off);
-		off += RFW_ATOMICACKETH_LEN;
-	}
-	if (oi->hdrs & RFW_HDR_IMMDT) {
-		if (len < off + RFW_IMMDT_LEN)
-			return RFW_IB_ERR_TRUNC_IMMDT;
-		pkt->imm = rfw_get_be32(buf + off);
-		off += RFW_IMMDT_LEN;
-	}
-	if (oi->hdrs & RFW_HDR_IETH) {
-		if (len < off + RFW_IETH_LEN)
-			return RFW_IB_ERR_TRUNC_IETH;
-		pkt->ieth_rkey = rfw_get_be32(buf + off);
-		off += RFW_IETH_LEN;
-	}
-	if (oi->hdrs & RFW_HDR_CNP_RSVD) {
-		if (len < off + RFW_CNP_RSVD_LEN)
-			return RFW_IB_ERR_TRUNC_CNP;
-		off += RFW_CNP_RSVD_LEN;
-	}
+	/* Extended headers in wire order (IBA 9.3): DETH RETH AtomicETH, then AETH AtomicAckETH
+	 * ImmDt IETH (and a CNP's reserved bytes). */
+	err = parse_req_ext(buf, len, oi->hdrs, &off, pkt);
+	if (err == RFW_IB_ERR_OK)
+		err = parse_resp_ext(buf, len, oi->hdrs, &off, pkt);
+	if (err != RFW_IB_ERR_OK)
+		return err;
 
 	rest = len - off;
 	if (pkt->bth.padcnt > rest)
