@@ -1753,11 +1753,58 @@ static double jain(const double *x, uint32_t n)
 #define CONV_JAIN      0.95
 
 /* Fill the switch topology's results from the flows' state and the time series. */
+/*
+ * Convergence: from the last flow's start (@last_start), the time in ms after which Jain's
+ * index of the flows' goodput over every 1 ms window stays >= 0.95 to the end (backlogged
+ * --flows only); -1 if never.
+ */
+static double convergence_ms(const struct sim *s, uint64_t last_start)
+{
+	uint32_t n = s->nflows, last = s->nsamp - 1, wk;
+	uint64_t conv_at = UINT64_MAX;
+	double x[RFW_SIM_MAX_FLOWS];
+
+	if (s->sample_ns == 0)
+		return -1;
+	wk = (uint32_t)((CONV_WINDOW_NS + s->sample_ns - 1) / s->sample_ns);
+	for (uint32_t k = wk; k <= last; k++) {
+		if (s->ts_t[k - wk] < last_start)
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			x[i] = (double)(s->ts_rx[(size_t)k * n + i] -
+			                s->ts_rx[(size_t)(k - wk) * n + i]);
+		if (jain(x, n) < CONV_JAIN)
+			conv_at = UINT64_MAX;
+		else if (conv_at == UINT64_MAX)
+			conv_at = s->ts_t[k];
+	}
+	return conv_at != UINT64_MAX ? (double)(conv_at - last_start) / 1e6 : -1;
+}
+
+/* The bottleneck queue, time weighted over the whole run: mean, peak, p99. */
+static void queue_results(const struct sim *s, struct rfw_sim_result *res)
+{
+	uint64_t tot = 0, acc = 0;
+
+	for (uint32_t b = 0; b < s->q_nbins; b++)
+		tot += s->q_hist[b];
+	res->queue_mean_kb = s->q_last_ns ? s->q_integral / (double)s->q_last_ns / 1000.0 : 0;
+	res->queue_peak_kb = (double)s->q_peak / 1000.0;
+	for (uint32_t b = 0; b < s->q_nbins && tot; b++) {
+		acc += s->q_hist[b];
+		if (acc * 100 >= tot * 99) {
+			/* The bin's upper edge (p99 is known to QHIST_BIN bytes). */
+			res->queue_p99_kb = (double)((uint64_t)(b + 1) * QHIST_BIN) / 1000.0;
+			break;
+		}
+	}
+}
+
 static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 {
 	const struct rfw_sim_cfg *c = s->cfg;
 	uint32_t n = s->nflows, half = 0, last = s->nsamp - 1;
-	uint64_t end = s->ts_t[last], last_start = 0, tot = 0, acc = 0;
+	uint64_t end = s->ts_t[last], last_start = 0;
 	double x[RFW_SIM_MAX_FLOWS];
 
 	res->nflows = n;
@@ -1797,42 +1844,8 @@ static void fabric_results(struct sim *s, struct rfw_sim_result *res)
 			last_start = w->start_ns;
 	}
 	res->jain_index = jain(x, n);
-	/*
-	 * Convergence: from the last flow's start, the time after which Jain's index of the flows'
-	 * goodput over every 1 ms window stays >= 0.95 to the end (backlogged --flows only).
-	 */
-	res->convergence_time_ms = -1;
-	if (!c->incast && s->sample_ns) {
-		uint32_t wk = (uint32_t)((CONV_WINDOW_NS + s->sample_ns - 1) / s->sample_ns);
-		uint64_t conv_at = UINT64_MAX;
-
-		for (uint32_t k = wk; k <= last; k++) {
-			if (s->ts_t[k - wk] < last_start)
-				continue;
-			for (uint32_t i = 0; i < n; i++)
-				x[i] = (double)(s->ts_rx[(size_t)k * n + i] -
-				                s->ts_rx[(size_t)(k - wk) * n + i]);
-			if (jain(x, n) < CONV_JAIN)
-				conv_at = UINT64_MAX;
-			else if (conv_at == UINT64_MAX)
-				conv_at = s->ts_t[k];
-		}
-		if (conv_at != UINT64_MAX)
-			res->convergence_time_ms = (double)(conv_at - last_start) / 1e6;
-	}
-	/* The bottleneck queue, time weighted over the whole run. */
-	for (uint32_t b = 0; b < s->q_nbins; b++)
-		tot += s->q_hist[b];
-	res->queue_mean_kb = s->q_last_ns ? s->q_integral / (double)s->q_last_ns / 1000.0 : 0;
-	res->queue_peak_kb = (double)s->q_peak / 1000.0;
-	for (uint32_t b = 0; b < s->q_nbins && tot; b++) {
-		acc += s->q_hist[b];
-		if (acc * 100 >= tot * 99) {
-			/* The bin's upper edge (p99 is known to QHIST_BIN bytes). */
-			res->queue_p99_kb = (double)((uint64_t)(b + 1) * QHIST_BIN) / 1000.0;
-			break;
-		}
-	}
+	res->convergence_time_ms = c->incast ? -1 : convergence_ms(s, last_start);
+	queue_results(s, res);
 }
 
 /* The time series as CSV (units in the column names) into @dir. 0 or -errno. */
