@@ -278,6 +278,135 @@ static json_t *mode_json(const struct rfw_sim_result *r)
 	return o;
 }
 
+static const double bt_rtts[] = {10, 100};
+static const uint32_t bt_mtus[] = {1024, 4096};
+static const double bt_losses[] = {0, 0.0001, 0.001, 0.01, 0.05};
+
+/* @base as one bench_transport run: 1 MiB WRITEs, @rtt_us, @mtu, @sr; gbn window >= 2 BDP. */
+static struct rfw_sim_cfg bt_cfg(const struct rfw_sim_cfg *base, double rtt_us, uint32_t mtu,
+                                 bool sr)
+{
+	struct rfw_sim_cfg c = *base;
+	double bdp_pkts = c.rate_gbps * rtt_us * 1e3 / 8 / mtu;
+
+	c.op = RFW_SIM_WRITE;
+	c.size = 1u << 20;
+	c.rtt_us = rtt_us;
+	c.mtu = mtu;
+	c.sr = sr;
+	c.peer_sr = -1;
+	if (c.max_unacked_psns < 2 * bdp_pkts)
+		c.max_unacked_psns = (uint32_t)(2 * bdp_pkts) + 1;
+	return c;
+}
+
+/* One row of the loss sweep, gbn beside sr, into @runs (JSON) or stdout. */
+static void bt_print_row(json_t *runs, double rtt, uint32_t mtu, double loss,
+                         const struct rfw_sim_result r[2])
+{
+	if (runs != NULL) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "rtt_us", json_real(rtt));
+		json_object_set_new(o, "mtu", json_integer(mtu));
+		json_object_set_new(o, "loss", json_real(loss));
+		json_object_set_new(o, "gbn", mode_json(&r[0]));
+		json_object_set_new(o, "sr", mode_json(&r[1]));
+		json_array_append_new(runs, o);
+		return;
+	}
+	printf("%6g %5u %7g %9.3f %9.3f %7.2f %8llu %8llu %6llu %6llu %s\n", rtt, mtu, loss,
+	       r[0].goodput_gbps, r[1].goodput_gbps,
+	       r[0].goodput_gbps > 0 ? r[1].goodput_gbps / r[0].goodput_gbps : 0,
+	       (unsigned long long)r[0].retransmitted_packets,
+	       (unsigned long long)r[1].retransmitted_packets, (unsigned long long)r[0].timeouts,
+	       (unsigned long long)r[1].timeouts,
+	       r[0].completed && r[1].completed && !r[0].corrupt && !r[1].corrupt ? "yes" : "NO");
+	fflush(stdout);
+}
+
+/* The loss sweep: every RTT x MTU x loss, gbn and sr. 0, 1 (a run not intact) or 2. */
+static int bt_sweep(const struct rfw_sim_cfg *base, json_t *runs)
+{
+	int bad = 0;
+
+	if (runs == NULL)
+		printf("%6s %5s %7s %9s %9s %7s %8s %8s %6s %6s %s\n", "rtt_us", "mtu", "loss",
+		       "gbn_gbps", "sr_gbps", "sr/gbn", "gbn_retx", "sr_retx", "gbn_to", "sr_to",
+		       "intact");
+	for (size_t ri = 0; ri < 2; ri++)
+		for (size_t mi = 0; mi < 2; mi++)
+			for (size_t li = 0; li < 5; li++) {
+				struct rfw_sim_result r[2];
+
+				for (int m = 0; m < 2; m++) {
+					struct rfw_sim_cfg c =
+					    bt_cfg(base, bt_rtts[ri], bt_mtus[mi], m == 1);
+
+					if (c.messages == 100) /* the default: 32 MiB a run */
+						c.messages = 32;
+					c.loss = bt_losses[li];
+					if (rfw_sim_run(&c, &r[m])) {
+						fprintf(stderr, "bench-transport: setup failed\n");
+						return 2;
+					}
+					if (!r[m].completed || r[m].corrupt ||
+					    r[m].duplicates_delivered)
+						bad = 1;
+				}
+				bt_print_row(runs, bt_rtts[ri], bt_mtus[mi], bt_losses[li], r);
+			}
+	return bad;
+}
+
+/* What one lost packet costs: a 1 MiB WRITE alone with its middle frame lost, minus the same
+ * WRITE without loss, per RTT x MTU x mode. 0, 1 or 2 as bt_sweep. */
+static int bt_single_loss(const struct rfw_sim_cfg *base, json_t *rec)
+{
+	int bad = 0;
+
+	if (rec == NULL)
+		printf("\n%6s %5s %5s %12s %12s\n", "rtt_us", "mtu", "mode", "recovery_us", "retx");
+	for (size_t ri = 0; ri < 2; ri++)
+		for (size_t mi = 0; mi < 2; mi++)
+			for (int m = 0; m < 2; m++) {
+				struct rfw_sim_cfg c =
+				    bt_cfg(base, bt_rtts[ri], bt_mtus[mi], m == 1);
+				struct rfw_sim_result r0, r1;
+				double us;
+
+				c.messages = 1;
+				c.depth = 1;
+				c.loss = 0;
+				if (rfw_sim_run(&c, &r0))
+					return 2;
+				c.lose_frame = (c.size / c.mtu) / 2; /* the middle data frame */
+				if (rfw_sim_run(&c, &r1))
+					return 2;
+				if (!r1.completed || r1.corrupt)
+					bad = 1;
+				us = ((double)r1.sim_time_ns - (double)r0.sim_time_ns) / 1e3;
+				if (rec != NULL) {
+					json_t *o = json_object();
+
+					json_object_set_new(o, "rtt_us", json_real(bt_rtts[ri]));
+					json_object_set_new(o, "mtu", json_integer(bt_mtus[mi]));
+					json_object_set_new(o, "mode",
+					                    json_string(m ? "sr" : "gbn"));
+					json_object_set_new(o, "recovery_us", json_real(us));
+					json_object_set_new(
+					    o, "retransmitted_packets",
+					    json_integer((json_int_t)r1.retransmitted_packets));
+					json_array_append_new(rec, o);
+				} else {
+					printf("%6g %5u %5s %12.2f %12llu\n", bt_rtts[ri],
+					       bt_mtus[mi], m ? "sr" : "gbn", us,
+					       (unsigned long long)r1.retransmitted_packets);
+				}
+			}
+	return bad;
+}
+
 /*
  * gbn vs sr (issue 4's benchmark, docs/transport-sr.md "Benchmark"): 1 MiB WRITEs at the
  * configured rate, RTT 10 and 100 us, MTU 1024 and 4096, random loss 0 .. 5 %; then the time
@@ -287,122 +416,14 @@ static json_t *mode_json(const struct rfw_sim_result *r)
  */
 static int bench_transport(const struct rfw_sim_cfg *base, bool json)
 {
-	static const double rtts[] = {10, 100};
-	static const uint32_t mtus[] = {1024, 4096};
-	static const double losses[] = {0, 0.0001, 0.001, 0.01, 0.05};
 	json_t *runs = json ? json_array() : NULL, *rec = json ? json_array() : NULL;
-	int bad = 0;
+	int bad = bt_sweep(base, runs), bad2;
 
-	if (!json)
-		printf("%6s %5s %7s %9s %9s %7s %8s %8s %6s %6s %s\n", "rtt_us", "mtu", "loss",
-		       "gbn_gbps", "sr_gbps", "sr/gbn", "gbn_retx", "sr_retx", "gbn_to", "sr_to",
-		       "intact");
-	for (size_t ri = 0; ri < 2; ri++)
-		for (size_t mi = 0; mi < 2; mi++)
-			for (size_t li = 0; li < 5; li++) {
-				struct rfw_sim_result r[2];
-				json_t *o;
-
-				for (int m = 0; m < 2; m++) {
-					struct rfw_sim_cfg c = *base;
-					double bdp_pkts =
-					    c.rate_gbps * rtts[ri] * 1e3 / 8 / mtus[mi];
-
-					c.op = RFW_SIM_WRITE;
-					c.size = 1u << 20;
-					if (c.messages == 100) /* the default: 32 MiB a run */
-						c.messages = 32;
-					c.rtt_us = rtts[ri];
-					c.mtu = mtus[mi];
-					c.loss = losses[li];
-					c.sr = m == 1;
-					c.peer_sr = -1;
-					if (c.max_unacked_psns < 2 * bdp_pkts)
-						c.max_unacked_psns = (uint32_t)(2 * bdp_pkts) + 1;
-					if (rfw_sim_run(&c, &r[m])) {
-						fprintf(stderr, "bench-transport: setup failed\n");
-						return 2;
-					}
-					if (!r[m].completed || r[m].corrupt ||
-					    r[m].duplicates_delivered)
-						bad = 1;
-				}
-				if (json) {
-					o = json_object();
-					json_object_set_new(o, "rtt_us", json_real(rtts[ri]));
-					json_object_set_new(o, "mtu", json_integer(mtus[mi]));
-					json_object_set_new(o, "loss", json_real(losses[li]));
-					json_object_set_new(o, "gbn", mode_json(&r[0]));
-					json_object_set_new(o, "sr", mode_json(&r[1]));
-					json_array_append_new(runs, o);
-				} else {
-					printf(
-					    "%6g %5u %7g %9.3f %9.3f %7.2f %8llu %8llu %6llu %6llu "
-					    "%s\n",
-					    rtts[ri], mtus[mi], losses[li], r[0].goodput_gbps,
-					    r[1].goodput_gbps,
-					    r[0].goodput_gbps > 0
-					        ? r[1].goodput_gbps / r[0].goodput_gbps
-					        : 0,
-					    (unsigned long long)r[0].retransmitted_packets,
-					    (unsigned long long)r[1].retransmitted_packets,
-					    (unsigned long long)r[0].timeouts,
-					    (unsigned long long)r[1].timeouts,
-					    r[0].completed && r[1].completed && !r[0].corrupt &&
-					            !r[1].corrupt
-					        ? "yes"
-					        : "NO");
-					fflush(stdout);
-				}
-			}
-	if (!json)
-		printf("\n%6s %5s %5s %12s %12s\n", "rtt_us", "mtu", "mode", "recovery_us", "retx");
-	for (size_t ri = 0; ri < 2; ri++)
-		for (size_t mi = 0; mi < 2; mi++)
-			for (int m = 0; m < 2; m++) {
-				struct rfw_sim_result r0, r1;
-				struct rfw_sim_cfg c = *base;
-				double bdp_pkts = c.rate_gbps * rtts[ri] * 1e3 / 8 / mtus[mi];
-				double us;
-
-				c.op = RFW_SIM_WRITE;
-				c.size = 1u << 20;
-				c.messages = 1;
-				c.depth = 1;
-				c.rtt_us = rtts[ri];
-				c.mtu = mtus[mi];
-				c.loss = 0;
-				c.sr = m == 1;
-				c.peer_sr = -1;
-				if (c.max_unacked_psns < 2 * bdp_pkts)
-					c.max_unacked_psns = (uint32_t)(2 * bdp_pkts) + 1;
-				if (rfw_sim_run(&c, &r0))
-					return 2;
-				/* the middle data frame of the message */
-				c.lose_frame = (c.size / c.mtu) / 2;
-				if (rfw_sim_run(&c, &r1))
-					return 2;
-				if (!r1.completed || r1.corrupt)
-					bad = 1;
-				us = ((double)r1.sim_time_ns - (double)r0.sim_time_ns) / 1e3;
-				if (json) {
-					json_t *o = json_object();
-
-					json_object_set_new(o, "rtt_us", json_real(rtts[ri]));
-					json_object_set_new(o, "mtu", json_integer(mtus[mi]));
-					json_object_set_new(o, "mode",
-					                    json_string(m ? "sr" : "gbn"));
-					json_object_set_new(o, "recovery_us", json_real(us));
-					json_object_set_new(
-					    o, "retransmitted_packets",
-					    json_integer((json_int_t)r1.retransmitted_packets));
-					json_array_append_new(rec, o);
-				} else {
-					printf("%6g %5u %5s %12.2f %12llu\n", rtts[ri], mtus[mi],
-					       m ? "sr" : "gbn", us,
-					       (unsigned long long)r1.retransmitted_packets);
-				}
-			}
+	if (bad == 2)
+		return 2;
+	bad2 = bt_single_loss(base, rec);
+	if (bad2 == 2)
+		return 2;
 	if (json) {
 		json_t *o = json_object();
 
@@ -415,17 +436,34 @@ static int bench_transport(const struct rfw_sim_cfg *base, bool json)
 		printf("\n");
 		json_decref(o);
 	}
-	return bad;
+	return bad | bad2;
 }
 
-int main(int argc, char **argv)
+/* A --config file is read first so the command line can override it. 0, or 2 (said). */
+static int load_config_arg(struct rfw_sim_cfg *cfg, int argc, char **argv)
+{
+	for (int i = 1; i < argc - 1; i++)
+		if (strcmp(argv[i], "--config") == 0) {
+			int line = 0;
+			int rc = rfw_sim_load_ini(cfg, argv[i + 1], &line);
+
+			if (rc) {
+				fprintf(stderr, "rocefw-sim: %s:%d: %s\n", argv[i + 1], line,
+				        rc == -ENOENT && line ? "unknown option" : strerror(-rc));
+				return 2;
+			}
+		}
+	return 0;
+}
+
+enum sim_mode { MODE_RUN, MODE_BENCH, MODE_BENCH_TRANSPORT };
+
+/* The command line into @cfg, @json and @mode. -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct rfw_sim_cfg *cfg, bool *json,
+                      enum sim_mode *mode)
 {
 	struct option opts[N_VALUE_OPTS + 7];
-	struct rfw_sim_cfg cfg;
-	struct rfw_sim_result res;
-	bool json = false, do_bench = false, do_bench_transport = false;
-	const char *err;
-	int c, idx, rc;
+	int c, idx;
 
 	for (size_t i = 0; i < N_VALUE_OPTS; i++)
 		opts[i] = (struct option){value_opts[i], required_argument, NULL, (int)i};
@@ -437,49 +475,26 @@ int main(int argc, char **argv)
 	opts[N_VALUE_OPTS + 5] =
 	    (struct option){"bench-transport", no_argument, NULL, OPT_BENCH_TRANSPORT};
 	opts[N_VALUE_OPTS + 6] = (struct option){0};
-
-	rfw_sim_cfg_default(&cfg);
-	/* A --config file is read first so the command line can override it. */
-	for (int i = 1; i < argc - 1; i++)
-		if (strcmp(argv[i], "--config") == 0) {
-			int line = 0;
-
-			rc = rfw_sim_load_ini(&cfg, argv[i + 1], &line);
-			if (rc) {
-				fprintf(stderr, "rocefw-sim: %s:%d: %s\n", argv[i + 1], line,
-				        rc == -ENOENT && line ? "unknown option" : strerror(-rc));
-				return 2;
-			}
-		}
 	while ((c = getopt_long(argc, argv, "", opts, &idx)) != -1) {
 		if (c >= 0 && (size_t)c < N_VALUE_OPTS) {
-			rc = rfw_sim_set(&cfg, value_opts[c], optarg);
-			if (rc) {
+			if (rfw_sim_set(cfg, value_opts[c], optarg)) {
 				fprintf(stderr, "rocefw-sim: bad value for --%s: '%s'\n",
 				        value_opts[c], optarg);
 				return 2;
 			}
-			continue;
-		}
-		switch (c) {
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_BENCH:
-			do_bench = true;
-			break;
-		case OPT_BENCH_TRANSPORT:
-			do_bench_transport = true;
-			break;
-		case OPT_CONFIG:
-			break;
-		case OPT_VERSION:
+		} else if (c == OPT_JSON) {
+			*json = true;
+		} else if (c == OPT_BENCH) {
+			*mode = MODE_BENCH;
+		} else if (c == OPT_BENCH_TRANSPORT) {
+			*mode = MODE_BENCH_TRANSPORT;
+		} else if (c == OPT_VERSION) {
 			printf("rocefw-sim %s\n", RFW_VERSION);
 			return 0;
-		case OPT_HELP:
+		} else if (c == OPT_HELP) {
 			usage(stdout);
 			return 0;
-		default:
+		} else if (c != OPT_CONFIG) {
 			usage(stderr);
 			return 2;
 		}
@@ -489,23 +504,37 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct rfw_sim_cfg cfg;
+	struct rfw_sim_result res;
+	enum sim_mode mode = MODE_RUN;
+	bool json = false;
+	const char *err;
+	int rc;
+
+	rfw_sim_cfg_default(&cfg);
+	if (load_config_arg(&cfg, argc, argv) != 0)
+		return 2;
+	rc = parse_args(argc, argv, &cfg, &json, &mode);
+	if (rc >= 0)
+		return rc;
 	err = rfw_sim_validate(&cfg);
 	if (err) {
 		fprintf(stderr, "rocefw-sim: %s\n", err);
 		return 2;
 	}
-	if (do_bench && (cfg.flows || cfg.incast)) {
-		fprintf(stderr,
-		        "rocefw-sim: --bench runs the two-host model: no --flows/--incast\n");
+	if (mode != MODE_RUN && (cfg.flows || cfg.incast)) {
+		fprintf(stderr, "rocefw-sim: %s runs the two-host model: no --flows/--incast\n",
+		        mode == MODE_BENCH ? "--bench" : "--bench-transport");
 		return 2;
 	}
-	if (do_bench_transport && (cfg.flows || cfg.incast)) {
-		fprintf(stderr, "rocefw-sim: --bench-transport runs the two-host model\n");
-		return 2;
-	}
-	if (do_bench_transport)
+	if (mode == MODE_BENCH_TRANSPORT)
 		return bench_transport(&cfg, json);
-	if (do_bench)
+	if (mode == MODE_BENCH)
 		return bench(&cfg, json);
 	rc = rfw_sim_run(&cfg, &res);
 	if (rc) {
