@@ -2318,12 +2318,12 @@ static const char *op_name(enum rfw_sim_op op)
 	return n[op];
 }
 
-json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
-{
-	json_t *o = json_object(), *cfg = json_object(), *net = json_object(), *cnt = json_object();
-
 #define I(obj, k, v) json_object_set_new(obj, k, json_integer((json_int_t)(v)))
 #define R(obj, k, v) json_object_set_new(obj, k, json_real(v))
+
+/* The run's verdict and totals, at the top level of @o. */
+static void json_totals(json_t *o, const struct rfw_sim_result *r)
+{
 	json_object_set_new(o, "schema", json_string(RFW_SIM_SCHEMA));
 	json_object_set_new(o, "completed", json_boolean(r->completed));
 	I(o, "messages_posted", r->messages_posted);
@@ -2342,6 +2342,11 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	R(o, "sim_packets_per_wall_s", r->wall_s > 0 ? (double)r->frames_sent / r->wall_s : 0);
 	json_object_set_new(o, "first_error",
 	                    r->first_error[0] ? json_string(r->first_error) : json_null());
+}
+
+/* "network": what the links and the switch did. */
+static void json_network(json_t *net, const struct rfw_sim_result *r)
+{
 	I(net, "frames_sent", r->frames_sent);
 	I(net, "frames_delivered", r->frames_delivered);
 	I(net, "frames_lost", r->frames_lost);
@@ -2353,10 +2358,11 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	I(net, "icrc_drops", r->icrc_drops);
 	I(net, "parse_drops", r->parse_drops);
 	I(net, "events", r->events);
-	json_object_set_new(o, "network", net);
-	for (int k = 0; k < RFW_CNT__COUNT; k++)
-		I(cnt, rfw_counter_name((enum rfw_counter)k), r->cnt[k]);
-	json_object_set_new(o, "counters", cnt);
+}
+
+/* "config": the options of the two-host model. */
+static void json_config(json_t *cfg, const struct rfw_sim_cfg *c)
+{
 	json_object_set_new(cfg, "op", json_string(op_name(c->op)));
 	I(cfg, "size", c->size);
 	I(cfg, "messages", c->messages);
@@ -2384,92 +2390,117 @@ json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r
 	I(cfg, "timeout", c->timeout);
 	I(cfg, "retry_cnt", c->retry_cnt);
 	I(cfg, "ack_every", c->ack_every);
-	if (c->flows || c->incast) {
-		static const char *const pts[] = {"tx", "sender", "receiver", "switch"};
-		json_t *fl = json_array(), *prl = json_array();
-		uint64_t cnps = 0, cuts = 0;
+}
 
-		for (uint32_t i = 0; i < r->nflows; i++) {
-			const struct rfw_sim_flow *f = &r->flow[i];
-			json_t *fo = json_object();
+/* One flow of the switch topology. */
+static json_t *json_flow(const struct rfw_sim_cfg *c, const struct rfw_sim_flow *f, uint32_t i)
+{
+	json_t *fo = json_object();
 
-			I(fo, "flow", i);
-			json_object_set_new(
-			    fo, "profile",
-			    json_string(dcqcn_profile_name((enum dcqcn_profile)f->profile)));
-			R(fo, "rtt_us", f->rtt_us);
-			R(fo, "start_us", (double)f->start_ns / 1e3);
-			R(fo, "goodput_gbps", f->goodput_gbps);
-			R(fo, "goodput_second_half_gbps", f->goodput_second_half_gbps);
-			R(fo, "final_rate_gbps", f->final_rate_gbps);
-			I(fo, "bytes_verified", f->bytes_verified);
-			I(fo, "messages_completed", f->messages_completed);
-			I(fo, "cnps_received", f->cnps_received);
-			I(fo, "rate_cuts", f->rate_cuts);
-			I(fo, "cnps_sent", f->cnps_sent);
-			I(fo, "ce_marked_received", f->ce_marked_received);
-			if (c->incast)
-				json_object_set_new(
-				    fo, "completion_time_us",
-				    f->completion_ns
-				        ? json_real((double)(f->completion_ns - f->start_ns) / 1e3)
-				        : json_null());
-			json_array_append_new(fl, fo);
-			cnps += f->cnps_received;
-			cuts += f->rate_cuts;
-		}
-		json_object_set_new(o, "flows", fl);
-		R(o, "jain_index", r->jain_index);
-		json_object_set_new(o, "convergence_time_ms",
-		                    r->convergence_time_ms >= 0 ? json_real(r->convergence_time_ms)
-		                                                : json_null());
-		R(o, "queue_mean_kb", r->queue_mean_kb);
-		R(o, "queue_p99_kb", r->queue_p99_kb);
-		R(o, "queue_peak_kb", r->queue_peak_kb);
-		I(o, "cnps_received", cnps);
-		I(o, "cnps_sent", r->cnps_sent);
-		I(o, "rate_cuts", cuts);
-		I(net, "switch_ce_marked", r->switch_ce_marked);
-		I(cfg, "flows", c->flows);
-		I(cfg, "incast", c->incast);
-		for (uint32_t i = 0; i < (c->nprofiles ? c->nprofiles : 1); i++)
-			json_array_append_new(
-			    prl, json_string(dcqcn_profile_name(
-			             (enum dcqcn_profile)(c->nprofiles ? c->profile[i] : 0))));
-		json_object_set_new(cfg, "profiles", prl);
-		R(cfg, "kmin_kb", c->kmin_kb);
-		R(cfg, "kmax_kb", c->kmax_kb);
-		R(cfg, "pmax", c->pmax);
-		if (c->flows)
-			R(cfg, "duration_ms", c->duration_ms);
-		R(cfg, "sample_us", c->sample_us);
-		R(cfg, "start_gap_us", c->start_gap_us);
-		I(cfg, "queue_bytes", c->queue_bytes);
-		json_object_set_new(cfg, "pcap_point", json_string(pts[c->pcap_point]));
+	I(fo, "flow", i);
+	json_object_set_new(fo, "profile",
+	                    json_string(dcqcn_profile_name((enum dcqcn_profile)f->profile)));
+	R(fo, "rtt_us", f->rtt_us);
+	R(fo, "start_us", (double)f->start_ns / 1e3);
+	R(fo, "goodput_gbps", f->goodput_gbps);
+	R(fo, "goodput_second_half_gbps", f->goodput_second_half_gbps);
+	R(fo, "final_rate_gbps", f->final_rate_gbps);
+	I(fo, "bytes_verified", f->bytes_verified);
+	I(fo, "messages_completed", f->messages_completed);
+	I(fo, "cnps_received", f->cnps_received);
+	I(fo, "rate_cuts", f->rate_cuts);
+	I(fo, "cnps_sent", f->cnps_sent);
+	I(fo, "ce_marked_received", f->ce_marked_received);
+	if (c->incast)
+		json_object_set_new(fo, "completion_time_us",
+		                    f->completion_ns
+		                        ? json_real((double)(f->completion_ns - f->start_ns) / 1e3)
+		                        : json_null());
+	return fo;
+}
+
+/* The switch topology (--flows, --incast): flows, fairness, queue, and its options. */
+static void json_fabric(json_t *o, json_t *net, json_t *cfg, const struct rfw_sim_cfg *c,
+                        const struct rfw_sim_result *r)
+{
+	static const char *const pts[] = {"tx", "sender", "receiver", "switch"};
+	json_t *fl = json_array(), *prl = json_array();
+	uint64_t cnps = 0, cuts = 0;
+
+	for (uint32_t i = 0; i < r->nflows; i++) {
+		json_array_append_new(fl, json_flow(c, &r->flow[i], i));
+		cnps += r->flow[i].cnps_received;
+		cuts += r->flow[i].rate_cuts;
 	}
+	json_object_set_new(o, "flows", fl);
+	R(o, "jain_index", r->jain_index);
+	json_object_set_new(o, "convergence_time_ms",
+	                    r->convergence_time_ms >= 0 ? json_real(r->convergence_time_ms)
+	                                                : json_null());
+	R(o, "queue_mean_kb", r->queue_mean_kb);
+	R(o, "queue_p99_kb", r->queue_p99_kb);
+	R(o, "queue_peak_kb", r->queue_peak_kb);
+	I(o, "cnps_received", cnps);
+	I(o, "cnps_sent", r->cnps_sent);
+	I(o, "rate_cuts", cuts);
+	I(net, "switch_ce_marked", r->switch_ce_marked);
+	I(cfg, "flows", c->flows);
+	I(cfg, "incast", c->incast);
+	for (uint32_t i = 0; i < (c->nprofiles ? c->nprofiles : 1); i++)
+		json_array_append_new(prl, json_string(dcqcn_profile_name((enum dcqcn_profile)(
+		                               c->nprofiles ? c->profile[i] : 0))));
+	json_object_set_new(cfg, "profiles", prl);
+	R(cfg, "kmin_kb", c->kmin_kb);
+	R(cfg, "kmax_kb", c->kmax_kb);
+	R(cfg, "pmax", c->pmax);
+	if (c->flows)
+		R(cfg, "duration_ms", c->duration_ms);
+	R(cfg, "sample_us", c->sample_us);
+	R(cfg, "start_gap_us", c->start_gap_us);
+	I(cfg, "queue_bytes", c->queue_bytes);
+	json_object_set_new(cfg, "pcap_point", json_string(pts[c->pcap_point]));
+}
+
+/* "estats": the Estats quantile rows (--estats 1). */
+static json_t *json_estats(const struct rfw_sim_result *r)
+{
+	json_t *rows = json_array();
+
+	for (uint32_t i = 0; i < r->nes_rows; i++) {
+		const struct rfw_es_row *e = &r->es_rows[i];
+		json_t *row = json_object();
+
+		I(row, "qpn", e->qpn);
+		json_object_set_new(row, "op", json_string(rfw_es_op_name(e->op)));
+		json_object_set_new(row, "status", json_string(rfw_es_status_name(e->status)));
+		json_object_set_new(row, "stage", json_string(rfw_es_stage_name(e->stage)));
+		I(row, "count", e->count);
+		I(row, "p50_ns", e->p50);
+		I(row, "p99_ns", e->p99);
+		I(row, "p999_ns", e->p999);
+		I(row, "max_ns", e->max);
+		json_array_append_new(rows, row);
+	}
+	return rows;
+}
+
+json_t *rfw_sim_json(const struct rfw_sim_cfg *c, const struct rfw_sim_result *r)
+{
+	json_t *o = json_object(), *cfg = json_object(), *net = json_object(), *cnt = json_object();
+
+	json_totals(o, r);
+	json_network(net, r);
+	json_object_set_new(o, "network", net);
+	for (int k = 0; k < RFW_CNT__COUNT; k++)
+		I(cnt, rfw_counter_name((enum rfw_counter)k), r->cnt[k]);
+	json_object_set_new(o, "counters", cnt);
+	json_config(cfg, c);
+	if (c->flows || c->incast)
+		json_fabric(o, net, cfg, c, r);
 	json_object_set_new(o, "config", cfg);
-	if (c->estats) {
-		json_t *rows = json_array();
-
-		for (uint32_t i = 0; i < r->nes_rows; i++) {
-			const struct rfw_es_row *e = &r->es_rows[i];
-			json_t *row = json_object();
-
-			I(row, "qpn", e->qpn);
-			json_object_set_new(row, "op", json_string(rfw_es_op_name(e->op)));
-			json_object_set_new(row, "status",
-			                    json_string(rfw_es_status_name(e->status)));
-			json_object_set_new(row, "stage", json_string(rfw_es_stage_name(e->stage)));
-			I(row, "count", e->count);
-			I(row, "p50_ns", e->p50);
-			I(row, "p99_ns", e->p99);
-			I(row, "p999_ns", e->p999);
-			I(row, "max_ns", e->max);
-			json_array_append_new(rows, row);
-		}
-		json_object_set_new(o, "estats", rows);
-	}
-#undef I
-#undef R
+	if (c->estats)
+		json_object_set_new(o, "estats", json_estats(r));
 	return o;
 }
+#undef I
+#undef R
