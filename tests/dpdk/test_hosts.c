@@ -85,6 +85,22 @@ static void side_setup(struct side *s, const char *name, struct rte_ring *rx, st
 		die("rfw_reg_mr", errno);
 }
 
+/* Everything side_setup and make_qp built, in reverse (ASan's leak check runs at exit). */
+static void side_teardown(struct side *s)
+{
+	for (unsigned q = 0; q < RTE_DIM(s->qp); q++)
+		if (s->qp[q] != NULL) {
+			rfw_nic_qp_detach(s->nic, s->qp[q]);
+			rfw_destroy_qp(s->qp[q]);
+		}
+	rfw_dereg_mr(s->mr);
+	rfw_destroy_cq(s->cq);
+	rfw_dealloc_pd(s->pd);
+	rfw_nic_destroy(s->nic);
+	rfw_port_close(s->port);
+	free(s->mem);
+}
+
 /* A QP of @s attached toward @peer (02:..:@peer_mac, 10.0.0.@peer_ip4 & 0xff), in INIT. */
 static struct rfw_qp *make_qp(struct side *s, uint8_t peer_mac, uint32_t peer_ip4)
 {
@@ -221,7 +237,10 @@ static void seq_dpdk(bool read, uint32_t size, uint32_t msgs, uint32_t qps, uint
 				done += wc[i].status == RFW_WC_SUCCESS;
 	}
 	pcap_dump_close(dumper);
+	pcap_close(dead);
 	CHECK(done == msgs, "DPDK host: %lu of %u messages completed", done, msgs);
+	side_teardown(&a);
+	side_teardown(&b);
 }
 
 static int run_seq(char **av)
@@ -367,6 +386,7 @@ static void cc_dpdk(const struct dcqcn_prof *prof, struct cc_row *rows)
 		}
 		row_of(&rows[k], cnps, rfw_nic_qp_rp(s.nic, s.qp[0]));
 	}
+	side_teardown(&s);
 }
 
 /* rocefw-sim's kind of host: plain buffers, the same firmware. */
@@ -435,6 +455,12 @@ static void cc_plain(const struct dcqcn_prof *prof, struct cc_row *rows)
 		rfw_fw_run(fw, t);
 		row_of(&rows[k], h.cnps, &rfw_fw_qp_flow(fw, qp)->u.dcqcn);
 	}
+	rfw_fw_qp_detach(fw, qp);
+	rfw_destroy_qp(qp);
+	rfw_dereg_mr(mr);
+	rfw_destroy_cq(cq);
+	rfw_dealloc_pd(pd);
+	rfw_fw_destroy(fw);
 }
 
 /*
@@ -483,6 +509,7 @@ static void cc_shared_port(void)
 	CHECK(s17.rate_kbps == s18.rate_kbps && s17.rate_kbps < prof.line_kbps &&
 	          s17.scope == DCQCN_SCOPE_PORT,
 	      "shared-port: one rate for both QPs (%lu, %lu)", s17.rate_kbps, s18.rate_kbps);
+	side_teardown(&s);
 }
 
 static int run_cc(void)
