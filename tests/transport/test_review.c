@@ -504,42 +504,47 @@ static enum lb_verdict first_req_fn(struct loop *lb, int from, uint8_t *ib, uint
  * exceeds max_dest_rd_atomic) is an invalid request too, not a silent overwrite. A duplicate
  * whose resource was reused is dropped, and counted.
  */
-static void test_max_dest_rd_atomic(void **s)
+static uint8_t mdra_a[8192], mdra_b[8192];
+
+/* READ of @len bytes at offset @off, wr_id @id, from ep0 into ep1's memory. */
+static void mdra_read(struct loop *lb, struct rfw_mr *amr, struct rfw_mr *bmr, uint64_t id,
+                      uint32_t off, uint32_t len)
 {
-	struct lb_cfg c = lb_default_cfg();
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, id, mdra_a + off, len, amr,
+	                            (uint64_t)(uintptr_t)mdra_b + off, rfw_mr_rkey(bmr)),
+	                 0);
+}
+
+/* 0: no READ/atomic accepted at all. */
+static void mdra_zero(struct lb_cfg c)
+{
 	struct loop *lb = lb_create(&c);
-	static uint8_t a[8192], b[8192];
-	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
-	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], mdra_a, sizeof(mdra_a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], mdra_b, sizeof(mdra_b));
 	struct rfw_qp_attr qa;
-	struct first_req f = {.opcode = RFW_OP_RC_RDMA_READ_REQUEST};
-	uint64_t q1[RFW_CNT__COUNT];
 	struct rfw_wc wc;
 
-	(void)s;
-	/* 0: no READ/atomic accepted at all. */
 	reconnect_ep1(lb, &c, 0);
 	assert_int_equal(rfw_query_qp(lb->ep[1].qp, &qa), 0);
 	assert_int_equal(qa.max_dest_rd_atomic, 0);
-	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, 64, amr,
-	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
-	                 0);
+	mdra_read(lb, amr, bmr, 1, 0, 64);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
 	lb_destroy(lb);
+}
 
-	/* 1 at the responder, 4 at the requester: the second READ finds the resource busy. */
-	lb = lb_create(&c);
-	amr = lb_mr(&lb->ep[0], a, sizeof(a));
-	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+/* 1 at the responder, 4 at the requester: the second READ finds the resource busy. */
+static void mdra_busy(struct lb_cfg c)
+{
+	struct loop *lb = lb_create(&c);
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], mdra_a, sizeof(mdra_a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], mdra_b, sizeof(mdra_b));
+	struct rfw_wc wc;
+
 	reconnect_ep1(lb, &c, 1);
-	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, 4096, amr,
-	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
-	                 0);
-	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 2, a + 4096, 4096, amr,
-	                            (uint64_t)(uintptr_t)b + 4096, rfw_mr_rkey(bmr)),
-	                 0);
+	mdra_read(lb, amr, bmr, 1, 0, 4096);
+	mdra_read(lb, amr, bmr, 2, 4096, 4096);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.wr_id, 1);
@@ -548,19 +553,28 @@ static void test_max_dest_rd_atomic(void **s)
 	assert_int_equal(wc.wr_id, 2);
 	assert_int_equal(wc.status, RFW_WC_REM_INV_REQ_ERR);
 	lb_destroy(lb);
+}
 
-	/* 1 on both sides: READ 1, READ 2, then a stale copy of READ 1 arrives: dropped, counted.
-	 */
+/*
+ * 1 on both sides: READ 1, READ 2, then a stale copy of READ 1 arrives: dropped, counted. Then
+ * a replay of READ 3 still queued when READ 4 (legitimately) takes its resource: fine.
+ */
+static void mdra_stale_and_replay(struct lb_cfg c)
+{
+	struct first_req f = {.opcode = RFW_OP_RC_RDMA_READ_REQUEST};
+	uint64_t q1[RFW_CNT__COUNT];
+	struct loop *lb;
+	struct rfw_mr *amr, *bmr;
+	struct rfw_wc wc;
+
 	c.max_rd_atomic = 1;
 	lb = lb_create(&c);
-	amr = lb_mr(&lb->ep[0], a, sizeof(a));
-	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	amr = lb_mr(&lb->ep[0], mdra_a, sizeof(mdra_a));
+	bmr = lb_mr(&lb->ep[1], mdra_b, sizeof(mdra_b));
 	lb->filter = first_req_fn;
 	lb->farg = &f;
 	for (uint64_t id = 1; id <= 2; id++)
-		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, id, a, 4096, amr,
-		                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
-		                 0);
+		mdra_read(lb, amr, bmr, id, 0, 4096);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
@@ -572,19 +586,13 @@ static void test_max_dest_rd_atomic(void **s)
 	assert_int_equal(q1[RFW_CNT_dup_no_resource], 1);
 	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_RTS);
 
-	/* A replay of READ 2 still queued when READ 3 (legitimately) takes its resource: fine. */
 	f.seen = 0;
-	f.opcode = RFW_OP_RC_RDMA_READ_REQUEST;
-	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 3, a, 4096, amr,
-	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
-	                 0);
+	mdra_read(lb, amr, bmr, 3, 0, 4096);
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.status, RFW_WC_SUCCESS);
 	inject(lb, 1, &f.pkt, rfw_bth_psn(f.pkt.data)); /* a duplicate of READ 3: replay queued */
-	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 4, a, 4096, amr,
-	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
-	                 0);
+	mdra_read(lb, amr, bmr, 4, 0, 4096);
 	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, lb->now), 1);
 	deliver_all(lb); /* READ 4 arrives before the replay of READ 3 has gone */
 	lb_run(lb, 100000000);
@@ -593,6 +601,14 @@ static void test_max_dest_rd_atomic(void **s)
 	assert_int_equal(wc.status, RFW_WC_SUCCESS);
 	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_RTS);
 	lb_destroy(lb);
+}
+
+static void test_max_dest_rd_atomic(void **s)
+{
+	(void)s;
+	mdra_zero(lb_default_cfg());
+	mdra_busy(lb_default_cfg());
+	mdra_stale_and_replay(lb_default_cfg());
 }
 
 /* ---- 13.11: length and syndrome checks ---- */
