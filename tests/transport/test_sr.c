@@ -112,6 +112,61 @@ static enum lb_verdict lose_filter(struct loop *lb, int from, uint8_t *ib, uint3
 
 #define LOSE_LEN (32 * 1024)
 
+/* What selective repeat's counters must show after losing @what once. */
+static void lose_counters_sr(enum lose what, const uint64_t *q0, const uint64_t *q1)
+{
+	if (what == LOSE_FIRST || what == LOSE_MIDDLE) {
+		/* Selective: the NAK's SACK names the one hole; only it goes again. */
+		assert_int_equal(q0[RFW_CNT_retransmitted_packets], 1);
+		assert_true(q1[RFW_CNT_ooo_accepted] >= 1);
+		assert_true(q1[RFW_CNT_naks_sent] >= 1);
+		assert_true(q0[RFW_CNT_naks_received] >= 1);
+		assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
+		assert_int_equal(q1[RFW_CNT_spurious_retransmissions], 0);
+	} else if (what == LOSE_NAK) {
+		/* The hole's only NAK (later SACKs coalesce into it) is lost: the timer
+		 * sends a probe (the highest PSN, a duplicate), whose NAK names the hole.
+		 */
+		assert_int_equal(q0[RFW_CNT_retransmitted_packets], 2);
+		assert_int_equal(q0[RFW_CNT_rto_high_timeouts], 1);
+		assert_true(q1[RFW_CNT_naks_sent] >= 2);
+		assert_int_equal(q1[RFW_CNT_spurious_retransmissions], 1);
+	} else {
+		/* A tail loss (LAST or its ACK): nothing after it draws a NAK, the timer
+		 * probes with the highest PSN. 33 packets in flight: the long timeout. */
+		assert_int_equal(q0[RFW_CNT_retransmitted_packets], 1);
+		assert_int_equal(q0[RFW_CNT_rto_high_timeouts], 1);
+		assert_int_equal(q0[RFW_CNT_rto_low_timeouts], 0);
+		assert_int_equal(q1[RFW_CNT_spurious_retransmissions], what == LOSE_ACK ? 1 : 0);
+	}
+}
+
+/* What go-back-N's counters must show after losing @what once (@npkts in the WRITE). */
+static void lose_counters_gbn(enum lose what, uint32_t npkts, const uint64_t *q0,
+                              const uint64_t *q1)
+{
+	switch (what) {
+	case LOSE_FIRST:
+		assert_int_equal(q0[RFW_CNT_retransmitted_packets], npkts);
+		break;
+	case LOSE_MIDDLE:
+		/* go back to #7 (FIRST + 6): 32 - 6 packets again */
+		assert_int_equal(q0[RFW_CNT_retransmitted_packets], npkts - 6);
+		assert_int_equal(q0[RFW_CNT_naks_received], 1);
+		break;
+	case LOSE_NAK:
+		/* the one NAK lost: the timer goes back N */
+		assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 1);
+		assert_int_equal(q0[RFW_CNT_rto_high_timeouts], 1);
+		break;
+	default:
+		assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 1);
+		assert_true(q0[RFW_CNT_retransmitted_packets] >= 1);
+		break;
+	}
+	assert_int_equal(q1[RFW_CNT_ooo_accepted], 0);
+}
+
 static void lose_one(enum rfw_transport_mode mode, enum lose what)
 {
 	static uint8_t src[LOSE_LEN], dst[LOSE_LEN + 64];
@@ -149,54 +204,10 @@ static void lose_one(enum rfw_transport_mode mode, enum lose what)
 	assert_int_equal(q1[RFW_CNT_rx_write_requests], 1);
 	assert_int_equal(q0[RFW_CNT_rx_transport_mismatch] + q1[RFW_CNT_rx_transport_mismatch], 0);
 	assert_true(q0[RFW_CNT_inflight_bytes_hwm] > 0);
-	if (sr) {
-		if (what == LOSE_FIRST || what == LOSE_MIDDLE) {
-			/* Selective: the NAK's SACK names the one hole; only it goes again. */
-			assert_int_equal(q0[RFW_CNT_retransmitted_packets], 1);
-			assert_true(q1[RFW_CNT_ooo_accepted] >= 1);
-			assert_true(q1[RFW_CNT_naks_sent] >= 1);
-			assert_true(q0[RFW_CNT_naks_received] >= 1);
-			assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 0);
-			assert_int_equal(q1[RFW_CNT_spurious_retransmissions], 0);
-		} else if (what == LOSE_NAK) {
-			/* The hole's only NAK (later SACKs coalesce into it) is lost: the timer
-			 * sends a probe (the highest PSN, a duplicate), whose NAK names the hole.
-			 */
-			assert_int_equal(q0[RFW_CNT_retransmitted_packets], 2);
-			assert_int_equal(q0[RFW_CNT_rto_high_timeouts], 1);
-			assert_true(q1[RFW_CNT_naks_sent] >= 2);
-			assert_int_equal(q1[RFW_CNT_spurious_retransmissions], 1);
-		} else {
-			/* A tail loss (LAST or its ACK): nothing after it draws a NAK, the timer
-			 * probes with the highest PSN. 33 packets in flight: the long timeout. */
-			assert_int_equal(q0[RFW_CNT_retransmitted_packets], 1);
-			assert_int_equal(q0[RFW_CNT_rto_high_timeouts], 1);
-			assert_int_equal(q0[RFW_CNT_rto_low_timeouts], 0);
-			assert_int_equal(q1[RFW_CNT_spurious_retransmissions],
-			                 what == LOSE_ACK ? 1 : 0);
-		}
-	} else {
-		switch (what) {
-		case LOSE_FIRST:
-			assert_int_equal(q0[RFW_CNT_retransmitted_packets], npkts);
-			break;
-		case LOSE_MIDDLE:
-			/* go back to #7 (FIRST + 6): 32 - 6 packets again */
-			assert_int_equal(q0[RFW_CNT_retransmitted_packets], npkts - 6);
-			assert_int_equal(q0[RFW_CNT_naks_received], 1);
-			break;
-		case LOSE_NAK:
-			/* the one NAK lost: the timer goes back N */
-			assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 1);
-			assert_int_equal(q0[RFW_CNT_rto_high_timeouts], 1);
-			break;
-		default:
-			assert_int_equal(q0[RFW_CNT_local_ack_timeout_err], 1);
-			assert_true(q0[RFW_CNT_retransmitted_packets] >= 1);
-			break;
-		}
-		assert_int_equal(q1[RFW_CNT_ooo_accepted], 0);
-	}
+	if (sr)
+		lose_counters_sr(what, q0, q1);
+	else
+		lose_counters_gbn(what, npkts, q0, q1);
 	lb_destroy(lb);
 }
 
