@@ -680,14 +680,9 @@ static size_t build_noise(uint8_t *buf, const struct rec *r)
 	return (size_t)off + 32; /* no ICRC: not RoCE */
 }
 
-int main(int argc, char **argv)
+/* The options' defaults, before the command line. */
+static void opts_default(void)
 {
-	static uint8_t frame[9216], out[9216];
-	const char *profile = "unified";
-	char msg[160];
-	pcap_t *dead;
-	pcap_dumper_t *d;
-
 	o.cc_on = true;
 	o.np_on = true;
 	o.flows = 1;
@@ -707,29 +702,13 @@ int main(int argc, char **argv)
 	o.ack_every = 16;
 	o.seed = 1;
 	dcqcn_params_init(&o.params, DCQCN_PROFILE_UNIFIED);
-	if (parse(argc, argv, &o, &profile) < 0)
-		return 2;
-	if (o.hosts == 0 || o.hosts > o.flows)
-		o.hosts = o.flows;
-	rs = o.seed * 0x9e3779b97f4a7c15ull | 1;
-	if (dcqcn_prof_config(&prof, &o.params, (uint32_t)(o.line_gbps * 1000), msg, sizeof(msg)) <
-	    0) {
-		fprintf(stderr, PROG ": %s\n", msg);
-		return 2;
-	}
-	shared_rp = prof.scope != DCQCN_SCOPE_QP;
+}
 
-	simulate();
-	qsort(recs, nrec, sizeof(*recs), cmp_rec);
+/* Every record as a frame into @d (Ethernet, or Linux cooked v1 with --link sll). 0 or 1. */
+static int write_frames(pcap_dumper_t *d)
+{
+	static uint8_t frame[9216], out[9216];
 
-	dead = pcap_open_dead_with_tstamp_precision(
-	    o.link == LINK_SLL ? DLT_LINUX_SLL : DLT_EN10MB, o.snaplen ? (int)o.snaplen : 65535,
-	    o.usec ? PCAP_TSTAMP_PRECISION_MICRO : PCAP_TSTAMP_PRECISION_NANO);
-	d = pcap_dump_open(dead, o.out);
-	if (d == NULL) {
-		fprintf(stderr, PROG ": %s\n", pcap_geterr(dead));
-		return 1;
-	}
 	for (size_t i = 0; i < nrec; i++) {
 		const struct rec *r = &recs[i];
 		struct pcap_pkthdr h = {0};
@@ -756,8 +735,46 @@ int main(int argc, char **argv)
 		h.caplen = (bpf_u_int32)(o.snaplen && o.snaplen < len ? o.snaplen : len);
 		pcap_dump((u_char *)d, &h, w);
 	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *profile = "unified";
+	char msg[160];
+	pcap_t *dead;
+	pcap_dumper_t *d;
+	int rc;
+
+	opts_default();
+	if (parse(argc, argv, &o, &profile) < 0)
+		return 2;
+	if (o.hosts == 0 || o.hosts > o.flows)
+		o.hosts = o.flows;
+	rs = o.seed * 0x9e3779b97f4a7c15ull | 1;
+	if (dcqcn_prof_config(&prof, &o.params, (uint32_t)(o.line_gbps * 1000), msg, sizeof(msg)) <
+	    0) {
+		fprintf(stderr, PROG ": %s\n", msg);
+		return 2;
+	}
+	shared_rp = prof.scope != DCQCN_SCOPE_QP;
+
+	simulate();
+	qsort(recs, nrec, sizeof(*recs), cmp_rec);
+
+	dead = pcap_open_dead_with_tstamp_precision(
+	    o.link == LINK_SLL ? DLT_LINUX_SLL : DLT_EN10MB, o.snaplen ? (int)o.snaplen : 65535,
+	    o.usec ? PCAP_TSTAMP_PRECISION_MICRO : PCAP_TSTAMP_PRECISION_NANO);
+	d = pcap_dump_open(dead, o.out);
+	if (d == NULL) {
+		fprintf(stderr, PROG ": %s\n", pcap_geterr(dead));
+		return 1;
+	}
+	rc = write_frames(d);
 	pcap_dump_close(d);
 	pcap_close(dead);
+	if (rc != 0)
+		return rc;
 	fprintf(stderr, PROG ": %zu frames, profile %s, cc %s\n", nrec, profile,
 	        o.cc_on ? "on" : "off");
 	free(recs);
