@@ -347,6 +347,53 @@ static size_t roce_frame(uint8_t *buf, const struct ep *t, const struct rfw_ib_p
 	return rfw_frame_finalize(buf, &s, ib_len);
 }
 
+/* Random bytes: a whole frame, or (@ib) a RoCEv2 frame to @t whose IB part is random. */
+static size_t hostile_random(uint8_t *buf, struct ep *t, bool ib)
+{
+	struct rfw_frame_spec s;
+	size_t len, ib_len;
+	int off;
+
+	if (!ib) {
+		len = 1 + rnd() % 1514;
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)rnd();
+		return len;
+	}
+	ib_len = RFW_BTH_LEN + rnd() % 1024;
+	spec_to(&s, t);
+	off = rfw_frame_build_hdrs(buf, RFW_FRAME_MAX, &s, ib_len);
+	for (size_t i = 0; i < ib_len + 4; i++)
+		buf[(size_t)off + i] = (uint8_t)rnd();
+	return (size_t)off + ib_len + 4;
+}
+
+/* PAUSE/PFC frames that must not pause anything: each damaged in one way. */
+static size_t hostile_macctl(uint8_t *buf, struct ep *t)
+{
+	const uint16_t q[RFW_PFC_PRIOS] = {0xffff, 0xffff, 0xffff, 0xffff,
+	                                   0xffff, 0xffff, 0xffff, 0xffff};
+	size_t len = rfw_pfc_build(buf, RFW_FRAME_MAX, t->peer->port->id.mac.addr_bytes, 0xff, q);
+
+	switch (rnd() % 5) {
+	case 0: /* truncated inside the PFC body */
+		return 14 + 2 + rnd() % (RFW_PFC_BODY_LEN - 2);
+	case 1: /* opcode neither PAUSE nor PFC */
+		buf[15] = (uint8_t)(2 + rnd() % 200);
+		return len;
+	case 2: /* to some other station */
+		memcpy(buf, "\x02\x99\x99\x99\x99\x99", 6);
+		return len;
+	case 3: /* from a group address */
+		buf[6] |= 1;
+		return len;
+	default: /* VLAN-tagged */
+		memmove(buf + 16, buf + 12, len - 12);
+		buf[12] = 0x81, buf[13] = 0x00, buf[14] = 0x60, buf[15] = 0x01;
+		return len + 4;
+	}
+}
+
 static size_t hostile(uint8_t *buf, struct ep *t, enum cls c)
 {
 	struct rfw_ib_pkt pk = {0};
@@ -364,21 +411,8 @@ static size_t hostile(uint8_t *buf, struct ep *t, enum cls c)
 	pk.reth.dma_len = payload;
 	switch (c) {
 	case C_RANDOM:
-		len = 1 + rnd() % 1514;
-		for (size_t i = 0; i < len; i++)
-			buf[i] = (uint8_t)rnd();
-		return len;
-	case C_RAND_IB: {
-		struct rfw_frame_spec s;
-		size_t ib_len = RFW_BTH_LEN + rnd() % 1024;
-		int off;
-
-		spec_to(&s, t);
-		off = rfw_frame_build_hdrs(buf, RFW_FRAME_MAX, &s, ib_len);
-		for (size_t i = 0; i < ib_len + 4; i++)
-			buf[(size_t)off + i] = (uint8_t)rnd();
-		return (size_t)off + ib_len + 4;
-	}
+	case C_RAND_IB:
+		return hostile_random(buf, t, c == C_RAND_IB);
 	case C_QPN:
 		pk.bth.dqpn = (rnd() & 1) ? rfw_qp_num(t->qp) + 40 : 0xfffff0;
 		pk.bth.psn = far;
@@ -419,30 +453,8 @@ static size_t hostile(uint8_t *buf, struct ep *t, enum cls c)
 			pk.bth.opcode = RFW_OP_RC_SEND_ONLY;
 		}
 		break;
-	case C_MACCTL: {
-		/* PAUSE/PFC frames that must not pause anything: each damaged in one way. */
-		const uint16_t q[RFW_PFC_PRIOS] = {0xffff, 0xffff, 0xffff, 0xffff,
-		                                   0xffff, 0xffff, 0xffff, 0xffff};
-
-		len = rfw_pfc_build(buf, RFW_FRAME_MAX, t->peer->port->id.mac.addr_bytes, 0xff, q);
-		switch (rnd() % 5) {
-		case 0: /* truncated inside the PFC body */
-			return 14 + 2 + rnd() % (RFW_PFC_BODY_LEN - 2);
-		case 1: /* opcode neither PAUSE nor PFC */
-			buf[15] = (uint8_t)(2 + rnd() % 200);
-			return len;
-		case 2: /* to some other station */
-			memcpy(buf, "\x02\x99\x99\x99\x99\x99", 6);
-			return len;
-		case 3: /* from a group address */
-			buf[6] |= 1;
-			return len;
-		default: /* VLAN-tagged */
-			memmove(buf + 16, buf + 12, len - 12);
-			buf[12] = 0x81, buf[13] = 0x00, buf[14] = 0x60, buf[15] = 0x01;
-			return len + 4;
-		}
-	}
+	case C_MACCTL:
+		return hostile_macctl(buf, t);
 	case C_BAD_ICRC:
 		pk.bth.psn = far;
 		len = roce_frame(buf, t, &pk, payload);
@@ -548,23 +560,11 @@ static uint64_t pctr(const struct ep *e, enum rfw_port_ctr c)
 	return rfw_port_ctr(e->port, c);
 }
 
-static void check_ep(struct ep *e)
+/* Frame balance: each frame counted once, by exactly one counter. */
+static void check_balance(struct ep *e, uint64_t injected, uint64_t pass)
 {
-	uint64_t dc[RFW_CNT__COUNT], injected = 0, pass = 0, drops;
-	struct rfw_queue *q = e->port->q[0];
-	const uint64_t *n = e->inj;
+	uint64_t drops;
 
-	rfw_dev_counters(rfw_nic_dev(e->nic), dc);
-	for (int c = 0; c < C__COUNT; c++) {
-		injected += n[c];
-		if (c >= C_QPN && c <= C_INIT_QP)
-			pass += n[c];
-		printf("  %s <- %-10s %8" PRIu64 "\n", e->name, cls_name[c], n[c]);
-		if (c != C_PCAP || e == &B)
-			CHECK(n[c] >= MIN_PER_CLS, "%s: only %" PRIu64 " %s frames", e->name, n[c],
-			      cls_name[c]);
-	}
-	/* Frame balance: each frame counted once, by exactly one counter. */
 	CHECK(pctr(e->peer, RFW_PORT_CTR_tx_dropped) == 0, "%s: valid frames lost in the ring",
 	      e->peer->name);
 	CHECK(pctr(e, RFW_PORT_CTR_rx_pkts) == pctr(e->peer, RFW_PORT_CTR_tx_pkts) + injected,
@@ -579,7 +579,13 @@ static void check_ep(struct ep *e)
 	      injected - pass);
 	CHECK(pctr(e, RFW_PORT_CTR_rx_rocev2) == pctr(e->peer, RFW_PORT_CTR_tx_pkts) + pass,
 	      "%s: rx_rocev2 %" PRIu64, e->name, pctr(e, RFW_PORT_CTR_rx_rocev2));
-	/* The classes with a counter of their own. */
+}
+
+/* The port-level classes with a counter of their own: ICRC, truncated BTH, MAC Control. */
+static void check_port_classes(struct ep *e, const uint64_t *n)
+{
+	struct rfw_queue *q = e->port->q[0];
+
 	CHECK(pctr(e, RFW_PORT_CTR_rx_icrc_bad) ==
 	          7 * e->pcap_replays + n[C_RAND_IB] + n[C_BAD_ICRC],
 	      "%s: rx_icrc_bad %" PRIu64, e->name, pctr(e, RFW_PORT_CTR_rx_icrc_bad));
@@ -597,6 +603,11 @@ static void check_ep(struct ep *e)
 	      rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_macctl_bad),
 	      rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_unsupported_op_phy),
 	      rfw_pfc_ctr(e->port, RFW_PFC_CTR_rx_pause_ctrl_phy));
+}
+
+/* The transport-level classes: P_Key, QPN, opcode, state, PSN, responses. */
+static void check_transport_classes(struct ep *e, const uint64_t *n, const uint64_t *dc)
+{
 	CHECK(rfw_nic_ctr(e->nic, RFW_NIC_CTR_pkey_violations) == n[C_PKEY],
 	      "%s: pkey_violations %" PRIu64, e->name,
 	      rfw_nic_ctr(e->nic, RFW_NIC_CTR_pkey_violations));
@@ -620,7 +631,11 @@ static void check_ep(struct ep *e)
 	      "%s: bad/ghost/duplicate responses %" PRIu64, e->name,
 	      dc[RFW_CNT_rx_bad_response] + dc[RFW_CNT_rx_ghost_response] +
 	          dc[RFW_CNT_duplicate_response]);
-	/* Nothing accepted later overwrote a buffer already checked. */
+}
+
+/* Nothing accepted later overwrote a buffer already checked; the QPs are where they were. */
+static void check_buffers(struct ep *e)
+{
 	for (uint64_t m = 0; m < NMSG; m++) {
 		CHECK(memcmp(region(e, R_RECV, m), region(e->peer, R_SSRC, m), MSG) == 0,
 		      "%s: receive buffer %" PRIu64 " changed after its check", e->name, m);
@@ -634,6 +649,10 @@ static void check_ep(struct ep *e)
 	      rfw_qp_state_str(rfw_qp_state(e->qp)));
 	CHECK(rfw_qp_state(e->idle_qp) == RFW_QPS_INIT, "%s: idle QP in %s", e->name,
 	      rfw_qp_state_str(rfw_qp_state(e->idle_qp)));
+}
+
+static void print_ep(struct ep *e, const uint64_t *dc)
+{
 	printf("  %s: rx_pkts %" PRIu64 " rx_rocev2 %" PRIu64 " icrc_bad %" PRIu64
 	       " malformed %" PRIu64 " other %" PRIu64 " not_rocev2 %" PRIu64 " not_for_us %" PRIu64
 	       " pkey_violations %" PRIu64 " unknown_qp %" PRIu64 " bad_opcode %" PRIu64
@@ -651,6 +670,28 @@ static void check_ep(struct ep *e)
 	       dc[RFW_CNT_retransmitted_packets]);
 }
 
+static void check_ep(struct ep *e)
+{
+	uint64_t dc[RFW_CNT__COUNT], injected = 0, pass = 0;
+	const uint64_t *n = e->inj;
+
+	rfw_dev_counters(rfw_nic_dev(e->nic), dc);
+	for (int c = 0; c < C__COUNT; c++) {
+		injected += n[c];
+		if (c >= C_QPN && c <= C_INIT_QP)
+			pass += n[c];
+		printf("  %s <- %-10s %8" PRIu64 "\n", e->name, cls_name[c], n[c]);
+		if (c != C_PCAP || e == &B)
+			CHECK(n[c] >= MIN_PER_CLS, "%s: only %" PRIu64 " %s frames", e->name, n[c],
+			      cls_name[c]);
+	}
+	check_balance(e, injected, pass);
+	check_port_classes(e, n);
+	check_transport_classes(e, n, dc);
+	check_buffers(e);
+	print_ep(e, dc);
+}
+
 static void ep_teardown(struct ep *e)
 {
 	rfw_nic_qp_detach(e->nic, e->qp);
@@ -664,10 +705,51 @@ static void ep_teardown(struct ep *e)
 	free(e->mem);
 }
 
+/*
+ * Valid traffic both ways with hostile frames injected at both ends until each class reached
+ * its minimum and the hostile frames outnumber the valid ones; then drain the rings and 10 ms
+ * of quiet. Returns when the injector stopped (0: the time limit came first).
+ */
+static uint64_t run(struct rte_ring *r_ab, struct rte_ring *r_ba, uint64_t *hostile_total)
+{
+	uint64_t hz = rte_get_tsc_hz(), t_end = rte_rdtsc() + TIME_LIMIT * hz, t_stop = 0;
+
+	for (;;) {
+		uint64_t now = rte_rdtsc(), valid;
+		bool enough = true;
+
+		if (now > t_end) {
+			CHECK(0,
+			      "valid traffic not done within %d s (A %" PRIu64 "/%u, B %" PRIu64
+			      "/%u)",
+			      TIME_LIMIT, A.done, 3 * NMSG, B.done, 2 * NMSG);
+			return t_stop;
+		}
+		for (int c = 0; c < C__COUNT; c++)
+			enough &=
+			    (c == C_PCAP || A.inj[c] >= MIN_PER_CLS) && B.inj[c] >= MIN_PER_CLS;
+		valid = pctr(&A, RFW_PORT_CTR_tx_pkts) + pctr(&B, RFW_PORT_CTR_tx_pkts);
+		if (t_stop == 0 && traffic_done(&A) && traffic_done(&B) && enough &&
+		    *hostile_total >= valid)
+			t_stop = now;
+		if (t_stop == 0) {
+			*hostile_total += inject(&A);
+			*hostile_total += inject(&B);
+		}
+		rfw_nic_poll(A.nic);
+		rfw_nic_poll(B.nic);
+		reap(&A);
+		reap(&B);
+		if (t_stop != 0 && rte_ring_count(r_ab) == 0 && rte_ring_count(r_ba) == 0 &&
+		    now - t_stop > hz / 100)
+			return t_stop;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct rte_ring *r_ab, *r_ba;
-	uint64_t hz, t0, t_end, t_stop, hostile_total = 0, valid;
+	uint64_t hz, t0, t_stop, hostile_total = 0, valid;
 	int ret, pa, pb;
 	double secs;
 
@@ -704,39 +786,7 @@ int main(int argc, char **argv)
 
 	hz = rte_get_tsc_hz();
 	t0 = rte_rdtsc();
-	t_end = t0 + TIME_LIMIT * hz;
-	t_stop = 0;
-	for (;;) {
-		uint64_t now = rte_rdtsc();
-		bool enough = true;
-
-		if (now > t_end) {
-			CHECK(0,
-			      "valid traffic not done within %d s (A %" PRIu64 "/%u, B %" PRIu64
-			      "/%u)",
-			      TIME_LIMIT, A.done, 3 * NMSG, B.done, 2 * NMSG);
-			break;
-		}
-		for (int c = 0; c < C__COUNT; c++)
-			enough &=
-			    (c == C_PCAP || A.inj[c] >= MIN_PER_CLS) && B.inj[c] >= MIN_PER_CLS;
-		valid = pctr(&A, RFW_PORT_CTR_tx_pkts) + pctr(&B, RFW_PORT_CTR_tx_pkts);
-		if (t_stop == 0 && traffic_done(&A) && traffic_done(&B) && enough &&
-		    hostile_total >= valid)
-			t_stop = now;
-		if (t_stop == 0) {
-			hostile_total += inject(&A);
-			hostile_total += inject(&B);
-		}
-		rfw_nic_poll(A.nic);
-		rfw_nic_poll(B.nic);
-		reap(&A);
-		reap(&B);
-		/* After the injector stops: drain the rings, then 10 ms of quiet. */
-		if (t_stop != 0 && rte_ring_count(r_ab) == 0 && rte_ring_count(r_ba) == 0 &&
-		    now - t_stop > hz / 100)
-			break;
-	}
+	t_stop = run(r_ab, r_ba, &hostile_total);
 	B.pcap_replays = B.inj[C_PCAP] / npcap;
 	CHECK(B.inj[C_PCAP] % npcap == 0, "partial malformed.pcap replay");
 	secs = (double)((t_stop ? t_stop : rte_rdtsc()) - t0) / (double)hz;
