@@ -421,75 +421,90 @@ static void test_storm(void)
 	side_close(&s);
 }
 
+/* 4000 quanta at 100 Mb/s (20.48 ms): priority 3 stops for exactly that, priority 0 not. */
+static void quanta_pause(struct side *s)
+{
+	uint64_t now, t_x, d, first;
+
+	d = (uint64_t)((double)rfw_pause_quanta_ns(4000, 100) * (double)hz / 1e9);
+	xoff(s, PRIO_HI, 4000);
+	t_x = rte_rdtsc();
+	step(s, t_x);
+	now = run_until(s, t_x + d + ms(10));
+	first = first_after(s, PRIO_HI, t_x);
+	printf("quanta: 4000 quanta at 100 Mb/s = %.3f ms; priority 3 resumed after %.3f ms\n",
+	       to_ms(d), first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
+	CHECK(sent_between(s, PRIO_HI, t_x, t_x + d - US) == 0,
+	      "%u priority-3 frames during the pause", sent_between(s, PRIO_HI, t_x, t_x + d - US));
+	CHECK(first >= t_x + d - US && first <= t_x + d + s->max_gap + ms(1), "resumed at %.3f ms",
+	      first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
+	CHECK(sent_between(s, 0, t_x, t_x + d) >= FLOWING(d, s->period),
+	      "priority 0 during the pause: %u", sent_between(s, 0, t_x, t_x + d));
+	CHECK(sent_between(s, PRIO_HI, t_x + d, now) >= FLOWING(d, s->period),
+	      "held frames and new ones after the pause: %u",
+	      sent_between(s, PRIO_HI, t_x + d, now));
+	CHECK(pctr(s, RFW_PFC_PCTR_rx_pause_duration, PRIO_HI) + 1 >= (d * 1000000 / hz) &&
+	          pctr(s, RFW_PFC_PCTR_rx_pause_duration, PRIO_HI) <= (d * 1000000 / hz) + 1,
+	      "rx_prio3_pause_duration %" PRIu64 " us", pctr(s, RFW_PFC_PCTR_rx_pause_duration, 3));
+}
+
+/* XOFF for 65535 quanta (335 ms), XON after 10 ms: resumes at the XON. */
+static void quanta_xon(struct side *s)
+{
+	uint64_t t_x, t_xon, first;
+
+	xoff(s, PRIO_HI, 0xffff);
+	t_x = rte_rdtsc();
+	step(s, t_x);
+	run_until(s, t_x + ms(10));
+	xoff(s, PRIO_HI, 0);
+	t_xon = rte_rdtsc();
+	step(s, t_xon);
+	run_until(s, t_xon + ms(5));
+	first = first_after(s, PRIO_HI, t_x);
+	CHECK(first >= t_xon && first <= t_xon + s->max_gap + ms(1), "XON: resumed at %.3f ms",
+	      first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
+	CHECK(pctr(s, RFW_PFC_PCTR_rx_xon, PRIO_HI) == 1 &&
+	          pctr(s, RFW_PFC_PCTR_rx_pause_transition, PRIO_HI) == 2,
+	      "xon %" PRIu64 " transitions %" PRIu64, pctr(s, RFW_PFC_PCTR_rx_xon, PRIO_HI),
+	      pctr(s, RFW_PFC_PCTR_rx_pause_transition, PRIO_HI));
+}
+
+/* 802.3x PAUSE, 2000 quanta (10.24 ms): every priority stops. */
+static void quanta_global_pause(struct side *s)
+{
+	const uint8_t src[6] = {0x02, 0xee, 0, 0, 0, 2};
+	uint8_t f[RFW_MACCTL_FRAME_LEN];
+	uint64_t d = (uint64_t)((double)rfw_pause_quanta_ns(2000, 100) * (double)hz / 1e9);
+	uint64_t t_x, first;
+
+	inject(s, f, rfw_pause_build(f, sizeof(f), src, 2000));
+	t_x = rte_rdtsc();
+	step(s, t_x);
+	run_until(s, t_x + d + ms(5));
+	CHECK(sent_between(s, 0, t_x, t_x + d - US) == 0 &&
+	          sent_between(s, PRIO_HI, t_x, t_x + d - US) == 0,
+	      "frames during a global PAUSE");
+	first = first_after(s, 0, t_x);
+	CHECK(first >= t_x + d - US && first <= t_x + d + s->max_gap + ms(1),
+	      "PAUSE: resumed at %.3f ms", first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
+	CHECK(rfw_pfc_ctr(s->port, RFW_PFC_CTR_rx_global_pause) == 1 &&
+	          rfw_pfc_ctr(s->port, RFW_PFC_CTR_rx_pause_ctrl_phy) == 4 &&
+	          rfw_pfc_ctr(s->port, RFW_PFC_CTR_rx_mac_control_phy) == 4,
+	      "MAC Control counters");
+}
+
 static void test_quanta(void)
 {
 	struct rfw_pfc_conf pc = {.link_mbps = 100, .wd_ms = 5000};
 	struct side s = {0};
-	uint64_t now, t_x, t_xon, d, first;
-	const uint8_t src[6] = {0x02, 0xee, 0, 0, 0, 2};
-	uint8_t f[RFW_MACCTL_FRAME_LEN];
 
 	side_setup(&s, "quanta", &pc);
 	s.period = hz / 5000; /* every 200 us */
-	now = run_until(&s, rte_rdtsc() + ms(5));
-
-	/* 4000 quanta at 100 Mb/s: 20.48 ms. */
-	d = (uint64_t)((double)rfw_pause_quanta_ns(4000, 100) * (double)hz / 1e9);
-	xoff(&s, PRIO_HI, 4000);
-	t_x = rte_rdtsc();
-	step(&s, t_x);
-	now = run_until(&s, t_x + d + ms(10));
-	first = first_after(&s, PRIO_HI, t_x);
-	printf("quanta: 4000 quanta at 100 Mb/s = %.3f ms; priority 3 resumed after %.3f ms\n",
-	       to_ms(d), first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
-	CHECK(sent_between(&s, PRIO_HI, t_x, t_x + d - US) == 0,
-	      "%u priority-3 frames during the pause",
-	      sent_between(&s, PRIO_HI, t_x, t_x + d - US));
-	CHECK(first >= t_x + d - US && first <= t_x + d + s.max_gap + ms(1), "resumed at %.3f ms",
-	      first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
-	CHECK(sent_between(&s, 0, t_x, t_x + d) >= FLOWING(d, s.period),
-	      "priority 0 during the pause: %u", sent_between(&s, 0, t_x, t_x + d));
-	CHECK(sent_between(&s, PRIO_HI, t_x + d, now) >= FLOWING(d, s.period),
-	      "held frames and new ones after the pause: %u",
-	      sent_between(&s, PRIO_HI, t_x + d, now));
-	CHECK(pctr(&s, RFW_PFC_PCTR_rx_pause_duration, PRIO_HI) + 1 >= (d * 1000000 / hz) &&
-	          pctr(&s, RFW_PFC_PCTR_rx_pause_duration, PRIO_HI) <= (d * 1000000 / hz) + 1,
-	      "rx_prio3_pause_duration %" PRIu64 " us",
-	      pctr(&s, RFW_PFC_PCTR_rx_pause_duration, 3));
-
-	/* XOFF for 65535 quanta (335 ms), XON after 10 ms: resumes at the XON. */
-	xoff(&s, PRIO_HI, 0xffff);
-	t_x = rte_rdtsc();
-	step(&s, t_x);
-	run_until(&s, t_x + ms(10));
-	xoff(&s, PRIO_HI, 0);
-	t_xon = rte_rdtsc();
-	step(&s, t_xon);
-	now = run_until(&s, t_xon + ms(5));
-	first = first_after(&s, PRIO_HI, t_x);
-	CHECK(first >= t_xon && first <= t_xon + s.max_gap + ms(1), "XON: resumed at %.3f ms",
-	      first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
-	CHECK(pctr(&s, RFW_PFC_PCTR_rx_xon, PRIO_HI) == 1 &&
-	          pctr(&s, RFW_PFC_PCTR_rx_pause_transition, PRIO_HI) == 2,
-	      "xon %" PRIu64 " transitions %" PRIu64, pctr(&s, RFW_PFC_PCTR_rx_xon, PRIO_HI),
-	      pctr(&s, RFW_PFC_PCTR_rx_pause_transition, PRIO_HI));
-
-	/* 802.3x PAUSE, 2000 quanta (10.24 ms): every priority stops. */
-	d = (uint64_t)((double)rfw_pause_quanta_ns(2000, 100) * (double)hz / 1e9);
-	inject(&s, f, rfw_pause_build(f, sizeof(f), src, 2000));
-	t_x = rte_rdtsc();
-	step(&s, t_x);
-	now = run_until(&s, t_x + d + ms(5));
-	CHECK(sent_between(&s, 0, t_x, t_x + d - US) == 0 &&
-	          sent_between(&s, PRIO_HI, t_x, t_x + d - US) == 0,
-	      "frames during a global PAUSE");
-	first = first_after(&s, 0, t_x);
-	CHECK(first >= t_x + d - US && first <= t_x + d + s.max_gap + ms(1),
-	      "PAUSE: resumed at %.3f ms", first == UINT64_MAX ? -1.0 : to_ms(first - t_x));
-	CHECK(rfw_pfc_ctr(s.port, RFW_PFC_CTR_rx_global_pause) == 1 &&
-	          rfw_pfc_ctr(s.port, RFW_PFC_CTR_rx_pause_ctrl_phy) == 4 &&
-	          rfw_pfc_ctr(s.port, RFW_PFC_CTR_rx_mac_control_phy) == 4,
-	      "MAC Control counters");
+	run_until(&s, rte_rdtsc() + ms(5));
+	quanta_pause(&s);
+	quanta_xon(&s);
+	quanta_global_pause(&s);
 	CHECK(pctr(&s, RFW_PFC_PCTR_wd_storm, PRIO_HI) == 0, "no storm with a 5 s watchdog");
 	CHECK(rfw_pfc_held(s.port, 0) == 0 && rfw_pfc_held(s.port, PRIO_HI) == 0,
 	      "frames still held");
