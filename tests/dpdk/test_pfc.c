@@ -311,15 +311,101 @@ static void check_telemetry(uint16_t port_id, const char *const *want, unsigned 
 		      buf);
 }
 
+/*
+ * The storm: XOFF every ms for 300 ms from @now. The watchdog fires 100 ms in, drops what is
+ * held and ignores the rest of the storm; priority 0 flows throughout. Returns the last XOFF.
+ */
+static uint64_t storm_phase(struct side *s, uint64_t now)
+{
+	uint64_t t_first = 0, t_fire = 0, t_last_xoff = 0, held_at_fire = 0, slack;
+	uint64_t t_end = now + ms(300), next = now;
+	unsigned nxoff = 0;
+
+	while ((now = rte_rdtsc()) < t_end) {
+		if (now >= next) {
+			xoff(s, PRIO_HI, 0xffff);
+			nxoff++;
+			t_last_xoff = now;
+			if (t_first == 0)
+				t_first = now;
+			next = now + ms(1);
+		}
+		step(s, now);
+		if (t_fire == 0 && pctr(s, RFW_PFC_PCTR_wd_storm, PRIO_HI) != 0) {
+			t_fire = now;
+			held_at_fire = pctr(s, RFW_PFC_PCTR_tx_pause_held, PRIO_HI);
+		}
+	}
+	slack = s->max_gap + ms(1);
+	printf("storm: watchdog fired %.3f ms after the first XOFF (threshold 100 ms, longest "
+	       "poll gap %.3f ms); %" PRIu64 " held frames dropped\n",
+	       to_ms(t_fire - t_first), to_ms(s->max_gap),
+	       pctr(s, RFW_PFC_PCTR_wd_dropped, PRIO_HI));
+	CHECK(t_fire != 0, "the watchdog never fired");
+	CHECK(t_fire - t_first >= ms(100) && t_fire - t_first <= ms(100) + slack,
+	      "fired after %.3f ms", to_ms(t_fire - t_first));
+	CHECK(sent_between(s, PRIO_HI, t_first, t_fire) == 0,
+	      "%u priority-3 frames left while paused", sent_between(s, PRIO_HI, t_first, t_fire));
+	CHECK(sent_between(s, 0, t_first, t_fire) >= FLOWING(t_fire - t_first, s->period),
+	      "priority 0 kept flowing: %u frames", sent_between(s, 0, t_first, t_fire));
+	CHECK(pctr(s, RFW_PFC_PCTR_wd_storm, PRIO_HI) == 1, "storms %" PRIu64,
+	      pctr(s, RFW_PFC_PCTR_wd_storm, PRIO_HI));
+	CHECK(held_at_fire >= FLOWING(t_fire - t_first, s->period) &&
+	          pctr(s, RFW_PFC_PCTR_wd_dropped, PRIO_HI) == held_at_fire,
+	      "held %" PRIu64 ", dropped %" PRIu64, held_at_fire,
+	      pctr(s, RFW_PFC_PCTR_wd_dropped, PRIO_HI));
+	CHECK(pctr(s, RFW_PFC_PCTR_rx_pause, PRIO_HI) == nxoff, "rx_prio3_pause %" PRIu64 " / %u",
+	      pctr(s, RFW_PFC_PCTR_rx_pause, PRIO_HI), nxoff);
+	CHECK(pctr(s, RFW_PFC_PCTR_wd_ignored, PRIO_HI) > 0 &&
+	          pctr(s, RFW_PFC_PCTR_wd_ignored, PRIO_HI) < nxoff,
+	      "ignored XOFFs %" PRIu64, pctr(s, RFW_PFC_PCTR_wd_ignored, PRIO_HI));
+	/* During the rest of the storm the pauses are ignored: priority 3 flows. */
+	CHECK(sent_between(s, PRIO_HI, t_fire, t_end) >= FLOWING(t_end - t_fire, s->period),
+	      "priority 3 during the storm: %u", sent_between(s, PRIO_HI, t_fire, t_end));
+	CHECK(rfw_pfc_storm(s->port) == 1u << PRIO_HI, "storm mask %#x", rfw_pfc_storm(s->port));
+	return t_last_xoff;
+}
+
+/* The storm stops: restored after 100 ms without XOFF, then an XOFF is honoured again. */
+static void storm_after(struct side *s, uint64_t t_last_xoff)
+{
+	uint64_t now, t_restore = 0, slack, pause, first;
+
+	while ((now = rte_rdtsc()) < t_last_xoff + ms(300)) {
+		step(s, now);
+		if (t_restore == 0 && pctr(s, RFW_PFC_PCTR_wd_restored, PRIO_HI) != 0)
+			t_restore = now;
+	}
+	slack = s->max_gap + ms(1);
+	CHECK(t_restore != 0 && t_restore - t_last_xoff >= ms(100) &&
+	          t_restore - t_last_xoff <= ms(100) + slack,
+	      "restored %.3f ms after the last XOFF", to_ms(t_restore - t_last_xoff));
+	CHECK(rfw_pfc_storm(s->port) == 0, "storm mask %#x", rfw_pfc_storm(s->port));
+	/* Honoured again: one XOFF of 4000 quanta (20.48 ms at 100 Mb/s). */
+	xoff(s, PRIO_HI, 4000);
+	now = rte_rdtsc();
+	step(s, now);
+	run_until(s, now + ms(30));
+	pause = (uint64_t)((double)rfw_pause_quanta_ns(4000, 100) * (double)hz / 1e9);
+	first = first_after(s, PRIO_HI, now);
+	CHECK(sent_between(s, PRIO_HI, now, now + pause - US) == 0,
+	      "priority 3 sent during the pause after restore");
+	CHECK(first >= now + pause - US && first <= now + pause + s->max_gap + ms(1),
+	      "priority 3 resumed %.3f ms after the XOFF (pause %.3f ms)",
+	      first == UINT64_MAX ? -1.0 : to_ms(first - now), to_ms(pause));
+}
+
 static void test_storm(void)
 {
 	/* 100 Mb/s: an XOFF of 65535 quanta lasts 335 ms, so the refreshes (every ms) keep the
 	 * pause unbroken even when a loaded machine stalls the injector for tens of ms. */
 	struct rfw_pfc_conf pc = {.wd_ms = 100, .wd_restore_ms = 100, .link_mbps = 100};
+	static const char *const want[] = {
+	    "\"schema\":\"rocefw.port.pfc/1\"", "\"link_mbps\":100",
+	    "\"rx_prio3_pfc_wd_storm\":1",      "\"rx_prio3_pfc_wd_restored\":1",
+	    "\"rx_prio0_pfc_wd_storm\":0",      "\"tx_pause_ctrl_phy\":0"};
 	struct side s = {0};
-	uint64_t t0, t_first = 0, t_fire = 0, t_end, t_last_xoff = 0, t_restore = 0, now, next;
-	uint64_t slack, held_at_fire = 0, sent3_total;
-	unsigned nxoff = 0;
+	uint64_t t0, now, sent3_total;
 
 	side_setup(&s, "storm", &pc);
 	CHECK(s.port->pfc->link_mbps == 100, "link %u Mb/s", s.port->pfc->link_mbps);
@@ -327,81 +413,7 @@ static void test_storm(void)
 	now = run_until(&s, t0 + ms(30));
 	CHECK(sent_between(&s, PRIO_HI, t0, now) >= FLOWING(now - t0, s.period),
 	      "priority 3 flows before the storm");
-
-	/* The storm: XOFF every ms for 300 ms. */
-	t_end = now + ms(300);
-	next = now;
-	while ((now = rte_rdtsc()) < t_end) {
-		if (now >= next) {
-			xoff(&s, PRIO_HI, 0xffff);
-			nxoff++;
-			t_last_xoff = now;
-			if (t_first == 0)
-				t_first = now;
-			next = now + ms(1);
-		}
-		step(&s, now);
-		if (t_fire == 0 && pctr(&s, RFW_PFC_PCTR_wd_storm, PRIO_HI) != 0) {
-			t_fire = now;
-			held_at_fire = pctr(&s, RFW_PFC_PCTR_tx_pause_held, PRIO_HI);
-		}
-	}
-	slack = s.max_gap + ms(1);
-	printf("storm: watchdog fired %.3f ms after the first XOFF (threshold 100 ms, longest "
-	       "poll gap %.3f ms); %" PRIu64 " held frames dropped\n",
-	       to_ms(t_fire - t_first), to_ms(s.max_gap),
-	       pctr(&s, RFW_PFC_PCTR_wd_dropped, PRIO_HI));
-	CHECK(t_fire != 0, "the watchdog never fired");
-	CHECK(t_fire - t_first >= ms(100) && t_fire - t_first <= ms(100) + slack,
-	      "fired after %.3f ms", to_ms(t_fire - t_first));
-	CHECK(sent_between(&s, PRIO_HI, t_first, t_fire) == 0,
-	      "%u priority-3 frames left while paused", sent_between(&s, PRIO_HI, t_first, t_fire));
-	CHECK(sent_between(&s, 0, t_first, t_fire) >= FLOWING(t_fire - t_first, s.period),
-	      "priority 0 kept flowing: %u frames", sent_between(&s, 0, t_first, t_fire));
-	CHECK(pctr(&s, RFW_PFC_PCTR_wd_storm, PRIO_HI) == 1, "storms %" PRIu64,
-	      pctr(&s, RFW_PFC_PCTR_wd_storm, PRIO_HI));
-	CHECK(held_at_fire >= FLOWING(t_fire - t_first, s.period) &&
-	          pctr(&s, RFW_PFC_PCTR_wd_dropped, PRIO_HI) == held_at_fire,
-	      "held %" PRIu64 ", dropped %" PRIu64, held_at_fire,
-	      pctr(&s, RFW_PFC_PCTR_wd_dropped, PRIO_HI));
-	CHECK(pctr(&s, RFW_PFC_PCTR_rx_pause, PRIO_HI) == nxoff, "rx_prio3_pause %" PRIu64 " / %u",
-	      pctr(&s, RFW_PFC_PCTR_rx_pause, PRIO_HI), nxoff);
-	CHECK(pctr(&s, RFW_PFC_PCTR_wd_ignored, PRIO_HI) > 0 &&
-	          pctr(&s, RFW_PFC_PCTR_wd_ignored, PRIO_HI) < nxoff,
-	      "ignored XOFFs %" PRIu64, pctr(&s, RFW_PFC_PCTR_wd_ignored, PRIO_HI));
-	/* During the rest of the storm the pauses are ignored: priority 3 flows. */
-	CHECK(sent_between(&s, PRIO_HI, t_fire, t_end) >= FLOWING(t_end - t_fire, s.period),
-	      "priority 3 during the storm: %u", sent_between(&s, PRIO_HI, t_fire, t_end));
-	CHECK(rfw_pfc_storm(s.port) == 1u << PRIO_HI, "storm mask %#x", rfw_pfc_storm(s.port));
-
-	/* The storm stops: restored after 100 ms without XOFF. */
-	while ((now = rte_rdtsc()) < t_last_xoff + ms(300)) {
-		step(&s, now);
-		if (t_restore == 0 && pctr(&s, RFW_PFC_PCTR_wd_restored, PRIO_HI) != 0)
-			t_restore = now;
-	}
-	slack = s.max_gap + ms(1);
-	CHECK(t_restore != 0 && t_restore - t_last_xoff >= ms(100) &&
-	          t_restore - t_last_xoff <= ms(100) + slack,
-	      "restored %.3f ms after the last XOFF", to_ms(t_restore - t_last_xoff));
-	CHECK(rfw_pfc_storm(s.port) == 0, "storm mask %#x", rfw_pfc_storm(s.port));
-
-	/* Honoured again: one XOFF of 4000 quanta (20.48 ms at 100 Mb/s). */
-	xoff(&s, PRIO_HI, 4000);
-	now = rte_rdtsc();
-	step(&s, now);
-	run_until(&s, now + ms(30));
-	{
-		uint64_t pause =
-		    (uint64_t)((double)rfw_pause_quanta_ns(4000, 100) * (double)hz / 1e9);
-		uint64_t first = first_after(&s, PRIO_HI, now);
-
-		CHECK(sent_between(&s, PRIO_HI, now, now + pause - US) == 0,
-		      "priority 3 sent during the pause after restore");
-		CHECK(first >= now + pause - US && first <= now + pause + s.max_gap + ms(1),
-		      "priority 3 resumed %.3f ms after the XOFF (pause %.3f ms)",
-		      first == UINT64_MAX ? -1.0 : to_ms(first - now), to_ms(pause));
-	}
+	storm_after(&s, storm_phase(&s, now));
 	sent3_total = sent_between(&s, PRIO_HI, 0, UINT64_MAX);
 	CHECK(sent3_total + pctr(&s, RFW_PFC_PCTR_wd_dropped, PRIO_HI) +
 	              rfw_pfc_held(s.port, PRIO_HI) + s.port->q[0]->txb->length ==
@@ -409,14 +421,7 @@ static void test_storm(void)
 	      "priority-3 frames: %" PRIu64 " sent + dropped + held != %u generated", sent3_total,
 	      s.seq[PRIO_HI]);
 	CHECK(pctr(&s, RFW_PFC_PCTR_tx_pause_hold_full, PRIO_HI) == 0, "hold ring overflowed");
-	{
-		static const char *const want[] = {
-		    "\"schema\":\"rocefw.port.pfc/1\"", "\"link_mbps\":100",
-		    "\"rx_prio3_pfc_wd_storm\":1",      "\"rx_prio3_pfc_wd_restored\":1",
-		    "\"rx_prio0_pfc_wd_storm\":0",      "\"tx_pause_ctrl_phy\":0"};
-
-		check_telemetry(s.port->port_id, want, RTE_DIM(want));
-	}
+	check_telemetry(s.port->port_id, want, RTE_DIM(want));
 	check_order(&s);
 	side_close(&s);
 }
