@@ -526,6 +526,120 @@ static void test_quanta(void)
 	side_close(&s);
 }
 
+struct gen_run {
+	struct side *S, *R;
+	struct rte_ring *r_sr;                /* S -> R */
+	uint64_t t0, t_on, t_s_xoff, t_s_xon; /* R's XOFF decision, S's first XOFF and XON */
+	uint32_t max_depth;                   /* R's backlog while it did not poll */
+};
+
+/* S: pause frames in, frames out (priority 3 every S->period, priority 0 every ms). */
+static void gen_sender(struct gen_run *g, uint64_t now, uint64_t *next0)
+{
+	struct side *S = g->S;
+	struct rte_mbuf *pk[RFW_MAX_BURST];
+	struct rfw_rx_view v[RFW_MAX_BURST];
+
+	if (S->last_poll != 0 && now - S->last_poll > S->max_gap)
+		S->max_gap = now - S->last_poll;
+	S->last_poll = now;
+	rte_pktmbuf_free_bulk(pk, rfw_rx_burst(S->port->q[0], now, pk, v, RFW_MAX_BURST));
+	if (now >= S->next_gen) {
+		gen_one(S, 26);
+		S->next_gen = now + S->period;
+	}
+	if (now >= *next0) {
+		gen_one(S, 0);
+		*next0 = now + ms(1);
+	}
+	rfw_tx_flush(S->port->q[0], now);
+	if (g->t_s_xoff == 0 && pctr(S, RFW_PFC_PCTR_rx_pause, PRIO_HI) != 0)
+		g->t_s_xoff = now;
+	if (g->t_s_xon == 0 && pctr(S, RFW_PFC_PCTR_rx_xon, PRIO_HI) != 0)
+		g->t_s_xon = now;
+}
+
+/* Both ends until 20 ms after S saw the XON (or a time limit); R drains 90 ms after XOFF. */
+static void gen_loop(struct gen_run *g)
+{
+	struct rte_mbuf *pk[RFW_MAX_BURST];
+	struct rfw_rx_view v[RFW_MAX_BURST];
+	uint64_t now, t_drain = 0, t_stop = 0, next0 = 0;
+	uint32_t depth;
+
+	for (;;) {
+		now = rte_rdtsc();
+		gen_sender(g, now, &next0);
+		/* R: polls nothing until 90 ms after its XOFF, then drains. */
+		if (t_drain != 0)
+			rte_pktmbuf_free_bulk(
+			    pk, rfw_rx_burst(g->R->port->q[0], now, pk, v, RFW_MAX_BURST));
+		depth = rte_ring_count(g->r_sr);
+		/* While R does not poll, only priority 0 (and what was in flight) adds to it. */
+		if (t_drain == 0 && depth > g->max_depth)
+			g->max_depth = depth;
+		if (rfw_pfc_rx_backlog(g->R->port->q[0], depth, now) == 1 && g->t_on == 0)
+			g->t_on = now;
+		if (g->t_on == 0 && now > g->t0 + ms(200))
+			break; /* never reached gen_xoff: reported by the caller */
+		if (g->t_on != 0 && t_drain == 0 && now >= g->t_on + ms(90))
+			t_drain = now;
+		if (g->t_s_xon != 0 && t_stop == 0)
+			t_stop = now + ms(20);
+		if ((t_stop != 0 && now >= t_stop) || (g->t_on != 0 && now > g->t_on + ms(600)))
+			break;
+	}
+	/* The rest of R's ring. */
+	while (rfw_rx_burst(g->R->port->q[0], now, pk, v, RFW_MAX_BURST) != 0 ||
+	       rte_ring_count(g->r_sr) != 0)
+		;
+}
+
+/* What S and R counted and when: the pause held from XOFF to XON, nothing lost. */
+static void gen_checks(const struct gen_run *g)
+{
+	struct side *S = g->S, *R = g->R;
+	uint64_t t_s_xoff = g->t_s_xoff, t_s_xon = g->t_s_xon;
+
+	printf("generate: XOFF at backlog %u, max backlog %u, %" PRIu64
+	       " PFC frames sent (XOFF, refreshes, XON), priority 3 paused %.3f ms at the sender\n",
+	       R->port->pfc->gen_xoff, g->max_depth,
+	       rfw_pfc_ctr(R->port, RFW_PFC_CTR_tx_pause_ctrl_phy),
+	       t_s_xon && t_s_xoff ? to_ms(t_s_xon - t_s_xoff) : -1.0);
+	CHECK(g->t_on != 0 && t_s_xoff != 0 && t_s_xon != 0, "XOFF %d, at S %d, XON at S %d",
+	      g->t_on != 0, t_s_xoff != 0, t_s_xon != 0);
+	CHECK(rfw_pfc_ctr(R->port, RFW_PFC_CTR_tx_pause_ctrl_phy) >= 5,
+	      "XOFF + refreshes (90 ms / 25.6 ms) + XON: %" PRIu64,
+	      rfw_pfc_ctr(R->port, RFW_PFC_CTR_tx_pause_ctrl_phy));
+	CHECK(pctr(S, RFW_PFC_PCTR_rx_pause, PRIO_HI) == pctr(R, RFW_PFC_PCTR_tx_pause, PRIO_HI) &&
+	          pctr(S, RFW_PFC_PCTR_rx_pause, 0) == 0,
+	      "S received %" PRIu64 " of %" PRIu64 " PFC frames",
+	      pctr(S, RFW_PFC_PCTR_rx_pause, PRIO_HI), pctr(R, RFW_PFC_PCTR_tx_pause, PRIO_HI));
+	/* The held frames released at the XON may raise R's backlog again: more rounds are fine. */
+	CHECK(pctr(S, RFW_PFC_PCTR_rx_xon, PRIO_HI) >= 1, "XON at S: %" PRIu64,
+	      pctr(S, RFW_PFC_PCTR_rx_xon, PRIO_HI));
+	CHECK(t_s_xon > t_s_xoff && sent_between(S, PRIO_HI, t_s_xoff, t_s_xon) == 0,
+	      "%u priority-3 frames left S between XOFF and XON",
+	      sent_between(S, PRIO_HI, t_s_xoff, t_s_xon));
+	CHECK(t_s_xon - t_s_xoff >= ms(89), "paused only %.3f ms", to_ms(t_s_xon - t_s_xoff));
+	CHECK(sent_between(S, 0, t_s_xoff, t_s_xon) >= FLOWING(t_s_xon - t_s_xoff, ms(1)),
+	      "priority 0 at S during the pause: %u", sent_between(S, 0, t_s_xoff, t_s_xon));
+	CHECK(first_after(S, PRIO_HI, t_s_xon) <= t_s_xon + S->max_gap + ms(1),
+	      "priority 3 resumed after the XON");
+	CHECK(g->max_depth <= R->port->pfc->gen_xoff + 8 + sent_between(S, 0, t_s_xoff, t_s_xon),
+	      "backlog grew to %u", g->max_depth);
+	CHECK(pctr(R, RFW_PFC_PCTR_tx_pause_duration, PRIO_HI) >= 89000,
+	      "tx_prio3_pause_duration %" PRIu64 " us", pctr(R, RFW_PFC_PCTR_tx_pause_duration, 3));
+	CHECK(rfw_pfc_held(S->port, PRIO_HI) == 0 &&
+	          pctr(S, RFW_PFC_PCTR_tx_pause_hold_full, 3) == 0,
+	      "S still holds frames or dropped some");
+	CHECK(rfw_port_ctr(R->port, RFW_PORT_CTR_rx_pkts) ==
+	          rfw_port_ctr(S->port, RFW_PORT_CTR_tx_pkts),
+	      "R received %" PRIu64 " of the %" PRIu64 " frames S sent",
+	      rfw_port_ctr(R->port, RFW_PORT_CTR_rx_pkts),
+	      rfw_port_ctr(S->port, RFW_PORT_CTR_tx_pkts));
+}
+
 /*
  * Generation: a receiver R that stops polling builds a backlog; at gen_xoff frames it sends
  * XOFF for priority 3 to the sender S, refreshes it every half pause while the backlog stays
@@ -543,102 +657,20 @@ static void test_generate(void)
 	struct rfw_pfc_conf ps = {.link_mbps = 100, .wd_off = true};
 	struct rte_ring *r_sr, *r_rs;
 	struct side S = {0}, R = {0};
-	struct rte_mbuf *pk[RFW_MAX_BURST];
-	struct rfw_rx_view v[RFW_MAX_BURST];
-	uint64_t now, t_on = 0, t_s_xoff = 0, t_s_xon = 0, t_drain = 0, t_stop = 0, next0 = 0;
-	uint32_t depth, max_depth = 0;
-	uint64_t t0 = rte_rdtsc();
+	struct gen_run g = {.S = &S, .R = &R, .t0 = rte_rdtsc()};
 
 	r_sr = rte_ring_create("gen_sr", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	r_rs = rte_ring_create("gen_rs", 1024, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r_sr == NULL || r_rs == NULL)
 		die("rte_ring_create");
+	g.r_sr = r_sr;
 	side_setup_rings(&S, "gen_s", &ps, r_rs, r_sr);
 	side_setup_rings(&R, "gen_r", &pr, r_sr, r_rs);
 	CHECK(rfw_pfc_rx_backlog(S.port->q[0], 1000, rte_rdtsc()) == -ENOTSUP,
 	      "generation without gen_prio_mask");
 	S.period = hz / 2500; /* priority 3 every 400 us; priority 0 every ms */
-	for (;;) {
-		now = rte_rdtsc();
-		if (S.last_poll != 0 && now - S.last_poll > S.max_gap)
-			S.max_gap = now - S.last_poll;
-		S.last_poll = now;
-		/* S: pause frames in, frames out. */
-		rte_pktmbuf_free_bulk(pk, rfw_rx_burst(S.port->q[0], now, pk, v, RFW_MAX_BURST));
-		if (now >= S.next_gen) {
-			gen_one(&S, 26);
-			S.next_gen = now + S.period;
-		}
-		if (now >= next0) {
-			gen_one(&S, 0);
-			next0 = now + ms(1);
-		}
-		rfw_tx_flush(S.port->q[0], now);
-		if (t_s_xoff == 0 && pctr(&S, RFW_PFC_PCTR_rx_pause, PRIO_HI) != 0)
-			t_s_xoff = now;
-		if (t_s_xon == 0 && pctr(&S, RFW_PFC_PCTR_rx_xon, PRIO_HI) != 0)
-			t_s_xon = now;
-		/* R: polls nothing until 90 ms after its XOFF, then drains. */
-		if (t_drain != 0)
-			rte_pktmbuf_free_bulk(
-			    pk, rfw_rx_burst(R.port->q[0], now, pk, v, RFW_MAX_BURST));
-		depth = rte_ring_count(r_sr);
-		/* While R does not poll, only priority 0 (and what was in flight) adds to it. */
-		if (t_drain == 0 && depth > max_depth)
-			max_depth = depth;
-		if (rfw_pfc_rx_backlog(R.port->q[0], depth, now) == 1 && t_on == 0)
-			t_on = now;
-		if (t_on == 0 && now > t0 + ms(200))
-			break; /* never reached gen_xoff: reported below */
-		if (t_on != 0 && t_drain == 0 && now >= t_on + ms(90))
-			t_drain = now;
-		if (t_s_xon != 0 && t_stop == 0)
-			t_stop = now + ms(20);
-		if ((t_stop != 0 && now >= t_stop) || (t_on != 0 && now > t_on + ms(600)))
-			break;
-	}
-	/* The rest of R's ring, then counts. */
-	while (rfw_rx_burst(R.port->q[0], now, pk, v, RFW_MAX_BURST) != 0 ||
-	       rte_ring_count(r_sr) != 0)
-		;
-	printf("generate: XOFF at backlog %u, max backlog %u, %" PRIu64
-	       " PFC frames sent (XOFF, refreshes, XON), priority 3 paused %.3f ms at the sender\n",
-	       R.port->pfc->gen_xoff, max_depth, rfw_pfc_ctr(R.port, RFW_PFC_CTR_tx_pause_ctrl_phy),
-	       t_s_xon && t_s_xoff ? to_ms(t_s_xon - t_s_xoff) : -1.0);
-	CHECK(t_on != 0 && t_s_xoff != 0 && t_s_xon != 0, "XOFF %d, at S %d, XON at S %d",
-	      t_on != 0, t_s_xoff != 0, t_s_xon != 0);
-	CHECK(rfw_pfc_ctr(R.port, RFW_PFC_CTR_tx_pause_ctrl_phy) >= 5,
-	      "XOFF + refreshes (90 ms / 25.6 ms) + XON: %" PRIu64,
-	      rfw_pfc_ctr(R.port, RFW_PFC_CTR_tx_pause_ctrl_phy));
-	CHECK(pctr(&S, RFW_PFC_PCTR_rx_pause, PRIO_HI) ==
-	              pctr(&R, RFW_PFC_PCTR_tx_pause, PRIO_HI) &&
-	          pctr(&S, RFW_PFC_PCTR_rx_pause, 0) == 0,
-	      "S received %" PRIu64 " of %" PRIu64 " PFC frames",
-	      pctr(&S, RFW_PFC_PCTR_rx_pause, PRIO_HI), pctr(&R, RFW_PFC_PCTR_tx_pause, PRIO_HI));
-	/* The held frames released at the XON may raise R's backlog again: more rounds are fine. */
-	CHECK(pctr(&S, RFW_PFC_PCTR_rx_xon, PRIO_HI) >= 1, "XON at S: %" PRIu64,
-	      pctr(&S, RFW_PFC_PCTR_rx_xon, PRIO_HI));
-	CHECK(t_s_xon > t_s_xoff && sent_between(&S, PRIO_HI, t_s_xoff, t_s_xon) == 0,
-	      "%u priority-3 frames left S between XOFF and XON",
-	      sent_between(&S, PRIO_HI, t_s_xoff, t_s_xon));
-	CHECK(t_s_xon - t_s_xoff >= ms(89), "paused only %.3f ms", to_ms(t_s_xon - t_s_xoff));
-	CHECK(sent_between(&S, 0, t_s_xoff, t_s_xon) >= FLOWING(t_s_xon - t_s_xoff, ms(1)),
-	      "priority 0 at S during the pause: %u", sent_between(&S, 0, t_s_xoff, t_s_xon));
-	CHECK(first_after(&S, PRIO_HI, t_s_xon) <= t_s_xon + S.max_gap + ms(1),
-	      "priority 3 resumed after the XON");
-	CHECK(max_depth <= R.port->pfc->gen_xoff + 8 + sent_between(&S, 0, t_s_xoff, t_s_xon),
-	      "backlog grew to %u", max_depth);
-	CHECK(pctr(&R, RFW_PFC_PCTR_tx_pause_duration, PRIO_HI) >= 89000,
-	      "tx_prio3_pause_duration %" PRIu64 " us",
-	      pctr(&R, RFW_PFC_PCTR_tx_pause_duration, 3));
-	CHECK(rfw_pfc_held(S.port, PRIO_HI) == 0 &&
-	          pctr(&S, RFW_PFC_PCTR_tx_pause_hold_full, 3) == 0,
-	      "S still holds frames or dropped some");
-	CHECK(rfw_port_ctr(R.port, RFW_PORT_CTR_rx_pkts) ==
-	          rfw_port_ctr(S.port, RFW_PORT_CTR_tx_pkts),
-	      "R received %" PRIu64 " of the %" PRIu64 " frames S sent",
-	      rfw_port_ctr(R.port, RFW_PORT_CTR_rx_pkts),
-	      rfw_port_ctr(S.port, RFW_PORT_CTR_tx_pkts));
+	gen_loop(&g);
+	gen_checks(&g);
 	check_order(&S);
 	side_close(&S);
 	side_close(&R);
