@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """rocefw-stat against a running rocefw-perf --loopback (docs/stat.md, issue 9).
 
-Starts `rocefw-perf ... --file-prefix rfwstatPID -- write bw --loopback -D 6` (core 0) and a
+Starts `rocefw-perf ... --file-prefix rfwstatPID -- write bw --loopback -D 20` (core 0) and a
 second one (prefix rfwstatPIDb, core 1) and, while they move traffic:
 - rocefw-stat --json: schema rocefw-stat/1, the process (pid), 2 ports, 2 NICs, one QP each;
   every counter rocefw-gen-counters --list names (the generated docs/counters.md) is present
@@ -103,7 +103,7 @@ def start_perf(prefix, core, env=None):
     return subprocess.Popen(
         [PERF, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", f"--file-prefix={prefix}",
          "-l", str(core), "--log-level=lib.eal:warning", "--", "write", "bw", "-s", "4096",
-         "--loopback", "-D", "6"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+         "--loopback", "-D", "20"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         env=env)
 
 
