@@ -9,6 +9,9 @@
 
 #include "rfw_int.h"
 
+/* Receive ring of a QP on an SRQ: WQEs taken and not yet completed (srq.c). */
+#define QP_SRQ_RING 64u
+
 static const char *const qp_state_names[RFW_QPS__COUNT] = {
     [RFW_QPS_RESET] = "RESET", [RFW_QPS_INIT] = "INIT", [RFW_QPS_RTR] = "RTR",
     [RFW_QPS_RTS] = "RTS",     [RFW_QPS_SQD] = "SQD",   [RFW_QPS_SQE] = "SQE",
@@ -38,6 +41,24 @@ static void qp_free_queues(struct rfw_qp *qp)
 	rfw_es_qp_free(qp);
 }
 
+/*
+ * The receive ring: the QP's own, or with an SRQ a ring for the WQEs it took (enough for the
+ * messages selective repeat may place ahead; slots sized as the SRQ's for the swap in srq.c).
+ */
+static void qp_rq_size(struct rfw_qp *qp, struct rfw_srq *srq)
+{
+	if (srq != NULL) {
+		qp->srq = srq;
+		qp->cap.max_recv_wr = 0;
+		qp->cap.max_recv_sge = srq->max_sge;
+		qp->rq_size = srq->size < QP_SRQ_RING ? srq->size : QP_SRQ_RING;
+		return;
+	}
+	if (qp->cap.max_recv_sge == 0)
+		qp->cap.max_recv_sge = 1;
+	qp->rq_size = qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1;
+}
+
 struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *ia)
 {
 	struct rfw_dev *dev;
@@ -47,7 +68,8 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
 	    ia->cap.max_send_wr == 0 || ia->cap.max_send_wr > (1u << 16) ||
 	    ia->cap.max_recv_wr > (1u << 16) || ia->cap.max_send_sge > 32 ||
-	    ia->cap.max_recv_sge > 32 || ia->cap.max_inline_data > 4096) {
+	    ia->cap.max_recv_sge > 32 || ia->cap.max_inline_data > 4096 ||
+	    (ia->srq != NULL && ia->srq->pd != pd)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -71,11 +93,9 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	qp->cap = ia->cap;
 	if (qp->cap.max_send_sge == 0)
 		qp->cap.max_send_sge = 1;
-	if (qp->cap.max_recv_sge == 0)
-		qp->cap.max_recv_sge = 1;
 	qp->qpn = dev->attr.qpn_base + i;
 	qp->sq_size = qp->cap.max_send_wr;
-	qp->rq_size = qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1;
+	qp_rq_size(qp, ia->srq);
 	/* Every per-packet structure is allocated here, none on the packet path. */
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
 	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
@@ -111,6 +131,8 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	pd->users++;
 	qp->send_cq->users++;
 	qp->recv_cq->users++;
+	if (qp->srq != NULL)
+		qp->srq->users++;
 	return qp;
 nomem:
 	qp_free_queues(qp);
@@ -127,6 +149,8 @@ int rfw_destroy_qp(struct rfw_qp *qp)
 	qp->pd->users--;
 	qp->send_cq->users--;
 	qp->recv_cq->users--;
+	if (qp->srq != NULL)
+		qp->srq->users--;
 	qp_free_queues(qp);
 	free(qp);
 	return 0;

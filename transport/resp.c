@@ -315,7 +315,7 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 		struct rfw_rwqe *w;
 
 		/* IBA 9.7.5.2.8: no receive WQE -> RNR NAK, nothing consumed. */
-		if (qp->rq_cons == qp->rq_prod)
+		if (rfw_rq_avail(qp, 1) == 0)
 			return RESPST_ERR_RNR;
 		w = &qp->rq[qp->rq_cons % qp->rq_size];
 		if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE))

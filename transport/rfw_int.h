@@ -211,10 +211,28 @@ struct rfw_resp {
 	uint64_t last_cnp_ns;
 };
 
+/*
+ * A shared receive queue : a ring of receive WQEs that QPs take from when a message
+ * starts. rq[] slots and the attached QPs' private slots hold sge arrays of max_sge entries, so a
+ * WQE moves to a QP by swapping the slot, never by copying its scatter list.
+ */
+struct rfw_srq {
+	struct rfw_pd *pd;
+	void *context;
+	void (*limit_reached)(void *context, struct rfw_srq *srq);
+	struct rfw_rwqe *rq;
+	uint32_t size, prod, cons;
+	uint32_t max_wr, max_sge;
+	uint32_t limit; /* armed: the event fires when fewer than this are left */
+	bool armed;
+	uint32_t users; /* QPs attached */
+};
+
 struct rfw_qp {
 	struct rfw_dev *dev;
 	struct rfw_pd *pd;
 	struct rfw_cq *send_cq, *recv_cq;
+	struct rfw_srq *srq; /* receive WQEs come from it; rq[] then holds the ones taken */
 	void *context;
 	uint32_t qpn;
 	enum rfw_qp_state state;
@@ -401,6 +419,9 @@ void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc);
 /* qp.c */
 void rfw_qp_error(struct rfw_qp *qp);
 void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st);
+/* srq.c: receive WQEs ready at rq_cons (up to @want, taking them from the SRQ if any). */
+uint32_t rfw_rq_avail(struct rfw_qp *qp, uint32_t want);
+
 void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_wc_status st,
                           enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,
                           uint32_t inv_rkey);

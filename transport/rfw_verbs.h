@@ -46,6 +46,7 @@ struct rfw_pd;
 struct rfw_mr;
 struct rfw_cq;
 struct rfw_qp;
+struct rfw_srq;
 
 /* ---- device and host seam ---- */
 
@@ -265,6 +266,9 @@ struct rfw_qp_init_attr {
 	struct rfw_cq *recv_cq;
 	struct rfw_qp_cap cap;
 	bool sq_sig_all;
+	/* Receive WQEs from this SRQ; cap.max_recv_wr/sge are then ignored and
+	   rfw_post_recv on the QP fails with EINVAL. */
+	struct rfw_srq *srq;
 };
 
 /*
@@ -414,6 +418,39 @@ int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr 
                   uint64_t now_ns);
 int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr,
                   uint64_t now_ns);
+
+/* ---- shared receive queues (ibv_create_srq(3), ibv_modify_srq(3)) ---- */
+
+struct rfw_srq_attr {
+	uint32_t max_wr;    /* WQEs, 1..65536 */
+	uint32_t max_sge;   /* per WQE, 1..32 (0 = 1) */
+	uint32_t srq_limit; /* arm the limit event below this many WQEs; 0 = not armed */
+};
+
+struct rfw_srq_init_attr {
+	void *srq_context;
+	struct rfw_srq_attr attr;
+	/*
+	 * Optional: the SRQ's WQE count dropped below an armed limit ("SRQ Limit
+	 * Reached", IBV_EVENT_SRQ_LIMIT_REACHED); the limit is disarmed until rfw_modify_srq arms
+	 * it again. Called on the thread that drives the device (inside rfw_dev_rx).
+	 */
+	void (*limit_reached)(void *srq_context, struct rfw_srq *srq);
+};
+
+enum rfw_srq_attr_mask {
+	RFW_SRQ_MAX_WR = 1u << 0, /* resizing: not supported (EOPNOTSUPP) */
+	RFW_SRQ_LIMIT = 1u << 1,
+};
+
+struct rfw_srq *rfw_create_srq(struct rfw_pd *pd, const struct rfw_srq_init_attr *attr);
+/* EBUSY while a QP uses it. */
+int rfw_destroy_srq(struct rfw_srq *srq);
+int rfw_modify_srq(struct rfw_srq *srq, const struct rfw_srq_attr *attr, unsigned attr_mask);
+int rfw_query_srq(const struct rfw_srq *srq, struct rfw_srq_attr *attr);
+void *rfw_srq_context(const struct rfw_srq *srq);
+/* As rfw_post_recv: 0, or ENOMEM (full) / EINVAL (bad sge list) with *bad_wr set. */
+int rfw_post_srq_recv(struct rfw_srq *srq, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr);
 
 /* ---- the host scheduler's view of a QP ---- */
 

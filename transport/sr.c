@@ -151,7 +151,7 @@ static void sr_advance(struct rfw_qp *qp)
 				struct rfw_rwqe *w;
 				unsigned wcf = 0;
 
-				if (qp->rq_cons == qp->rq_prod) {
+				if (rfw_rq_avail(qp, 1) == 0) {
 					/* WRITE with immediate and no receive WQE (IBA 9.7.5.2.8):
 					 * forget the last packet (its data is rewritten by the
 					 * retransmission) and send an RNR NAK for it. */
@@ -232,7 +232,7 @@ static bool sr_place_send(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const s
 		sr_fatal(qp, RFW_NAK_INVALID_REQUEST, p->bth.psn);
 		return false;
 	}
-	if ((uint32_t)k >= qp->rq_prod - qp->rq_cons) {
+	if ((uint32_t)k >= rfw_rq_avail(qp, (uint32_t)k + 1)) {
 		/* No receive WQE for it yet (IBA 9.7.5.2.8). At ePSN: RNR NAK; beyond: dropped,
 		 * the retransmission finds it later. */
 		if (d == 0) {
