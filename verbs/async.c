@@ -2,7 +2,8 @@
 /*
  * Asynchronous events of rocefw contexts: the port going ACTIVE or down (IBV_EVENT_PORT_ACTIVE,
  * IBV_EVENT_PORT_ERR), seen by a check of the port's link every ASYNC_LINK_CHECK_NS from the
- * NIC's progress, and delivered to every open context. A context's async_fd is an eventfd in
+ * NIC's progress, and delivered to every open context; an SRQ's limit (IBV_EVENT_SRQ_LIMIT_
+ * REACHED) to the SRQ's context. A context's async_fd is an eventfd in
  * semaphore mode (one count per queued event), so poll/epoll on it work and each
  * ibv_get_async_event read takes one event.
  */
@@ -49,21 +50,35 @@ void rfw_vrb_async_remove(struct rfw_vrb_ctx *x)
 	pthread_mutex_destroy(&x->ev_lock);
 }
 
-static void post(struct rfw_vrb_ctx *x, enum ibv_event_type type)
+static void post_ev(struct rfw_vrb_ctx *x, const struct ibv_async_event *ev)
 {
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&x->ev_lock);
 	if (x->ev_n < RFW_VRB_ASYNC_MAX) {
-		struct ibv_async_event *e = &x->ev[(x->ev_head + x->ev_n) % RFW_VRB_ASYNC_MAX];
-
-		e->event_type = type;
-		e->element.port_num = 1;
+		x->ev[(x->ev_head + x->ev_n) % RFW_VRB_ASYNC_MAX] = *ev;
 		x->ev_n++;
 		if (write(x->vctx.context.async_fd, &one, sizeof(one)) < 0)
 			x->ev_n--; /* cannot happen below 2^64 - 1 counts */
 	}
 	pthread_mutex_unlock(&x->ev_lock);
+}
+
+static void post(struct rfw_vrb_ctx *x, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = {.event_type = type};
+
+	ev.element.port_num = 1;
+	post_ev(x, &ev);
+}
+
+/* libibverbs' ibv_ack_async_event counts it in srq->events_completed (the SRQ's mutex/cond). */
+void rfw_vrb_async_post_srq(struct rfw_vrb_ctx *x, struct ibv_srq *srq)
+{
+	struct ibv_async_event ev = {.event_type = IBV_EVENT_SRQ_LIMIT_REACHED};
+
+	ev.element.srq = srq;
+	post_ev(x, &ev);
 }
 
 void rfw_vrb_async_check(struct rfw_eng *e)

@@ -23,6 +23,7 @@
 #define DEV_MAX_CQE      (1 << 24)
 #define DEV_MAX_CQ       65536 /* no table: bounded by memory */
 #define DEV_MAX_PD       65536
+#define DEV_MAX_SRQ      65536  /* no table: bounded by memory */
 #define DEV_PKEY_DEFAULT 0xffff /* the default partition, the only one (IBA 10.9.1.2) */
 /* GID table length: index 0 is the port's address, the others are empty (as unused entries of
  * a kernel device's table: query_gid gives a zero GID, query_gid_ex ENODATA). */
@@ -67,6 +68,9 @@ int rfw_vrb_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->max_res_rd_atom = RFW_MAX_RD_ATOMIC * DEV_MAX_QP;
 	a->atomic_cap = IBV_ATOMIC_HCA; /* atomics are atomic with respect to this NIC only */
 	a->max_ah = 0;                  /* no UD yet */
+	a->max_srq = DEV_MAX_SRQ;
+	a->max_srq_wr = DEV_MAX_QP_WR;
+	a->max_srq_sge = DEV_MAX_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15; /* 4.096 us * 2^15 = 134 ms: a software NIC can be late */
 	a->phys_port_cnt = 1;

@@ -53,10 +53,6 @@ UNSUPPORTED_PTR(mw_alloc, struct ibv_mw, "ibv_alloc_mw", "memory windows", struc
 UNSUPPORTED_INT(mw_bind, "ibv_bind_mw", "memory windows", struct ibv_qp *qp, struct ibv_mw *mw,
                 struct ibv_mw_bind *b)
 UNSUPPORTED_INT(mw_dealloc, "ibv_dealloc_mw", "memory windows", struct ibv_mw *mw)
-UNSUPPORTED_INT(srq_post, "ibv_post_srq_recv", "shared receive queues", struct ibv_srq *srq,
-                struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
-UNSUPPORTED_PTR(srq_ex, struct ibv_srq, "ibv_create_srq_ex", "shared receive queues",
-                struct ibv_context *c, struct ibv_srq_init_attr_ex *a)
 UNSUPPORTED_PTR(xrcd_open, struct ibv_xrcd, "ibv_open_xrcd", "XRC", struct ibv_context *c,
                 struct ibv_xrcd_init_attr *a)
 UNSUPPORTED_PTR(qp_open, struct ibv_qp, "ibv_open_qp", "XRC", struct ibv_context *c,
@@ -134,13 +130,13 @@ void rfw_vrb_ctx_ops(struct rfw_vrb_ctx *x)
 	o->req_notify_cq = rfw_vrb_req_notify_cq;
 	o->post_send = rfw_vrb_post_send;
 	o->post_recv = rfw_vrb_post_recv;
-	o->post_srq_recv = srq_post;
+	o->post_srq_recv = rfw_vrb_post_srq_recv;
 	o->alloc_mw = mw_alloc;
 	o->bind_mw = mw_bind;
 	o->dealloc_mw = mw_dealloc;
 	v->create_qp_ex = qp_ex;
 	v->create_cq_ex = rfw_vrb_create_cq_ex;
-	v->create_srq_ex = srq_ex;
+	v->create_srq_ex = rfw_vrb_create_srq_ex;
 	v->open_xrcd = xrcd_open;
 	v->open_qp = qp_open;
 	v->alloc_dm = dm_alloc;

@@ -43,8 +43,8 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 		    rfw_vrb_unsupported("ibv_create_qp", "only RC queue pairs (no UD/UC/XRC yet)");
 		return NULL;
 	}
-	if (a->srq != NULL) {
-		errno = rfw_vrb_unsupported("ibv_create_qp", "shared receive queues");
+	if (a->srq != NULL && (!rfw_vrb_ours(a->srq->context) || a->srq->pd != pd)) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if (a->send_cq == NULL || a->recv_cq == NULL || !rfw_vrb_ours(a->send_cq->context) ||
@@ -64,6 +64,7 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	ia.cap.max_recv_sge = a->cap.max_recv_sge;
 	ia.cap.max_inline_data = a->cap.max_inline_data;
 	ia.sq_sig_all = a->sq_sig_all != 0;
+	ia.srq = a->srq ? ((struct rfw_vrb_srq *)a->srq)->srq : NULL;
 	rfw_eng_lock(x->eng);
 	q->qp = rfw_create_qp(((struct rfw_vrb_pd *)pd)->pd, &ia);
 	if (q->qp != NULL && rfw_query_qp(q->qp, &qa) == 0) {
@@ -85,6 +86,7 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	q->ibvx.qp_base.pd = pd;
 	q->ibvx.qp_base.send_cq = a->send_cq;
 	q->ibvx.qp_base.recv_cq = a->recv_cq;
+	q->ibvx.qp_base.srq = a->srq;
 	q->ibvx.qp_base.qp_num = rfw_qp_num(q->qp);
 	q->ibvx.qp_base.state = IBV_QPS_RESET;
 	q->ibvx.qp_base.qp_type = IBV_QPT_RC;
@@ -221,6 +223,7 @@ int rfw_vrb_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 		init->qp_context = qp->qp_context;
 		init->send_cq = qp->send_cq;
 		init->recv_cq = qp->recv_cq;
+		init->srq = qp->srq;
 		init->cap = a->cap;
 		init->qp_type = IBV_QPT_RC;
 		init->sq_sig_all = q->sq_sig_all;

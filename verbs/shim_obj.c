@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Exported verbs on PDs, MRs, CQs, QPs and the objects rocefw lacks (SRQ, AH, multicast, ECE,
+ * Exported verbs on PDs, MRs, CQs, QPs, SRQs and the objects rocefw lacks (AH, multicast, ECE,
  * import): each forwards to the real libibverbs unless the object's context is rocefw's.
  */
 #include <errno.h>
@@ -147,24 +147,28 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a)
 {
 	if (!rfw_vrb_ours(pd->context))
 		RFW_FWD("IBVERBS_1.1", ibv_create_srq, pd, a);
-	errno = rfw_vrb_unsupported("ibv_create_srq", "shared receive queues");
-	return NULL;
+	return rfw_vrb_create_srq(pd, a);
 }
 
-/* An SRQ of rocefw never exists: these only ever forward. */
 int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask)
 {
-	RFW_FWD("IBVERBS_1.1", ibv_modify_srq, srq, a, mask);
+	if (!rfw_vrb_ours(srq->context))
+		RFW_FWD("IBVERBS_1.1", ibv_modify_srq, srq, a, mask);
+	return rfw_vrb_modify_srq(srq, a, mask);
 }
 
 int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a)
 {
-	RFW_FWD("IBVERBS_1.1", ibv_query_srq, srq, a);
+	if (!rfw_vrb_ours(srq->context))
+		RFW_FWD("IBVERBS_1.1", ibv_query_srq, srq, a);
+	return rfw_vrb_query_srq(srq, a);
 }
 
 int ibv_destroy_srq(struct ibv_srq *srq)
 {
-	RFW_FWD("IBVERBS_1.1", ibv_destroy_srq, srq);
+	if (!rfw_vrb_ours(srq->context))
+		RFW_FWD("IBVERBS_1.1", ibv_destroy_srq, srq);
+	return rfw_vrb_destroy_srq(srq);
 }
 
 struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a)

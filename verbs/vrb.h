@@ -90,6 +90,12 @@ struct rfw_vrb_cq {
 	bool polling; /* ibv_start_poll .. ibv_end_poll: cons_lock held, ring[cons] current */
 };
 
+struct rfw_vrb_srq {
+	struct ibv_srq ibv;
+	struct rfw_srq *srq;
+	struct rfw_vrb_ctx *ctx;
+};
+
 struct rfw_vrb_wr_batch;
 
 struct rfw_vrb_qp {
@@ -166,6 +172,14 @@ int rfw_vrb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv
 /* After posting (engine lock held): tell the NIC and run it once. */
 void rfw_vrb_doorbell(struct rfw_vrb_qp *q);
 
+/* ---- SRQ (srq.c) ---- */
+struct ibv_srq *rfw_vrb_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a);
+struct ibv_srq *rfw_vrb_create_srq_ex(struct ibv_context *c, struct ibv_srq_init_attr_ex *a);
+int rfw_vrb_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *a, int mask);
+int rfw_vrb_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *a);
+int rfw_vrb_destroy_srq(struct ibv_srq *srq);
+int rfw_vrb_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
+
 /* ---- the ibv_wr_* post API (qp_ex.c) ---- */
 /* Give @q the ibv_qp_ex functions for the operations in @send_ops_flags. 0 or an errno
  * (EOPNOTSUPP: an operation rocefw lacks; ENOMEM). */
@@ -178,6 +192,8 @@ void rfw_vrb_async_remove(struct rfw_vrb_ctx *x);
 /* From the NIC's progress (engine lock held): port state changes become events. */
 void rfw_vrb_async_check(struct rfw_eng *e);
 int rfw_vrb_get_async_event(struct ibv_context *c, struct ibv_async_event *ev);
+/* IBV_EVENT_SRQ_LIMIT_REACHED for @srq to its context (NIC thread, engine lock held). */
+void rfw_vrb_async_post_srq(struct rfw_vrb_ctx *x, struct ibv_srq *srq);
 
 /* ---- progress (progress.c): one per process, like the engine ---- */
 /* Start the progress thread on @e (once; later calls do nothing). 0 or -errno. */

@@ -16,6 +16,8 @@ Groups (one meson test each):
                 two rocefw-run processes over net_memif, progress MODE (thread|inline), extra
                 pingpong ARGS (comma-separated, e.g. -e for CQ events); both sides' output
                 checked (addresses exchanged, iterations done).
+  srq_pingpong:MODE[:ARGS]  the same with ibv_srq_pingpong (16 RC QPs on one shared receive
+                queue per side, unless -q says otherwise).
   pyverbs       rdma-core's own test suite (python3-pyverbs ships it, gzip-compressed, under
                 /usr/share/doc/rdma-core/tests: unpacked to a temporary directory) with
                 run_tests.py --dev rocefw0 --gid 0 through rocefw-run on the loopback port: no
@@ -178,12 +180,12 @@ def wait_listen(port, proc, secs=30):
     return False
 
 
-def group_pingpong(mode, extra):
-    need("ibv_rc_pingpong")
+def group_pingpong(mode, extra, prog="ibv_rc_pingpong"):
+    need(prog)
     tmp = tempfile.mkdtemp(prefix="rocefw-verbs-")
     sock = os.path.join(tmp, "memif.sock")
     port = free_port()
-    pp = ["ibv_rc_pingpong", "-d", "rocefw0", "-g", "0", "-c", "-p", str(port)] + extra
+    pp = [prog, "-d", "rocefw0", "-g", "0", "-c", "-p", str(port)] + extra
 
     def side(role, ip):
         eal = f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no"
@@ -363,6 +365,8 @@ def main():
         group_perftest(g[1], g[2].split(",") if len(g) > 2 and g[2] else [])
     elif g[0] == "pingpong":
         group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [])
+    elif g[0] == "srq_pingpong":
+        group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [], "ibv_srq_pingpong")
     else:
         sys.exit(f"unknown group {GROUP}")
     if failures:
