@@ -108,12 +108,30 @@ static void ip_lengths(const struct fw_qp *fq, uint8_t *ip, uint32_t udp_len, bo
 }
 
 /*
+ * A UD datagram goes where its work request's address handle says, not along the QP's path:
+ * destination MAC and address patched, the IPv4 header checksum computed again (before the
+ * ICRC, which covers the destination). The handle has the template's address family (the host
+ * makes both from its port's addresses).
+ */
+static void ud_dest(const struct fw_qp *fq, uint8_t *f, uint8_t *ip, const struct rfw_ah_attr *ah)
+{
+	memcpy(f, ah->dmac, 6);
+	if (fq->ip_ver == 4) {
+		memcpy(ip + 16, ah->dgid + 12, 4);
+		rfw_put_be16(ip + 10, 0);
+		rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(rfw_csum_add(0, ip, RFW_IPV4_HLEN)));
+	} else {
+		memcpy(ip + 24, ah->dgid, 16);
+	}
+}
+
+/*
  * Template copy into @f, then the per-packet fields for an IB part of @len bytes already at
  * f + hdr_len. The UDP checksum (IPv6, when configured) covers the ICRC, so it comes last; the
  * ICRC masks it.
  */
 void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f, uint32_t len,
-                     bool cnp)
+                     bool cnp, const struct rfw_ah_attr *ah)
 {
 	uint8_t *ip = f + fq->ip_off;
 	uint8_t *udp = f + fq->udp_off;
@@ -124,6 +142,8 @@ void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f
 	if (cnp && fq->vlan)
 		rfw_put_be16(f + RFW_ETH_HLEN, fq->cnp_tci); /* the TCI follows the TPID */
 	ip_lengths(fq, ip, udp_len, cnp);
+	if (ah != NULL)
+		ud_dest(fq, f, ip, ah);
 	rfw_put_be16(udp + 4, (uint16_t)udp_len);
 	crc = rfw_icrc_compute(ip, (size_t)(udp - ip) + RFW_UDP_HLEN + len, fq->ip_ver);
 	/* The ICRC goes on the wire least significant byte first (as rfw_frame_finalize). */

@@ -110,6 +110,6 @@ void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m,
 /* frame_tx.c */
 int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);
 void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f, uint32_t len,
-                     bool cnp);
+                     bool cnp, const struct rfw_ah_attr *ah); /* ah: UD datagrams */
 
 #endif

@@ -96,7 +96,7 @@ static void io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t l
 	uint8_t *f = buf - fq->hdr_len;
 	uint32_t flen = fq->hdr_len + len + RFW_ICRC_LEN;
 
-	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP);
+	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah);
 	fw_rate_on_tx(fq, flen, m, fw->now_ns);
 	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
 	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
@@ -248,6 +248,8 @@ void rfw_fw_rx(struct rfw_fw *fw, const struct rfw_frame_view *f, const struct r
 	fw->now_ns = now_ns;
 	memcpy(rx.src_ip, f->src_ip, 16); /* the transport's source check (recv.c) */
 	memcpy(rx.dst_ip, f->dst_ip, 16);
+	rx.tclass = f->tos; /* a UD receive's GRH */
+	rx.ttl = f->ttl;
 	/*
 	 * P_Key check (IBA 10.9.3): the partition table holds only the default partition 0xffff
 	 * (full member, what the transport sends), so a packet matches when its low 15 bits are

@@ -69,7 +69,8 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	    ia->cap.max_send_wr == 0 || ia->cap.max_send_wr > (1u << 16) ||
 	    ia->cap.max_recv_wr > (1u << 16) || ia->cap.max_send_sge > 32 ||
 	    ia->cap.max_recv_sge > 32 || ia->cap.max_inline_data > 4096 ||
-	    (ia->srq != NULL && ia->srq->pd != pd)) {
+	    (ia->srq != NULL && ia->srq->pd != pd) ||
+	    (ia->qp_type != RFW_QPT_RC && ia->qp_type != RFW_QPT_UD)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -86,6 +87,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 		return NULL;
 	qp->dev = dev;
 	qp->pd = pd;
+	qp->type = ia->qp_type;
 	qp->send_cq = ia->send_cq;
 	qp->recv_cq = ia->recv_cq;
 	qp->context = ia->qp_context;
@@ -123,8 +125,10 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	if (dev->attr.estats && rfw_es_qp_alloc(qp))
 		goto nomem;
 	qp->state = RFW_QPS_RESET;
-	qp->attr.path_mtu = RFW_MTU_1024;
-	qp->mtu = 1024;
+	/* UD: a datagram is at most one packet of the port's MTU; the host lowers it with
+	   RFW_QP_PATH_MTU (a rocefw extension for UD) when its port carries less. */
+	qp->attr.path_mtu = qp->type == RFW_QPT_UD ? RFW_MTU_4096 : RFW_MTU_1024;
+	qp->mtu = rfw_mtu_to_bytes(qp->attr.path_mtu);
 	qp->attr.max_rd_atomic = 1;
 	qp->attr.max_dest_rd_atomic = 1;
 	dev->qps[qp->qpn - dev->attr.qpn_base] = qp;
@@ -303,6 +307,27 @@ void rfw_qp_error(struct rfw_qp *qp)
 
 /* ---- modify / query ---- */
 
+/*
+ * UD (ib_modify_qp_is_ok's UD column): RESET->INIT needs P_Key index, port and Q_Key, RTR->RTS
+ * the SQ PSN; the Q_Key may change on the way (and the path MTU, a rocefw extension: the port's
+ * MTU, before RTR).
+ */
+static unsigned ud_mask(enum rfw_qp_state cur, enum rfw_qp_state next, bool required)
+{
+	if (next == RFW_QPS_RESET || next == RFW_QPS_ERR)
+		return 0;
+	if (cur == RFW_QPS_RESET)
+		return required ? RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_QKEY : RFW_QP_PATH_MTU;
+	if (cur == RFW_QPS_RTR && next == RFW_QPS_RTS && required)
+		return RFW_QP_SQ_PSN;
+	if (required)
+		return 0;
+	if (cur == RFW_QPS_INIT)
+		return RFW_QP_PKEY_INDEX | RFW_QP_QKEY | RFW_QP_PATH_MTU |
+		       (next == RFW_QPS_INIT ? RFW_QP_PORT : 0);
+	return RFW_QP_QKEY | (cur == RFW_QPS_SQD && next == RFW_QPS_SQD ? RFW_QP_PKEY_INDEX : 0);
+}
+
 /* IBA 11.2.5.1 (as ibv_modify_qp): attributes required for a transition. */
 static unsigned required_mask(enum rfw_qp_state cur, enum rfw_qp_state next)
 {
@@ -380,13 +405,15 @@ static int modify_check(const struct rfw_qp *qp, const struct rfw_qp_attr *a, un
 {
 	/* No state bit: the QP stays in its state, a cur -> cur transition (as ibverbs). */
 	enum rfw_qp_state next = (mask & RFW_QP_STATE) ? a->qp_state : qp->state;
-	unsigned req;
+	unsigned req, opt;
 
 	if ((unsigned)next >= RFW_QPS__COUNT || !transition_ok(qp->state, next))
 		return -EINVAL;
-	req = required_mask(qp->state, next);
-	if ((mask & req) != req ||
-	    (mask & ~(RFW_QP_STATE | req | optional_mask(qp->state, next))) != 0)
+	req = qp->type == RFW_QPT_UD ? ud_mask(qp->state, next, true)
+	                             : required_mask(qp->state, next);
+	opt = qp->type == RFW_QPT_UD ? ud_mask(qp->state, next, false)
+	                             : optional_mask(qp->state, next);
+	if ((mask & req) != req || (mask & ~(RFW_QP_STATE | req | opt)) != 0)
 		return -EINVAL;
 	*nextp = next;
 	if ((mask & RFW_QP_PATH_MTU) && rfw_mtu_to_bytes(a->path_mtu) == 0)
@@ -456,6 +483,8 @@ static void modify_apply(struct rfw_qp *qp, const struct rfw_qp_attr *a, unsigne
 	}
 	if (mask & RFW_QP_DEST_QPN)
 		qp->attr.dest_qp_num = a->dest_qp_num;
+	if (mask & RFW_QP_QKEY)
+		qp->attr.qkey = a->qkey;
 	if (mask & RFW_QP_TRANSPORT_MODE) {
 		qp->attr.transport_mode = a->transport_mode;
 		qp->mode = a->transport_mode;
@@ -521,12 +550,17 @@ static int check_send_wr(const struct rfw_qp *qp, const struct rfw_send_wr *wr, 
 
 	if ((unsigned)wr->opcode >= RFW_WR__COUNT || wr->opcode == RFW_WR_BIND_MW)
 		return EINVAL;
+	/* UD: SENDs to an address handle of the QP's PD (IBA 10.2.2), one packet each. */
+	if (qp->type == RFW_QPT_UD &&
+	    ((wr->opcode != RFW_WR_SEND && wr->opcode != RFW_WR_SEND_WITH_IMM) ||
+	     wr->wr.ud.ah == NULL || wr->wr.ud.ah->pd != qp->pd))
+		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
 	    (wr->num_sge && wr->sg_list == NULL))
 		return EINVAL;
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
-	if (total > RFW_MAX_MSG_SIZE)
+	if (total > RFW_MAX_MSG_SIZE || (qp->type == RFW_QPT_UD && total > qp->mtu))
 		return EINVAL;
 	if ((wr->send_flags & RFW_SEND_INLINE) &&
 	    (total > qp->cap.max_inline_data || wr->opcode == RFW_WR_RDMA_READ ||
@@ -677,6 +711,8 @@ bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 {
 	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
 		return false;
+	if (qp->type == RFW_QPT_UD)
+		return rfw_ud_has_work(qp);
 	if (rfw_resp_has_work(qp))
 		return true;
 	return rfw_req_has_work(qp, now_ns);
@@ -684,7 +720,7 @@ bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 
 bool rfw_qp_has_responses(const struct rfw_qp *qp)
 {
-	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT || qp->type == RFW_QPT_UD)
 		return false;
 	return rfw_resp_has_work(qp);
 }
@@ -693,6 +729,8 @@ bool rfw_qp_has_requests(const struct rfw_qp *qp, uint64_t now_ns)
 {
 	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
 		return false;
+	if (qp->type == RFW_QPT_UD)
+		return rfw_ud_has_work(qp);
 	return rfw_req_has_work(qp, now_ns);
 }
 
@@ -701,7 +739,7 @@ unsigned rfw_qp_tx_responses(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
 	unsigned n = 0;
 
 	qp->now = now_ns;
-	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT || qp->type == RFW_QPT_UD)
 		return 0;
 	while (n < max) {
 		int r = rfw_resp_tx(qp);
@@ -721,7 +759,7 @@ unsigned rfw_qp_tx_requests(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
 	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
 		return 0;
 	while (n < max) {
-		int r = rfw_req_tx(qp);
+		int r = qp->type == RFW_QPT_UD ? rfw_ud_tx(qp) : rfw_req_tx(qp);
 
 		if (r <= 0)
 			break;

@@ -79,7 +79,7 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 		dev->cnt[RFW_CNT_rx_unknown_qp]++;
 		return -ENOENT;
 	}
-	if (addr_mismatch(qp, rx))
+	if (qp->type == RFW_QPT_RC && addr_mismatch(qp, rx))
 		return -EINVAL;
 	qp->now = now_ns;
 	if (qp->es) {
@@ -101,6 +101,8 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 			qp->cc_ops->rp_on_cnp(qp->cc, now_ns);
 		return 0;
 	}
+	if (qp->type == RFW_QPT_UD)
+		return rfw_ud_rx(qp, p, rx);
 	/* Only the RC service: UC/UD on an RC QP is an invalid packet, silently dropped (IBA 9.6).
 	 */
 	if (p->op->transport != RFW_IB_RC) {
@@ -163,6 +165,12 @@ uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, u
 
 void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len)
 {
+	rfw_tx_end_ah(qp, buf, p, payload_len, NULL);
+}
+
+void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len,
+                   const struct rfw_ah_attr *ah)
+{
 	uint32_t hl = p->op->hdr_len;
 	uint32_t len = hl + payload_len + p->bth.padcnt;
 	struct rfw_tx_meta m;
@@ -181,5 +189,6 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 	                                            : RFW_TX_RESPONSE;
 	m.ack_req = p->bth.ackreq;
 	m.psn = p->bth.psn;
+	m.ah = ah;
 	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len, &m);
 }

@@ -228,9 +228,15 @@ struct rfw_srq {
 	uint32_t users; /* QPs attached */
 };
 
+struct rfw_ah {
+	struct rfw_pd *pd;
+	struct rfw_ah_attr attr;
+};
+
 struct rfw_qp {
 	struct rfw_dev *dev;
 	struct rfw_pd *pd;
+	enum rfw_qp_type type;
 	struct rfw_cq *send_cq, *recv_cq;
 	struct rfw_srq *srq; /* receive WQEs come from it; rq[] then holds the ones taken */
 	void *context;
@@ -482,5 +488,13 @@ void rfw_resp_queue_nak(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn);
 uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, uint32_t psn,
                       uint32_t payload_len);
 void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len);
+/* As rfw_tx_end, a UD datagram to @ah. */
+void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len,
+                   const struct rfw_ah_attr *ah);
+
+/* ud.c: the unreliable datagram service. */
+bool rfw_ud_has_work(const struct rfw_qp *qp);
+int rfw_ud_tx(struct rfw_qp *qp); /* as rfw_req_tx */
+int rfw_ud_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct rfw_rx_info *rx);
 
 #endif

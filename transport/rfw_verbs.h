@@ -47,6 +47,7 @@ struct rfw_mr;
 struct rfw_cq;
 struct rfw_qp;
 struct rfw_srq;
+struct rfw_ah;
 
 /* ---- device and host seam ---- */
 
@@ -61,6 +62,9 @@ struct rfw_tx_meta {
 	uint8_t kind; /* enum rfw_tx_kind */
 	bool ack_req; /* BTH A bit (a request that asks for an ACK) */
 	uint32_t psn; /* BTH PSN */
+	/* UD: where this datagram goes (the work request's address handle); NULL for RC, whose
+	   packets follow the QP's path. */
+	const struct rfw_ah_attr *ah;
 };
 
 struct rfw_io_ops {
@@ -121,6 +125,8 @@ struct rfw_rx_info {
 	uint8_t src_ip[16]; /* IPv4-mapped for IPv4: checked against the QP's ah_attr.dgid */
 	uint8_t dst_ip[16]; /* ... and ah_attr.sgid */
 	uint64_t rx_ts_ns;  /* when the frame arrived (Estats T4); 0: now_ns */
+	uint8_t tclass;     /* IPv4 TOS / IPv6 traffic class as received (a UD receive's GRH) */
+	uint8_t ttl;        /* IPv4 TTL / IPv6 hop limit as received (0: 64) */
 };
 
 /*
@@ -201,6 +207,7 @@ enum rfw_wc_opcode {
 };
 
 enum rfw_wc_flags {
+	RFW_WC_GRH = 1u << 0, /* UD receive: the first 40 bytes of the buffer hold the GRH */
 	RFW_WC_WITH_IMM = 1u << 1,
 	RFW_WC_WITH_INV = 1u << 3,
 };
@@ -214,6 +221,7 @@ struct rfw_wc {
 	uint32_t imm_data; /* the ImmDt value as carried on the wire */
 	uint32_t invalidated_rkey;
 	uint32_t qp_num;
+	uint32_t src_qp; /* UD receive: the sender's QPN (DETH) */
 	unsigned wc_flags;
 	uint64_t ts_ns; /* when the completion was generated (Estats T5) */
 };
@@ -260,8 +268,16 @@ struct rfw_qp_cap {
 	uint32_t max_inline_data;
 };
 
+/* Service of a QP. */
+enum rfw_qp_type {
+	RFW_QPT_RC = 0, /* reliable connected: everything else in this header */
+	RFW_QPT_UD = 1, /* unreliable datagram (IBA 9.8.4): SEND / SEND with immediate, one packet
+	                   per message, addressed per work request (rfw_create_ah) */
+};
+
 struct rfw_qp_init_attr {
 	void *qp_context;
+	enum rfw_qp_type qp_type;
 	struct rfw_cq *send_cq;
 	struct rfw_cq *recv_cq;
 	struct rfw_qp_cap cap;
@@ -280,13 +296,23 @@ struct rfw_ah_attr {
 	uint8_t sgid[16];   /* this end's address on the path, same family */
 	uint16_t udp_sport; /* 0: the host picks (e.g. from the QPN, as rxe) */
 	uint8_t traffic_class;
+	/* UD address handles: the destination MAC the host resolved before rfw_create_ah (an RC
+	   QP's path is resolved by the host itself: unused there). */
+	uint8_t dmac[6];
 };
+
+/* An address handle for UD work requests (IBA 10.2.2), on a PD; the attributes are copied. */
+struct rfw_ah *rfw_create_ah(struct rfw_pd *pd, const struct rfw_ah_attr *attr);
+/* EINVAL for NULL. Work requests still referring to it must have completed. */
+int rfw_destroy_ah(struct rfw_ah *ah);
+const struct rfw_ah_attr *rfw_ah_attr_of(const struct rfw_ah *ah);
 
 enum rfw_qp_attr_mask {
 	RFW_QP_STATE = 1u << 0,
 	RFW_QP_ACCESS_FLAGS = 1u << 3,
 	RFW_QP_PKEY_INDEX = 1u << 4,
 	RFW_QP_PORT = 1u << 5,
+	RFW_QP_QKEY = 1u << 6, /* UD */
 	RFW_QP_AV = 1u << 7,
 	RFW_QP_PATH_MTU = 1u << 8,
 	RFW_QP_TIMEOUT = 1u << 9,
@@ -329,6 +355,7 @@ struct rfw_qp_attr {
 	uint8_t max_rd_atomic;
 	uint8_t max_dest_rd_atomic;
 	enum rfw_transport_mode transport_mode; /* with RFW_QP_TRANSPORT_MODE */
+	uint32_t qkey;                          /* UD: the Q_Key datagrams must carry */
 	struct rfw_qp_cap cap;
 };
 
@@ -393,6 +420,11 @@ struct rfw_send_wr {
 			uint64_t swap;
 			uint32_t rkey;
 		} atomic;
+		struct {
+			struct rfw_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey; /* high-order bit set: the QP's own Q_Key instead */
+		} ud;
 	} wr;
 };
 
