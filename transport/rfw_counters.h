@@ -84,13 +84,14 @@ extern "C" {
 	  "destination is not its source (ah_attr.sgid), from RTR on (dropped, as rxe's "          \
 	  "check_addr)")                                                                           \
 	X(rx_bad_state, 0, "packets the QP's state does not accept (RESET/INIT/ERR)")              \
-	X(rx_bad_opcode, 0, "packets of another service than the QP's (UC/UD on RC, ...), or no opcode")\
+	X(rx_bad_opcode, 0,                                                                        \
+	  "packets of another service than the QP's (UC/UD on RC, ...), or no opcode")             \
 	X(rx_ghost_response, 0, "responses while nothing is outstanding")                          \
 	X(rx_bad_response, 0,                                                                      \
 	  "responses that do not fit the WQE (wrong type, size, PSN never sent)")                  \
 	X(cq_overflow, 0, "completions lost to a full CQ")                                         \
-	X(ud_qkey_mismatch, 0, "UD datagrams dropped: Q_Key not the QP's")                        \
-	X(ud_no_rwqe, 0, "UD datagrams dropped: no receive WQE (UD has no RNR)")                  \
+	X(ud_qkey_mismatch, 0, "UD datagrams dropped: Q_Key not the QP's")                         \
+	X(ud_no_rwqe, 0, "UD datagrams dropped: no receive WQE (UD has no RNR)")                   \
 	X(ud_too_long, 0, "UD datagrams dropped: longer than the receive WQE with its 40-byte GRH")
 
 enum rfw_counter {

@@ -172,8 +172,8 @@ int rfw_ud_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct rfw_rx
 		rfw_qp_error(qp);
 		return -EACCES;
 	}
-	ud_grh(grh, rx, RFW_UDP_HLEN + p->op->hdr_len + p->payload_len + p->bth.padcnt +
-	                    RFW_ICRC_LEN);
+	ud_grh(grh, rx,
+	       RFW_UDP_HLEN + p->op->hdr_len + p->payload_len + p->bth.padcnt + RFW_ICRC_LEN);
 	rfw_sge_copy_in(w->sge, w->num_sge, 0, grh, UD_GRH_LEN);
 	if (p->payload_len)
 		rfw_sge_copy_in(w->sge, w->num_sge, UD_GRH_LEN, p->payload, p->payload_len);

@@ -35,7 +35,8 @@ struct ud_fix {
 static int ud_up(struct rfw_qp *qp, uint32_t qkey)
 {
 	struct rfw_qp_attr a = {.qp_state = RFW_QPS_INIT, .port_num = 1, .qkey = qkey};
-	int rc = rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_QKEY);
+	int rc =
+	    rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_QKEY);
 
 	if (rc)
 		return rc;
@@ -94,9 +95,8 @@ static void fix_teardown(struct ud_fix *f)
 
 static int ud_send(struct ud_fix *f, uint64_t id, uint32_t len, uint32_t qkey, bool imm)
 {
-	struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)f->sbuf,
-	                      .length = len,
-	                      .lkey = rfw_mr_lkey(f->smr)};
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)f->sbuf, .length = len, .lkey = rfw_mr_lkey(f->smr)};
 	struct rfw_send_wr wr = {.wr_id = id,
 	                         .sg_list = &sge,
 	                         .num_sge = 1,
@@ -254,9 +254,8 @@ static void test_ud_refusals(void **s)
 	                               RFW_QP_STATE | RFW_QP_PKEY_INDEX | RFW_QP_PORT |
 	                                   RFW_QP_QKEY | RFW_QP_ACCESS_FLAGS),
 	                 -EINVAL);
-	assert_int_equal(rfw_modify_qp(qp, &a,
-	                               RFW_QP_STATE | RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_QKEY),
-	                 0);
+	assert_int_equal(
+	    rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_QKEY), 0);
 	/* INIT->RTR takes no path: AV and DEST_QPN are RC's. */
 	a.qp_state = RFW_QPS_RTR;
 	assert_int_equal(rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_AV), -EINVAL);
