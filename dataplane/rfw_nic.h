@@ -213,6 +213,12 @@ const char *rfw_nic_l2_name(enum rfw_nic_l2 s);
  * (already attached), -ENOSPC (neighbour table full), -ENOMEM.
  */
 int rfw_nic_qp_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_path *path);
+/*
+ * The MAC of neighbour @ip through the port's table (ARP / ND), for datagram address handles:
+ * 0 and @mac; -EAGAIN: a probe is out, ask again after polling; -ENOSPC (table full), -EINVAL
+ * (a NIC not on queue 0, the table's one writer), -EHOSTUNREACH (probes unanswered).
+ */
+int rfw_nic_resolve(struct rfw_nic *nic, const uint8_t ip[16], uint8_t mac[6]);
 /* Detach before rfw_destroy_qp(). */
 void rfw_nic_qp_detach(struct rfw_nic *nic, struct rfw_qp *qp);
 

@@ -116,6 +116,19 @@ int nic_l2_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_p
 	return 0;
 }
 
+int rfw_nic_resolve(struct rfw_nic *nic, const uint8_t ip[16], uint8_t mac[6])
+{
+	struct rte_ether_addr m;
+	int rc;
+
+	if (nic->q->qid != 0)
+		return -EINVAL;
+	rc = rfw_port_resolve(nic->q, ip, rte_rdtsc(), &m);
+	if (rc == 0)
+		memcpy(mac, m.addr_bytes, 6);
+	return rc;
+}
+
 void nic_l2_detach(struct rfw_nic *nic, uint32_t slot)
 {
 	struct nic_l2 *l = &nic->l2[slot];

@@ -306,6 +306,8 @@ struct rfw_ah *rfw_create_ah(struct rfw_pd *pd, const struct rfw_ah_attr *attr);
 /* EINVAL for NULL. Work requests still referring to it must have completed. */
 int rfw_destroy_ah(struct rfw_ah *ah);
 const struct rfw_ah_attr *rfw_ah_attr_of(const struct rfw_ah *ah);
+/* The host resolved the destination MAC later than rfw_create_ah (before a datagram uses it). */
+void rfw_ah_set_dmac(struct rfw_ah *ah, const uint8_t dmac[6]);
 
 enum rfw_qp_attr_mask {
 	RFW_QP_STATE = 1u << 0,

@@ -49,6 +49,11 @@ const struct rfw_ah_attr *rfw_ah_attr_of(const struct rfw_ah *ah)
 	return &ah->attr;
 }
 
+void rfw_ah_set_dmac(struct rfw_ah *ah, const uint8_t dmac[6])
+{
+	memcpy(ah->attr.dmac, dmac, 6);
+}
+
 bool rfw_ud_has_work(const struct rfw_qp *qp)
 {
 	return rfw_qp_sq_active(qp) && qp->req.idx != qp->sq_prod;

@@ -279,7 +279,8 @@ void rfw_vrb_wc_of(const struct rfw_wc *r, struct ibv_wc *w)
 	else
 		w->imm_data = htobe32(r->imm_data);
 	w->qp_num = r->qp_num;
-	w->wc_flags = r->wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
+	w->src_qp = r->src_qp;
+	w->wc_flags = r->wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
 }
 
 void rfw_vrb_cq_drive(struct rfw_vrb_cq *q)

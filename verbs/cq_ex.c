@@ -114,15 +114,20 @@ static uint32_t read_qp_num(struct ibv_cq_ex *x)
 	return cur(x)->qp_num;
 }
 
+static uint32_t read_src_qp(struct ibv_cq_ex *x)
+{
+	return cur(x)->src_qp;
+}
+
 static uint32_t read_zero32(struct ibv_cq_ex *x)
 {
 	(void)x;
-	return 0; /* src_qp (UD only), slid (no LIDs on RoCE) */
+	return 0; /* slid (no LIDs on RoCE) */
 }
 
 static unsigned int read_wc_flags(struct ibv_cq_ex *x)
 {
-	return cur(x)->wc_flags & (IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
+	return cur(x)->wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM | IBV_WC_WITH_INV);
 }
 
 static uint8_t read_zero8(struct ibv_cq_ex *x)
@@ -159,7 +164,7 @@ struct ibv_cq_ex *rfw_vrb_create_cq_ex(struct ibv_context *c, struct ibv_cq_init
 	x->read_byte_len = read_byte_len;
 	x->read_imm_data = read_imm_data;
 	x->read_qp_num = read_qp_num;
-	x->read_src_qp = read_zero32;
+	x->read_src_qp = read_src_qp;
 	x->read_wc_flags = read_wc_flags;
 	x->read_slid = read_zero32;
 	x->read_sl = read_zero8;

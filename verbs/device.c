@@ -23,6 +23,7 @@
 #define DEV_MAX_CQE      (1 << 24)
 #define DEV_MAX_CQ       65536 /* no table: bounded by memory */
 #define DEV_MAX_PD       65536
+#define DEV_MAX_AH       65536  /* no table: bounded by memory */
 #define DEV_MAX_SRQ      65536  /* no table: bounded by memory */
 #define DEV_PKEY_DEFAULT 0xffff /* the default partition, the only one (IBA 10.9.1.2) */
 /* GID table length: index 0 is the port's address, the others are empty (as unused entries of
@@ -67,7 +68,7 @@ int rfw_vrb_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->max_qp_init_rd_atom = RFW_MAX_RD_ATOMIC;
 	a->max_res_rd_atom = RFW_MAX_RD_ATOMIC * DEV_MAX_QP;
 	a->atomic_cap = IBV_ATOMIC_HCA; /* atomics are atomic with respect to this NIC only */
-	a->max_ah = 0;                  /* no UD yet */
+	a->max_ah = DEV_MAX_AH;
 	a->max_srq = DEV_MAX_SRQ;
 	a->max_srq_wr = DEV_MAX_QP_WR;
 	a->max_srq_sge = DEV_MAX_SGE;
@@ -118,7 +119,7 @@ static void width_speed(uint32_t mbps, uint8_t *width, uint8_t *speed)
 
 /* The largest path MTU whose RoCEv2 packets fit the port's IP MTU (IPv4 + UDP + BTH/RETH +
  * ICRC need 20 + 8 + 40 + 4 more than the payload). */
-static enum ibv_mtu mtu_of(uint32_t ip_mtu)
+enum ibv_mtu rfw_vrb_mtu_of(uint32_t ip_mtu)
 {
 	enum ibv_mtu m = IBV_MTU_4096;
 
@@ -139,7 +140,7 @@ int rfw_vrb_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr
 	memset(&a, 0, sizeof(a));
 	a.state = pi.link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	a.max_mtu = IBV_MTU_4096;
-	a.active_mtu = mtu_of(pi.ip_mtu);
+	a.active_mtu = rfw_vrb_mtu_of(pi.ip_mtu);
 	a.gid_tbl_len = DEV_GID_TBL_LEN;
 	a.port_cap_flags = IBV_PORT_IP_BASED_GIDS;
 	a.max_msg_sz = (uint32_t)RFW_MAX_MSG_SIZE;

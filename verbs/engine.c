@@ -271,6 +271,15 @@ int rfw_eng_qp_attach(struct rfw_eng *e, struct rfw_qp *qp, const uint8_t dgid[1
 	return rfw_nic_qp_attach(e->nic, qp, &path);
 }
 
+int rfw_eng_resolve(struct rfw_eng *e, const uint8_t ip[16], uint8_t mac[6])
+{
+	if (memcmp(ip, e->port->gid, 16) == 0) {
+		memcpy(mac, e->port->id.mac.addr_bytes, 6);
+		return 0;
+	}
+	return rfw_nic_resolve(e->nic, ip, mac);
+}
+
 void rfw_eng_qp_detach(struct rfw_eng *e, struct rfw_qp *qp)
 {
 	rfw_nic_qp_detach(e->nic, qp);

@@ -52,6 +52,12 @@ void rfw_eng_port_info(struct rfw_eng *e, struct rfw_eng_port_info *pi);
  */
 int rfw_eng_qp_attach(struct rfw_eng *e, struct rfw_qp *qp, const uint8_t dgid[16],
                       uint8_t traffic_class);
+/*
+ * The MAC of the neighbour @ip (IPv4-mapped): 0 and @mac, -EAGAIN while ARP is asked (call
+ * again after the NIC has polled), another -errno when it cannot be. Our own address: the
+ * port's MAC (the loopback of a hardware NIC).
+ */
+int rfw_eng_resolve(struct rfw_eng *e, const uint8_t ip[16], uint8_t mac[6]);
 /* Before rfw_destroy_qp(). Harmless if @qp was never attached. */
 void rfw_eng_qp_detach(struct rfw_eng *e, struct rfw_qp *qp);
 

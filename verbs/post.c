@@ -23,6 +23,8 @@ _Static_assert((int)IBV_WR_RDMA_WRITE == (int)RFW_WR_RDMA_WRITE &&
                    (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)RFW_WR_ATOMIC_FETCH_AND_ADD &&
                    (int)IBV_WR_SEND_WITH_INV == (int)RFW_WR_SEND_WITH_INV,
                "work request opcodes");
+_Static_assert((int)IBV_WC_GRH == (int)RFW_WC_GRH && (int)IBV_WC_WITH_IMM == (int)RFW_WC_WITH_IMM,
+               "completion flags");
 _Static_assert((int)IBV_SEND_FENCE == (int)RFW_SEND_FENCE &&
                    (int)IBV_SEND_SIGNALED == (int)RFW_SEND_SIGNALED &&
                    (int)IBV_SEND_SOLICITED == (int)RFW_SEND_SOLICITED &&
@@ -31,7 +33,7 @@ _Static_assert((int)IBV_SEND_FENCE == (int)RFW_SEND_FENCE &&
 
 #define SEND_FLAGS_KNOWN (IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | IBV_SEND_INLINE)
 
-static int send_wr_of(const struct ibv_send_wr *w, struct rfw_send_wr *r)
+static int send_wr_of(const struct ibv_send_wr *w, struct rfw_send_wr *r, bool ud)
 {
 	if ((unsigned)w->opcode > IBV_WR_SEND_WITH_INV || w->opcode == IBV_WR_BIND_MW)
 		return rfw_vrb_unsupported("ibv_post_send", "opcode (TSO, memory windows, "
@@ -48,7 +50,12 @@ static int send_wr_of(const struct ibv_send_wr *w, struct rfw_send_wr *r)
 		r->invalidate_rkey = w->invalidate_rkey;
 	else
 		r->imm_data = be32toh(w->imm_data);
-	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	if (ud) {
+		r->wr.ud.ah = w->wr.ud.ah != NULL ? ((struct rfw_vrb_ah *)w->wr.ud.ah)->ah : NULL;
+		r->wr.ud.remote_qpn = w->wr.ud.remote_qpn;
+		r->wr.ud.remote_qkey = w->wr.ud.remote_qkey;
+	} else if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	           w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		r->wr.atomic.remote_addr = w->wr.atomic.remote_addr;
 		r->wr.atomic.compare_add = w->wr.atomic.compare_add;
 		r->wr.atomic.swap = w->wr.atomic.swap;
@@ -71,6 +78,22 @@ void rfw_vrb_doorbell(struct rfw_vrb_qp *q)
 	rfw_vrb_progress_step(q->ctx->eng);
 }
 
+/* UD: every AH of the list has its MAC (a flag test after the first datagram to it). */
+static int ud_resolve(struct ibv_send_wr *wr, struct ibv_send_wr **bad)
+{
+	for (; wr != NULL; wr = wr->next) {
+		int ret = wr->wr.ud.ah != NULL
+		              ? rfw_vrb_ah_resolve((struct rfw_vrb_ah *)wr->wr.ud.ah)
+		              : 0;
+
+		if (ret != 0) {
+			*bad = wr;
+			return ret;
+		}
+	}
+	return 0;
+}
+
 int rfw_vrb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad)
 {
 	struct rfw_vrb_qp *q = (struct rfw_vrb_qp *)qp;
@@ -79,10 +102,12 @@ int rfw_vrb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 	int ret = 0;
 	uint64_t now;
 
+	if (qp->qp_type == IBV_QPT_UD && (ret = ud_resolve(wr, bad)) != 0)
+		return ret;
 	rfw_eng_lock(e);
 	now = rfw_eng_clock_ns(e);
 	for (; wr != NULL; wr = wr->next) {
-		ret = send_wr_of(wr, &r);
+		ret = send_wr_of(wr, &r, qp->qp_type == IBV_QPT_UD);
 		if (ret == 0)
 			ret = rfw_post_send(q->qp, &r, &rbad, now);
 		if (ret != 0) {

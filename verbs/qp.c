@@ -17,7 +17,8 @@ _Static_assert((int)IBV_QP_STATE == (int)RFW_QP_STATE && (int)IBV_QP_AV == (int)
                    (int)IBV_QP_DEST_QPN == (int)RFW_QP_DEST_QPN &&
                    (int)IBV_QP_SQ_PSN == (int)RFW_QP_SQ_PSN &&
                    (int)IBV_QP_MAX_DEST_RD_ATOMIC == (int)RFW_QP_MAX_DEST_RD_ATOMIC &&
-                   (int)IBV_QP_MIN_RNR_TIMER == (int)RFW_QP_MIN_RNR_TIMER,
+                   (int)IBV_QP_MIN_RNR_TIMER == (int)RFW_QP_MIN_RNR_TIMER &&
+                   (int)IBV_QP_QKEY == (int)RFW_QP_QKEY,
                "qp attribute mask bits");
 
 /* Mask bits handed to the transport as they are. */
@@ -25,11 +26,26 @@ _Static_assert((int)IBV_QP_STATE == (int)RFW_QP_STATE && (int)IBV_QP_AV == (int)
 	(IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_AV |        \
 	 IBV_QP_PATH_MTU | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN |  \
 	 IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN |                          \
-	 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_DEST_QPN)
+	 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_DEST_QPN | IBV_QP_QKEY)
 /* Accepted and not needed: the current state is known, SQD is not entered. */
 #define QP_MASK_IGNORED (IBV_QP_CUR_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY)
 
 static const char *const state_name[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+
+/*
+ * A UD QP is on the NIC from the start, with a path to our own address: its datagrams take
+ * their destination from each work request's address handle (nic/ patches it per frame).
+ */
+static int ud_attach(struct rfw_eng *e, struct rfw_vrb_qp *q)
+{
+	struct rfw_eng_port_info pi;
+	int rc;
+
+	rfw_eng_port_info(e, &pi);
+	rc = rfw_eng_qp_attach(e, q->qp, pi.gid, 0);
+	q->attached = rc == 0;
+	return rc;
+}
 
 struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 {
@@ -38,9 +54,9 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	struct rfw_qp_attr qa;
 	struct rfw_vrb_qp *q;
 
-	if (a->qp_type != IBV_QPT_RC) {
-		errno =
-		    rfw_vrb_unsupported("ibv_create_qp", "only RC queue pairs (no UD/UC/XRC yet)");
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) {
+		errno = rfw_vrb_unsupported("ibv_create_qp",
+		                            "only RC and UD queue pairs (no UC/XRC/raw)");
 		return NULL;
 	}
 	if (a->srq != NULL && (!rfw_vrb_ours(a->srq->context) || a->srq->pd != pd)) {
@@ -65,8 +81,14 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	ia.cap.max_inline_data = a->cap.max_inline_data;
 	ia.sq_sig_all = a->sq_sig_all != 0;
 	ia.srq = a->srq ? ((struct rfw_vrb_srq *)a->srq)->srq : NULL;
+	ia.qp_type = a->qp_type == IBV_QPT_UD ? RFW_QPT_UD : RFW_QPT_RC;
 	rfw_eng_lock(x->eng);
 	q->qp = rfw_create_qp(((struct rfw_vrb_pd *)pd)->pd, &ia);
+	if (q->qp != NULL && ia.qp_type == RFW_QPT_UD && ud_attach(x->eng, q) != 0) {
+		rfw_destroy_qp(q->qp);
+		q->qp = NULL;
+		errno = ENOMEM;
+	}
 	if (q->qp != NULL && rfw_query_qp(q->qp, &qa) == 0) {
 		a->cap.max_send_wr = qa.cap.max_send_wr;
 		a->cap.max_recv_wr = qa.cap.max_recv_wr;
@@ -89,7 +111,7 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	q->ibvx.qp_base.srq = a->srq;
 	q->ibvx.qp_base.qp_num = rfw_qp_num(q->qp);
 	q->ibvx.qp_base.state = IBV_QPS_RESET;
-	q->ibvx.qp_base.qp_type = IBV_QPT_RC;
+	q->ibvx.qp_base.qp_type = a->qp_type;
 	pthread_mutex_init(&q->ibvx.qp_base.mutex, NULL);
 	pthread_cond_init(&q->ibvx.qp_base.cond, NULL);
 	return &q->ibvx.qp_base;
@@ -127,6 +149,7 @@ static int attr_of(const struct ibv_qp_attr *a, int mask, struct rfw_qp_attr *r)
 	r->min_rnr_timer = a->min_rnr_timer;
 	r->max_rd_atomic = a->max_rd_atomic;
 	r->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	r->qkey = a->qkey;
 	return 0;
 }
 
@@ -143,6 +166,13 @@ static int modify_locked(struct rfw_vrb_qp *q, struct rfw_qp_attr *r, int mask)
 		if (ret != 0)
 			return ret;
 		q->attached = true;
+	}
+	/* UD: a datagram is one packet of the port's active MTU (ibv_query_port's). */
+	if (q->ibvx.qp_base.qp_type == IBV_QPT_UD && (mask & IBV_QP_STATE) &&
+	    r->qp_state == RFW_QPS_INIT && q->ibvx.qp_base.state == IBV_QPS_RESET) {
+		rfw_eng_port_info(e, &pi);
+		r->path_mtu = (enum rfw_mtu)rfw_vrb_mtu_of(pi.ip_mtu);
+		mask |= IBV_QP_PATH_MTU;
 	}
 	return rfw_modify_qp(q->qp, r, (unsigned)(mask & QP_MASK_PASS));
 }
@@ -197,6 +227,7 @@ static void attr_to_ibv(const struct rfw_qp_attr *r, struct ibv_qp_attr *a)
 	a->min_rnr_timer = r->min_rnr_timer;
 	a->max_rd_atomic = r->max_rd_atomic;
 	a->max_dest_rd_atomic = r->max_dest_rd_atomic;
+	a->qkey = r->qkey;
 	a->cap.max_send_wr = r->cap.max_send_wr;
 	a->cap.max_recv_wr = r->cap.max_recv_wr;
 	a->cap.max_send_sge = r->cap.max_send_sge;
@@ -225,7 +256,7 @@ int rfw_vrb_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 		init->recv_cq = qp->recv_cq;
 		init->srq = qp->srq;
 		init->cap = a->cap;
-		init->qp_type = IBV_QPT_RC;
+		init->qp_type = qp->qp_type;
 		init->sq_sig_all = q->sq_sig_all;
 	}
 	return 0;

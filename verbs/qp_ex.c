@@ -267,8 +267,17 @@ static void send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t
 
 static void ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
-	(void)ah, (void)qpn, (void)qkey;
-	wr_unsupported(qpx);
+	struct wr_slot *s = last(qpx);
+
+	if (s == NULL)
+		return;
+	if (ah != NULL && rfw_vrb_ah_resolve((struct rfw_vrb_ah *)ah) != 0) {
+		batch_of(qpx)->err = EHOSTUNREACH;
+		return;
+	}
+	s->wr.wr.ud.ah = ah != NULL ? ((struct rfw_vrb_ah *)ah)->ah : NULL;
+	s->wr.wr.ud.remote_qpn = qpn;
+	s->wr.wr.ud.remote_qkey = qkey;
 }
 
 static void xrc_srqn(struct ibv_qp_ex *qpx, uint32_t srqn)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Exported verbs on PDs, MRs, CQs, QPs, SRQs and the objects rocefw lacks (AH, multicast, ECE,
+ * Exported verbs on PDs, MRs, CQs, QPs, SRQs, AHs and the objects rocefw lacks (multicast, ECE,
  * import): each forwards to the real libibverbs unless the object's context is rocefw's.
  */
 #include <errno.h>
@@ -175,17 +175,19 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a)
 {
 	if (!rfw_vrb_ours(pd->context))
 		RFW_FWD("IBVERBS_1.1", ibv_create_ah, pd, a);
-	errno = rfw_vrb_unsupported("ibv_create_ah", "address handles (UD QPs)");
-	return NULL;
+	return rfw_vrb_create_ah(pd, a);
 }
 
 struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh,
                                      uint8_t port)
 {
+	struct ibv_ah_attr a;
+
 	if (!rfw_vrb_ours(pd->context))
 		RFW_FWD("IBVERBS_1.1", ibv_create_ah_from_wc, pd, wc, grh, port);
-	errno = rfw_vrb_unsupported("ibv_create_ah_from_wc", "address handles (UD QPs)");
-	return NULL;
+	if (rfw_vrb_init_ah_from_wc(pd->context, port, wc, grh, &a) != 0)
+		return NULL;
+	return rfw_vrb_create_ah(pd, &a);
 }
 
 int ibv_init_ah_from_wc(struct ibv_context *c, uint8_t port, struct ibv_wc *wc, struct ibv_grh *grh,
@@ -193,13 +195,14 @@ int ibv_init_ah_from_wc(struct ibv_context *c, uint8_t port, struct ibv_wc *wc, 
 {
 	if (!rfw_vrb_ours(c))
 		RFW_FWD("IBVERBS_1.1", ibv_init_ah_from_wc, c, port, wc, grh, a);
-	return rfw_vrb_unsupported("ibv_init_ah_from_wc", "address handles (UD QPs)");
+	return rfw_vrb_init_ah_from_wc(c, port, wc, grh, a);
 }
 
-/* An AH of rocefw never exists: this only ever forwards. */
 int ibv_destroy_ah(struct ibv_ah *ah)
 {
-	RFW_FWD("IBVERBS_1.1", ibv_destroy_ah, ah);
+	if (!rfw_vrb_ours(ah->context))
+		RFW_FWD("IBVERBS_1.1", ibv_destroy_ah, ah);
+	return rfw_vrb_destroy_ah(ah);
 }
 
 int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)

@@ -90,6 +90,14 @@ struct rfw_vrb_cq {
 	bool polling; /* ibv_start_poll .. ibv_end_poll: cons_lock held, ring[cons] current */
 };
 
+struct rfw_vrb_ah {
+	struct ibv_ah ibv;
+	struct rfw_ah *ah;
+	struct rfw_vrb_ctx *ctx;
+	uint8_t dgid[16];
+	bool resolved; /* the MAC is in ah (atomic: read by posting threads) */
+};
+
 struct rfw_vrb_srq {
 	struct ibv_srq ibv;
 	struct rfw_srq *srq;
@@ -132,6 +140,8 @@ int rfw_vrb_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t index,
 int rfw_vrb_query_pkey(struct ibv_context *c, uint8_t port, int index, __be16 *pkey);
 void rfw_vrb_ctx_ops(struct rfw_vrb_ctx *x); /* fill the ops tables (ops.c) */
 __be64 rfw_vrb_node_guid(void);              /* from the configured address */
+/* The largest path MTU whose RoCEv2 packets fit an IP MTU (the port's active_mtu). */
+enum ibv_mtu rfw_vrb_mtu_of(uint32_t ip_mtu);
 
 /* ---- PD, MR (mem.c) ---- */
 struct ibv_pd *rfw_vrb_alloc_pd(struct ibv_context *c);
@@ -171,6 +181,16 @@ int rfw_vrb_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send
 int rfw_vrb_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad);
 /* After posting (engine lock held): tell the NIC and run it once. */
 void rfw_vrb_doorbell(struct rfw_vrb_qp *q);
+
+/* ---- address handles (ah.c) ---- */
+struct ibv_ah *rfw_vrb_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a);
+int rfw_vrb_destroy_ah(struct ibv_ah *ah);
+/* Before a datagram to @h is posted: its MAC known (waits for ARP the first time; engine lock
+ * not held). 0 or an errno. */
+int rfw_vrb_ah_resolve(struct rfw_vrb_ah *h);
+/* The AH back to a UD receive's sender, from the GRH in front of its data. 0 or an errno. */
+int rfw_vrb_init_ah_from_wc(struct ibv_context *c, uint8_t port, const struct ibv_wc *wc,
+                            const struct ibv_grh *grh, struct ibv_ah_attr *a);
 
 /* ---- SRQ (srq.c) ---- */
 struct ibv_srq *rfw_vrb_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a);

@@ -10,12 +10,13 @@ Groups (one meson test each):
                 its GUID; port ACTIVE, Ethernet, GID[0] = the IPv4-mapped address, RoCE v2;
                 --ip and --dev reach the library; without rocefw-run libibverbs finds nothing.
   options       rocefw-run's bad options exit 2 naming the option, before running anything.
-  unsupported   a program needing a verb rocefw lacks (ibv_ud_pingpong: UD QPs) gets a one-line
-                message naming the verb and fails cleanly, no signal.
+  unsupported   a program needing a verb rocefw lacks (ibv_xsrq_pingpong: XRC domains) gets a
+                one-line message naming the verb and fails cleanly, no signal.
   pingpong:MODE[:ARGS]  ibv_rc_pingpong -d rocefw0 -g 0 -c (buffer contents validated) between
                 two rocefw-run processes over net_memif, progress MODE (thread|inline), extra
                 pingpong ARGS (comma-separated, e.g. -e for CQ events); both sides' output
                 checked (addresses exchanged, iterations done).
+  ud_pingpong:MODE[:ARGS]  the same with ibv_ud_pingpong (UD QPs, address handles, the GRH).
   srq_pingpong:MODE[:ARGS]  the same with ibv_srq_pingpong (16 RC QPs on one shared receive
                 queue per side, unless -q says otherwise).
   pyverbs       rdma-core's own test suite (python3-pyverbs ships it, gzip-compressed, under
@@ -138,14 +139,14 @@ def group_options():
 
 
 def group_unsupported():
-    need("ibv_ud_pingpong")
-    rc, out, err = run([RUN, "--", "ibv_ud_pingpong", "-d", "rocefw0", "-g", "0", "-p",
+    need("ibv_xsrq_pingpong")
+    rc, out, err = run([RUN, "--", "ibv_xsrq_pingpong", "-d", "rocefw0", "-g", "0", "-p",
                         str(free_port())], timeout=30)
     print(out + err)
-    check(rc > 0, f"ibv_ud_pingpong fails with an exit status, not a signal (rc {rc})")
-    check(re.search(r"^rocefw-verbs: ibv_create_qp: not supported by rocefw0 \(.*UD.*\): "
+    check(rc > 0, f"ibv_xsrq_pingpong fails with an exit status, not a signal (rc {rc})")
+    check(re.search(r"^rocefw-verbs: ibv_open_xrcd: not supported by rocefw0 \(.*XRC.*\): "
                     r"EOPNOTSUPP$", err, re.M) is not None,
-          "one line naming ibv_create_qp and UD")
+          "one line naming ibv_open_xrcd and XRC")
 
 
 def free_port():
@@ -207,7 +208,7 @@ def group_pingpong(mode, extra, prog="ibv_rc_pingpong"):
     check(cli.returncode == 0, f"client exits 0 ({cli.returncode})")
     for name, out, me, peer in [("server", so, "10.0.0.1", "10.0.0.2"),
                                 ("client", cli.stdout, "10.0.0.2", "10.0.0.1")]:
-        check(re.search(r"local address:\s+LID 0x0000, QPN 0x[0-9a-f]+, PSN 0x[0-9a-f]+, "
+        check(re.search(r"local address:\s+LID 0x0000, QPN 0x[0-9a-f]+, PSN 0x[0-9a-f]+[,:] "
                         rf"GID ::ffff:{re.escape(me)}", out) is not None,
               f"{name}: local GID ::ffff:{me}")
         check(re.search(rf"remote address:.*GID ::ffff:{re.escape(peer)}", out) is not None,
@@ -365,6 +366,8 @@ def main():
         group_perftest(g[1], g[2].split(",") if len(g) > 2 and g[2] else [])
     elif g[0] == "pingpong":
         group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [])
+    elif g[0] == "ud_pingpong":
+        group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [], "ibv_ud_pingpong")
     elif g[0] == "srq_pingpong":
         group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [], "ibv_srq_pingpong")
     else:
