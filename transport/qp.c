@@ -88,6 +88,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	qp->dev = dev;
 	qp->pd = pd;
 	qp->type = ia->qp_type;
+	qp->event = ia->event;
 	qp->send_cq = ia->send_cq;
 	qp->recv_cq = ia->recv_cq;
 	qp->context = ia->qp_context;
@@ -199,6 +200,7 @@ bool rfw_qp_sq_active(const struct rfw_qp *qp)
 /* Back to RESET: queues emptied without completions (IBA 10.3.1 "Reset state"). */
 static void qp_reset(struct rfw_qp *qp)
 {
+	qp->comm_est = false;
 	qp->sq_prod = 0;
 	qp->rq_prod = qp->rq_cons = 0;
 	memset(&qp->req, 0, sizeof(qp->req));
@@ -289,6 +291,8 @@ void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_
  */
 void rfw_qp_error(struct rfw_qp *qp)
 {
+	bool was_err = qp->state == RFW_QPS_ERR;
+
 	qp->state = RFW_QPS_ERR;
 	while (qp->comp.idx != qp->sq_prod)
 		rfw_qp_complete_swqe(qp, rfw_sq_at(qp, qp->comp.idx), RFW_WC_WR_FLUSH_ERR);
@@ -303,6 +307,9 @@ void rfw_qp_error(struct rfw_qp *qp)
 	}
 	qp->resp.have_rwqe = false;
 	qp->resp.cls = MSG_NONE;
+	/* IBA 11.6.3: an SRQ's QP reports when its last WQE has completed (here: flushed). */
+	if (!was_err && qp->srq != NULL)
+		rfw_qp_event(qp, RFW_QP_EV_LAST_WQE);
 }
 
 /* ---- modify / query ---- */

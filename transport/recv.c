@@ -122,7 +122,12 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 			rfw_resp_queue_nak(qp,
 			                   RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_INVALID_REQUEST),
 			                   p->bth.psn);
+			rfw_resp_fatal_event(qp, RFW_NAK_INVALID_REQUEST);
 			return -EINVAL;
+		}
+		if (qp->state == RFW_QPS_RTR && !qp->comm_est) {
+			qp->comm_est = true; /* IBA 11.6.3.1: communication established */
+			rfw_qp_event(qp, RFW_QP_EV_COMM_EST);
 		}
 		if (rx->ecn == 3 && carries_data(p))
 			np_ce(qp, now_ns);

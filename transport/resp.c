@@ -623,11 +623,25 @@ static enum resp_state err_rnr(struct resp_ctx *c)
 	return RESPST_EXIT;
 }
 
+/*
+ * IBA 11.6.3.2: invalid request and remote access errors found by the responder are affiliated
+ * asynchronous errors of its QP (no WQE may exist to report them). A remote operational error
+ * completes the receive WQE in error instead.
+ */
+void rfw_resp_fatal_event(struct rfw_qp *qp, unsigned code)
+{
+	if (code == RFW_NAK_INVALID_REQUEST)
+		rfw_qp_event(qp, RFW_QP_EV_REQ_ERR);
+	else if (code == RFW_NAK_REMOTE_ACCESS_ERR)
+		rfw_qp_event(qp, RFW_QP_EV_ACCESS_ERR);
+}
+
 /* Responder errors that end the connection: NAK, then ERR (IBA 9.9.3.1, class C/D). */
 static void fatal(struct resp_ctx *c, unsigned code)
 {
 	rfw_qp_error(c->qp);
 	queue_nak(c->qp, code, c->pkt->bth.psn);
+	rfw_resp_fatal_event(c->qp, code);
 }
 
 static enum resp_state err_invalid_request(struct resp_ctx *c)
@@ -780,6 +794,7 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 		qp->resp.nak_pending = false;
 		rfw_cnt(qp, RFW_CNT_resp_remote_access_errors);
 		rfw_qp_error(qp);
+		rfw_resp_fatal_event(qp, RFW_NAK_REMOTE_ACCESS_ERR);
 		return 0;
 	}
 	if (!t->started)

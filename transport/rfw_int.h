@@ -240,6 +240,8 @@ struct rfw_qp {
 	struct rfw_cq *send_cq, *recv_cq;
 	struct rfw_srq *srq; /* receive WQEs come from it; rq[] then holds the ones taken */
 	void *context;
+	void (*event)(void *qp_context, struct rfw_qp *qp, enum rfw_qp_event ev);
+	bool comm_est; /* RFW_QP_EV_COMM_EST sent since the last RESET */
 	uint32_t qpn;
 	enum rfw_qp_state state;
 	struct rfw_qp_attr attr;
@@ -425,6 +427,12 @@ void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc);
 /* qp.c */
 void rfw_qp_error(struct rfw_qp *qp);
 void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st);
+static inline void rfw_qp_event(struct rfw_qp *qp, enum rfw_qp_event ev)
+{
+	if (qp->event != NULL)
+		qp->event(qp->context, qp, ev);
+}
+
 /* srq.c: receive WQEs ready at rq_cons (up to @want, taking them from the SRQ if any). */
 uint32_t rfw_rq_avail(struct rfw_qp *qp, uint32_t want);
 
@@ -478,6 +486,8 @@ uint32_t rfw_sr_sack_len(const struct rfw_qp *qp);
 void rfw_resp_run_gbn(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
 void rfw_resp_queue_sr_state(struct rfw_qp *qp);
 void rfw_resp_queue_nak(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn);
+/* The responder failed a request with NAK @code: the affiliated error event of that code. */
+void rfw_resp_fatal_event(struct rfw_qp *qp, unsigned code);
 
 /* Packet output shared by all three. */
 /*

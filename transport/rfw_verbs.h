@@ -275,9 +275,23 @@ enum rfw_qp_type {
 	                   per message, addressed per work request (rfw_create_ah) */
 };
 
+/*
+ * Affiliated asynchronous events of a QP (IBA 11.6.3), values as ibv_event_type's. Errors a
+ * completion cannot report: the responder of an RC QP that fails a request has no WQE for a
+ * WRITE or READ, so the reason reaches its owner here.
+ */
+enum rfw_qp_event {
+	RFW_QP_EV_REQ_ERR = 2,    /* responder: invalid request NAKed, QP to ERR */
+	RFW_QP_EV_ACCESS_ERR = 3, /* responder: remote access error NAKed, QP to ERR */
+	RFW_QP_EV_COMM_EST = 4,   /* the first request arrived while in RTR */
+	RFW_QP_EV_LAST_WQE = 16,  /* a QP on an SRQ entered ERR: no WQE of it will complete */
+};
+
 struct rfw_qp_init_attr {
 	void *qp_context;
 	enum rfw_qp_type qp_type;
+	/* Optional: affiliated events, on the thread driving the device. */
+	void (*event)(void *qp_context, struct rfw_qp *qp, enum rfw_qp_event ev);
 	struct rfw_cq *send_cq;
 	struct rfw_cq *recv_cq;
 	struct rfw_qp_cap cap;

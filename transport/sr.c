@@ -132,6 +132,7 @@ static void sr_fatal(struct rfw_qp *qp, unsigned code, uint32_t psn)
 {
 	rfw_qp_error(qp);
 	rfw_resp_queue_nak(qp, RFW_AETH_SYNDROME(RFW_AETH_NAK, code), psn);
+	rfw_resp_fatal_event(qp, code);
 }
 
 /*

@@ -3,9 +3,10 @@
  * Asynchronous events of rocefw contexts: the port going ACTIVE or down (IBV_EVENT_PORT_ACTIVE,
  * IBV_EVENT_PORT_ERR), seen by a check of the port's link every ASYNC_LINK_CHECK_NS from the
  * NIC's progress, and delivered to every open context; an SRQ's limit (IBV_EVENT_SRQ_LIMIT_
- * REACHED) to the SRQ's context. A context's async_fd is an eventfd in
- * semaphore mode (one count per queued event), so poll/epoll on it work and each
- * ibv_get_async_event read takes one event.
+ * REACHED) and a QP's affiliated events (communication established, request / access error,
+ * last WQE reached: the transport's rfw_qp_event) to the context of their object. A context's
+ * async_fd is an eventfd in semaphore mode (one count per queued event), so poll/epoll on it work
+ * and each ibv_get_async_event read takes one event.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -78,6 +79,14 @@ void rfw_vrb_async_post_srq(struct rfw_vrb_ctx *x, struct ibv_srq *srq)
 	struct ibv_async_event ev = {.event_type = IBV_EVENT_SRQ_LIMIT_REACHED};
 
 	ev.element.srq = srq;
+	post_ev(x, &ev);
+}
+
+void rfw_vrb_async_post_qp(struct rfw_vrb_ctx *x, struct ibv_qp *qp, enum ibv_event_type type)
+{
+	struct ibv_async_event ev = {.event_type = type};
+
+	ev.element.qp = qp;
 	post_ev(x, &ev);
 }
 

@@ -32,6 +32,21 @@ _Static_assert((int)IBV_QP_STATE == (int)RFW_QP_STATE && (int)IBV_QP_AV == (int)
 
 static const char *const state_name[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
 
+_Static_assert((int)IBV_EVENT_QP_REQ_ERR == (int)RFW_QP_EV_REQ_ERR &&
+                   (int)IBV_EVENT_QP_ACCESS_ERR == (int)RFW_QP_EV_ACCESS_ERR &&
+                   (int)IBV_EVENT_COMM_EST == (int)RFW_QP_EV_COMM_EST &&
+                   (int)IBV_EVENT_QP_LAST_WQE_REACHED == (int)RFW_QP_EV_LAST_WQE,
+               "qp event values");
+
+/* The transport's affiliated events of a QP become the context's async events. */
+static void qp_event(void *qp_context, struct rfw_qp *qp, enum rfw_qp_event ev)
+{
+	struct rfw_vrb_qp *q = qp_context;
+
+	(void)qp;
+	rfw_vrb_async_post_qp(q->ctx, &q->ibvx.qp_base, (enum ibv_event_type)ev);
+}
+
 /*
  * A UD QP is on the NIC from the start, with a path to our own address: its datagrams take
  * their destination from each work request's address handle (nic/ patches it per frame).
@@ -71,7 +86,9 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	q = calloc(1, sizeof(*q));
 	if (q == NULL)
 		return NULL;
+	q->ctx = x; /* before the QP exists: its events name the context */
 	ia.qp_context = q;
+	ia.event = qp_event;
 	ia.send_cq = ((struct rfw_vrb_cq *)a->send_cq)->cq;
 	ia.recv_cq = ((struct rfw_vrb_cq *)a->recv_cq)->cq;
 	ia.cap.max_send_wr = a->cap.max_send_wr;

@@ -214,6 +214,8 @@ void rfw_vrb_async_check(struct rfw_eng *e);
 int rfw_vrb_get_async_event(struct ibv_context *c, struct ibv_async_event *ev);
 /* IBV_EVENT_SRQ_LIMIT_REACHED for @srq to its context (NIC thread, engine lock held). */
 void rfw_vrb_async_post_srq(struct rfw_vrb_ctx *x, struct ibv_srq *srq);
+/* An affiliated event of @qp (NIC thread or a verb, engine lock held). */
+void rfw_vrb_async_post_qp(struct rfw_vrb_ctx *x, struct ibv_qp *qp, enum ibv_event_type type);
 
 /* ---- progress (progress.c): one per process, like the engine ---- */
 /* Start the progress thread on @e (once; later calls do nothing). 0 or -errno. */

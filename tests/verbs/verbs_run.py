@@ -27,6 +27,9 @@ Groups (one meson test each):
   async         port events: a net_tap port (needs root and /dev/net/tun); pyverbs waits in
                 ibv_get_async_event while the tap interface is set down, then up:
                 IBV_EVENT_PORT_ERR then IBV_EVENT_PORT_ACTIVE, and ibv_query_port agrees.
+  qp_events     affiliated QP events (pyverbs on the loopback port): IBV_EVENT_COMM_EST when a
+                SEND reaches a QP in RTR, IBV_EVENT_QP_ACCESS_ERR on the responder of a WRITE
+                with a wrong R_Key, IBV_EVENT_QP_LAST_WQE_REACHED when an SRQ's QP goes to ERR.
   perftest:TOOL[:ARGS]  Debian's perftest TOOL (ib_write_bw, ib_read_lat, ...) -d rocefw0 -x 0
                 on both ends over net_memif, thread progress: both exit 0, both print the
                 result row with the iterations asked for and the peer's GID.
@@ -318,6 +321,96 @@ for updown, want in (("down", e.IBV_EVENT_PORT_ERR), ("up", e.IBV_EVENT_PORT_ACT
 '''
 
 
+QP_EVENTS_PROG = """
+import sys
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+from pyverbs.srq import SRQ, SrqInitAttr, SrqAttr
+from pyverbs.mr import MR
+from pyverbs.addr import GlobalRoute, AHAttr
+from pyverbs.wr import SendWR, RecvWR, SGE
+import pyverbs.enums as e
+
+ctx = Context(name="rocefw0")
+pd = PD(ctx)
+cq = CQ(ctx, 64)
+gid = ctx.query_gid(1, 0)
+acc = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+mr = MR(pd, 4096, acc)
+
+def rc_qp(srq=None):
+    cap = QPCap(max_send_wr=8, max_recv_wr=0 if srq else 8, max_send_sge=1, max_recv_sge=1)
+    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, srq=srq, cap=cap))
+
+def attr(peer):
+    a = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
+    a.qp_access_flags = acc
+    a.path_mtu = e.IBV_MTU_1024
+    a.dest_qp_num = peer.qp_num
+    a.rq_psn = 0
+    a.sq_psn = 0
+    a.max_dest_rd_atomic = 1
+    a.max_rd_atomic = 1
+    a.min_rnr_timer = 1
+    a.timeout = 14
+    a.retry_cnt = 3
+    a.rnr_retry = 3
+    a.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=0), is_global=1, port_num=1)
+    return a
+
+def event(want):
+    ev = ctx.get_async_event()
+    print("event", ev.event_type, "want", want, flush=True)
+    ev.ack()
+    if ev.event_type != want:
+        sys.exit(1)
+
+def poll(n):
+    got = []
+    while len(got) < n:
+        k, wcs = cq.poll(n - len(got))
+        got += wcs
+    return got
+
+a, b = rc_qp(), rc_qp()
+a.to_init(attr(b)); a.to_rtr(attr(b)); a.to_rts(attr(b))
+b.to_init(attr(a)); b.to_rtr(attr(a))
+b.post_recv(RecvWR(wr_id=1, num_sge=1, sg=[SGE(mr.buf, 64, mr.lkey)]))
+a.post_send(SendWR(wr_id=2, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(mr.buf + 1024, 64, mr.lkey)]))
+print("wc", [(w.wr_id, w.status) for w in poll(2)], flush=True)
+event(e.IBV_EVENT_COMM_EST)
+b.to_rts(attr(a))
+wr = SendWR(wr_id=3, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1, sg=[SGE(mr.buf, 8, mr.lkey)])
+wr.set_wr_rdma(mr.rkey ^ 0x100, mr.buf)
+a.post_send(wr)
+print("wc", [(w.wr_id, w.status) for w in poll(1)], flush=True)
+event(e.IBV_EVENT_QP_ACCESS_ERR)
+srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=8, max_sge=1)))
+c = rc_qp(srq)
+c.to_init(attr(a))
+c.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+event(e.IBV_EVENT_QP_LAST_WQE_REACHED)
+print("all events", flush=True)
+for o in (c, srq, a, b, mr, cq, pd, ctx):
+    o.close()
+"""
+
+
+def group_qp_events():
+    """Affiliated QP events through ibv_get_async_event on the loopback port (pyverbs)."""
+    rc, out, err = run([RUN, "--", "/usr/bin/python3", "-c", QP_EVENTS_PROG], timeout=60)
+    print(out + err)
+    events = re.findall(r"^event (\d+) want (\d+)$", out, re.M)
+    check(rc == 0 and "all events" in out, f"the program ran to its end (rc {rc})")
+    check(("4", "4") in events, "IBV_EVENT_COMM_EST: a SEND reached a QP in RTR")
+    check(("3", "3") in events, "IBV_EVENT_QP_ACCESS_ERR: a WRITE with a wrong R_Key")
+    check(("16", "16") in events, "IBV_EVENT_QP_LAST_WQE_REACHED: an SRQ's QP to ERR")
+    check(re.search(r"^wc \[\(3, 10\)\]$", out, re.M) is not None,
+          "the requester's WRITE completes with IBV_WC_REM_ACCESS_ERR (10)")
+
+
 def group_async():
     if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
         print("SKIP: needs root and /dev/net/tun (a net_tap port)")
@@ -360,6 +453,8 @@ def main():
         group_unsupported()
     elif g[0] == "async":
         group_async()
+    elif g[0] == "qp_events":
+        group_qp_events()
     elif g[0] == "pyverbs":
         group_pyverbs()
     elif g[0] == "perftest":
