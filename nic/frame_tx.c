@@ -13,7 +13,7 @@ static int path_check(const struct rfw_fw_path *p)
 {
 	if (p->vlan && (p->vlan_id == 0 || p->vlan_id > 4094))
 		return -EINVAL;
-	if (p->pcp > 7 || p->cnp_pcp > 7 || p->dscp > 63 || p->cnp_dscp > 63)
+	if (p->pcp > 7 || p->cnp_pcp > 7 || p->dscp > 63 || p->cnp_dscp > 63 || p->prio > 7)
 		return -EINVAL;
 	if (rfw_ip_is_mapped4(p->dst_ip) != rfw_ip_is_mapped4(p->src_ip))
 		return -EINVAL;

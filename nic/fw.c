@@ -169,6 +169,7 @@ int rfw_fw_qp_attach(struct rfw_fw *fw, struct rfw_qp *qp, const struct rfw_fw_p
 	fq->qp = qp;
 	fq->fw = fw;
 	fq->l2_pending = path->l2_pending;
+	fq->prio = path->prio;
 	fw_qp_nodes_init(fq);
 	rc = fw_template(fw, fq, path);
 	if (rc == 0)

@@ -29,6 +29,8 @@ struct fw_qp {
 	struct fw_qp *rnext; /* ready list */
 	bool in_ready;
 	bool l2_pending;
+	bool room_wait; /* this turn met a full host queue of its class (rfw_fw_host_ops.tx_room) */
+	uint8_t prio;   /* its class for tx_room (rfw_fw_path.prio) */
 	bool has_np;
 	bool probe_out;       /* TIMELY: an RTT probe (a request with AckReq) is in flight */
 	uint32_t probe_psn;   /*   its PSN */

@@ -54,6 +54,8 @@ extern "C" {
 	X(pacer_waits, "turns that ended with requests waiting for the pacer's departure time")    \
 	X(timer_fired, "transport timer wheel entries that expired")                               \
 	X(tx_no_buf, "frames the host could not give a buffer for (the QP retries next turn)")     \
+	X(tx_room_waits,                                                                           \
+	  "frames held back: the host's queue of the QP's class was full (tx_room)")               \
 	X(tx_frame_bytes, "bytes of frames sent, Ethernet header to ICRC (the rate machine's "     \
 	                  "unit)")                                                                 \
 	X(rx_dev_dropped, "RoCEv2 frames the transport dropped (unknown QP, bad state, ...)")      \
@@ -95,6 +97,13 @@ struct rfw_fw_host_ops {
 	uint8_t *(*frame_alloc)(void *host, uint32_t len);
 	/* The frame at @frame (from frame_alloc) is complete: @len bytes, Ethernet to ICRC. */
 	void (*frame_send)(void *host, uint8_t *frame, uint32_t len);
+	/*
+	 * Optional: whether the host's egress queue of class @prio (rfw_fw_path.prio: a PFC
+	 * priority, a traffic class) takes another frame now. Asked before each frame of a QP of
+	 * that class; "no" ends that QP's turn only (it stays ready), so a paused class never
+	 * holds back the others. The host calls rfw_fw_run() again when room frees up.
+	 */
+	bool (*tx_room)(void *host, uint8_t prio);
 };
 
 /* Rate machine of the NIC (cc/cc.h's cc_flow). */
@@ -143,6 +152,7 @@ struct rfw_fw_path {
 	uint8_t dscp;       /* data/response DSCP (sent ECT(0)), 0..63 */
 	uint8_t cnp_dscp;   /* CNP DSCP (sent Not-ECT), 0..63 */
 	uint8_t cnp_pcp;    /* CNP PCP when tagged, 0..7 */
+	uint8_t prio;       /* the host's class of this QP's frames for tx_room, 0..7 (0) */
 	bool l2_pending;    /* dst_mac not known yet: the QP sends nothing until set */
 	/* This QP's DCQCN profile (notification point, and reaction point with
 	 * RFW_FW_CC_DCQCN), NULL: the NIC's. QPs share a scope's rate only with the same profile.

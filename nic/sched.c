@@ -77,6 +77,12 @@ static uint8_t *io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
 
 	if (fq == NULL)
 		return NULL;
+	/* A full class stops this QP only: no fw->no_buf, other classes go on. */
+	if (fw->ops.tx_room != NULL && !fw->ops.tx_room(fw->host, fq->prio)) {
+		fw->ctr[RFW_FW_CTR_tx_room_waits]++;
+		fq->room_wait = true;
+		return NULL;
+	}
 	flen = fq->hdr_len + len + RFW_ICRC_LEN;
 	f = flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL;
 	if (f == NULL) {
@@ -173,6 +179,7 @@ static void serve(struct rfw_fw *fw, struct fw_qp *fq, uint64_t now)
 		rearm_timer(fw, fq);
 		return;
 	}
+	fq->room_wait = false;
 	n = rfw_qp_tx_responses(fq->qp, fw->quantum, now);
 	/* Requests only once every response is out (one without a buffer keeps them behind it). */
 	if (!rfw_qp_has_responses(fq->qp))
@@ -183,6 +190,8 @@ static void serve(struct rfw_fw *fw, struct fw_qp *fq, uint64_t now)
 	 */
 	if (fw->no_buf && fw->sent == sent0)
 		ready_push_head(fw, fq);
+	else if (fq->room_wait)
+		fw_ready_push(fw, fq); /* its class is full: served again at the host's next run */
 	else if (rfw_qp_has_responses(fq->qp) || (!waiting && rfw_qp_has_requests(fq->qp, now)))
 		fw_ready_push(fw, fq);
 	rearm_timer(fw, fq);

@@ -228,9 +228,15 @@ def main():
                         "--profile", "unified"], capture_output=True, text=True)
     sj = json.loads(p.stdout)
     sim = sorted(f["completion_time_us"] for f in sj["flows"])
-    check(len(ns3) == 8 and abs(ns3[0] / sim[0] - 1) < 0.01 and abs(ns3[-1] / sim[-1] - 1) < 0.03,
-          f"sim vs ns-3: first/last completion {sim[0]:.0f}/{sim[-1]:.0f} us vs "
-          f"{ns3[0] if ns3 else 0:.0f}/{ns3[-1] if ns3 else 0:.0f} us")
+    # The mean and the first completion are stable; the last one is the extreme of eight
+    # flows whose cuts depend on marking draws and host queueing (docs/ns3.md "Sim vs ns-3":
+    # 5008-5237 us in rocefw-ns3 with a host window of 1-8 frames, 5023-5091 us in rocefw-sim
+    # over marking seeds), so it gets a wider bound.
+    mean = lambda v: sum(v) / len(v) if v else 0
+    check(len(ns3) == 8 and abs(ns3[0] / sim[0] - 1) < 0.01 and
+          abs(mean(ns3) / mean(sim) - 1) < 0.01 and abs(ns3[-1] / sim[-1] - 1) < 0.05,
+          f"sim vs ns-3: first/mean/last completion {sim[0]:.0f}/{mean(sim):.0f}/{sim[-1]:.0f} us "
+          f"vs {ns3[0] if ns3 else 0:.0f}/{mean(ns3):.0f}/{ns3[-1] if ns3 else 0:.0f} us")
     check(abs(o.get("cnps_sent", 0) - sj["cnps_sent"]) <= 0.3 * sj["cnps_sent"],
           f"sim vs ns-3: CNPs {sj['cnps_sent']} vs {o.get('cnps_sent')}")
 

@@ -1,21 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rocefw-ns3's host adapter: ONE file between ns-3 and the firmware. A struct rfw_hn is the NIC
- * of one simulated host: a transport device (transport/rfw_verbs.h), one RC QP per flow end,
- * DCQCN (cc/dcqcn.h reaction + notification point, cc/pacer.h) behind the transport's
- * rfw_cc_ops, a round-robin scheduler that asks the pacer WHEN before the transport builds
- * WHAT, and framing with wire/frame.h (Ethernet + IPv4 + UDP/4791 + ICRC).
- *
- * TEMPORARY HOSTING (issue 18): nic/ (the DPDK-free firmware core, nic/rfw_fw.h) has landed
- * and hosts the DPDK dataplane and rocefw-sim; this file still hosts the transport and cc/
- * itself, as rocefw-sim did before. What nic/ lacks for it: a per-priority "room" question
- * (PFC pauses one priority's QPs, not the host's every frame). Its interface mirrors nic/'s
- * host seam (rfw_fw_host_ops.frame_alloc / frame_send, rfw_fw_rx_frame, rfw_fw_run,
- * rfw_fw_next_ns), so the switch is local to host_nic.c:
- * rfw_hn_create -> rfw_fw_create with the profile, rfw_hn_flow_open -> rfw_create_qp on
- * rfw_fw_dev + rfw_fw_qp_attach with the path, rfw_hn_rx_frame -> rfw_fw_rx_frame,
- * rfw_hn_run -> rfw_fw_run + CQ polling, rfw_hn_next_ns -> rfw_fw_next_ns. The C++ side
- * (host_device.cc) does not change.
+ * of one simulated host: a nic/ core (nic/rfw_fw.h: the transport, scheduler, pacing, DCQCN
+ * with the profile's rp_scope, framing and ICRC: the firmware the DPDK dataplane and rocefw-sim
+ * host), one RC QP per flow end, one RDMA WRITE per flow. The host (host_device.cc, C++) gives
+ * frames, time and per-priority room (PFC pauses one priority's QPs only).
  *
  * Time is an argument everywhere (ns-3's Simulator::Now in ns); buffers come from the host.
  */
