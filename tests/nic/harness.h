@@ -53,6 +53,7 @@ struct h_nic {
 struct h_net {
 	uint64_t now;
 	unsigned ce_to_1; /* mark the next this many ECN-capable frames to NIC 1 CE */
+	uint8_t paused;   /* classes (bit per rfw_fw_path.prio) whose queue has no room */
 	unsigned head, tail;
 	struct h_frame q[H_QUEUE];
 	struct h_nic nic[H_NICS];
@@ -106,7 +107,15 @@ static void h_send(void *host, uint8_t *frame, uint32_t len)
 	net->tail++;
 }
 
-static const struct rfw_fw_host_ops h_ops = {.frame_alloc = h_alloc, .frame_send = h_send};
+static bool h_room(void *host, uint8_t prio)
+{
+	const struct h_nic *n = host;
+
+	return !(n->net->paused & (1u << prio));
+}
+
+static const struct rfw_fw_host_ops h_ops = {
+    .frame_alloc = h_alloc, .frame_send = h_send, .tx_room = h_room};
 
 /* Frames due by now delivered (in order), then every NIC runs. */
 static void h_step(struct h_net *net)
@@ -166,7 +175,8 @@ static void h_nic_fini(struct h_nic *n)
  * A QP of @n in INIT, attached from 10.0.0.(@src_host + 1) toward NIC @peer at
  * 10.0.0.(@dst_host + 1).
  */
-static struct rfw_qp *h_qp(struct h_nic *n, int peer, uint32_t src_host, uint32_t dst_host)
+static struct rfw_qp *h_qp_prio(struct h_nic *n, int peer, uint32_t src_host, uint32_t dst_host,
+                                uint8_t prio)
 {
 	struct rfw_qp_init_attr ia = {.send_cq = n->cq, .recv_cq = n->cq, .sq_sig_all = true};
 	struct rfw_qp_attr a = {.qp_state = RFW_QPS_INIT,
@@ -175,7 +185,8 @@ static struct rfw_qp *h_qp(struct h_nic *n, int peer, uint32_t src_host, uint32_
 	struct rfw_fw_path p = {.src_mac = {2, 0, 0, 0, 0, (uint8_t)(0x10 + n->id)},
 	                        .dst_mac = {2, 0, 0, 0, 0, (uint8_t)(0x10 + peer)},
 	                        .cnp_dscp = 48,
-	                        .cnp_pcp = 6};
+	                        .cnp_pcp = 6,
+	                        .prio = prio};
 	struct rfw_qp *qp;
 
 	ia.cap = (struct rfw_qp_cap){
@@ -186,6 +197,12 @@ static struct rfw_qp *h_qp(struct h_nic *n, int peer, uint32_t src_host, uint32_
 	rfw_ip4_to_mapped(p.src_ip, 0x0a000001u + src_host);
 	rfw_ip4_to_mapped(p.dst_ip, 0x0a000001u + dst_host);
 	return rfw_fw_qp_attach(n->fw, qp, &p) == 0 ? qp : NULL;
+}
+
+/* h_qp_prio in class 0. */
+static struct rfw_qp *h_qp(struct h_nic *n, int peer, uint32_t src_host, uint32_t dst_host)
+{
+	return h_qp_prio(n, peer, src_host, dst_host, 0);
 }
 
 /* RTR + RTS toward @dqpn, the path's addresses as h_qp()'s (the transport checks them). */

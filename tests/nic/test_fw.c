@@ -288,6 +288,42 @@ static void on_fire(void *ctx, struct fw_wnode *n)
 	f->when[f->n++] = f->now;
 }
 
+/*
+ * tx_room: a class without room holds back only its own QPs (they stay ready and go once the
+ * host has room again); the other class's WRITE completes meanwhile.
+ */
+static void test_tx_room(void **state)
+{
+	struct rfw_fw_conf c = {0};
+	struct h_net *net = net_new(&c, &c);
+	struct h_nic *a = &net->nic[0], *b = &net->nic[1];
+	struct rfw_qp *q[4];
+
+	(void)state;
+	pair(net, &q[0], &q[1], 1);
+	q[2] = h_qp_prio(a, 1, 0, 1, 3);
+	q[3] = h_qp(b, 0, 1, 0);
+	assert_non_null(q[2]);
+	assert_non_null(q[3]);
+	assert_int_equal(h_connect(q[2], rfw_qp_num(q[3]), 0, 1), 0);
+	assert_int_equal(h_connect(q[3], rfw_qp_num(q[2]), 1, 0), 0);
+	h_run(net, 10000, 100);
+	net->paused = 1u << 3;
+	a->nsent = 0;
+	assert_int_equal(h_write(a, q[2], 0, 8192, b, 0), 0);
+	assert_int_equal(h_write(a, q[0], 8192, 8192, b, 8192), 0);
+	assert_int_equal(h_run_until(net, a, 1, 1000000, 100), 1); /* q[0]'s */
+	h_run(net, 100000, 100);
+	assert_int_equal(h_reap(a), 0); /* q[2]'s is still waiting */
+	for (unsigned i = 0; i < a->nsent; i++)
+		assert_int_equal(a->sent[i].qpn_dst, rfw_qp_num(q[1]));
+	assert_true(rfw_fw_ctr(a->fw, RFW_FW_CTR_tx_room_waits) > 0);
+	assert_true(rfw_fw_ready(a->fw));
+	net->paused = 0;
+	assert_int_equal(h_run_until(net, a, 1, 1000000, 100), 1);
+	net_free(net, q, 4);
+}
+
 /* Entries fire at the first advance at or after their time, in order, never a lap early. */
 static void test_wheel(void **state)
 {
@@ -325,7 +361,7 @@ int main(void)
 	    cmocka_unit_test(test_write_doorbell), cmocka_unit_test(test_scope_port),
 	    cmocka_unit_test(test_scope_dst),      cmocka_unit_test(test_paced_schedule),
 	    cmocka_unit_test(test_byte_unit),      cmocka_unit_test(test_timely),
-	    cmocka_unit_test(test_wheel),
+	    cmocka_unit_test(test_wheel),          cmocka_unit_test(test_tx_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
