@@ -240,6 +240,22 @@ def main():
     check(abs(o.get("cnps_sent", 0) - sj["cnps_sent"]) <= 0.3 * sj["cnps_sent"],
           f"sim vs ns-3: CNPs {sj['cnps_sent']} vs {o.get('cnps_sent')}")
 
+    # 8. --rates: two staggered flows, each flow's DCQCN rate every 10 us while it sends.
+    topo3 = write_star(d, 3, "star3.txt")
+    two = write_flows(d, [(1, 3, 3, 100, 8388608, 0), (2, 3, 3, 100, 8388608, 0.0005)], "two.txt")
+    rates = os.path.join(d, "rates.csv")
+    run("--topology", topo3, "--flows", two, "--fct-out", fct, "--kmin-kb", "5", "--kmax-kb",
+        "200", "--pmax", "0.01", "--mark-at", "enqueue", "--rates", rates, "--sample-us", "10")
+    with open(rates) as f:
+        rows = f.read().splitlines()
+    pts = [tuple(float(x) for x in r.split(",")) for r in rows[1:]]
+    f1 = [p for p in pts if p[1] == 1]
+    check(rows[0] == "time_us,flow,rate_gbps" and len(pts) > 100 and
+          all(0 < p[2] <= 100 for p in pts) and f1 and min(p[0] for p in f1) >= 500 and
+          any(p[1] == 0 and p[2] < 60 for p in pts),
+          f"--rates: header {rows[0]!r}, {len(pts)} samples, flow 1 from "
+          f"{min(p[0] for p in f1) if f1 else None} us, a cut of flow 0 seen")
+
     shutil.rmtree(d)
     print("ns3_fabric:", "FAIL" if fails else "ok", f"({fails} failures)")
     return 1 if fails else 0

@@ -35,7 +35,7 @@ struct Adj {
 struct FlowState {
 	int src_slot = -1, dst_slot = -1;
 	uint16_t sport = 0;
-	bool done = false;
+	bool started = false, done = false;
 };
 
 struct Fabric {
@@ -73,6 +73,7 @@ struct Fabric {
 	uint64_t Standalone(const struct rfw_flow_spec &f) const;
 	void Start(uint32_t i);
 	void Done(uint32_t i, bool ok);
+	void Sample();
 	void Collect();
 };
 
@@ -320,7 +321,26 @@ bool Fabric::Build(std::string *err)
 	fs.resize(nflows);
 	for (uint32_t i = 0; i < nflows; i++)
 		Simulator::Schedule(ns3::NanoSeconds(flows[i].start_ns), &Fabric::Start, this, i);
+	if (c.rates != nullptr) {
+		std::fputs("time_us,flow,rate_gbps\n", c.rates);
+		Simulator::Schedule(ns3::NanoSeconds(0), &Fabric::Sample, this);
+	}
 	return true;
+}
+
+/* --rates: each started, unfinished flow's rate machine (its scope's) at this instant. */
+void Fabric::Sample()
+{
+	uint64_t now = (uint64_t)Simulator::Now().GetNanoSeconds();
+
+	for (uint32_t i = 0; i < nflows; i++)
+		if (fs[i].started && !fs[i].done)
+			std::fprintf(c.rates, "%.3f,%u,%.3f\n", (double)now / 1e3, i,
+			             (double)rfw_hn_flow_rate_kbps(host[flows[i].src]->nic(),
+			                                           fs[i].src_slot, now) /
+			                 1e6);
+	if (done < nflows)
+		Simulator::Schedule(ns3::NanoSeconds(c.sample_ns), &Fabric::Sample, this);
 }
 
 /* The MAC at the other end of @p's link. */
@@ -360,6 +380,7 @@ void Fabric::Start(uint32_t i)
 		return;
 	}
 	fs[i].sport = rfw_hn_flow_sport(a.nic(), fs[i].src_slot);
+	fs[i].started = true;
 	a.Kick();
 }
 

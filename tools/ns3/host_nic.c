@@ -258,6 +258,11 @@ int rfw_hn_flow_write(struct rfw_hn *hn, int slot, uint64_t bytes, uint64_t now_
 	return rfw_post_send(q->qp, &wr, &bad, now_ns) ? -EINVAL : 0;
 }
 
+uint64_t rfw_hn_flow_rate_kbps(struct rfw_hn *hn, int slot, uint64_t now_ns)
+{
+	return rfw_fw_qp_rate_kbps(hn->fw, hn->slot[slot].qp, now_ns);
+}
+
 void rfw_hn_flow_close(struct rfw_hn *hn, int slot)
 {
 	struct hn_qp *q = &hn->slot[slot];

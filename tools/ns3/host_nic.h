@@ -79,6 +79,8 @@ int rfw_hn_flow_connect(struct rfw_hn *hn, int slot, uint32_t remote_qpn);
 uint16_t rfw_hn_flow_sport(const struct rfw_hn *hn, int slot);
 /* Post the flow's one RDMA WRITE of @bytes (the requester end). 0 or -errno. */
 int rfw_hn_flow_write(struct rfw_hn *hn, int slot, uint64_t bytes, uint64_t now_ns);
+/* The rate of slot @slot's rate machine (its scope's) at @now_ns, kb/s (0: no CC). */
+uint64_t rfw_hn_flow_rate_kbps(struct rfw_hn *hn, int slot, uint64_t now_ns);
 /* The flow is over on this end: its QP leaves the scheduler (and is destroyed). */
 void rfw_hn_flow_close(struct rfw_hn *hn, int slot);
 

@@ -27,7 +27,7 @@ namespace
 {
 
 struct Opts {
-	const char *topology = nullptr, *flows = nullptr, *fct_out = nullptr;
+	const char *topology = nullptr, *flows = nullptr, *fct_out = nullptr, *rates = nullptr;
 	bool json = false;
 	rfw::FabricConf fc;
 };
@@ -57,6 +57,8 @@ void Usage()
 	    "                      joins (the DCQCN paper's CP, rocefw-sim)\n"
 	    "  --sim-time-ms T     stop at T ms of simulated time (default 1000)\n"
 	    "  --pcap DIR          DIR/host-<id>.pcap per host: frames sent and received\n"
+	    "  --rates FILE        CSV 'time_us,flow,rate_gbps': every sending flow's DCQCN rate\n"
+	    "                      (its rp_scope's) each --sample-us (default 10, 0.1..1e6)\n"
 	    "  --json              results as one JSON object (schema rocefw.ns3/1)\n"
 	    "  --mtu B             path MTU 256|512|1024|2048|4096 (default 1024)\n"
 	    "  --buffer-mb M       shared buffer per switch, MB (default 32, 1..1024)\n"
@@ -105,6 +107,8 @@ enum {
 	O_KMAX,
 	O_PMAX,
 	O_ACKTO,
+	O_RATES,
+	O_SAMPLE,
 	O_HELP
 };
 
@@ -175,6 +179,12 @@ void Set(Opts &o, int c, const char *v)
 	case O_ACKTO:
 		f.ack_timeout = (uint8_t)Num("--ack-timeout", v, 1, 31);
 		break;
+	case O_RATES:
+		o.rates = v;
+		break;
+	case O_SAMPLE:
+		f.sample_ns = (uint64_t)std::llround(Num("--sample-us", v, 0.1, 1e6) * 1e3);
+		break;
 	}
 }
 
@@ -197,6 +207,8 @@ Opts Parse(int argc, char **argv)
 	                                   {"pmax", 1, 0, O_PMAX},
 	                                   {"ack-timeout", 1, 0, O_ACKTO},
 	                                   {"mark-at", 1, 0, O_MARKAT},
+	                                   {"rates", 1, 0, O_RATES},
+	                                   {"sample-us", 1, 0, O_SAMPLE},
 	                                   {"help", 0, 0, O_HELP},
 	                                   {0, 0, 0, 0}};
 	Opts o;
@@ -299,8 +311,12 @@ int main(int argc, char **argv)
 		Bad("--flows",
 		    std::string(o.flows) + ": " + (rc == -ENOMEM ? "out of memory" : err));
 	f = Open("--fct-out", o.fct_out, "w");
+	if (o.rates)
+		o.fc.rates = Open("--rates", o.rates, "w");
 	rc = rfw::RunFabric(topo, flows, nflows, o.fc, f, &r, &serr);
 	std::fclose(f);
+	if (o.fc.rates)
+		std::fclose(o.fc.rates);
 	std::free(flows);
 	rfw_topo_free(&topo);
 	if (rc) {
