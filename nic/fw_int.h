@@ -81,6 +81,9 @@ struct rfw_fw {
 	unsigned sent; /* frames sent by the entry point running */
 	bool no_buf;   /* the host had no frame for a turn of this run: end the run */
 	struct fw_qp *rhead, *rtail;
+	/* During a run: QPs whose class had no room before they sent anything, in ready order;
+	   put back at the head of the ready list when the run ends (they keep their turn). */
+	struct fw_qp *bhead, *btail;
 	struct fw_qp **qps;    /* [max_qp] by QPN - qpn_base */
 	struct fw_rate *rates; /* [max_qp] */
 	struct fw_pub *pub;    /* [max_qp] */

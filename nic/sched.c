@@ -36,6 +36,30 @@ static void ready_push_head(struct rfw_fw *fw, struct fw_qp *fq)
 		fw->rtail = fq;
 }
 
+/* A QP blocked by its class before it sent anything (see struct rfw_fw's bhead). */
+static void blocked_push(struct rfw_fw *fw, struct fw_qp *fq)
+{
+	fq->in_ready = true;
+	fq->rnext = NULL;
+	if (fw->btail != NULL)
+		fw->btail->rnext = fq;
+	else
+		fw->bhead = fq;
+	fw->btail = fq;
+}
+
+/* The blocked QPs back at the head of the ready list, in the order they were served. */
+static void blocked_splice(struct rfw_fw *fw)
+{
+	if (fw->bhead == NULL)
+		return;
+	fw->btail->rnext = fw->rhead;
+	fw->rhead = fw->bhead;
+	if (fw->rtail == NULL)
+		fw->rtail = fw->btail;
+	fw->bhead = fw->btail = NULL;
+}
+
 static struct fw_qp *ready_pop(struct rfw_fw *fw)
 {
 	struct fw_qp *fq = fw->rhead;
@@ -190,8 +214,10 @@ static void serve(struct rfw_fw *fw, struct fw_qp *fq, uint64_t now)
 	 */
 	if (fw->no_buf && fw->sent == sent0)
 		ready_push_head(fw, fq);
+	else if (fq->room_wait && fw->sent == sent0)
+		blocked_push(fw, fq); /* its class is full: first again at the host's next run */
 	else if (fq->room_wait)
-		fw_ready_push(fw, fq); /* its class is full: served again at the host's next run */
+		fw_ready_push(fw, fq); /* sent some, then full: behind the others of the list */
 	else if (rfw_qp_has_responses(fq->qp) || (!waiting && rfw_qp_has_requests(fq->qp, now)))
 		fw_ready_push(fw, fq);
 	rearm_timer(fw, fq);
@@ -232,6 +258,7 @@ unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 		nready++;
 	while (nready-- != 0 && !fw->no_buf && (fq = ready_pop(fw)) != NULL)
 		serve(fw, fq, now_ns);
+	blocked_splice(fw);
 	return fw->sent;
 }
 

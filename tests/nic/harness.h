@@ -54,6 +54,7 @@ struct h_net {
 	uint64_t now;
 	unsigned ce_to_1; /* mark the next this many ECN-capable frames to NIC 1 CE */
 	uint8_t paused;   /* classes (bit per rfw_fw_path.prio) whose queue has no room */
+	int room;         /* frames NIC 0's host still takes (any class); negative: no limit */
 	unsigned head, tail;
 	struct h_frame q[H_QUEUE];
 	struct h_nic nic[H_NICS];
@@ -82,6 +83,8 @@ static void h_send(void *host, uint8_t *frame, uint32_t len)
 		abort();
 	f->len = len;
 	f->t = net->now + H_DELAY;
+	if (n->id == 0 && net->room > 0)
+		net->room--;
 	f->to = frame[5] - 0x10;
 	if (rfw_frame_parse_eth(frame, len, &v) == RFW_FRAME_ERR_OK && n->nsent < H_LOG) {
 		const uint8_t *bth = frame + v.ib_off;
@@ -111,7 +114,7 @@ static bool h_room(void *host, uint8_t prio)
 {
 	const struct h_nic *n = host;
 
-	return !(n->net->paused & (1u << prio));
+	return !(n->net->paused & (1u << prio)) && (n->id != 0 || n->net->room != 0);
 }
 
 static const struct rfw_fw_host_ops h_ops = {
@@ -148,6 +151,7 @@ static int h_nic_init(struct h_net *net, int id, const struct rfw_fw_conf *conf)
 	struct h_nic *n = &net->nic[id];
 
 	n->net = net;
+	net->room = -1;
 	n->id = id;
 	n->fw = rfw_fw_create(conf, &h_ops, n);
 	if (n->fw == NULL)
