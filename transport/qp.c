@@ -59,6 +59,37 @@ static void qp_rq_size(struct rfw_qp *qp, struct rfw_srq *srq)
 	qp->rq_size = qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1;
 }
 
+/* Every per-packet structure is allocated here, none on the packet path. 0 or -ENOMEM. */
+static int qp_alloc_queues(struct rfw_qp *qp)
+{
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	qp->resp.nres = RFW_MAX_RD_ATOMIC;
+	qp->resp.res = calloc(qp->resp.nres, sizeof(*qp->resp.res));
+	qp->resp.nrsp = 2 * RFW_MAX_RD_ATOMIC + 8;
+	qp->resp.rsp = calloc(qp->resp.nrsp, sizeof(*qp->resp.rsp));
+	if (!qp->sq || !qp->rq || !qp->resp.res || !qp->resp.rsp)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < qp->sq_size; i++) {
+		qp->sq[i].sge = calloc(qp->cap.max_send_sge, sizeof(struct rfw_sge));
+		if (qp->sq[i].sge == NULL)
+			return -ENOMEM;
+		if (qp->cap.max_inline_data) {
+			qp->sq[i].inline_buf = malloc(qp->cap.max_inline_data);
+			if (qp->sq[i].inline_buf == NULL)
+				return -ENOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < qp->rq_size; i++) {
+		qp->rq[i].sge = calloc(qp->cap.max_recv_sge, sizeof(struct rfw_sge));
+		if (qp->rq[i].sge == NULL)
+			return -ENOMEM;
+	}
+	if (qp->dev->attr.estats && rfw_es_qp_alloc(qp))
+		return -ENOMEM;
+	return 0;
+}
+
 struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *ia)
 {
 	struct rfw_dev *dev;
@@ -99,31 +130,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	qp->qpn = dev->attr.qpn_base + i;
 	qp->sq_size = qp->cap.max_send_wr;
 	qp_rq_size(qp, ia->srq);
-	/* Every per-packet structure is allocated here, none on the packet path. */
-	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
-	qp->resp.nres = RFW_MAX_RD_ATOMIC;
-	qp->resp.res = calloc(qp->resp.nres, sizeof(*qp->resp.res));
-	qp->resp.nrsp = 2 * RFW_MAX_RD_ATOMIC + 8;
-	qp->resp.rsp = calloc(qp->resp.nrsp, sizeof(*qp->resp.rsp));
-	if (!qp->sq || !qp->rq || !qp->resp.res || !qp->resp.rsp)
-		goto nomem;
-	for (i = 0; i < qp->sq_size; i++) {
-		qp->sq[i].sge = calloc(qp->cap.max_send_sge, sizeof(struct rfw_sge));
-		if (qp->sq[i].sge == NULL)
-			goto nomem;
-		if (qp->cap.max_inline_data) {
-			qp->sq[i].inline_buf = malloc(qp->cap.max_inline_data);
-			if (qp->sq[i].inline_buf == NULL)
-				goto nomem;
-		}
-	}
-	for (i = 0; i < qp->rq_size; i++) {
-		qp->rq[i].sge = calloc(qp->cap.max_recv_sge, sizeof(struct rfw_sge));
-		if (qp->rq[i].sge == NULL)
-			goto nomem;
-	}
-	if (dev->attr.estats && rfw_es_qp_alloc(qp))
+	if (qp_alloc_queues(qp) != 0)
 		goto nomem;
 	qp->state = RFW_QPS_RESET;
 	/* UD: a datagram is at most one packet of the port's MTU; the host lowers it with

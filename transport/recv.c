@@ -65,6 +65,34 @@ static bool addr_mismatch(struct rfw_qp *qp, const struct rfw_rx_info *rx)
 	return true;
 }
 
+/* An RC request packet for the responder of @qp. */
+static int rx_request(struct rfw_qp *qp, const struct rfw_rx_info *rx, uint64_t now_ns)
+{
+	const struct rfw_ib_pkt *p = rx->pkt;
+
+	/* IBA 10.3.1: a responder accepts requests in RTR, RTS, SQD and SQE. */
+	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT || qp->state == RFW_QPS_ERR) {
+		rfw_cnt(qp, RFW_CNT_rx_bad_state);
+		return -EINVAL;
+	}
+	if (mode_mismatch(qp, p)) {
+		/* Never placed: the connection ends with an invalid-request NAK. */
+		rfw_qp_error(qp);
+		rfw_resp_queue_nak(qp, RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_INVALID_REQUEST),
+		                   p->bth.psn);
+		rfw_resp_fatal_event(qp, RFW_NAK_INVALID_REQUEST);
+		return -EINVAL;
+	}
+	if (qp->state == RFW_QPS_RTR && !qp->comm_est) {
+		qp->comm_est = true; /* IBA 11.6.3.1: communication established */
+		rfw_qp_event(qp, RFW_QP_EV_COMM_EST);
+	}
+	if (rx->ecn == 3 && carries_data(p))
+		np_ce(qp, now_ns);
+	rfw_resp_rx(qp, p);
+	return 0;
+}
+
 int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_ns)
 {
 	const struct rfw_ib_pkt *p = rx->pkt;
@@ -109,31 +137,8 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 		rfw_cnt(qp, RFW_CNT_rx_bad_opcode);
 		return -EINVAL;
 	}
-	if (p->op->flags & RFW_OPF_REQUEST) {
-		/* IBA 10.3.1: a responder accepts requests in RTR, RTS, SQD and SQE. */
-		if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT ||
-		    qp->state == RFW_QPS_ERR) {
-			rfw_cnt(qp, RFW_CNT_rx_bad_state);
-			return -EINVAL;
-		}
-		if (mode_mismatch(qp, p)) {
-			/* Never placed: the connection ends with an invalid-request NAK. */
-			rfw_qp_error(qp);
-			rfw_resp_queue_nak(qp,
-			                   RFW_AETH_SYNDROME(RFW_AETH_NAK, RFW_NAK_INVALID_REQUEST),
-			                   p->bth.psn);
-			rfw_resp_fatal_event(qp, RFW_NAK_INVALID_REQUEST);
-			return -EINVAL;
-		}
-		if (qp->state == RFW_QPS_RTR && !qp->comm_est) {
-			qp->comm_est = true; /* IBA 11.6.3.1: communication established */
-			rfw_qp_event(qp, RFW_QP_EV_COMM_EST);
-		}
-		if (rx->ecn == 3 && carries_data(p))
-			np_ce(qp, now_ns);
-		rfw_resp_rx(qp, p);
-		return 0;
-	}
+	if (p->op->flags & RFW_OPF_REQUEST)
+		return rx_request(qp, rx, now_ns);
 	if (!rfw_qp_sq_active(qp)) {
 		rfw_cnt(qp, RFW_CNT_rx_bad_state);
 		return -EINVAL;

@@ -22,7 +22,7 @@ struct FabricConf {
 	uint32_t mtu = 1024;      /* --mtu: path MTU bytes */
 	uint8_t ack_timeout = 14; /* --ack-timeout: local ACK timeout 4.096 us x 2^N (14: 67 ms) */
 	uint64_t sim_time_ns = 1000000000ull;
-	std::string pcap_dir; /* --pcap: host-<id>.pcap per host */
+	std::string pcap_dir;       /* --pcap: host-<id>.pcap per host */
 	FILE *rates = nullptr;      /* --rates: 'time_us,flow,rate_gbps' of every sending flow */
 	uint64_t sample_ns = 10000; /* --sample-us */
 	SwitchConf sw;
