@@ -150,6 +150,19 @@ void rfw_dev_destroy(struct rfw_dev *dev)
 	free(dev);
 }
 
+/* A destroyed QP's counts stay in the device's (one owner: the device outlives its QPs). */
+void rfw_dev_retire_counters(struct rfw_dev *dev, const struct rfw_qp *qp)
+{
+	for (int c = 0; c < RFW_CNT__COUNT; c++) {
+		if (c == RFW_CNT_inflight_bytes_hwm) {
+			if (qp->cnt[c] > dev->cnt[c])
+				dev->cnt[c] = qp->cnt[c];
+			continue;
+		}
+		dev->cnt[c] += qp->cnt[c];
+	}
+}
+
 void rfw_dev_counters(const struct rfw_dev *dev, uint64_t out[RFW_CNT__COUNT])
 {
 	memcpy(out, dev->cnt, sizeof(dev->cnt));

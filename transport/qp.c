@@ -158,6 +158,7 @@ int rfw_destroy_qp(struct rfw_qp *qp)
 	if (qp == NULL)
 		return -EINVAL;
 	qp->dev->qps[qp->qpn - qp->dev->attr.qpn_base] = NULL;
+	rfw_dev_retire_counters(qp->dev, qp);
 	qp->pd->users--;
 	qp->send_cq->users--;
 	qp->recv_cq->users--;

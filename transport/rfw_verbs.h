@@ -136,7 +136,8 @@ struct rfw_rx_info {
  */
 int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_ns);
 
-/* Device-wide counters (the sum over QPs plus drops not owned by a QP). */
+/* Device-wide counters: the sum over its QPs, destroyed ones included, plus drops not owned
+ * by a QP (inflight_bytes_hwm: the largest). */
 void rfw_dev_counters(const struct rfw_dev *dev, uint64_t out[RFW_CNT__COUNT]);
 
 /* ---- protection domains and memory regions ---- */

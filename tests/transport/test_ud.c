@@ -264,6 +264,29 @@ static void test_ud_refusals(void **s)
 	fix_teardown(f);
 }
 
+/* The device's counters keep a destroyed QP's counts (rfw_dev_counters: one owner). */
+static void test_counters_outlive_qp(void **s)
+{
+	struct ud_fix *f = fix_setup();
+	uint64_t before[RFW_CNT__COUNT], after[RFW_CNT__COUNT];
+	struct rfw_qp *qp = f->lb->ep[0].qp;
+
+	(void)s;
+	post_rbuf(f, 1, 40 + 64);
+	assert_int_equal(ud_send(f, 1, 64, QKEY, false), 0);
+	lb_run(f->lb, 1000000);
+	rfw_dev_counters(f->lb->ep[0].dev, before);
+	assert_int_equal(before[RFW_CNT_tx_packets], 1);
+	f->lb->ep[0].qp = f->orig[0];
+	assert_int_equal(rfw_destroy_qp(qp), 0);
+	rfw_dev_counters(f->lb->ep[0].dev, after);
+	assert_memory_equal(before, after, sizeof(before));
+	/* the fixture's teardown: nothing of ours left on endpoint 0 (the loop's own QP is back) */
+	f->orig[0] = f->lb->ep[0].qp;
+	f->lb->ep[0].qp = NULL;
+	fix_teardown(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +294,7 @@ int main(void)
 	    cmocka_unit_test(test_ud_imm_and_own_qkey),
 	    cmocka_unit_test(test_ud_drops),
 	    cmocka_unit_test(test_ud_refusals),
+	    cmocka_unit_test(test_counters_outlive_qp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,7 +35,6 @@ struct rfw_hn {
 	struct rfw_mr *mr;
 	struct hn_qp *slot; /* [max_flows] */
 	uint32_t nslots;
-	uint64_t closed_cnt[RFW_CNT__COUNT];
 	struct rfw_hn_stats st;
 };
 
@@ -266,13 +265,8 @@ uint64_t rfw_hn_flow_rate_kbps(struct rfw_hn *hn, int slot, uint64_t now_ns)
 void rfw_hn_flow_close(struct rfw_hn *hn, int slot)
 {
 	struct hn_qp *q = &hn->slot[slot];
-	uint64_t c[RFW_CNT__COUNT];
-
 	if (!q->open)
 		return;
-	rfw_qp_counters(q->qp, c);
-	for (int i = 0; i < RFW_CNT__COUNT; i++)
-		hn->closed_cnt[i] += c[i];
 	q->open = false;
 	rfw_fw_qp_detach(hn->fw, q->qp);
 	rfw_destroy_qp(q->qp);
@@ -329,8 +323,6 @@ uint64_t rfw_hn_next_ns(const struct rfw_hn *hn, uint64_t now_ns)
 
 void rfw_hn_counters(const struct rfw_hn *hn, uint64_t out[RFW_CNT__COUNT], struct rfw_hn_stats *st)
 {
-	rfw_dev_counters(rfw_fw_dev(hn->fw), out);
-	for (int i = 0; i < RFW_CNT__COUNT; i++)
-		out[i] += hn->closed_cnt[i];
+	rfw_dev_counters(rfw_fw_dev(hn->fw), out); /* destroyed QPs' counts included */
 	*st = hn->st;
 }
