@@ -29,7 +29,6 @@ struct rfw_ep {
 	struct rfw_mr *mr; /* the tool's memory, registered by the tool */
 	uint8_t *mem;
 	size_t mem_len;
-	uint64_t gone_cnt[RFW_CNT__COUNT]; /* counters of QPs already destroyed */
 };
 
 struct rfw_ep_conf {

@@ -866,17 +866,8 @@ static void conns_down(struct perf *P, const struct opts *o)
 			cp_move(P);
 		rfw_nic_poll(P->b.nic);
 	}
+	/* The device's counters keep what destroyed QPs counted (rfw_dev_counters). */
 	for (qi = 0; qi < o->qps; qi++) {
-		uint64_t ca[RFW_CNT__COUNT], cb[RFW_CNT__COUNT];
-		unsigned k;
-
-		/* The device's counters sum live QPs only: keep what these QPs counted. */
-		rfw_qp_counters(P->conns[qi].qa, ca);
-		rfw_qp_counters(P->conns[qi].qb, cb);
-		for (k = 0; k < RFW_CNT__COUNT; k++) {
-			P->a.gone_cnt[k] += ca[k];
-			P->b.gone_cnt[k] += cb[k];
-		}
 		rfw_nic_qp_detach(P->a.nic, P->conns[qi].qa);
 		rfw_nic_qp_detach(P->b.nic, P->conns[qi].qb);
 		if (rfw_destroy_qp(P->conns[qi].qa) != 0 || rfw_destroy_qp(P->conns[qi].qb) != 0)
@@ -1375,7 +1366,6 @@ static void json_counters(FILE *f, const char *name, const struct rfw_ep *s)
 	rfw_dev_counters(rfw_nic_dev(s->nic), c);
 	fprintf(f, "  \"counters_%s\": {", name);
 	for (i = 0; i < RFW_CNT__COUNT; i++) {
-		c[i] += s->gone_cnt[i];
 		if (c[i] == 0)
 			continue;
 		fprintf(f, "%s\"%s\": %" PRIu64, sep, rfw_counter_name((enum rfw_counter)i), c[i]);
