@@ -135,9 +135,33 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 }
 
 /* ibv_qp_attr -> rfw_qp_attr for the bits in @mask. */
+/*
+ * Values past the device's limits, named: EINVAL alone leaves a program's user guessing (perftest
+ * copies the peer's advertised READ depth, 128 for rxe, into max_rd_atomic).
+ */
+static int limits_check(const struct ibv_qp_attr *a, int mask)
+{
+	const char *what = NULL;
+	unsigned v = 0;
+
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > RFW_MAX_RD_ATOMIC)
+		what = "max_rd_atomic", v = a->max_rd_atomic;
+	else if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > RFW_MAX_RD_ATOMIC)
+		what = "max_dest_rd_atomic", v = a->max_dest_rd_atomic;
+	if (what == NULL)
+		return 0;
+	fprintf(stderr,
+	        "rocefw-verbs: ibv_modify_qp: %s %u is above the device's %u "
+	        "(max_qp_rd_atom / max_qp_init_rd_atom)\n",
+	        what, v, RFW_MAX_RD_ATOMIC);
+	return EINVAL;
+}
+
 static int attr_of(const struct ibv_qp_attr *a, int mask, struct rfw_qp_attr *r)
 {
 	memset(r, 0, sizeof(*r));
+	if (limits_check(a, mask) != 0)
+		return EINVAL;
 	if ((mask & IBV_QP_AV) && !a->ah_attr.is_global) {
 		fprintf(stderr, "rocefw-verbs: ibv_modify_qp: ah_attr.is_global is 0: RoCE needs a "
 		                "GRH with the peer's GID (ibv_rc_pingpong -g 0, perftest -x 0)\n");

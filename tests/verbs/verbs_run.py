@@ -30,6 +30,8 @@ Groups (one meson test each):
   qp_events     affiliated QP events (pyverbs on the loopback port): IBV_EVENT_COMM_EST when a
                 SEND reaches a QP in RTR, IBV_EVENT_QP_ACCESS_ERR on the responder of a WRITE
                 with a wrong R_Key, IBV_EVENT_QP_LAST_WQE_REACHED when an SRQ's QP goes to ERR.
+  limits        ibv_modify_qp with max_rd_atomic 128 (perftest copies rxe's advertised READ
+                depth): EINVAL and one line naming the field and the device's limit (16).
   perftest:TOOL[:ARGS]  Debian's perftest TOOL (ib_write_bw, ib_read_lat, ...) -d rocefw0 -x 0
                 on both ends over net_memif, thread progress: both exit 0, both print the
                 result row with the iterations asked for and the peer's GID.
@@ -411,6 +413,35 @@ def group_qp_events():
           "the requester's WRITE completes with IBV_WC_REM_ACCESS_ERR (10)")
 
 
+LIMITS_PROG = """
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.cq import CQ
+from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
+import pyverbs.enums as e
+ctx = Context(name="rocefw0"); pd = PD(ctx); cq = CQ(ctx, 8)
+qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=QPCap(max_send_wr=4, max_recv_wr=4)))
+a = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
+qp.to_init(a)
+try:
+    b = QPAttr(qp_state=e.IBV_QPS_RTS); b.max_rd_atomic = 128
+    qp.modify(b, e.IBV_QP_MAX_QP_RD_ATOMIC)
+except Exception as x:
+    print("refused:", x)
+qp.close(); cq.close(); pd.close(); ctx.close()
+"""
+
+
+def group_limits():
+    """A value past the device's limit is refused with EINVAL and a line naming the field."""
+    rc, out, err = run([RUN, "--", "/usr/bin/python3", "-c", LIMITS_PROG], timeout=60)
+    print(out + err)
+    check(rc == 0 and "Errno: 22" in out, f"ibv_modify_qp(max_rd_atomic 128) fails with EINVAL "
+          f"(rc {rc})")
+    check(re.search(r"^rocefw-verbs: ibv_modify_qp: max_rd_atomic 128 is above the device's 16",
+                    err, re.M) is not None, "the message names max_rd_atomic and the limit")
+
+
 def group_async():
     if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
         print("SKIP: needs root and /dev/net/tun (a net_tap port)")
@@ -455,6 +486,8 @@ def main():
         group_async()
     elif g[0] == "qp_events":
         group_qp_events()
+    elif g[0] == "limits":
+        group_limits()
     elif g[0] == "pyverbs":
         group_pyverbs()
     elif g[0] == "perftest":
