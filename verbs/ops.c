@@ -89,11 +89,17 @@ UNSUPPORTED_INT(rate_limit, "ibv_modify_qp_rate_limit",
 static struct ibv_qp *qp_ex(struct ibv_context *c, struct ibv_qp_init_attr_ex *a)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	/* Create flags and a TSO header size of 0 ask for nothing (pyverbs sets the mask so). */
+	uint32_t mask = a->comp_mask;
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
 	int err;
 
-	if ((a->comp_mask & ~known) != 0 || a->pd == NULL || a->pd->context != c) {
+	if ((mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags == 0)
+		mask &= ~(uint32_t)IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	if ((mask & IBV_QP_INIT_ATTR_MAX_TSO_HEADER) && a->max_tso_header == 0)
+		mask &= ~(uint32_t)IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
+	if ((mask & ~known) != 0 || a->pd == NULL || a->pd->context != c) {
 		errno =
 		    rfw_vrb_unsupported("ibv_create_qp_ex", "attributes beyond ibv_create_qp's "
 		                                            "and send_ops_flags (XRC, RSS, TSO, "
