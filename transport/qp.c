@@ -101,7 +101,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	    ia->cap.max_recv_wr > (1u << 16) || ia->cap.max_send_sge > 32 ||
 	    ia->cap.max_recv_sge > 32 || ia->cap.max_inline_data > 4096 ||
 	    (ia->srq != NULL && ia->srq->pd != pd) ||
-	    (ia->qp_type != RFW_QPT_RC && ia->qp_type != RFW_QPT_UD)) {
+	    (ia->qp_type != RFW_QPT_RC && ia->qp_type != RFW_QPT_UD && ia->qp_type != RFW_QPT_UC)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -343,6 +343,30 @@ static unsigned ud_mask(enum rfw_qp_state cur, enum rfw_qp_state next, bool requ
 	return RFW_QP_QKEY | (cur == RFW_QPS_SQD && next == RFW_QPS_SQD ? RFW_QP_PKEY_INDEX : 0);
 }
 
+/*
+ * UC (ib_modify_qp_is_ok's UC column): RC's path attributes without the retry, timeout,
+ * RNR and READ/atomic ones.
+ */
+static unsigned uc_mask(enum rfw_qp_state cur, enum rfw_qp_state next, bool required)
+{
+	if (next == RFW_QPS_RESET || next == RFW_QPS_ERR)
+		return 0;
+	if (cur == RFW_QPS_RESET)
+		return required ? RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_ACCESS_FLAGS : 0;
+	if (cur == RFW_QPS_INIT && next == RFW_QPS_RTR)
+		return required ? RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN | RFW_QP_RQ_PSN
+		                : RFW_QP_ACCESS_FLAGS | RFW_QP_PKEY_INDEX;
+	if (cur == RFW_QPS_RTR && next == RFW_QPS_RTS)
+		return required ? RFW_QP_SQ_PSN : RFW_QP_ACCESS_FLAGS;
+	if (required)
+		return 0;
+	if (cur == RFW_QPS_INIT)
+		return RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_ACCESS_FLAGS;
+	return RFW_QP_ACCESS_FLAGS | (cur == RFW_QPS_SQD && next == RFW_QPS_SQD
+	                                  ? RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_AV
+	                                  : 0);
+}
+
 /* IBA 11.2.5.1 (as ibv_modify_qp): attributes required for a transition. */
 static unsigned required_mask(enum rfw_qp_state cur, enum rfw_qp_state next)
 {
@@ -424,10 +448,12 @@ static int modify_check(const struct rfw_qp *qp, const struct rfw_qp_attr *a, un
 
 	if ((unsigned)next >= RFW_QPS__COUNT || !transition_ok(qp->state, next))
 		return -EINVAL;
-	req = qp->type == RFW_QPT_UD ? ud_mask(qp->state, next, true)
-	                             : required_mask(qp->state, next);
-	opt = qp->type == RFW_QPT_UD ? ud_mask(qp->state, next, false)
-	                             : optional_mask(qp->state, next);
+	req = qp->type == RFW_QPT_UD   ? ud_mask(qp->state, next, true)
+	      : qp->type == RFW_QPT_UC ? uc_mask(qp->state, next, true)
+	                               : required_mask(qp->state, next);
+	opt = qp->type == RFW_QPT_UD   ? ud_mask(qp->state, next, false)
+	      : qp->type == RFW_QPT_UC ? uc_mask(qp->state, next, false)
+	                               : optional_mask(qp->state, next);
 	if ((mask & req) != req || (mask & ~(RFW_QP_STATE | req | opt)) != 0)
 		return -EINVAL;
 	*nextp = next;
@@ -569,6 +595,11 @@ static int check_send_wr(const struct rfw_qp *qp, const struct rfw_send_wr *wr, 
 	if (qp->type == RFW_QPT_UD &&
 	    ((wr->opcode != RFW_WR_SEND && wr->opcode != RFW_WR_SEND_WITH_IMM) ||
 	     wr->wr.ud.ah == NULL || wr->wr.ud.ah->pd != qp->pd))
+		return EINVAL;
+	/* UC: SEND and RDMA WRITE, with or without immediate (IBA 9.8.3: no READ, no atomics). */
+	if (qp->type == RFW_QPT_UC && wr->opcode != RFW_WR_SEND &&
+	    wr->opcode != RFW_WR_SEND_WITH_IMM && wr->opcode != RFW_WR_RDMA_WRITE &&
+	    wr->opcode != RFW_WR_RDMA_WRITE_WITH_IMM)
 		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge ||
 	    (wr->num_sge && wr->sg_list == NULL))
@@ -729,7 +760,9 @@ bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 	if (qp->type == RFW_QPT_UD)
 		return rfw_ud_has_work(qp);
 	if (rfw_resp_has_work(qp))
-		return true;
+		return true; /* UC too: the NP's CNPs */
+	if (qp->type == RFW_QPT_UC)
+		return rfw_uc_has_work(qp);
 	return rfw_req_has_work(qp, now_ns);
 }
 
@@ -746,6 +779,8 @@ bool rfw_qp_has_requests(const struct rfw_qp *qp, uint64_t now_ns)
 		return false;
 	if (qp->type == RFW_QPT_UD)
 		return rfw_ud_has_work(qp);
+	if (qp->type == RFW_QPT_UC)
+		return rfw_uc_has_work(qp);
 	return rfw_req_has_work(qp, now_ns);
 }
 
@@ -774,7 +809,9 @@ unsigned rfw_qp_tx_requests(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
 	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
 		return 0;
 	while (n < max) {
-		int r = qp->type == RFW_QPT_UD ? rfw_ud_tx(qp) : rfw_req_tx(qp);
+		int r = qp->type == RFW_QPT_UD   ? rfw_ud_tx(qp)
+		        : qp->type == RFW_QPT_UC ? rfw_uc_tx(qp)
+		                                 : rfw_req_tx(qp);
 
 		if (r <= 0)
 			break;

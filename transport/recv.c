@@ -107,7 +107,7 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 		dev->cnt[RFW_CNT_rx_unknown_qp]++;
 		return -ENOENT;
 	}
-	if (qp->type == RFW_QPT_RC && addr_mismatch(qp, rx))
+	if (qp->type != RFW_QPT_UD && addr_mismatch(qp, rx))
 		return -EINVAL;
 	qp->now = now_ns;
 	if (qp->es) {
@@ -131,6 +131,11 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 	}
 	if (qp->type == RFW_QPT_UD)
 		return rfw_ud_rx(qp, p, rx);
+	if (qp->type == RFW_QPT_UC) {
+		if (rx->ecn == 3 && carries_data(p))
+			np_ce(qp, now_ns); /* DCQCN on UC: the NP answers CE as for RC */
+		return rfw_uc_rx(qp, p);
+	}
 	/* Only the RC service: UC/UD on an RC QP is an invalid packet, silently dropped (IBA 9.6).
 	 */
 	if (p->op->transport != RFW_IB_RC) {

@@ -92,7 +92,10 @@ extern "C" {
 	X(cq_overflow, 0, "completions lost to a full CQ")                                         \
 	X(ud_qkey_mismatch, 0, "UD datagrams dropped: Q_Key not the QP's")                         \
 	X(ud_no_rwqe, 0, "UD datagrams dropped: no receive WQE (UD has no RNR)")                   \
-	X(ud_too_long, 0, "UD datagrams dropped: longer than the receive WQE with its 40-byte GRH")
+	X(ud_too_long, 0,                                                                          \
+	  "UD datagrams dropped: longer than the receive WQE with its 40-byte GRH")                \
+	X(uc_msgs_dropped, 0,                                                                      \
+	  "UC messages dropped: a sequence gap, no receive WQE, too long, or outside the MR")
 
 enum rfw_counter {
 #define RFW_CNT_ENUM(name, mlx5, doc) RFW_CNT_##name,

@@ -504,6 +504,11 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len,
                    const struct rfw_ah_attr *ah);
 
+/* uc.c: the unreliable connected service. */
+bool rfw_uc_has_work(const struct rfw_qp *qp);
+int rfw_uc_tx(struct rfw_qp *qp); /* as rfw_req_tx */
+int rfw_uc_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p);
+
 /* ud.c: the unreliable datagram service. */
 bool rfw_ud_has_work(const struct rfw_qp *qp);
 int rfw_ud_tx(struct rfw_qp *qp); /* as rfw_req_tx */

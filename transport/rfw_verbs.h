@@ -274,6 +274,7 @@ enum rfw_qp_type {
 	RFW_QPT_RC = 0, /* reliable connected: everything else in this header */
 	RFW_QPT_UD = 1, /* unreliable datagram (IBA 9.8.4): SEND / SEND with immediate, one packet
 	                   per message, addressed per work request (rfw_create_ah) */
+	RFW_QPT_UC = 2, /* unreliable connected (IBA 9.8.3): SEND and RDMA WRITE, no ACKs */
 };
 
 /*

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * RC queue pairs of the rocefw device: create, modify (the attributes of ibv_qp_attr mapped onto
- * transport/rfw_verbs.h; the path's destination GID becomes the NIC path), query, destroy.
+ * RC, UC and UD queue pairs of the rocefw device: create, modify (the attributes of ibv_qp_attr
+ * mapped onto transport/rfw_verbs.h; the path's destination GID becomes the NIC path), query,
+ * destroy.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,9 +70,9 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	struct rfw_qp_attr qa;
 	struct rfw_vrb_qp *q;
 
-	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) {
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD && a->qp_type != IBV_QPT_UC) {
 		errno = rfw_vrb_unsupported("ibv_create_qp",
-		                            "only RC and UD queue pairs (no UC/XRC/raw)");
+		                            "only RC, UC and UD queue pairs (no XRC/raw)");
 		return NULL;
 	}
 	if (a->srq != NULL && (!rfw_vrb_ours(a->srq->context) || a->srq->pd != pd)) {
@@ -98,7 +99,9 @@ struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a)
 	ia.cap.max_inline_data = a->cap.max_inline_data;
 	ia.sq_sig_all = a->sq_sig_all != 0;
 	ia.srq = a->srq ? ((struct rfw_vrb_srq *)a->srq)->srq : NULL;
-	ia.qp_type = a->qp_type == IBV_QPT_UD ? RFW_QPT_UD : RFW_QPT_RC;
+	ia.qp_type = a->qp_type == IBV_QPT_UD   ? RFW_QPT_UD
+	             : a->qp_type == IBV_QPT_UC ? RFW_QPT_UC
+	                                        : RFW_QPT_RC;
 	rfw_eng_lock(x->eng);
 	q->qp = rfw_create_qp(((struct rfw_vrb_pd *)pd)->pd, &ia);
 	if (q->qp != NULL && ia.qp_type == RFW_QPT_UD && ud_attach(x->eng, q) != 0) {

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Fuzz target: the UD service and shared receive queues (transport/ud.c, srq.c). One device,
- * three QPs: U (UD, its own receive queue), V (UD, on the SRQ) and R (RC, on the SRQ, never
- * connected: packets for it are dropped before a WQE is taken). Each input is a list of
- * records, byte 0 the operation:
+ * Fuzz target: the UD and UC services and shared receive queues (transport/ud.c, uc.c, srq.c).
+ * One device, four QPs: U (UD, its own receive queue), V (UD, on the SRQ), R (RC, on the SRQ,
+ * never connected: packets for it are dropped before a WQE is taken) and W (UC, on the SRQ, in
+ * RTR: injected UC packets reach its responder, which writes into the canaried memory). Each input
+ * is a list of records, byte 0 the operation:
  *
  *   0  post a receive on U or the SRQ (byte 1: bit0 which, length = byte 2 x 32)
  *   1  inject an IB packet (bytes 1-2: length, big-endian, then that many bytes, BTH first);
- *      byte 3's low bits may retarget it: bit0 DestQP := U, bit1 := V, bit2 Q_Key := the QPs'
+ *      byte 3's low bits may retarget it: bit0 DestQP := U, bit1 := V, bit2 Q_Key := the QPs',
+ *      bit3 DestQP := W
  *   2  post a UD send from U to V or U (byte 1: bit0 destination, bit1 immediate, bit2 Q_Key
  *      with the high bit (the QP's own), bits 3-7 + byte 2: length), the packets U produces
  *      are delivered back to the device (loopback)
@@ -16,8 +18,9 @@
  * Oracles: no sanitizer report; every packet the transport emits parses and is UD; receive
  * buffers are written only inside their WQE (canaries); every send WR completes exactly once,
  * in order; every receive WQE completes at most once, with byte_len <= its length and, on
- * success, >= 40 (the GRH) and the GRH flag; at the end (both UD QPs to ERR) every receive
- * posted to U has completed, and the SRQ's WQEs are those completed plus those still in it.
+ * success, for UD >= 40 (the GRH) and the GRH flag, for UC no GRH; at the end (U, V, W to
+ * ERR) every receive posted to U has completed, and the SRQ's WQEs are those completed plus
+ * those still in it.
  * A violation traps.
  */
 #include <stdbool.h>
@@ -42,7 +45,7 @@ struct fz {
 	struct rfw_pd *pd;
 	struct rfw_cq *scq, *rcq;
 	struct rfw_srq *srq;
-	struct rfw_qp *u, *v, *r;
+	struct rfw_qp *u, *v, *r, *w; /* w: UC on the SRQ, in RTR toward U */
 	struct rfw_mr *mr;
 	struct rfw_ah *ah;
 	uint8_t *mem; /* 2 x NWQE slots: [0, NWQE) U's, [NWQE, 2 NWQE) the SRQ's */
@@ -105,10 +108,13 @@ static void check_recv(struct fz *f, const struct rfw_wc *wc)
 
 	CHECK(i < 2 * NWQE && !f->done[i] && f->len[i] != UINT32_MAX);
 	f->done[i] = true;
-	if (wc->status == RFW_WC_SUCCESS) {
-		CHECK(wc->byte_len >= 40 && wc->byte_len <= f->len[i]);
-		CHECK(wc->wc_flags & RFW_WC_GRH);
-	}
+	if (wc->status != RFW_WC_SUCCESS)
+		return;
+	CHECK(wc->byte_len <= f->len[i]);
+	if (wc->qp_num == rfw_qp_num(f->w)) /* UC: no GRH */
+		CHECK(!(wc->wc_flags & RFW_WC_GRH));
+	else
+		CHECK(wc->byte_len >= 40 && (wc->wc_flags & RFW_WC_GRH));
 }
 
 static void drain(struct fz *f)
@@ -199,6 +205,25 @@ static void bounce(struct fz *f, struct rfw_qp *qp)
 	CHECK(ud_up(qp) == 0);
 }
 
+/* A UC QP in RTR toward @dqpn, its path 10.0.0.1 both ways (what rx_one says). */
+static int uc_rtr(struct rfw_qp *qp, uint32_t dqpn)
+{
+	static const uint8_t v4[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+	struct rfw_qp_attr a = {
+	    .qp_state = RFW_QPS_INIT, .port_num = 1, .qp_access_flags = RFW_ACCESS_REMOTE_WRITE};
+
+	if (rfw_modify_qp(qp, &a,
+	                  RFW_QP_STATE | RFW_QP_PKEY_INDEX | RFW_QP_PORT | RFW_QP_ACCESS_FLAGS))
+		return -1;
+	a.qp_state = RFW_QPS_RTR;
+	memcpy(a.ah_attr.dgid, v4, 16);
+	memcpy(a.ah_attr.sgid, v4, 16);
+	a.path_mtu = RFW_MTU_1024;
+	a.dest_qp_num = dqpn;
+	return rfw_modify_qp(
+	    qp, &a, RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN | RFW_QP_RQ_PSN);
+}
+
 static struct rfw_qp *make_qp(struct fz *f, enum rfw_qp_type t, struct rfw_srq *srq)
 {
 	struct rfw_qp_init_attr qa = {
@@ -234,6 +259,9 @@ static bool setup(struct fz *f)
 	f->u = make_qp(f, RFW_QPT_UD, NULL);
 	f->v = make_qp(f, RFW_QPT_UD, f->srq);
 	f->r = make_qp(f, RFW_QPT_RC, f->srq);
+	f->w = make_qp(f, RFW_QPT_UC, f->srq);
+	if (f->w == NULL || uc_rtr(f->w, rfw_qp_num(f->u)) != 0)
+		return false;
 	f->ah = rfw_create_ah(f->pd, &aa);
 	return f->mr && f->u && f->v && f->r && f->ah && ud_up(f->u) == 0 && ud_up(f->v) == 0;
 }
@@ -247,6 +275,7 @@ static void finish(struct fz *f)
 	pump(f);
 	rfw_modify_qp(f->u, &a, RFW_QP_STATE);
 	rfw_modify_qp(f->v, &a, RFW_QP_STATE);
+	rfw_modify_qp(f->w, &a, RFW_QP_STATE);
 	drain(f);
 	CHECK(f->sends_done == f->sends_posted);
 	for (uint32_t i = 0; i < 2 * NWQE; i++) {
@@ -264,6 +293,7 @@ static void finish(struct fz *f)
 	rfw_destroy_qp(f->u);
 	rfw_destroy_qp(f->v);
 	rfw_destroy_qp(f->r);
+	rfw_destroy_qp(f->w);
 	rfw_dereg_mr(f->mr);
 	CHECK(rfw_destroy_srq(f->srq) == 0);
 	rfw_destroy_cq(f->scq);
@@ -284,6 +314,8 @@ static void inject(struct fz *f, const uint8_t *p, uint32_t len, uint8_t how)
 	memcpy(buf, p, len);
 	if (len >= 12 && (how & 3))
 		rfw_put_be24(buf + 5, rfw_qp_num((how & 1) ? f->u : f->v));
+	if (len >= 12 && (how & 8)) /* the UC QP, PSN near what it expects */
+		rfw_put_be24(buf + 5, rfw_qp_num(f->w));
 	if (len >= 20 && (how & 4) && rfw_ib_parse(buf, len, &pk) == RFW_IB_ERR_OK &&
 	    (pk.op->hdrs & RFW_HDR_DETH))
 		rfw_put_be32(buf + 12, QKEY);

@@ -16,6 +16,8 @@ Groups (one meson test each):
                 two rocefw-run processes over net_memif, progress MODE (thread|inline), extra
                 pingpong ARGS (comma-separated, e.g. -e for CQ events); both sides' output
                 checked (addresses exchanged, iterations done).
+  uc_pingpong:MODE[:ARGS]  the same with ibv_uc_pingpong (UC QPs: no ACKs, a loss costs its
+                message).
   ud_pingpong:MODE[:ARGS]  the same with ibv_ud_pingpong (UD QPs, address handles, the GRH).
   srq_pingpong:MODE[:ARGS]  the same with ibv_srq_pingpong (16 RC QPs on one shared receive
                 queue per side, unless -q says otherwise).
@@ -494,6 +496,8 @@ def main():
         group_perftest(g[1], g[2].split(",") if len(g) > 2 and g[2] else [])
     elif g[0] == "pingpong":
         group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [])
+    elif g[0] == "uc_pingpong":
+        group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [], "ibv_uc_pingpong")
     elif g[0] == "ud_pingpong":
         group_pingpong(g[1], g[2].split(",") if len(g) > 2 and g[2] else [], "ibv_ud_pingpong")
     elif g[0] == "srq_pingpong":
