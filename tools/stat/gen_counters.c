@@ -78,7 +78,8 @@ static const struct ctr transport_ctrs[] = {RFW_FOREACH_COUNTER(C3T)};
 static const struct table tables[] = {
     {"transport", "Transport (per device and per QP)",
      "transport/rfw_counters.h RFW_FOREACH_COUNTER",
-     "`/rocefw/nic,N` `dev_counters` (device: sum over its QPs, destroyed ones included, plus drops of no QP); "
+     "`/rocefw/nic,N` `dev_counters` (device: sum over its QPs, destroyed ones included, plus "
+     "drops of no QP); "
      "`/rocefw/qp/info,N,QPN` `counters`",
      transport_ctrs, N(transport_ctrs)},
     {"nic", "NIC", "dataplane/rfw_nic.h RFW_FOREACH_NIC_CTR", "`/rocefw/nic,N` `counters`",
