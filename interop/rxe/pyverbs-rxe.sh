@@ -130,8 +130,9 @@ fi
 # ---- rocefw, on the host ----------------------------------------------------------------------
 if [ "$DO_RFW" = 1 ]; then
     TMP=$(mktemp -d /tmp/rocefw-pyverbs.XXXXXX)
-    cp -r "$SUITE" "$TMP/tests" && find "$TMP/tests" -name '*.gz' -exec gunzip -f {} + ||
-        die "cannot unpack $SUITE into $TMP"
+    if ! cp -r "$SUITE" "$TMP/tests" || ! find "$TMP/tests" -name '*.gz' -exec gunzip -f {} +; then
+        rm -rf "$TMP"; die "cannot unpack $SUITE into $TMP"
+    fi
     dpkg-query -W -f='python3-pyverbs ${Version}\n' python3-pyverbs >"$OUT/rocefw-versions.txt" 2>&1
     for r in $(seq 1 "$RUNS"); do
         log "rocefw: run $r of $RUNS (rocefw-run -- python3 tests/run_tests.py --dev rocefw0 --gid 0 -v)"
