@@ -48,8 +48,16 @@ int rfw_vrb_unsupported(const char *verb, const char *why)
 	return EOPNOTSUPP;
 }
 
-UNSUPPORTED_PTR(mw_alloc, struct ibv_mw, "ibv_alloc_mw", "memory windows", struct ibv_pd *pd,
-                enum ibv_mw_type t)
+/* A type no device has is an invalid argument (as rxe answers), before "not supported". */
+static struct ibv_mw *mw_alloc(struct ibv_pd *pd, enum ibv_mw_type t)
+{
+	(void)pd;
+	if (t != IBV_MW_TYPE_1 && t != IBV_MW_TYPE_2)
+		errno = EINVAL;
+	else
+		errno = rfw_vrb_unsupported("ibv_alloc_mw", "memory windows");
+	return NULL;
+}
 UNSUPPORTED_INT(mw_bind, "ibv_bind_mw", "memory windows", struct ibv_qp *qp, struct ibv_mw *mw,
                 struct ibv_mw_bind *b)
 UNSUPPORTED_INT(mw_dealloc, "ibv_dealloc_mw", "memory windows", struct ibv_mw *mw)

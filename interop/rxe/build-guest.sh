@@ -5,7 +5,8 @@
 # then fetches the guest contents with `apt-get download` + `dpkg -x` (nothing is installed
 # on the host for the guest) and builds:
 #   interop/.cache/rxe/vmlinuz        the Debian 12 kernel (the version linux-image-amd64 depends on)
-#   interop/.cache/rxe/initramfs.gz   busybox + modules + rdma-core/perftest/iproute2 + init
+#   interop/.cache/rxe/initramfs.gz   busybox + modules + rdma-core/perftest/iproute2 + init,
+#                                     python3 + pyverbs + rdma-core's test suite (/opt/rdma-core/tests)
 #   interop/.cache/rxe/versions.txt   exact versions of everything that went in
 #
 # The guest's init (see guest-init.sh) reads ip=ADDR/LEN from rxe.ip= on the kernel command
@@ -59,6 +60,12 @@ KVER=${KPKG#linux-image-}
 
 TOPPKGS=(rdma-core ibverbs-providers libibverbs1 librdmacm1 ibverbs-utils perftest
          rdmacm-utils iproute2)
+# rdma-core's own test suite (interop/rxe/pyverbs-rxe.sh runs it on rxe0): pyverbs ships it under
+# /usr/share/doc/rdma-core/tests; the interpreter and the standard library come from the
+# python3.11 packages (python3-minimal/python3 themselves only add symlinks and docs).
+PYVER=3.11
+PYPKGS=(python3-pyverbs "python$PYVER-minimal" "libpython$PYVER-minimal" "libpython$PYVER-stdlib")
+TOPPKGS+=("${PYPKGS[@]}")
 # Shared-library packages they depend on (recursively). Only the libraries that ldd
 # reports end up in the initramfs; the rest is just unpacked in the cache.
 mapfile -t LIBPKGS < <(apt-cache depends --recurse --no-recommends --no-suggests \
@@ -172,6 +179,37 @@ done
 for f in "${BINS[@]}"; do
     cp -a "$f" "$STAGE/usr/bin/"
 done
+ln -s "python$PYVER" "$STAGE/usr/bin/python3"
+
+# Python: the standard library without what neither pyverbs nor unittest use (tests, IDLE, Tk,
+# pip/venv, 2to3, docs data; about 10 MB of 30), and of the C modules only those whose
+# libraries are small or needed: no _ssl/_hashlib (libcrypto; hashlib falls back to its
+# built-in digests), sqlite, dbm, curses, readline, nis, and no CPython test modules.
+PYLIB=usr/lib/python$PYVER
+[ -f "$ROOT/$PYLIB/os.py" ] || { echo "no $PYLIB in the extracted packages" >&2; exit 1; }
+mkdir -p "$STAGE/$PYLIB"
+tar -C "$ROOT/$PYLIB" -c --exclude=./test --exclude=./idlelib --exclude=./tkinter \
+    --exclude=./turtledemo --exclude=./turtle.py --exclude=./ensurepip --exclude=./lib2to3 \
+    --exclude=./pydoc_data --exclude=./distutils --exclude=./venv --exclude=./sqlite3 \
+    --exclude=./curses --exclude='./config-*' --exclude=__pycache__ \
+    --exclude='./lib-dynload/_test*' --exclude='./lib-dynload/_ctypes_test*' \
+    --exclude='./lib-dynload/xx*' --exclude='./lib-dynload/_xx*' \
+    --exclude='./lib-dynload/_ssl.*' --exclude='./lib-dynload/_hashlib.*' \
+    --exclude='./lib-dynload/_sqlite3.*' --exclude='./lib-dynload/_dbm.*' \
+    --exclude='./lib-dynload/_gdbm.*' --exclude='./lib-dynload/_curses*' \
+    --exclude='./lib-dynload/readline.*' --exclude='./lib-dynload/nis.*' \
+    --exclude='./lib-dynload/ossaudiodev.*' --exclude='./lib-dynload/_tkinter.*' . |
+    tar -C "$STAGE/$PYLIB" -x
+# pyverbs (its Cython modules link libibverbs, librdmacm, libmlx5 and libefa: collected below)
+mkdir -p "$STAGE/usr/lib/python3/dist-packages"
+cp -a "$ROOT/usr/lib/python3/dist-packages/pyverbs" "$STAGE/usr/lib/python3/dist-packages/"
+# the test suite, unpacked (Debian gzips most of its files)
+TESTS=$ROOT/usr/share/doc/rdma-core/tests
+[ -f "$TESTS/__init__.py" ] || { echo "no $TESTS in python3-pyverbs" >&2; exit 1; }
+mkdir -p "$STAGE/opt/rdma-core"
+cp -a "$TESTS" "$STAGE/opt/rdma-core/tests"
+find "$STAGE/opt/rdma-core/tests" -name '*.gz' -exec gunzip -f {} +
+mapfile -t PYSOS < <(find "$STAGE/$PYLIB/lib-dynload" "$STAGE/usr/lib/python3/dist-packages" -name '*.so')
 rm -f "$CACHE/.with-peer"
 if [ -n "${RXE_PEER:-}" ]; then
     [ -x "$RXE_PEER" ] || { echo "RXE_PEER=$RXE_PEER: not an executable" >&2; exit 1; }
@@ -208,7 +246,8 @@ while read -r line; do   # one ldd call for all files: "file:" headers, then "li
         *"not found"*) echo "unresolved: $line" >&2; unresolved=1 ;;
         *"=> /"*) set -- $line; copy_lib "$3" ;;
     esac
-done < <(LD_LIBRARY_PATH=$LIBDIRS ldd "${BINS[@]}" "$STAGE"/usr/lib/x86_64-linux-gnu/libibverbs/*.so 2>/dev/null || true)
+done < <(LD_LIBRARY_PATH=$LIBDIRS ldd "${BINS[@]}" "${PYSOS[@]}" \
+             "$STAGE"/usr/lib/x86_64-linux-gnu/libibverbs/*.so 2>/dev/null || true)
 [ $unresolved = 0 ] || { echo "unresolved libraries" >&2; exit 1; }
 # rping/ucmatose use pthread_cancel/pthread_exit, which dlopen libgcc_s.so.1.
 copy_lib "$(find "$ROOT" -name 'libgcc_s.so.1' | head -1)"
@@ -227,7 +266,7 @@ install -m 0755 "$HERE/guest-init.sh" "$STAGE/init"
 {
     echo "kernel: $KPKG ${VER[$KPKG]} ($KVER)"
     for p in rdma-core ibverbs-providers libibverbs1 librdmacm1 ibverbs-utils perftest \
-             rdmacm-utils iproute2; do
+             rdmacm-utils iproute2 "${PYPKGS[@]}"; do
         echo "$p: ${VER[$p]}"
     done
     echo "busybox-static: $(dpkg-query -W -f='${Version}' busybox-static)"
