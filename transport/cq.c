@@ -46,6 +46,45 @@ int rfw_destroy_cq(struct rfw_cq *cq)
 	return 0;
 }
 
+/* The unpolled completions move to a ring of @cqe (their Estats entries with them). */
+int rfw_resize_cq(struct rfw_cq *cq, uint32_t cqe)
+{
+	struct rfw_es_cqe *es = NULL;
+	struct rfw_wc *ring;
+	uint32_t n;
+
+	if (cq == NULL || cqe == 0 || cqe > (1u << 24))
+		return -EINVAL;
+	n = cq->prod - cq->cons;
+	if (cqe < n)
+		return -EINVAL; /* ibv_resize_cq(3): not below the completions it holds */
+	ring = calloc(cqe, sizeof(*ring));
+	if (ring != NULL && cq->es != NULL)
+		es = calloc(cqe, sizeof(*es));
+	if (ring == NULL || (cq->es != NULL && es == NULL)) {
+		free(ring);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		ring[i] = cq->ring[(cq->cons + i) % cq->size];
+		if (es != NULL)
+			es[i] = cq->es[(cq->cons + i) % cq->size];
+	}
+	free(cq->ring);
+	free(cq->es);
+	cq->ring = ring;
+	cq->es = es;
+	cq->size = cqe;
+	cq->cons = 0;
+	cq->prod = n;
+	return 0;
+}
+
+uint32_t rfw_cq_count(const struct rfw_cq *cq)
+{
+	return cq->prod - cq->cons;
+}
+
 int rfw_poll_cq_ts(struct rfw_cq *cq, int n, struct rfw_wc *wc, uint64_t now_ns)
 {
 	int got = 0;

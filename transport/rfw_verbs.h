@@ -229,6 +229,10 @@ struct rfw_wc {
 
 struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe);
 int rfw_destroy_cq(struct rfw_cq *cq);
+/* ibv_resize_cq: -EINVAL below the completions it holds, -ENOMEM. */
+int rfw_resize_cq(struct rfw_cq *cq, uint32_t cqe);
+/* Completions not polled yet. */
+uint32_t rfw_cq_count(const struct rfw_cq *cq);
 /* Up to @n completions into @wc; returns how many (0 if none), or -EINVAL. */
 int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc);
 /* rfw_poll_cq, telling Estats the poll time (T6); same as rfw_poll_cq when Estats is off. */

@@ -188,6 +188,46 @@ struct ibv_cq *rfw_vrb_create_cq(struct ibv_context *c, int cqe, void *cq_contex
 	return &q->ibv;
 }
 
+/*
+ * ibv_resize_cq: a new ring with the unpolled completions, and the transport's CQ resized,
+ * with both the consumers' lock and the engine lock held (no poll and no producer meanwhile).
+ * EINVAL below the completions held (ring and transport together), as ibv_resize_cq(3) says.
+ */
+int rfw_vrb_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	struct rfw_vrb_cq *q = (struct rfw_vrb_cq *)cq;
+	struct rfw_vrb_cq nq = {0};
+	uint32_t n;
+	int ret = 0;
+
+	if (cqe <= 0 || cqe > (1 << 24))
+		return EINVAL;
+	if (ring_alloc(&nq, cqe) != 0)
+		return ENOMEM;
+	pthread_mutex_lock(&q->cons_lock);
+	rfw_eng_lock(q->ctx->eng);
+	n = q->prod - q->cons;
+	if (n + rfw_cq_count(q->cq) > (uint32_t)cqe || n > nq.mask + 1)
+		ret = EINVAL;
+	else
+		ret = -rfw_resize_cq(q->cq, (uint32_t)cqe);
+	if (ret == 0) {
+		for (uint32_t i = 0; i < n; i++)
+			nq.ring[i] = q->ring[(q->cons + i) & q->mask];
+		free(q->ring);
+		q->ring = nq.ring;
+		q->mask = nq.mask;
+		__atomic_store_n(&q->cons, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&q->prod, n, __ATOMIC_RELEASE);
+		cq->cqe = cqe;
+		nq.ring = NULL;
+	}
+	rfw_eng_unlock(q->ctx->eng);
+	pthread_mutex_unlock(&q->cons_lock);
+	free(nq.ring);
+	return ret;
+}
+
 int rfw_vrb_destroy_cq(struct ibv_cq *cq)
 {
 	struct rfw_vrb_cq *q = (struct rfw_vrb_cq *)cq, **pp;

@@ -67,7 +67,7 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	if (!rfw_vrb_ours(cq->context))
 		RFW_FWD("IBVERBS_1.1", ibv_resize_cq, cq, cqe);
-	return rfw_vrb_unsupported("ibv_resize_cq", "CQs keep their size");
+	return rfw_vrb_resize_cq(cq, cqe);
 }
 
 int ibv_destroy_cq(struct ibv_cq *cq)

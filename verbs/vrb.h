@@ -156,6 +156,7 @@ int rfw_vrb_destroy_channel(struct ibv_comp_channel *ch);
 struct ibv_cq *rfw_vrb_create_cq(struct ibv_context *c, int cqe, void *cq_context,
                                  struct ibv_comp_channel *ch, int vector);
 int rfw_vrb_destroy_cq(struct ibv_cq *cq);
+int rfw_vrb_resize_cq(struct ibv_cq *cq, int cqe);
 int rfw_vrb_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context);
 void rfw_vrb_ack_cq_events(struct ibv_cq *cq, unsigned n);
 int rfw_vrb_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);

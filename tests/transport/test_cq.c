@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rfw_resize_cq (ibv_resize_cq(3)): not below the completions the CQ holds (EINVAL); larger or
+ * smaller otherwise, the unpolled completions kept in order.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "loop.h"
+
+static void test_resize_keeps_completions(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[4096], b[4096];
+	struct rfw_mr *ma, *mb;
+	struct rfw_cq *cq;
+	struct rfw_wc wc[4];
+
+	(void)s;
+	assert_non_null(lb);
+	ma = lb_mr(&lb->ep[0], a, sizeof(a));
+	mb = lb_mr(&lb->ep[1], b, sizeof(b));
+	cq = lb->ep[0].scq;
+	for (uint64_t id = 1; id <= 3; id++)
+		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, id, a, 100, ma,
+		                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(mb)),
+		                 0);
+	lb_run(lb, 1000000);
+	assert_int_equal(rfw_cq_count(cq), 3);
+	assert_int_equal(rfw_resize_cq(cq, 2), -EINVAL);
+	assert_int_equal(rfw_resize_cq(cq, 0), -EINVAL);
+	assert_int_equal(rfw_resize_cq(cq, 3), 0); /* exactly what it holds */
+	assert_int_equal(rfw_poll_cq(cq, 1, wc), 1);
+	assert_int_equal(wc[0].wr_id, 1);
+	assert_int_equal(rfw_resize_cq(cq, 64), 0);
+	assert_int_equal(rfw_poll_cq(cq, 4, wc), 2);
+	assert_int_equal(wc[0].wr_id, 2);
+	assert_int_equal(wc[1].wr_id, 3);
+	assert_int_equal(rfw_resize_cq(cq, 1), 0);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 4, a, 100, ma,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(mb)),
+	                 0);
+	lb_run(lb, 1000000);
+	assert_int_equal(rfw_poll_cq(cq, 4, wc), 1);
+	assert_int_equal(wc[0].wr_id, 4);
+	lb_destroy(lb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_resize_keeps_completions),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
