@@ -673,36 +673,43 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 	return 0;
 }
 
+int rfw_rwqe_set(struct rfw_rwqe *w, const struct rfw_recv_wr *wr, uint32_t max_sge)
+{
+	uint64_t total = 0;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
+	    (wr->num_sge && wr->sg_list == NULL))
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > RFW_MAX_MSG_SIZE)
+		return EINVAL;
+	w->wr_id = wr->wr_id;
+	w->num_sge = wr->num_sge;
+	w->length = (uint32_t)total;
+	memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
+	return 0;
+}
+
 static int post_recv_wrs(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr,
                          uint64_t now_ns)
 {
 	qp->now = now_ns;
 	for (; wr; wr = wr->next) {
-		struct rfw_rwqe *w;
-		uint64_t total = 0;
-		int err = 0;
+		int err;
 
 		if (qp->state == RFW_QPS_RESET || qp->cap.max_recv_wr == 0)
 			err = EINVAL;
 		else if (qp->rq_prod - qp->rq_cons >= qp->rq_size)
 			err = ENOMEM;
-		else if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge ||
-		         (wr->num_sge && wr->sg_list == NULL))
-			err = EINVAL;
-		for (int i = 0; !err && i < wr->num_sge; i++)
-			total += wr->sg_list[i].length;
-		if (!err && total > RFW_MAX_MSG_SIZE)
-			err = EINVAL;
+		else
+			err = rfw_rwqe_set(&qp->rq[qp->rq_prod % qp->rq_size], wr,
+			                   qp->cap.max_recv_sge);
 		if (err) {
 			if (bad_wr)
 				*bad_wr = wr;
 			return err;
 		}
-		w = &qp->rq[qp->rq_prod % qp->rq_size];
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		w->length = (uint32_t)total;
-		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 		qp->rq_prod++;
 		if (qp->state == RFW_QPS_ERR)
 			rfw_qp_error(qp);

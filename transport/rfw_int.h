@@ -435,6 +435,10 @@ static inline void rfw_qp_event(struct rfw_qp *qp, enum rfw_qp_event ev)
 		qp->event(qp->context, qp, ev);
 }
 
+/* qp.c: a receive WR into @w (a QP's or an SRQ's slot): its scatter list (at most @max_sge
+ * entries, RFW_MAX_MSG_SIZE bytes in all) checked, then copied. 0, or EINVAL with @w untouched. */
+int rfw_rwqe_set(struct rfw_rwqe *w, const struct rfw_recv_wr *wr, uint32_t max_sge);
+
 /* srq.c: receive WQEs ready at rq_cons (up to @want, taking them from the SRQ if any). */
 uint32_t rfw_rq_avail(struct rfw_qp *qp, uint32_t want);
 

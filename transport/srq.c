@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "transport/rfw_int.h"
 
@@ -100,38 +99,20 @@ void *rfw_srq_context(const struct rfw_srq *s)
 	return s->context;
 }
 
-static int srq_wr_check(const struct rfw_srq *s, const struct rfw_recv_wr *wr, uint64_t *total)
-{
-	*total = 0;
-	if (s->prod - s->cons >= s->size)
-		return ENOMEM;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > s->max_sge ||
-	    (wr->num_sge && wr->sg_list == NULL))
-		return EINVAL;
-	for (int i = 0; i < wr->num_sge; i++)
-		*total += wr->sg_list[i].length;
-	return *total > RFW_MAX_MSG_SIZE ? EINVAL : 0;
-}
-
 int rfw_post_srq_recv(struct rfw_srq *s, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr)
 {
 	if (s == NULL)
 		return EINVAL;
 	for (; wr; wr = wr->next) {
-		struct rfw_rwqe *w;
-		uint64_t total;
-		int err = srq_wr_check(s, wr, &total);
+		int err = s->prod - s->cons >= s->size
+		              ? ENOMEM
+		              : rfw_rwqe_set(&s->rq[s->prod % s->size], wr, s->max_sge);
 
 		if (err) {
 			if (bad_wr)
 				*bad_wr = wr;
 			return err;
 		}
-		w = &s->rq[s->prod % s->size];
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		w->length = (uint32_t)total;
-		memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 		s->prod++;
 	}
 	return 0;
