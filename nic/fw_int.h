@@ -52,6 +52,11 @@ struct fw_qp {
 	struct dcqcn_np np;
 };
 
+/* A FIFO of QPs linked through fw_qp.rnext (the ready list, the blocked list of a run). */
+struct fw_qlist {
+	struct fw_qp *head, *tail;
+};
+
 /* One QP slot as readers on other threads see it. */
 struct fw_pub {
 	uint32_t seq;
@@ -80,10 +85,10 @@ struct rfw_fw {
 	const struct timely_prof *timely;
 	unsigned sent; /* frames sent by the entry point running */
 	bool no_buf;   /* the host had no frame for a turn of this run: end the run */
-	struct fw_qp *rhead, *rtail;
+	struct fw_qlist ready;
 	/* During a run: QPs whose class had no room before they sent anything, in ready order;
 	   put back at the head of the ready list when the run ends (they keep their turn). */
-	struct fw_qp *bhead, *btail;
+	struct fw_qlist blocked;
 	struct fw_qp **qps;    /* [max_qp] by QPN - qpn_base */
 	struct fw_rate *rates; /* [max_qp] */
 	struct fw_pub *pub;    /* [max_qp] */

@@ -11,64 +11,64 @@
 
 enum { WN_DEP, WN_TMR };
 
+static void qlist_append(struct fw_qlist *l, struct fw_qp *fq)
+{
+	fq->rnext = NULL;
+	if (l->tail != NULL)
+		l->tail->rnext = fq;
+	else
+		l->head = fq;
+	l->tail = fq;
+}
+
+/* @front's QPs ahead of @l's, in their order; @front is left empty. */
+static void qlist_splice_front(struct fw_qlist *l, struct fw_qlist *front)
+{
+	if (front->head == NULL)
+		return;
+	front->tail->rnext = l->head;
+	l->head = front->head;
+	if (l->tail == NULL)
+		l->tail = front->tail;
+	front->head = front->tail = NULL;
+}
+
 void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq)
 {
 	if (fq->in_ready)
 		return;
 	fq->in_ready = true;
-	fq->rnext = NULL;
-	if (fw->rtail != NULL)
-		fw->rtail->rnext = fq;
-	else
-		fw->rhead = fq;
-	fw->rtail = fq;
+	qlist_append(&fw->ready, fq);
 }
 
 /* Back at the head: a QP whose turn found no frame keeps its place for the next run. */
 static void ready_push_head(struct rfw_fw *fw, struct fw_qp *fq)
 {
+	struct fw_qlist one = {NULL, NULL};
+
 	if (fq->in_ready)
 		return;
 	fq->in_ready = true;
-	fq->rnext = fw->rhead;
-	fw->rhead = fq;
-	if (fw->rtail == NULL)
-		fw->rtail = fq;
+	qlist_append(&one, fq);
+	qlist_splice_front(&fw->ready, &one);
 }
 
-/* A QP blocked by its class before it sent anything (see struct rfw_fw's bhead). */
+/* A QP blocked by its class before it sent anything (see struct rfw_fw's blocked). */
 static void blocked_push(struct rfw_fw *fw, struct fw_qp *fq)
 {
 	fq->in_ready = true;
-	fq->rnext = NULL;
-	if (fw->btail != NULL)
-		fw->btail->rnext = fq;
-	else
-		fw->bhead = fq;
-	fw->btail = fq;
-}
-
-/* The blocked QPs back at the head of the ready list, in the order they were served. */
-static void blocked_splice(struct rfw_fw *fw)
-{
-	if (fw->bhead == NULL)
-		return;
-	fw->btail->rnext = fw->rhead;
-	fw->rhead = fw->bhead;
-	if (fw->rtail == NULL)
-		fw->rtail = fw->btail;
-	fw->bhead = fw->btail = NULL;
+	qlist_append(&fw->blocked, fq);
 }
 
 static struct fw_qp *ready_pop(struct rfw_fw *fw)
 {
-	struct fw_qp *fq = fw->rhead;
+	struct fw_qp *fq = fw->ready.head;
 
 	if (fq == NULL)
 		return NULL;
-	fw->rhead = fq->rnext;
-	if (fw->rhead == NULL)
-		fw->rtail = NULL;
+	fw->ready.head = fq->rnext;
+	if (fw->ready.head == NULL)
+		fw->ready.tail = NULL;
 	fq->in_ready = false;
 	return fq;
 }
@@ -79,11 +79,11 @@ void fw_ready_remove(struct rfw_fw *fw, struct fw_qp *fq)
 
 	if (!fq->in_ready)
 		return;
-	for (struct fw_qp **pp = &fw->rhead; *pp != NULL; prev = *pp, pp = &(*pp)->rnext) {
+	for (struct fw_qp **pp = &fw->ready.head; *pp != NULL; prev = *pp, pp = &(*pp)->rnext) {
 		if (*pp == fq) {
 			*pp = fq->rnext;
-			if (fw->rtail == fq)
-				fw->rtail = prev;
+			if (fw->ready.tail == fq)
+				fw->ready.tail = prev;
 			break;
 		}
 	}
@@ -254,17 +254,18 @@ unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 	fw_wheel_expire(&fw->wheel, now_ns, fire, fw);
 	/* Each QP ready now gets one turn; QPs it re-queues wait for the next run. The run ends
 	 * when the host is out of frames: no later QP would get one either. */
-	for (fq = fw->rhead; fq != NULL; fq = fq->rnext)
+	for (fq = fw->ready.head; fq != NULL; fq = fq->rnext)
 		nready++;
 	while (nready-- != 0 && !fw->no_buf && (fq = ready_pop(fw)) != NULL)
 		serve(fw, fq, now_ns);
-	blocked_splice(fw);
+	/* The blocked QPs back at the head of the ready list, in the order they were served. */
+	qlist_splice_front(&fw->ready, &fw->blocked);
 	return fw->sent;
 }
 
 bool rfw_fw_ready(const struct rfw_fw *fw)
 {
-	return fw->rhead != NULL;
+	return fw->ready.head != NULL;
 }
 
 uint64_t rfw_fw_next_ns(const struct rfw_fw *fw)
