@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "verbs/vrb.h"
+#include "wire/frame.h"
 
 #define AH_RESOLVE_MS 3000 /* ARP retries are the neighbour layer's; this bounds the wait */
 
@@ -117,15 +118,8 @@ int rfw_vrb_destroy_ah(struct ibv_ah *ah)
 static bool grh_is_ipv4(const uint8_t *g)
 {
 	const uint8_t *ip = g + 20;
-	uint32_t s = 0;
 
-	if (ip[0] != 0x45)
-		return false;
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)ip[i] << 8 | ip[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return s == 0xffff;
+	return ip[0] == 0x45 && rfw_csum_fold(rfw_csum_add(0, ip, RFW_IPV4_HLEN)) == 0xffff;
 }
 
 int rfw_vrb_init_ah_from_wc(struct ibv_context *c, uint8_t port, const struct ibv_wc *wc,
