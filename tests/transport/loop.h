@@ -126,10 +126,10 @@ static inline struct lb_cfg lb_default_cfg(void)
 	                                 RFW_ACCESS_REMOTE_ATOMIC};
 }
 
-/* Connect @qp (RESET) to @dqpn through INIT, RTR (path @ah; NULL: all zero) and RTS. */
-static inline int lb_connect_av(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
-                                uint32_t sq_psn, uint32_t rq_psn, enum rfw_transport_mode m,
-                                const struct rfw_ah_attr *ah)
+/* @qp (RESET) through INIT to RTR toward @dqpn (path @ah; NULL: all zero): a responder. */
+static inline int lb_connect_rtr(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
+                                 uint32_t rq_psn, enum rfw_transport_mode m,
+                                 const struct rfw_ah_attr *ah)
 {
 	struct rfw_qp_attr a = {0};
 	int rc;
@@ -150,9 +150,19 @@ static inline int lb_connect_av(struct rfw_qp *qp, uint32_t dqpn, const struct l
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = c->max_rd_atomic;
 	a.min_rnr_timer = c->min_rnr_timer;
-	rc = rfw_modify_qp(qp, &a,
-	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
+	return rfw_modify_qp(qp, &a,
+	                     RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
+	                         RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
+}
+
+/* Connect @qp (RESET) to @dqpn through INIT, RTR (path @ah; NULL: all zero) and RTS. */
+static inline int lb_connect_av(struct rfw_qp *qp, uint32_t dqpn, const struct lb_cfg *c,
+                                uint32_t sq_psn, uint32_t rq_psn, enum rfw_transport_mode m,
+                                const struct rfw_ah_attr *ah)
+{
+	struct rfw_qp_attr a = {0};
+	int rc = lb_connect_rtr(qp, dqpn, c, rq_psn, m, ah);
+
 	if (rc)
 		return rc;
 	a.qp_state = RFW_QPS_RTS;
@@ -377,6 +387,38 @@ static inline int lb_post_recv(struct lb_ep *e, uint64_t id, void *buf, uint32_t
 	struct rfw_recv_wr *bad;
 
 	return rfw_post_recv(e->qp, &wr, &bad, e->lb->now);
+}
+
+/*
+ * Each endpoint's QP replaced by a new one of @type (16 send WRs, 8 receive WRs, 2 SGEs each way,
+ * @inl bytes inline), in RESET; the loop's own QPs go to @orig, for lb_restore_qps.
+ */
+static inline void lb_replace_qps(struct loop *lb, enum rfw_qp_type type, uint32_t inl,
+                                  struct rfw_qp *orig[2])
+{
+	for (int i = 0; i < 2; i++) {
+		struct lb_ep *e = &lb->ep[i];
+		struct rfw_qp_init_attr qa = {
+		    .send_cq = e->scq, .recv_cq = e->rcq, .qp_type = type};
+
+		qa.cap = (struct rfw_qp_cap){.max_send_wr = 16,
+		                             .max_recv_wr = 8,
+		                             .max_send_sge = 2,
+		                             .max_recv_sge = 2,
+		                             .max_inline_data = inl};
+		orig[i] = e->qp;
+		e->qp = rfw_create_qp(e->pd, &qa);
+	}
+}
+
+/* The endpoints' QPs destroyed (NULL: already gone) and the loop's own put back. */
+static inline void lb_restore_qps(struct loop *lb, struct rfw_qp *orig[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (lb->ep[i].qp != NULL)
+			rfw_destroy_qp(lb->ep[i].qp);
+		lb->ep[i].qp = orig[i];
+	}
 }
 
 #endif

@@ -66,92 +66,89 @@ static void connect_pair(struct loop *lb, const struct lb_cfg *c, struct rfw_qp 
 	assert_int_equal(lb_connect_av(b, rfw_qp_num(a), c, 20, 10, RFW_TRANSPORT_GBN, &ah1), 0);
 }
 
+/* A pair a -> b installed as the loop's endpoints, b with the event hook, and an MR each. */
+struct ev_fix {
+	struct loop *lb;
+	struct ev_log log;
+	struct rfw_qp *orig[2], *a, *b;
+	struct rfw_mr *smr, *rmr;
+	uint8_t sbuf[256], rbuf[256];
+};
+
+static struct ev_fix *ev_new(void)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct ev_fix *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->lb = lb_create(&c);
+	assert_non_null(f->lb);
+	pair(f->lb, &f->log, NULL, &f->a, &f->b);
+	for (int i = 0; i < 2; i++)
+		f->orig[i] = f->lb->ep[i].qp;
+	f->lb->ep[0].qp = f->a;
+	f->lb->ep[1].qp = f->b;
+	f->smr = lb_mr(&f->lb->ep[0], f->sbuf, sizeof(f->sbuf));
+	f->rmr = lb_mr(&f->lb->ep[1], f->rbuf, sizeof(f->rbuf));
+	return f;
+}
+
+static void ev_free(struct ev_fix *f)
+{
+	lb_restore_qps(f->lb, f->orig); /* a and b are the endpoints' QPs */
+	lb_destroy(f->lb);
+	free(f);
+}
+
+/* a posts an RDMA op of 64 bytes into b's MR, R_Key XOR @key_flip. */
+static void ev_post(struct ev_fix *f, enum rfw_wr_opcode op, uint64_t id, uint32_t key_flip)
+{
+	assert_int_equal(lb_post_op(&f->lb->ep[0], op, id, f->sbuf, 64, f->smr,
+	                            (uint64_t)(uintptr_t)f->rbuf, rfw_mr_rkey(f->rmr) ^ key_flip),
+	                 0);
+}
+
 static void test_comm_est_and_access_err(void **s)
 {
 	struct lb_cfg c = lb_default_cfg();
-	struct loop *lb = lb_create(&c);
-	struct ev_log log = {0};
-	struct rfw_qp *orig[2] = {lb->ep[0].qp, lb->ep[1].qp}, *a, *b;
-	static uint8_t sbuf[256], rbuf[256];
-	struct rfw_qp_attr at = {0};
+	struct ev_fix *f = ev_new();
 	struct rfw_ah_attr ah0 = {0}, ah1 = {0};
-	struct rfw_mr *smr, *rmr;
 
 	(void)s;
-	pair(lb, &log, NULL, &a, &b);
-	lb->ep[0].qp = a;
-	lb->ep[1].qp = b;
-	smr = lb_mr(&lb->ep[0], sbuf, sizeof(sbuf));
-	rmr = lb_mr(&lb->ep[1], rbuf, sizeof(rbuf));
-	lb_ah(lb, 0, &ah0);
-	lb_ah(lb, 1, &ah1);
+	lb_ah(f->lb, 0, &ah0);
+	lb_ah(f->lb, 1, &ah1);
 	/* b only up to RTR: a responder that has not been told to go to RTS. */
-	assert_int_equal(lb_connect_av(a, rfw_qp_num(b), &c, 10, 20, RFW_TRANSPORT_GBN, &ah0), 0);
-	at.qp_state = RFW_QPS_INIT;
-	at.qp_access_flags = c.access;
-	assert_int_equal(rfw_modify_qp(b, &at, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS), 0);
-	at.qp_state = RFW_QPS_RTR;
-	at.ah_attr = ah1;
-	at.path_mtu = c.mtu;
-	at.dest_qp_num = rfw_qp_num(a);
-	at.rq_psn = 10;
-	at.max_dest_rd_atomic = 1;
-	at.min_rnr_timer = 1;
-	assert_int_equal(rfw_modify_qp(b, &at,
-	                               RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU |
-	                                   RFW_QP_DEST_QPN | RFW_QP_RQ_PSN |
-	                                   RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER),
+	assert_int_equal(lb_connect_av(f->a, rfw_qp_num(f->b), &c, 10, 20, RFW_TRANSPORT_GBN, &ah0),
 	                 0);
-	for (int k = 0; k < 2; k++)
-		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, (uint64_t)k, sbuf, 64,
-		                            smr, (uint64_t)(uintptr_t)rbuf, rfw_mr_rkey(rmr)),
-		                 0);
-	lb_run(lb, 1000000);
-	assert_int_equal(log.n[RFW_QP_EV_COMM_EST], 1); /* once, for two requests */
-	assert_int_equal(rfw_qp_state(b), RFW_QPS_RTR); /* the owner moves it to RTS */
+	assert_int_equal(lb_connect_rtr(f->b, rfw_qp_num(f->a), &c, 10, RFW_TRANSPORT_GBN, &ah1),
+	                 0);
+	ev_post(f, RFW_WR_RDMA_WRITE, 0, 0);
+	ev_post(f, RFW_WR_RDMA_WRITE, 1, 0);
+	lb_run(f->lb, 1000000);
+	assert_int_equal(f->log.n[RFW_QP_EV_COMM_EST], 1); /* once, for two requests */
+	assert_int_equal(rfw_qp_state(f->b), RFW_QPS_RTR); /* the owner moves it to RTS */
 	/* A WRITE with a wrong R_Key: NAK remote access error, b to ERR, its owner told. */
-	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 9, sbuf, 64, smr,
-	                            (uint64_t)(uintptr_t)rbuf, rfw_mr_rkey(rmr) ^ 0x100),
-	                 0);
-	lb_run(lb, 1000000);
-	assert_int_equal(log.n[RFW_QP_EV_ACCESS_ERR], 1);
-	assert_int_equal(rfw_qp_state(b), RFW_QPS_ERR);
-	assert_int_equal(log.total, 2);
-	rfw_destroy_qp(a);
-	rfw_destroy_qp(b);
-	lb->ep[0].qp = orig[0];
-	lb->ep[1].qp = orig[1];
-	lb_destroy(lb);
+	ev_post(f, RFW_WR_RDMA_WRITE, 9, 0x100);
+	lb_run(f->lb, 1000000);
+	assert_int_equal(f->log.n[RFW_QP_EV_ACCESS_ERR], 1);
+	assert_int_equal(rfw_qp_state(f->b), RFW_QPS_ERR);
+	assert_int_equal(f->log.total, 2);
+	ev_free(f);
 }
 
 static void test_req_err(void **s)
 {
 	struct lb_cfg c = lb_default_cfg();
-	struct loop *lb = lb_create(&c);
-	struct ev_log log = {0};
-	struct rfw_qp *orig[2] = {lb->ep[0].qp, lb->ep[1].qp}, *a, *b;
-	static uint8_t sbuf[256], rbuf[256];
-	struct rfw_mr *smr, *rmr;
+	struct ev_fix *f = ev_new();
 
 	(void)s;
-	pair(lb, &log, NULL, &a, &b);
-	lb->ep[0].qp = a;
-	lb->ep[1].qp = b;
-	smr = lb_mr(&lb->ep[0], sbuf, sizeof(sbuf));
-	rmr = lb_mr(&lb->ep[1], rbuf, sizeof(rbuf));
 	c.max_rd_atomic = 0; /* b grants no READ resources: a READ is an invalid request */
-	connect_pair(lb, &c, a, b);
-	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, sbuf, 64, smr,
-	                            (uint64_t)(uintptr_t)rbuf, rfw_mr_rkey(rmr)),
-	                 0);
-	lb_run(lb, 1000000);
-	assert_int_equal(log.n[RFW_QP_EV_REQ_ERR], 1);
-	assert_int_equal(rfw_qp_state(b), RFW_QPS_ERR);
-	rfw_destroy_qp(a);
-	rfw_destroy_qp(b);
-	lb->ep[0].qp = orig[0];
-	lb->ep[1].qp = orig[1];
-	lb_destroy(lb);
+	connect_pair(f->lb, &c, f->a, f->b);
+	ev_post(f, RFW_WR_RDMA_READ, 1, 0);
+	lb_run(f->lb, 1000000);
+	assert_int_equal(f->log.n[RFW_QP_EV_REQ_ERR], 1);
+	assert_int_equal(rfw_qp_state(f->b), RFW_QPS_ERR);
+	ev_free(f);
 }
 
 static void test_last_wqe(void **s)

@@ -54,27 +54,16 @@ static struct uc_fix *fix_setup(void)
 {
 	struct lb_cfg c = lb_default_cfg();
 	struct uc_fix *f = calloc(1, sizeof(*f));
-	struct rfw_qp *q[2];
+	struct lb_ep *e;
 
 	f->lb = lb_create(&c);
 	assert_non_null(f->lb);
-	for (int i = 0; i < 2; i++) {
-		struct lb_ep *e = &f->lb->ep[i];
-		struct rfw_qp_init_attr qa = {
-		    .send_cq = e->scq, .recv_cq = e->rcq, .qp_type = RFW_QPT_UC};
-
-		qa.cap.max_send_wr = 16;
-		qa.cap.max_recv_wr = 8;
-		qa.cap.max_send_sge = 2;
-		qa.cap.max_recv_sge = 2;
-		f->orig[i] = e->qp;
-		q[i] = rfw_create_qp(e->pd, &qa);
-		assert_non_null(q[i]);
-	}
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(uc_connect(f->lb, i, q[i], rfw_qp_num(q[!i])), 0);
-		f->lb->ep[i].qp = q[i];
-	}
+	e = f->lb->ep;
+	lb_replace_qps(f->lb, RFW_QPT_UC, 0, f->orig);
+	assert_non_null(e[0].qp);
+	assert_non_null(e[1].qp);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(uc_connect(f->lb, i, e[i].qp, rfw_qp_num(e[!i].qp)), 0);
 	f->smr = lb_mr(&f->lb->ep[0], f->sbuf, sizeof(f->sbuf));
 	f->rmr = lb_mr(&f->lb->ep[1], f->rbuf, sizeof(f->rbuf));
 	lb_fill(f->sbuf, sizeof(f->sbuf), 5);
@@ -83,10 +72,7 @@ static struct uc_fix *fix_setup(void)
 
 static void fix_teardown(struct uc_fix *f)
 {
-	for (int i = 0; i < 2; i++) {
-		rfw_destroy_qp(f->lb->ep[i].qp);
-		f->lb->ep[i].qp = f->orig[i];
-	}
+	lb_restore_qps(f->lb, f->orig);
 	lb_destroy(f->lb);
 	free(f);
 }

@@ -57,20 +57,10 @@ static struct ud_fix *fix_setup(void)
 
 	f->lb = lb_create(&c);
 	assert_non_null(f->lb);
+	lb_replace_qps(f->lb, RFW_QPT_UD, 64, f->orig);
 	for (int i = 0; i < 2; i++) {
-		struct lb_ep *e = &f->lb->ep[i];
-		struct rfw_qp_init_attr qa = {
-		    .send_cq = e->scq, .recv_cq = e->rcq, .qp_type = RFW_QPT_UD};
-
-		qa.cap.max_send_wr = 16;
-		qa.cap.max_recv_wr = 8;
-		qa.cap.max_send_sge = 2;
-		qa.cap.max_recv_sge = 2;
-		qa.cap.max_inline_data = 64;
-		f->orig[i] = e->qp;
-		e->qp = rfw_create_qp(e->pd, &qa);
-		assert_non_null(e->qp);
-		assert_int_equal(ud_up(e->qp, QKEY), 0);
+		assert_non_null(f->lb->ep[i].qp);
+		assert_int_equal(ud_up(f->lb->ep[i].qp, QKEY), 0);
 	}
 	memcpy(aa.dgid, f->lb->ip[1], 16);
 	memcpy(aa.sgid, f->lb->ip[0], 16);
@@ -85,10 +75,7 @@ static struct ud_fix *fix_setup(void)
 static void fix_teardown(struct ud_fix *f)
 {
 	assert_int_equal(rfw_destroy_ah(f->ah), 0);
-	for (int i = 0; i < 2; i++) {
-		rfw_destroy_qp(f->lb->ep[i].qp);
-		f->lb->ep[i].qp = f->orig[i];
-	}
+	lb_restore_qps(f->lb, f->orig);
 	lb_destroy(f->lb);
 	free(f);
 }
@@ -277,13 +264,10 @@ static void test_counters_outlive_qp(void **s)
 	lb_run(f->lb, 1000000);
 	rfw_dev_counters(f->lb->ep[0].dev, before);
 	assert_int_equal(before[RFW_CNT_tx_packets], 1);
-	f->lb->ep[0].qp = f->orig[0];
+	f->lb->ep[0].qp = NULL; /* gone: the teardown has nothing to destroy there */
 	assert_int_equal(rfw_destroy_qp(qp), 0);
 	rfw_dev_counters(f->lb->ep[0].dev, after);
 	assert_memory_equal(before, after, sizeof(before));
-	/* the fixture's teardown: nothing of ours left on endpoint 0 (the loop's own QP is back) */
-	f->orig[0] = f->lb->ep[0].qp;
-	f->lb->ep[0].qp = NULL;
 	fix_teardown(f);
 }
 
