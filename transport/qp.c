@@ -760,19 +760,7 @@ int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr 
 
 /* ---- host scheduler entry points ---- */
 
-bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
-{
-	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
-		return false;
-	if (qp->type == RFW_QPT_UD)
-		return rfw_ud_has_work(qp);
-	if (rfw_resp_has_work(qp))
-		return true; /* UC too: the NP's CNPs */
-	if (qp->type == RFW_QPT_UC)
-		return rfw_uc_has_work(qp);
-	return rfw_req_has_work(qp, now_ns);
-}
-
+/* UC answers nothing but the NP's CNPs; UD not even those. */
 bool rfw_qp_has_responses(const struct rfw_qp *qp)
 {
 	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT || qp->type == RFW_QPT_UD)
@@ -780,15 +768,19 @@ bool rfw_qp_has_responses(const struct rfw_qp *qp)
 	return rfw_resp_has_work(qp);
 }
 
+/* UC and UD send what is posted and unsent; RC asks its requester (windows, timers). */
 bool rfw_qp_has_requests(const struct rfw_qp *qp, uint64_t now_ns)
 {
 	if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT)
 		return false;
-	if (qp->type == RFW_QPT_UD)
-		return rfw_ud_has_work(qp);
-	if (qp->type == RFW_QPT_UC)
-		return rfw_uc_has_work(qp);
+	if (qp->type != RFW_QPT_RC)
+		return rfw_sq_unsent(qp);
 	return rfw_req_has_work(qp, now_ns);
+}
+
+bool rfw_qp_has_work(const struct rfw_qp *qp, uint64_t now_ns)
+{
+	return rfw_qp_has_responses(qp) || rfw_qp_has_requests(qp, now_ns);
 }
 
 unsigned rfw_qp_tx_responses(struct rfw_qp *qp, unsigned max, uint64_t now_ns)

@@ -446,6 +446,11 @@ void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_
                           enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,
                           uint32_t inv_rkey);
 bool rfw_qp_sq_active(const struct rfw_qp *qp); /* RTS or SQD */
+/* UC and UD: a posted WQE not sent yet (their WQEs complete when sent). */
+static inline bool rfw_sq_unsent(const struct rfw_qp *qp)
+{
+	return rfw_qp_sq_active(qp) && qp->req.idx != qp->sq_prod;
+}
 
 /* req.c */
 bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns);
@@ -509,12 +514,10 @@ void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32
                    const struct rfw_ah_attr *ah);
 
 /* uc.c: the unreliable connected service. */
-bool rfw_uc_has_work(const struct rfw_qp *qp);
 int rfw_uc_tx(struct rfw_qp *qp); /* as rfw_req_tx */
 int rfw_uc_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p);
 
 /* ud.c: the unreliable datagram service. */
-bool rfw_ud_has_work(const struct rfw_qp *qp);
 int rfw_ud_tx(struct rfw_qp *qp); /* as rfw_req_tx */
 int rfw_ud_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct rfw_rx_info *rx);
 

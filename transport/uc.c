@@ -13,11 +13,6 @@
 
 #include "transport/rfw_int.h"
 
-bool rfw_uc_has_work(const struct rfw_qp *qp)
-{
-	return rfw_qp_sq_active(qp) && qp->req.idx != qp->sq_prod;
-}
-
 /* UC_SEND_FIRST .. ONLY_IMM are 0x20 .. 0x25, UC_RDMA_WRITE_FIRST .. ONLY_IMM 0x26 .. 0x2b. */
 static uint8_t uc_opcode(const struct rfw_swqe *w, bool first, bool last)
 {
@@ -42,7 +37,7 @@ int rfw_uc_tx(struct rfw_qp *qp)
 	bool first, last;
 	uint8_t *buf;
 
-	if (!rfw_uc_has_work(qp))
+	if (!rfw_sq_unsent(qp))
 		return 0;
 	w = rfw_sq_at(qp, qp->req.idx);
 	if (!w->checked) {

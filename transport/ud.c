@@ -54,11 +54,6 @@ void rfw_ah_set_dmac(struct rfw_ah *ah, const uint8_t dmac[6])
 	memcpy(ah->attr.dmac, dmac, 6);
 }
 
-bool rfw_ud_has_work(const struct rfw_qp *qp)
-{
-	return rfw_qp_sq_active(qp) && qp->req.idx != qp->sq_prod;
-}
-
 /* A local error of a send WQE: completed with @st, then the QP to ERR (rxe does the same). */
 static void ud_send_error(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st)
 {
@@ -74,7 +69,7 @@ int rfw_ud_tx(struct rfw_qp *qp)
 	uint8_t *buf;
 	uint32_t qkey;
 
-	if (!rfw_ud_has_work(qp))
+	if (!rfw_sq_unsent(qp))
 		return 0;
 	w = rfw_sq_at(qp, qp->req.idx);
 	if (!w->checked && rfw_sge_check(qp, w->sge, w->wr.num_sge, 0)) {
