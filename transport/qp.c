@@ -128,6 +128,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	if (qp->cap.max_send_sge == 0)
 		qp->cap.max_send_sge = 1;
 	qp->qpn = dev->attr.qpn_base + i;
+	qp->wire_qpn = qp->qpn;
 	qp->sq_size = qp->cap.max_send_wr;
 	qp_rq_size(qp, ia->srq);
 	if (qp_alloc_queues(qp) != 0)
@@ -158,6 +159,8 @@ int rfw_destroy_qp(struct rfw_qp *qp)
 	if (qp == NULL)
 		return -EINVAL;
 	qp->dev->qps[qp->qpn - qp->dev->attr.qpn_base] = NULL;
+	if (qp->dev->gsi == qp)
+		qp->dev->gsi = NULL;
 	rfw_dev_retire_counters(qp->dev, qp);
 	qp->pd->users--;
 	qp->send_cq->users--;
@@ -191,7 +194,21 @@ struct rfw_qp *rfw_dev_qp(struct rfw_dev *dev, uint32_t qpn)
 {
 	uint32_t i = qpn - dev->attr.qpn_base;
 
+	if (qpn == RFW_GSI_QPN)
+		return dev->gsi;
 	return (qpn >= dev->attr.qpn_base && i < dev->attr.max_qp) ? dev->qps[i] : NULL;
+}
+
+int rfw_qp_set_gsi(struct rfw_qp *qp)
+{
+	if (qp == NULL || qp->type != RFW_QPT_UD || qp->state != RFW_QPS_RESET)
+		return -EINVAL;
+	if (qp->dev->gsi != NULL && qp->dev->gsi != qp)
+		return -EBUSY;
+	qp->dev->gsi = qp;
+	qp->wire_qpn = RFW_GSI_QPN;
+	qp->attr.qkey = RFW_GSI_QKEY;
+	return 0;
 }
 
 void rfw_qp_set_cc(struct rfw_qp *qp, const struct rfw_cc_ops *ops, void *cc)
@@ -473,6 +490,8 @@ static int modify_check(const struct rfw_qp *qp, const struct rfw_qp_attr *a, un
 		return -EINVAL;
 	if ((mask & RFW_QP_DEST_QPN) && a->dest_qp_num > RFW_QPN_MASK)
 		return -EINVAL;
+	if ((mask & RFW_QP_QKEY) && qp->wire_qpn == RFW_GSI_QPN && a->qkey != RFW_GSI_QKEY)
+		return -EINVAL; /* QP1's Q_Key is the well-known one (IBA 13.5.1) */
 	/* TRANSPORT_MODE only before the QP talks: RESET->INIT, INIT->INIT, INIT->RTR. */
 	if ((mask & RFW_QP_TRANSPORT_MODE) && a->transport_mode != RFW_TRANSPORT_GBN &&
 	    a->transport_mode != RFW_TRANSPORT_SR)

@@ -20,6 +20,7 @@ struct rfw_dev {
 	void *io_ctx;
 	struct rfw_mr **mrs;          /* index = key >> 8 */
 	struct rfw_qp **qps;          /* index = qpn - qpn_base */
+	struct rfw_qp *gsi;           /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
 	uint32_t mr_gen;              /* low byte of the next key, so a stale key misses */
 	uint64_t cnt[RFW_CNT__COUNT]; /* drops not owned by a QP; QPs add theirs on query */
 	uint64_t now; /* Estats: the host's time from rfw_dev_clock (T6 of rfw_poll_cq) */
@@ -241,8 +242,9 @@ struct rfw_qp {
 	struct rfw_srq *srq; /* receive WQEs come from it; rq[] then holds the ones taken */
 	void *context;
 	void (*event)(void *qp_context, struct rfw_qp *qp, enum rfw_qp_event ev);
-	bool comm_est; /* RFW_QP_EV_COMM_EST sent since the last RESET */
-	uint32_t qpn;
+	bool comm_est;     /* RFW_QP_EV_COMM_EST sent since the last RESET */
+	uint32_t qpn;      /* its slot's QPN (rfw_qp_num) */
+	uint32_t wire_qpn; /* the QPN on the wire: qpn, or RFW_GSI_QPN for QP1 */
 	enum rfw_qp_state state;
 	struct rfw_qp_attr attr;
 	uint32_t mtu;

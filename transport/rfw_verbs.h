@@ -391,7 +391,19 @@ void *rfw_qp_context(const struct rfw_qp *qp);
 enum rfw_qp_state rfw_qp_state(const struct rfw_qp *qp);
 /* Per-QP counters (same table as the device's). */
 void rfw_qp_counters(const struct rfw_qp *qp, uint64_t out[RFW_CNT__COUNT]);
+/* The QP of @qpn on the wire: a slot's QPN, or RFW_GSI_QPN for the GSI QP; NULL if none. */
 struct rfw_qp *rfw_dev_qp(struct rfw_dev *dev, uint32_t qpn);
+
+/*
+ * The General Services QP (IBA 3.9.2, 13.5.1): QP1, where Communication Manager MADs arrive
+ * (IBA 12.2). rfw_qp_set_gsi makes a UD QP in RESET the device's QP1: packets to QPN 1 reach
+ * it, its datagrams carry source QPN 1, and its Q_Key is the well-known RFW_GSI_QKEY (a
+ * modify_qp to another Q_Key then fails). Internally it keeps its slot and rfw_qp_num().
+ * One per device: -EBUSY if another QP is QP1; -EINVAL if @qp is not UD or not in RESET.
+ */
+#define RFW_GSI_QPN  1u
+#define RFW_GSI_QKEY 0x80010000u
+int rfw_qp_set_gsi(struct rfw_qp *qp);
 
 /* ---- work requests ---- */
 

@@ -85,7 +85,7 @@ int rfw_ud_tx(struct rfw_qp *qp)
 	p.bth.dqpn = w->wr.wr.ud.remote_qpn & RFW_QPN_MASK;
 	p.bth.se = (w->wr.send_flags & RFW_SEND_SOLICITED) != 0;
 	p.deth.qkey = (qkey & 0x80000000u) ? qp->attr.qkey : qkey;
-	p.deth.src_qpn = qp->qpn;
+	p.deth.src_qpn = qp->wire_qpn; /* QP1's MADs come from QPN 1 (IBA 13.5.1) */
 	if (imm)
 		p.imm = w->wr.imm_data;
 	if (w->length)

@@ -271,6 +271,59 @@ static void test_counters_outlive_qp(void **s)
 	fix_teardown(f);
 }
 
+/* QP1 (rfw_qp_set_gsi): reached at QPN 1, sends from QPN 1 with the well-known Q_Key; a plain
+ * UD QP's "controlled" Q_Key is its own (IBA 10.2.5), so it cannot reach QP1: dropped. */
+static void test_gsi(void **s)
+{
+	struct ud_fix *f = fix_setup();
+	struct rfw_qp *q0 = f->lb->ep[0].qp, *q1 = f->lb->ep[1].qp;
+	struct rfw_qp_attr a = {.qp_state = RFW_QPS_RESET};
+	uint64_t cnt[RFW_CNT__COUNT];
+	struct rfw_send_wr *bad = NULL;
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)f->sbuf, .length = 256, .lkey = rfw_mr_lkey(f->smr)};
+	struct rfw_send_wr wr = {.wr_id = 5,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_SEND,
+	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_wc wc;
+
+	(void)s;
+	assert_int_equal(rfw_qp_set_gsi(q1), -EINVAL); /* not in RESET */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(rfw_modify_qp(f->lb->ep[i].qp, &a, RFW_QP_STATE), 0);
+	assert_int_equal(rfw_qp_set_gsi(q1), 0);
+	assert_ptr_equal(rfw_dev_qp(f->lb->ep[1].dev, RFW_GSI_QPN), q1);
+	assert_int_equal(ud_up(q1, QKEY), -EINVAL); /* QP1's Q_Key is fixed */
+	assert_int_equal(ud_up(q1, RFW_GSI_QKEY), 0);
+	/* endpoint 0 plain UD: its Q_Key goes out, QP1 drops the datagram */
+	assert_int_equal(ud_up(q0, QKEY), 0);
+	post_rbuf(f, 1, 40 + 1024);
+	wr.wr.ud.ah = f->ah;
+	wr.wr.ud.remote_qpn = RFW_GSI_QPN;
+	wr.wr.ud.remote_qkey = RFW_GSI_QKEY;
+	assert_int_equal(rfw_post_send(q0, &wr, &bad, f->lb->now), 0);
+	lb_run(f->lb, 1000000);
+	expect_send_ok(f, 5);
+	assert_int_equal(rfw_poll_cq(f->lb->ep[1].rcq, 1, &wc), 0);
+	rfw_qp_counters(q1, cnt);
+	assert_int_equal(cnt[RFW_CNT_ud_qkey_mismatch], 1);
+	/* endpoint 0 QP1 too: delivered, from source QPN 1 */
+	assert_int_equal(rfw_modify_qp(q0, &a, RFW_QP_STATE), 0);
+	assert_int_equal(rfw_qp_set_gsi(q0), 0);
+	assert_int_equal(ud_up(q0, RFW_GSI_QKEY), 0);
+	assert_int_equal(rfw_post_send(q0, &wr, &bad, f->lb->now), 0);
+	lb_run(f->lb, 1000000);
+	expect_send_ok(f, 5);
+	assert_int_equal(rfw_poll_cq(f->lb->ep[1].rcq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.src_qp, RFW_GSI_QPN);
+	assert_int_equal(wc.byte_len, 40 + 256);
+	assert_memory_equal(f->rbuf[1] + 40, f->sbuf, 256);
+	fix_teardown(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +332,7 @@ int main(void)
 	    cmocka_unit_test(test_ud_drops),
 	    cmocka_unit_test(test_ud_refusals),
 	    cmocka_unit_test(test_counters_outlive_qp),
+	    cmocka_unit_test(test_gsi),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
