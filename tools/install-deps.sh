@@ -21,6 +21,8 @@ pkgs=(
   qemu-system-x86 busybox-static cpio tcpdump nftables ethtool libibverbs-dev
   # the verbs device (docs/verbs.md): Debian's unmodified RDMA programs as its clients
   ibverbs-utils perftest python3-pyverbs
+  # its rdma_cm (docs/rdma-cm.md): librdmacm's header, and rping, ucmatose, qperf as clients
+  librdmacm-dev rdmacm-utils qperf
 )
 
 missing=()

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "verbs/cma.h"
 #include "verbs/vrb.h"
 
 #define PROG_SPIN_NS      20000ull    /* 20 us */
@@ -44,6 +45,7 @@ unsigned rfw_vrb_progress_step(struct rfw_eng *e)
 	 * CQ armed since the last work. */
 	rfw_vrb_cq_collect();
 	rfw_vrb_async_check(e);
+	rfw_cma_step(e); /* the rdma_cm: QP1, CM timers, ARP for ids */
 	return n;
 }
 

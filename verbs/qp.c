@@ -221,7 +221,7 @@ static int modify_locked(struct rfw_vrb_qp *q, struct rfw_qp_attr *r, int mask)
 	return rfw_modify_qp(q->qp, r, (unsigned)(mask & QP_MASK_PASS));
 }
 
-int rfw_vrb_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+int rfw_vrb_modify_qp_locked(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 {
 	struct rfw_vrb_qp *q = (struct rfw_vrb_qp *)qp;
 	struct rfw_qp_attr r;
@@ -233,9 +233,7 @@ int rfw_vrb_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	ret = attr_of(a, mask, &r);
 	if (ret != 0)
 		return ret;
-	rfw_eng_lock(q->ctx->eng);
 	ret = -modify_locked(q, &r, mask);
-	rfw_eng_unlock(q->ctx->eng);
 	if (ret != 0) {
 		fprintf(stderr, "rocefw-verbs: ibv_modify_qp(QP %u %s -> %s, mask 0x%x): %s\n",
 		        qp->qp_num, state_name[qp->state < 7 ? qp->state : 6],
@@ -246,6 +244,17 @@ int rfw_vrb_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	if (mask & IBV_QP_STATE)
 		qp->state = a->qp_state;
 	return 0;
+}
+
+int rfw_vrb_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	struct rfw_vrb_qp *q = (struct rfw_vrb_qp *)qp;
+	int ret;
+
+	rfw_eng_lock(q->ctx->eng);
+	ret = rfw_vrb_modify_qp_locked(qp, a, mask);
+	rfw_eng_unlock(q->ctx->eng);
+	return ret;
 }
 
 static void attr_to_ibv(const struct rfw_qp_attr *r, struct ibv_qp_attr *a)

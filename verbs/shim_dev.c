@@ -62,7 +62,7 @@ static void device_setup(void)
 	snprintf(d->ibdev_path, sizeof(d->ibdev_path), "/nonexistent/rocefw/%s", d->name);
 }
 
-static bool device_ready(void)
+bool rfw_vrb_device_ready(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -93,7 +93,7 @@ struct ibv_device **ibv_get_device_list(int *num)
 	int n = 0, i;
 	struct ibv_device **real = real_get_device_list(&n);
 	struct dev_list *l = calloc(1, sizeof(*l));
-	bool mine = device_ready();
+	bool mine = rfw_vrb_device_ready();
 
 	if (real == NULL)
 		n = 0; /* no kernel RDMA here: only rocefw */

@@ -30,6 +30,8 @@ struct rfw_vrb_device {
 	bool conf_ok;
 };
 extern struct rfw_vrb_device rfw_vrb_dev;
+/* The configuration read (once) and the device there: false if there is no rocefw device. */
+bool rfw_vrb_device_ready(void);
 
 struct rfw_vrb_cq;
 
@@ -175,6 +177,8 @@ void rfw_vrb_cq_collect(void);
 /* ---- QP (qp.c, post.c) ---- */
 struct ibv_qp *rfw_vrb_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a);
 int rfw_vrb_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask);
+/* The same with the engine lock held (the rdma_cm on the NIC's thread). */
+int rfw_vrb_modify_qp_locked(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask);
 int rfw_vrb_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
                      struct ibv_qp_init_attr *init);
 int rfw_vrb_destroy_qp(struct ibv_qp *qp);

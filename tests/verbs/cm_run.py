@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""rdma_cm programs on rocefw (docs/rdma-cm.md): Debian's unmodified rdmacm-utils between two
+rocefw-run processes over net_memif, each with its own address; the CM runs on each device's
+QP1 (no kernel rdma_cm).
+
+Groups:
+  rping:SIZE:COUNT   rping -s / rping -c -V (the client verifies every ping's data) with
+                     SIZE-byte buffers, COUNT pings: both exit 0, the client printed COUNT
+                     verified pings, and the server saw the disconnect.
+  ucmatose           ucmatose server / client (-c 2 connections, messages both ways).
+  rdma_server        rdma_server / rdma_client (librdmacm's synchronous endpoint API).
+  reject             rping -c to an address and port nobody listens on: REJECTED, exit != 0,
+                     and quickly (the REJ, not a timeout).
+
+usage: cm_run.py ROCEFW_RUN SANITIZE GROUP
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+RUN, SANITIZE, GROUP = sys.argv[1:4]
+failures = []
+SERVER_IP, CLIENT_IP = "10.0.0.1", "10.0.0.2"
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def need(tool):
+    if shutil.which(tool) is None:
+        print(f"FAIL: {tool} is not installed (tools/install-deps.sh installs rdmacm-utils)")
+        sys.exit(1)
+
+
+def side(sock, role, ip):
+    eal = f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no"
+    # stdbuf: the programs' stdout is a pipe here; line buffering shows progress as it comes
+    return [RUN, "--eal", eal, "--ip", ip, "--", "stdbuf", "-oL"]
+
+
+def wait_line(proc, pattern, secs=30):
+    """Read @proc's stdout until a line matches; the lines read so far."""
+    seen = []
+    end = time.time() + secs
+    while time.time() < end:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if re.search(pattern, line):
+            return True, seen
+    return False, seen
+
+
+def pair(server, client, ready, timeout=120, stop_server=False):
+    """Start @server, wait for its @ready line, run @client (then stop the server if
+    @stop_server); both outputs."""
+    tmp = tempfile.mkdtemp(prefix="rocefw-cm-")
+    sock = os.path.join(tmp, "memif.sock")
+    srv = subprocess.Popen(side(sock, "server", SERVER_IP) + server, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    try:
+        ok, seen = wait_line(srv, ready)
+        check(ok, f"server ready ({ready!r})")
+        t0 = time.time()
+        cli = subprocess.run(side(sock, "client", CLIENT_IP) + client, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, timeout=timeout)
+        secs = time.time() - t0
+        if stop_server:
+            srv.terminate()
+        so, _ = srv.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        so, _ = srv.communicate()
+        print("server:\n" + "".join(seen) + so)
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    so = "".join(seen) + so
+    print("server:\n" + so + "client:\n" + cli.stdout, flush=True)
+    return srv.returncode, so, cli.returncode, cli.stdout, secs
+
+
+def group_rping(size, count):
+    need("rping")
+    port = str(7000 + os.getpid() % 1000)
+    common = ["-a", SERVER_IP, "-p", port, "-S", size, "-C", count]
+    src, so, crc, co, _ = pair(["rping", "-s", "-d"] + common,
+                               ["rping", "-c", "-V", "-v"] + common, r"rdma_listen")
+    check(src == 0, f"rping server exits 0 ({src})")
+    check(crc == 0, f"rping client exits 0 ({crc})")
+    pings = re.findall(r"ping data: rdma-ping-(\d+): ", co)
+    check(len(pings) == int(count), f"client: {count} verified pings ({len(pings)})")
+    check([int(p) for p in pings] == list(range(int(count))), "pings in order 0..COUNT-1")
+    check("DISCONNECT EVENT" in so, "server: DISCONNECTED event")
+
+
+def group_ucmatose():
+    need("ucmatose")
+    port = str(7000 + os.getpid() % 1000)
+    src, so, crc, co, _ = pair(["ucmatose", "-p", port, "-c", "2", "-C", "10"],
+                               ["ucmatose", "-s", SERVER_IP, "-p", port, "-c", "2", "-C",
+                                "10"], r"cmatose: starting server")
+    check(src == 0, f"ucmatose server exits 0 ({src})")
+    check(crc == 0, f"ucmatose client exits 0 ({crc})")
+    for name, out in [("server", so), ("client", co)]:
+        check("completing sends" in out and "receiving data transfers" in out,
+              f"{name}: data transferred")
+        check("disconnecting" in out, f"{name}: disconnected")
+
+
+def group_rdma_server():
+    need("rdma_server")
+    port = str(7000 + os.getpid() % 1000)
+    src, so, crc, co, _ = pair(["rdma_server", "-p", port],
+                               ["rdma_client", "-s", SERVER_IP, "-p", port],
+                               r"rdma_server: start")
+    check(src == 0, f"rdma_server exits 0 ({src})")
+    check(crc == 0, f"rdma_client exits 0 ({crc})")
+    check("rdma_server: end 0" in so, "rdma_server: end 0")
+    check("rdma_client: end 0" in co, "rdma_client: end 0")
+
+
+def group_reject():
+    need("rping")
+    port = str(7000 + os.getpid() % 1000)
+    # The "server" here is a program that opens the device and listens on nothing (a plain
+    # ibv_devinfo would exit at once): an rping server on another port.
+    src, so, crc, co, secs = pair(["rping", "-s", "-d", "-a", SERVER_IP, "-p", "1"],
+                                  ["rping", "-c", "-a", SERVER_IP, "-p", port, "-C", "1"],
+                                  r"rdma_listen", timeout=60, stop_server=True)
+    check(crc != 0, f"rping client fails ({crc})")
+    check(re.search(r"RDMA_CM_EVENT_REJECTED, error 8\b", co) is not None,
+          "client: REJECTED with reason 8 (invalid service ID)")
+    check(secs < 10, f"rejected at once ({secs:.1f} s)")
+
+
+def main():
+    g = GROUP.split(":")
+    if "address" in SANITIZE:
+        print("SKIP: this is an ASan build (b_sanitize=" + SANITIZE + "): an ASan-built "
+              "librocefw-verbs.so cannot be LD_PRELOADed into Debian's unsanitized programs. "
+              "The rdma_cm suite runs in the plain build tree.", flush=True)
+        sys.exit(77)
+    if g[0] == "rping":
+        group_rping(g[1], g[2])
+    elif g[0] == "ucmatose":
+        group_ucmatose()
+    elif g[0] == "rdma_server":
+        group_rdma_server()
+    elif g[0] == "reject":
+        group_reject()
+    else:
+        sys.exit(f"unknown group {GROUP}")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        sys.exit(1)
+
+
+main()

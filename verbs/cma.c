@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The process's rdma_cm: opened on the first rdma_* call (the rocefw device's context, QP1 and
+ * the CM), stepped by the NIC's thread (rfw_vrb_progress_step) for QP1's MADs, the CM's
+ * timers and pending address resolutions.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "verbs/cma.h"
+#include "verbs/cma_agent.h"
+
+static struct rfw_cma *the_cma; /* set once (pthread_once), then read-only */
+static int the_err;
+
+static void cma_setup(void)
+{
+	struct rfw_cma *cm;
+
+	if (!rfw_vrb_device_ready()) {
+		the_err = ENODEV;
+		return;
+	}
+	cm = calloc(1, sizeof(*cm));
+	if (cm == NULL || (cm->verbs = rfw_vrb_open()) == NULL) {
+		the_err = errno ? errno : ENOMEM;
+		free(cm);
+		return;
+	}
+	cm->ctx = rfw_vrb_ctx_of(cm->verbs);
+	cm->eng = cm->ctx->eng;
+	rfw_eng_lock(cm->eng);
+	if (rfw_cma_cm_create(cm, rfw_eng_clock_ns(cm->eng)) != 0)
+		the_err = EIO;
+	rfw_eng_unlock(cm->eng);
+	if (the_err) {
+		fprintf(stderr, "rocefw-verbs: rdma_cm: no CM on %s\n", rfw_vrb_dev.conf.dev_name);
+		return;
+	}
+	__atomic_store_n(&the_cma, cm, __ATOMIC_RELEASE);
+}
+
+struct rfw_cma *rfw_cma_get(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, cma_setup);
+	if (the_cma == NULL)
+		errno = the_err ? the_err : ENODEV;
+	return the_cma;
+}
+
+/* Address resolution: the MAC of the destination by ARP, or ADDR_ERROR at the deadline. */
+static void addr_step(struct rfw_cma *cm, struct rfw_cma_id *c, uint64_t now)
+{
+	uint8_t gid[16], mac[6];
+	int rc;
+
+	rfw_cma_gid_of(rfw_cma_dst_ip(c), gid);
+	rc = rfw_eng_resolve(cm->eng, gid, mac);
+	if (rc == -EAGAIN && now < c->addr_deadline_ns)
+		return;
+	c->state = rc == 0 ? RFW_CMA_ADDR_BOUND : RFW_CMA_ERROR;
+	rfw_cma_post(c, rc == 0 ? RDMA_CM_EVENT_ADDR_RESOLVED : RDMA_CM_EVENT_ADDR_ERROR,
+	             rc == 0 ? 0 : (rc == -EAGAIN ? -ETIMEDOUT : rc), NULL, 0, NULL);
+}
+
+void rfw_cma_step(struct rfw_eng *e)
+{
+	struct rfw_cma *cm = __atomic_load_n(&the_cma, __ATOMIC_ACQUIRE);
+	uint64_t now;
+
+	if (cm == NULL || cm->eng != e)
+		return;
+	now = rfw_eng_clock_ns(e);
+	for (struct rfw_cma_id *c = cm->ids; c; c = c->next)
+		if (c->state == RFW_CMA_ADDR_QUERY)
+			addr_step(cm, c, now);
+	rfw_cma_cm_step(cm, now);
+}
