@@ -137,6 +137,9 @@ int rfw_cma_cm_reject(struct rfw_cma *cm, struct rfw_cma_id *c, const void *pdat
 void rfw_cma_cm_reject_req(struct rfw_cma *cm, const struct rfw_cma_req *r);
 int rfw_cma_cm_rtu(struct rfw_cma *cm, struct rfw_cma_id *c);
 int rfw_cma_cm_disconnect(struct rfw_cma *cm, struct rfw_cma_id *c);
+/* rdma_listen / its end: the id's service ID ((port space << 16) + port) to the CM. */
+int rfw_cma_cm_listen(struct rfw_cma *cm, struct rfw_cma_id *c);
+void rfw_cma_cm_unlisten(struct rfw_cma *cm, struct rfw_cma_id *c);
 /* The CM's connection of a new child id @c now belongs to it. */
 void rfw_cma_bind_conn(struct rfw_cma *cm, struct rfw_cma_id *c);
 /* @c is being destroyed: its connection, if any, goes on without it (TimeWait, DREQ). */

@@ -1,52 +1,279 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Placeholder until ctrl/rfw_cm.h lands: the exchanges are not there yet. */
+/*
+ * The host of the CM (ctrl/rfw_cm.h) for the rdma_cm: MADs to and from QP1 (cma_agent.c), the
+ * CM's events to the ids (cma_conn.c), the rdma_cm header in a REQ's private data (IBA Annex
+ * A11: version, IP version, source port, source and destination address, 36 bytes), service
+ * IDs of (port space << 16) + port. Engine lock held throughout.
+ */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "ctrl/rfw_cm.h"
 #include "verbs/cma.h"
+#include "verbs/cma_agent.h"
 
-int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now_ns)
+struct cma_host {
+	struct rfw_cm *cm;
+	struct cma_agent *agent;
+};
+
+static struct cma_host *host_of(struct rfw_cma *cm)
 {
-	(void)cm, (void)now_ns;
-	return 0;
+	return cm->agent;
 }
-void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now_ns)
+
+static uint32_t ip_of_gid(const uint8_t gid[16])
 {
-	(void)cm, (void)now_ns;
+	uint32_t ip;
+
+	memcpy(&ip, gid + 12, 4);
+	return ip;
 }
+
+static int send_mad(void *arg, const uint8_t gid[16], const uint8_t *mad, uint64_t now)
+{
+	struct cma_host *h = arg;
+
+	return rfw_cma_agent_send(h->agent, ip_of_gid(gid), mad, RFW_MAD_LEN, now);
+}
+
+static struct rfw_cma_id *id_of_conn(struct rfw_cma *cm, uint32_t conn)
+{
+	for (struct rfw_cma_id *c = cm->ids; c; c = c->next)
+		if (c->cm_conn == conn)
+			return c;
+	return NULL;
+}
+
+static void conn_of_params(const struct rfw_cm_params *p, struct rfw_cma_conn *o)
+{
+	*o = (struct rfw_cma_conn){.qpn = p->qpn,
+	                           .psn = p->psn,
+	                           .resp_res = p->resp_res,
+	                           .init_depth = p->init_depth,
+	                           .retry_cnt = p->retry_count,
+	                           .rnr_retry = p->rnr_retry,
+	                           .mtu = p->mtu ? p->mtu : IBV_MTU_4096,
+	                           .flow_control = p->flow_control,
+	                           .srq = p->srq};
+}
+
+/* A REQ: the rdma_cm header must be there and name us; the user data follows it. */
+static void on_req(struct rfw_cma *cm, const struct rfw_cm_event *ev)
+{
+	struct rfw_cma_id *l = ev->ctx; /* the listening id (rfw_cma_cm_listen) */
+	struct rfw_cma_hdr hdr;
+	struct rfw_cma_req r = {.cm_conn = ev->conn};
+
+	if (l == NULL || rfw_cma_hdr_decode(ev->pdata, ev->pdata_len, &hdr) != 0 ||
+	    hdr.ip_version != 4) {
+		rfw_cm_reject(host_of(cm)->cm, ev->conn, RFW_CM_REJ_INVALID_SERVICE_ID, NULL, 0,
+		              rfw_eng_clock_ns(cm->eng));
+		return;
+	}
+	memcpy(&r.src_ip, hdr.src_ip + 12, 4);
+	r.src_port = htons(hdr.src_port);
+	conn_of_params(ev->peer, &r.peer);
+	r.pdata = ev->pdata + RFW_CMA_HDR_LEN;
+	r.pdata_len = RFW_CMA_REQ_PDATA_USER;
+	rfw_cma_on_req(cm, l, &r);
+}
+
+static void on_event(void *arg, const struct rfw_cm_event *ev)
+{
+	struct rfw_cma *cm = arg;
+	struct rfw_cma_id *c;
+	struct rfw_cma_conn peer;
+
+	if (ev->type == RFW_CM_EV_REQ) {
+		on_req(cm, ev);
+		return;
+	}
+	c = id_of_conn(cm, ev->conn);
+	if (c == NULL)
+		return;
+	switch (ev->type) {
+	case RFW_CM_EV_REP:
+		conn_of_params(ev->peer, &peer);
+		peer.mtu = c->local.mtu; /* the REP carries no MTU: the REQ's stands */
+		rfw_cma_on_rep(cm, c, &peer, ev->pdata, (uint8_t)ev->pdata_len);
+		break;
+	case RFW_CM_EV_RTU:
+		rfw_cma_on_rtu(cm, c);
+		break;
+	case RFW_CM_EV_REJ:
+		c->cm_conn = 0;
+		rfw_cma_on_rej(cm, c, ev->reason, ev->pdata, (uint8_t)ev->pdata_len);
+		break;
+	case RFW_CM_EV_TIMEOUT:
+		c->cm_conn = 0;
+		rfw_cma_on_timeout(cm, c);
+		break;
+	case RFW_CM_EV_DREQ:
+	case RFW_CM_EV_DREP:
+		rfw_cma_on_disconnected(cm, c);
+		break;
+	case RFW_CM_EV_TIMEWAIT_EXIT:
+		c->cm_conn = 0;
+		rfw_cma_post(c, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, NULL, 0, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A wrapper: the CM calls back with the rdma_cm as its host argument for events, and the
+   cma_host for sends. */
+static int send_cb(void *arg, const uint8_t gid[16], const uint8_t *mad, uint64_t now)
+{
+	return send_mad(host_of(arg), gid, mad, now);
+}
+
+int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now)
+{
+	static const struct rfw_cm_ops ops = {.send = send_cb, .event = on_event};
+	static struct cma_host host; /* one rdma_cm per process */
+	struct rfw_eng_port_info pi;
+	struct rfw_cm_config cfg = {.max_cm_retries = 15, .cm_timeout = 16};
+
+	rfw_eng_port_info(cm->eng, &pi);
+	memcpy(cfg.gid, pi.gid, 16);
+	cfg.ca_guid = be64toh(rfw_vrb_node_guid());
+	cfg.seed = (uint32_t)(now ^ (now >> 32));
+	host.agent = rfw_cma_agent_create(cm->eng, now);
+	if (host.agent == NULL)
+		return -EIO;
+	cm->agent = &host;
+	host.cm = rfw_cm_create(&ops, cm, &cfg);
+	return host.cm ? 0 : -ENOMEM;
+}
+
+static void rx_mad(void *arg, uint32_t src_ip, const uint8_t *mad, uint32_t len, uint64_t now)
+{
+	struct rfw_cma *cm = arg;
+	uint8_t gid[16];
+
+	rfw_cma_gid_of(src_ip, gid);
+	rfw_cm_rx(host_of(cm)->cm, gid, mad, len, now);
+}
+
+void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now)
+{
+	struct cma_host *h = host_of(cm);
+
+	rfw_cma_agent_poll(h->agent, now, rx_mad, cm);
+	rfw_cm_step(h->cm, now);
+}
+
+static void params_of(const struct rfw_cma_conn *l, struct rfw_cm_params *p)
+{
+	*p = (struct rfw_cm_params){.qpn = l->qpn,
+	                            .psn = l->psn,
+	                            .resp_res = l->resp_res,
+	                            .init_depth = l->init_depth,
+	                            .retry_count = l->retry_cnt,
+	                            .rnr_retry = l->rnr_retry,
+	                            .mtu = l->mtu,
+	                            .ack_timeout = 14,
+	                            .flow_control = l->flow_control,
+	                            .srq = l->srq};
+}
+
 int rfw_cma_cm_connect(struct rfw_cma *cm, struct rfw_cma_id *c, const void *pdata, uint8_t len)
 {
-	(void)cm, (void)c, (void)pdata, (void)len;
-	return -ENOSYS;
+	uint8_t pd[RFW_CM_REQ_PDATA] = {0}, gid[16];
+	struct rfw_cma_hdr hdr = {.version = 0, .ip_version = 4};
+	struct sockaddr_in *s = (struct sockaddr_in *)&c->id.route.addr.src_storage;
+	struct sockaddr_in *d = (struct sockaddr_in *)&c->id.route.addr.dst_storage;
+	struct rfw_cm_params p;
+	int rc;
+
+	if (c->local.qpn == 0)
+		return -EINVAL;
+	hdr.src_port = ntohs(s->sin_port);
+	rfw_cma_gid_of(s->sin_addr.s_addr, hdr.src_ip);
+	rfw_cma_gid_of(d->sin_addr.s_addr, hdr.dst_ip);
+	memset(hdr.src_ip, 0, 12); /* IPv4 in the last 4 bytes, the rest zero (Annex A11) */
+	memset(hdr.dst_ip, 0, 12);
+	rfw_cma_hdr_encode(&hdr, pd);
+	if (len)
+		memcpy(pd + RFW_CMA_HDR_LEN, pdata, len);
+	params_of(&c->local, &p);
+	rfw_cma_gid_of(d->sin_addr.s_addr, gid);
+	rc = rfw_cm_connect(host_of(cm)->cm, c, gid,
+	                    rfw_cma_service_id((uint16_t)c->id.ps, ntohs(d->sin_port)), &p, pd,
+	                    sizeof(pd), rfw_eng_clock_ns(cm->eng));
+	if (rc < 0)
+		return rc;
+	c->cm_conn = (uint32_t)rc;
+	return 0;
 }
+
 int rfw_cma_cm_accept(struct rfw_cma *cm, struct rfw_cma_id *c, const void *pdata, uint8_t len)
 {
-	(void)cm, (void)c, (void)pdata, (void)len;
-	return -ENOSYS;
+	struct rfw_cm_params p;
+
+	if (c->local.qpn == 0)
+		return -EINVAL;
+	params_of(&c->local, &p);
+	return rfw_cm_accept(host_of(cm)->cm, c->cm_conn, c, &p, pdata, len,
+	                     rfw_eng_clock_ns(cm->eng));
 }
+
 int rfw_cma_cm_reject(struct rfw_cma *cm, struct rfw_cma_id *c, const void *pdata, uint8_t len)
 {
-	(void)cm, (void)c, (void)pdata, (void)len;
-	return -ENOSYS;
+	int rc = rfw_cm_reject(host_of(cm)->cm, c->cm_conn, RFW_CM_REJ_CONSUMER, pdata, len,
+	                       rfw_eng_clock_ns(cm->eng));
+
+	c->cm_conn = 0;
+	return rc;
 }
+
 void rfw_cma_cm_reject_req(struct rfw_cma *cm, const struct rfw_cma_req *r)
 {
-	(void)cm, (void)r;
+	rfw_cm_reject(host_of(cm)->cm, r->cm_conn, RFW_CM_REJ_NO_RESOURCES, NULL, 0,
+	              rfw_eng_clock_ns(cm->eng));
 }
+
 int rfw_cma_cm_rtu(struct rfw_cma *cm, struct rfw_cma_id *c)
 {
-	(void)cm, (void)c;
-	return -ENOSYS;
+	return rfw_cm_rtu(host_of(cm)->cm, c->cm_conn, rfw_eng_clock_ns(cm->eng));
 }
+
 int rfw_cma_cm_disconnect(struct rfw_cma *cm, struct rfw_cma_id *c)
 {
-	(void)cm, (void)c;
-	return -ENOSYS;
+	return c->cm_conn
+	           ? rfw_cm_disconnect(host_of(cm)->cm, c->cm_conn, rfw_eng_clock_ns(cm->eng))
+	           : 0;
 }
+
 void rfw_cma_bind_conn(struct rfw_cma *cm, struct rfw_cma_id *c)
 {
-	(void)cm, (void)c;
+	(void)cm, (void)c; /* the REQ's connection handle is already in c->cm_conn */
 }
+
 void rfw_cma_forget(struct rfw_cma *cm, struct rfw_cma_id *c)
 {
-	(void)cm, (void)c;
+	if (c->cm_conn)
+		rfw_cm_detach(host_of(cm)->cm, c->cm_conn, rfw_eng_clock_ns(cm->eng));
+	c->cm_conn = 0;
+}
+
+static uint64_t service_of(const struct rfw_cma_id *c)
+{
+	const struct sockaddr_in *s = (const struct sockaddr_in *)&c->id.route.addr.src_storage;
+
+	return rfw_cma_service_id((uint16_t)c->id.ps, ntohs(s->sin_port));
+}
+
+int rfw_cma_cm_listen(struct rfw_cma *cm, struct rfw_cma_id *c)
+{
+	return rfw_cm_listen(host_of(cm)->cm, service_of(c), c);
+}
+
+void rfw_cma_cm_unlisten(struct rfw_cma *cm, struct rfw_cma_id *c)
+{
+	rfw_cm_unlisten(host_of(cm)->cm, service_of(c));
 }

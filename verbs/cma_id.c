@@ -243,6 +243,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		rc = bind_to(cm, c, NULL);
 	if (rc == 0 && c->state != RFW_CMA_ADDR_BOUND)
 		rc = -EINVAL;
+	if (rc == 0)
+		rc = rfw_cma_cm_listen(cm, c);
 	if (rc == 0) {
 		c->backlog = backlog > 0 ? backlog : 128;
 		c->state = RFW_CMA_LISTEN;
@@ -259,6 +261,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (cm == NULL || id == NULL)
 		return fail(EINVAL, "rdma_destroy_id", NULL);
 	rfw_eng_lock(cm->eng);
+	if (c->state == RFW_CMA_LISTEN)
+		rfw_cma_cm_unlisten(cm, c);
 	rfw_cma_forget(cm, c); /* the CM keeps a connection's TimeWait, without the id */
 	unlink_id(cm, c);
 	rfw_eng_unlock(cm->eng);

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The CM's internals (cm.c: the host's calls and timers; cm_rx.c: MADs in). */
+#ifndef RFW_CTRL_CM_INT_H
+#define RFW_CTRL_CM_INT_H
+
+#include "ctrl/rfw_cm.h"
+
+#define CM_MAX_LISTEN 16
+#define CM_IDX_BITS   12 /* a connection handle: generation << 12 | (index + 1) */
+#define CM_MAX_CONNS  ((1u << CM_IDX_BITS) - 1)
+
+/* IBA 12.9.6 / 12.9.7 states, one side's view. */
+enum cm_state {
+	CM_IDLE,        /* free slot */
+	CM_REQ_SENT,    /* active: REQ out, REP awaited (resent on the timer) */
+	CM_REQ_RCVD,    /* passive: the host decides */
+	CM_REP_SENT,    /* passive: REP out, RTU awaited (resent on the timer) */
+	CM_REP_RCVD,    /* active: the host moves its QP, then the RTU */
+	CM_ESTABLISHED, /* both */
+	CM_DREQ_SENT,   /* DREQ out, DREP awaited (resent on the timer) */
+	CM_DREQ_RCVD,   /* the host's disconnect sends the DREP */
+	CM_TIMEWAIT,    /* until the QP may be reused (IBA 12.9.7.3) */
+	CM__STATES
+};
+extern const char *const rfw_cm_state_name[CM__STATES];
+
+struct cm_conn {
+	enum cm_state st;
+	uint32_t gen;
+	void *ctx;
+	bool detached;
+	uint32_t local_id, remote_id; /* communication IDs */
+	uint64_t tid;                 /* of the exchange under way */
+	uint64_t service_id;
+	uint8_t peer_gid[16];
+	uint32_t local_qpn, remote_qpn;
+	uint64_t deadline; /* UINT64_MAX: no timer */
+	uint8_t retries;
+	uint8_t last[RFW_MAD_LEN]; /* the last MAD sent: resent on timeout or duplicate */
+	bool has_last;
+};
+
+struct cm_listen {
+	uint64_t service_id;
+	void *ctx;
+	bool used;
+};
+
+struct rfw_cm {
+	struct rfw_cm_ops ops;
+	void *host;
+	struct rfw_cm_config cfg;
+	uint64_t timeout_ns; /* 4.096 us * 2^cfg.cm_timeout */
+	uint32_t next_id, next_tid;
+	struct cm_listen listen[CM_MAX_LISTEN];
+	struct cm_conn *conns; /* [cfg.max_conns] */
+	uint64_t cnt[RFW_CM_CNT__COUNT];
+};
+
+static inline uint32_t cm_handle(const struct rfw_cm *cm, const struct cm_conn *c)
+{
+	return c->gen << CM_IDX_BITS | (uint32_t)(c - cm->conns + 1);
+}
+
+struct cm_conn *cm_conn_of(struct rfw_cm *cm, uint32_t handle);
+struct cm_conn *cm_conn_alloc(struct rfw_cm *cm);
+void cm_conn_free(struct cm_conn *c);
+/* Encode @m, keep it as the connection's last MAD (if @c), hand it to the host. */
+void cm_send(struct rfw_cm *cm, struct cm_conn *c, const uint8_t gid[16], struct rfw_cm_msg *m,
+             uint64_t now);
+/* Resend the last MAD (a duplicate was received, or the timer). */
+void cm_resend(struct rfw_cm *cm, struct cm_conn *c, uint64_t now);
+void cm_event(struct rfw_cm *cm, struct cm_conn *c, struct rfw_cm_event *ev);
+/* A REJ with no connection (to a REQ or a REP we have no state for). */
+void cm_rej_stateless(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *in,
+                      uint16_t reason, uint64_t now);
+void cm_arm(struct rfw_cm *cm, struct cm_conn *c, uint64_t now);
+
+#endif
