@@ -130,8 +130,7 @@ int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **even
 		c->tail = NULL;
 	pthread_mutex_unlock(&c->lock);
 	e->next = NULL;
-	e->ev.id->event = &e->ev;
-	*event = &e->ev;
+	*event = &e->ev; /* id->event is a synchronous id's (rfw_cma_complete) */
 	return 0;
 }
 
@@ -141,9 +140,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 		errno = EINVAL;
 		return -1;
 	}
-	if (event->id && event->id->event == event)
-		event->id->event = NULL;
-	free(event);
+	free(event); /* the event's id may be gone already (a request's new id): not touched */
 	return 0;
 }
 

@@ -83,6 +83,8 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res, struct ibv
 	if (rdma_create_id(NULL, &cid, NULL, (enum rdma_port_space)res->ai_port_space) != 0)
 		return -1;
 	c = rfw_cma_of(cid);
+	if (res->ai_qp_type)
+		cid->qp_type = (enum ibv_qp_type)res->ai_qp_type;
 	if (res->ai_flags & RAI_PASSIVE) {
 		rc = rdma_bind_addr(cid, res->ai_src_addr);
 		if (rc == 0 && qp_init_attr) {

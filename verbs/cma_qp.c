@@ -163,6 +163,8 @@ int rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *a)
 		a->pd = id->pd;
 		a->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	}
+	if (a->qp_type == 0) /* not set (rdma_client): the id's, from rdma_getaddrinfo */
+		a->qp_type = id->qp_type;
 	if (make_cqs(id, (struct ibv_qp_init_attr *)a) != 0)
 		return -1;
 	id->qp = ibv_create_qp_ex(id->verbs, a);

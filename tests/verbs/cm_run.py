@@ -110,10 +110,14 @@ def group_ucmatose():
                                 "10"], r"cmatose: starting server")
     check(src == 0, f"ucmatose server exits 0 ({src})")
     check(crc == 0, f"ucmatose client exits 0 ({crc})")
+    check("completing sends" in so and "receiving data transfers" in so,
+          "server: data sent and received")
+    check("receiving data transfers" in co and "sending replies" in co,
+          "client: data received and answered")
     for name, out in [("server", so), ("client", co)]:
-        check("completing sends" in out and "receiving data transfers" in out,
-              f"{name}: data transferred")
-        check("disconnecting" in out, f"{name}: disconnected")
+        check("data transfers complete" in out and "return status 0" in out,
+              f"{name}: transfers complete, status 0")
+    check("disconnected" in so, "server: disconnected")
 
 
 def group_rdma_server():
