@@ -9,6 +9,8 @@ Groups:
                      verified pings, and the server saw the disconnect.
   ucmatose           ucmatose server / client (-c 2 connections, messages both ways).
   rdma_server        rdma_server / rdma_client (librdmacm's synchronous endpoint API).
+  perftest:TOOL      perftest's TOOL (ib_write_bw, ib_read_lat, ...) with -R (connection by
+                     rdma_cm) on both ends: both exit 0, the result row has the iterations.
   reject             rping -c to an address and port nobody listens on: REJECTED, exit != 0,
                      and quickly (the REJ, not a timeout).
 
@@ -132,6 +134,18 @@ def group_rdma_server():
     check("rdma_client: end 0" in co, "rdma_client: end 0")
 
 
+def group_perftest(tool):
+    need(tool)
+    port = str(18000 + os.getpid() % 1000)
+    pt = [tool, "-R", "-d", "rocefw0", "-x", "0", "-n", "500", "-p", port]
+    src, so, crc, co, _ = pair(pt, pt + [SERVER_IP], r"Waiting for client to connect")
+    check(src == 0, f"{tool} server exits 0 ({src})")
+    check(crc == 0, f"{tool} client exits 0 ({crc})")
+    check("Data ex. method : rdma_cm" in co, "client: data exchange by rdma_cm")
+    check(re.search(r"^\s*\d+\s+500\s+[0-9.]+\s+[0-9.]+", co, re.M) is not None,
+          "client: result row with 500 iterations")
+
+
 def group_reject():
     need("rping")
     port = str(7000 + os.getpid() % 1000)
@@ -159,6 +173,8 @@ def main():
         group_ucmatose()
     elif g[0] == "rdma_server":
         group_rdma_server()
+    elif g[0] == "perftest":
+        group_perftest(g[1])
     elif g[0] == "reject":
         group_reject()
     else:
