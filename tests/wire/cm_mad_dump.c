@@ -90,8 +90,12 @@ static void dump_msg(const struct rfw_cm_msg *m)
 	kv("infiniband.mad.transactionid", m->tid);
 	kv("infiniband.mad.attributeid", m->attr);
 	switch (m->attr) {
-	case RFW_CM_ATTR_REQ: dump_req(&m->req); break;
-	case RFW_CM_ATTR_REP: dump_rep(&m->rep); break;
+	case RFW_CM_ATTR_REQ:
+		dump_req(&m->req);
+		break;
+	case RFW_CM_ATTR_REP:
+		dump_rep(&m->rep);
+		break;
 	case RFW_CM_ATTR_RTU:
 		kv("infiniband.cm.rtu.localcommid", m->rtu.local_comm_id);
 		kv("infiniband.cm.rtu.remotecommid", m->rtu.remote_comm_id);
@@ -112,7 +116,8 @@ static void dump_msg(const struct rfw_cm_msg *m)
 		kv("infiniband.cm.drsp.localcommid", m->drep.local_comm_id);
 		kv("infiniband.cm.drsp.remotecommid", m->drep.remote_comm_id);
 		break;
-	default: break;
+	default:
+		break;
 	}
 }
 
@@ -159,38 +164,71 @@ static int gen_msgs(struct rfw_cm_msg *m)
 	int n = 0;
 
 	m[n] = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_REQ, .tid = 0x1122334455667788ull};
-	m[n].req = (struct rfw_cm_req){
-	    .local_comm_id = 0xa1b2c3d4, .service_id = 0x01061f90ull, .local_ca_guid = 0x0102030405060708ull,
-	    .local_qkey = 0x11, .local_qpn = 0xabcdef, .resp_res = 5, .init_depth = 3,
-	    .remote_cm_timeout = 21, .transport = 1, .flow_control = true, .start_psn = 0x345678,
-	    .local_cm_timeout = 17, .retry_count = 6, .pkey = 0xffff, .mtu = 5, .rnr_retry = 4,
-	    .max_cm_retries = 9, .srq = true, .local_lid = 0x1234, .remote_lid = 0x4321,
-	    .flow_label = 0xabcde, .packet_rate = 0x2a, .traffic_class = 0x68, .hop_limit = 0x3f,
-	    .sl = 5, .subnet_local = true, .ack_timeout = 19};
+	m[n].req = (struct rfw_cm_req){.local_comm_id = 0xa1b2c3d4,
+	                               .service_id = 0x01061f90ull,
+	                               .local_ca_guid = 0x0102030405060708ull,
+	                               .local_qkey = 0x11,
+	                               .local_qpn = 0xabcdef,
+	                               .resp_res = 5,
+	                               .init_depth = 3,
+	                               .remote_cm_timeout = 21,
+	                               .transport = 1,
+	                               .flow_control = true,
+	                               .start_psn = 0x345678,
+	                               .local_cm_timeout = 17,
+	                               .retry_count = 6,
+	                               .pkey = 0xffff,
+	                               .mtu = 5,
+	                               .rnr_retry = 4,
+	                               .max_cm_retries = 9,
+	                               .srq = true,
+	                               .local_lid = 0x1234,
+	                               .remote_lid = 0x4321,
+	                               .flow_label = 0xabcde,
+	                               .packet_rate = 0x2a,
+	                               .traffic_class = 0x68,
+	                               .hop_limit = 0x3f,
+	                               .sl = 5,
+	                               .subnet_local = true,
+	                               .ack_timeout = 19};
 	rfw_ip4_to_mapped(m[n].req.local_gid, 0xc0000202);
 	rfw_ip4_to_mapped(m[n].req.remote_gid, 0xc0000201);
 	h.src_ip[12] = 192, h.src_ip[13] = 0, h.src_ip[14] = 2, h.src_ip[15] = 2;
 	h.dst_ip[12] = 192, h.dst_ip[13] = 0, h.dst_ip[14] = 2, h.dst_ip[15] = 1;
 	rfw_cma_hdr_encode(&h, m[n++].req.pdata);
 	m[n] = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_REP, .tid = 0x1122334455667788ull};
-	m[n++].rep = (struct rfw_cm_rep){
-	    .local_comm_id = 0x0badcafe, .remote_comm_id = 0xa1b2c3d4, .local_qkey = 0x22,
-	    .local_qpn = 0x00beef, .local_eecn = 0x12, .start_psn = 0xfedcba, .resp_res = 7,
-	    .init_depth = 2, .target_ack_delay = 13, .failover = 2, .flow_control = true,
-	    .rnr_retry = 5, .srq = true, .local_ca_guid = 0x8877665544332211ull};
+	m[n++].rep = (struct rfw_cm_rep){.local_comm_id = 0x0badcafe,
+	                                 .remote_comm_id = 0xa1b2c3d4,
+	                                 .local_qkey = 0x22,
+	                                 .local_qpn = 0x00beef,
+	                                 .local_eecn = 0x12,
+	                                 .start_psn = 0xfedcba,
+	                                 .resp_res = 7,
+	                                 .init_depth = 2,
+	                                 .target_ack_delay = 13,
+	                                 .failover = 2,
+	                                 .flow_control = true,
+	                                 .rnr_retry = 5,
+	                                 .srq = true,
+	                                 .local_ca_guid = 0x8877665544332211ull};
 	m[n] = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_RTU, .tid = 0x1122334455667788ull};
-	m[n++].rtu = (struct rfw_cm_simple){.local_comm_id = 0xa1b2c3d4, .remote_comm_id = 0x0badcafe};
+	m[n++].rtu =
+	    (struct rfw_cm_simple){.local_comm_id = 0xa1b2c3d4, .remote_comm_id = 0x0badcafe};
 	m[n] = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_REJ, .tid = 0x99};
-	m[n++].rej = (struct rfw_cm_rej){.local_comm_id = 0x77, .remote_comm_id = 0x88,
-	                                 .msg_rejected = 1, .ari_len = 9, .reason = 28};
+	m[n++].rej = (struct rfw_cm_rej){.local_comm_id = 0x77,
+	                                 .remote_comm_id = 0x88,
+	                                 .msg_rejected = 1,
+	                                 .ari_len = 9,
+	                                 .reason = 28};
 	m[n] = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_MRA, .tid = 0x9a};
-	m[n++].mra = (struct rfw_cm_mra){.local_comm_id = 0x55, .remote_comm_id = 0x66,
-	                                 .msg_mraed = 1, .service_timeout = 20};
+	m[n++].mra = (struct rfw_cm_mra){
+	    .local_comm_id = 0x55, .remote_comm_id = 0x66, .msg_mraed = 1, .service_timeout = 20};
 	m[n] = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_DREQ, .tid = 0xabcdef0123ull};
 	m[n++].dreq = (struct rfw_cm_simple){
 	    .local_comm_id = 0x0badcafe, .remote_comm_id = 0xa1b2c3d4, .remote_qpn = 0xabcdef};
 	m[n] = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_DREP, .tid = 0xabcdef0123ull};
-	m[n++].drep = (struct rfw_cm_simple){.local_comm_id = 0xa1b2c3d4, .remote_comm_id = 0x0badcafe};
+	m[n++].drep =
+	    (struct rfw_cm_simple){.local_comm_id = 0xa1b2c3d4, .remote_comm_id = 0x0badcafe};
 	return n;
 }
 
