@@ -55,8 +55,11 @@ extern const char *const rfw_cma_state_name[RFW_CMA__COUNT];
 
 /* The connection parameters of one side, as the REQ / REP carry them (IBA 12.7.2, 12.7.3). */
 struct rfw_cma_conn {
-	uint32_t qpn;         /* this side's QP */
-	uint32_t psn;         /* this side's starting PSN */
+	uint32_t qpn; /* this side's QP */
+	/* The Starting PSN of this side's REQ / REP: the first PSN this side expects to receive
+	   (its RQ PSN); the peer starts its send queue there. So does Linux's CM (ib_cm: the
+	   passive side's SQ PSN is the REQ's Starting PSN, the active side's the REP's). */
+	uint32_t psn;
 	uint8_t resp_res;     /* responder resources (max_dest_rd_atomic) */
 	uint8_t init_depth;   /* initiator depth (max_rd_atomic) */
 	uint8_t retry_cnt;    /* 0..7 */

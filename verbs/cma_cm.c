@@ -60,6 +60,14 @@ static void conn_of_params(const struct rfw_cm_params *p, struct rfw_cma_conn *o
 	                           .srq = p->srq};
 }
 
+static uint8_t port_mtu_of(struct rfw_cma *cm)
+{
+	struct rfw_eng_port_info pi;
+
+	rfw_eng_port_info(cm->eng, &pi);
+	return (uint8_t)rfw_vrb_mtu_of(pi.ip_mtu);
+}
+
 /* A REQ: the rdma_cm header must be there and name us; the user data follows it. */
 static void on_req(struct rfw_cma *cm, const struct rfw_cm_event *ev)
 {
@@ -70,6 +78,15 @@ static void on_req(struct rfw_cma *cm, const struct rfw_cm_event *ev)
 	if (l == NULL || rfw_cma_hdr_decode(ev->pdata, ev->pdata_len, &hdr) != 0 ||
 	    hdr.ip_version != 4) {
 		rfw_cm_reject(host_of(cm)->cm, ev->conn, RFW_CM_REJ_INVALID_SERVICE_ID, NULL, 0,
+		              rfw_eng_clock_ns(cm->eng));
+		return;
+	}
+	if (ev->peer->mtu > port_mtu_of(cm)) {
+		/* IBA 12.6.5: a path MTU this port cannot carry is refused (REJ 26), not accepted
+		   to fail later with every full-sized packet dropped */
+		fprintf(stderr, "rocefw-verbs: rdma_cm: REQ path MTU %u above the port's %u: REJ\n",
+		        128u << ev->peer->mtu, 128u << port_mtu_of(cm));
+		rfw_cm_reject(host_of(cm)->cm, ev->conn, RFW_CM_REJ_INVALID_MTU, NULL, 0,
 		              rfw_eng_clock_ns(cm->eng));
 		return;
 	}

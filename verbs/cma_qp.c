@@ -34,7 +34,7 @@ static void attr_rtr(const struct rfw_cma_id *c, struct ibv_qp_attr *a, int *mas
 {
 	a->path_mtu = (enum ibv_mtu)c->local.mtu;
 	a->dest_qp_num = c->remote.qpn;
-	a->rq_psn = c->remote.psn;
+	a->rq_psn = c->local.psn; /* what we put in our REQ / REP: see rfw_cma_conn.psn */
 	a->max_dest_rd_atomic = c->local.resp_res;
 	a->min_rnr_timer = CMA_MIN_RNR_TIMER;
 	a->ah_attr.is_global = 1;
@@ -48,7 +48,7 @@ static void attr_rtr(const struct rfw_cma_id *c, struct ibv_qp_attr *a, int *mas
 
 static void attr_rts(const struct rfw_cma_id *c, struct ibv_qp_attr *a, int *mask)
 {
-	a->sq_psn = c->local.psn;
+	a->sq_psn = c->remote.psn; /* the peer's REQ / REP: where it expects us to start */
 	a->timeout = CMA_ACK_TIMEOUT;
 	a->retry_cnt = c->local.retry_cnt;
 	a->rnr_retry = c->local.rnr_retry;
