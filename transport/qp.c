@@ -97,10 +97,9 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	uint32_t i;
 
 	if (pd == NULL || ia == NULL || ia->send_cq == NULL || ia->recv_cq == NULL ||
-	    ia->cap.max_send_wr == 0 || ia->cap.max_send_wr > (1u << 16) ||
-	    ia->cap.max_recv_wr > (1u << 16) || ia->cap.max_send_sge > 32 ||
-	    ia->cap.max_recv_sge > 32 || ia->cap.max_inline_data > 4096 ||
-	    (ia->srq != NULL && ia->srq->pd != pd) ||
+	    ia->cap.max_send_wr > (1u << 16) || ia->cap.max_recv_wr > (1u << 16) ||
+	    ia->cap.max_send_sge > 32 || ia->cap.max_recv_sge > 32 ||
+	    ia->cap.max_inline_data > 4096 || (ia->srq != NULL && ia->srq->pd != pd) ||
 	    (ia->qp_type != RFW_QPT_RC && ia->qp_type != RFW_QPT_UD && ia->qp_type != RFW_QPT_UC)) {
 		errno = EINVAL;
 		return NULL;
@@ -129,7 +128,9 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 		qp->cap.max_send_sge = 1;
 	qp->qpn = dev->attr.qpn_base + i;
 	qp->wire_qpn = qp->qpn;
-	qp->sq_size = qp->cap.max_send_wr;
+	/* A receive-only QP may ask for no send WRs (qperf's servers do): one slot keeps the
+	   ring arithmetic defined, and posting finds the queue full (cap 0). */
+	qp->sq_size = qp->cap.max_send_wr ? qp->cap.max_send_wr : 1;
 	qp_rq_size(qp, ia->srq);
 	if (qp_alloc_queues(qp) != 0)
 		goto nomem;
@@ -652,7 +653,7 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 		if (qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_INIT ||
 		    qp->state == RFW_QPS_RTR)
 			err = EINVAL;
-		else if (qp->sq_prod - qp->comp.idx >= qp->sq_size)
+		else if (qp->sq_prod - qp->comp.idx >= qp->cap.max_send_wr)
 			err = ENOMEM;
 		else
 			err = check_send_wr(qp, wr, &len);

@@ -60,11 +60,14 @@ static void addr_step(struct rfw_cma *cm, struct rfw_cma_id *c, uint64_t now)
 
 	rfw_cma_gid_of(rfw_cma_dst_ip(c), gid);
 	rc = rfw_eng_resolve(cm->eng, gid, mac);
-	if (rc == -EAGAIN && now < c->addr_deadline_ns)
+	/* ARP gives up after its probes; the caller's timeout is what counts, as for the
+	   kernel's rdma_cm: ask again (a new entry, new probes) until then */
+	if ((rc == -EAGAIN || rc == -EHOSTUNREACH) && now < c->addr_deadline_ns)
 		return;
 	c->state = rc == 0 ? RFW_CMA_ADDR_BOUND : RFW_CMA_ERROR;
 	rfw_cma_post(c, rc == 0 ? RDMA_CM_EVENT_ADDR_RESOLVED : RDMA_CM_EVENT_ADDR_ERROR,
-	             rc == 0 ? 0 : (rc == -EAGAIN ? -ETIMEDOUT : rc), NULL, 0, NULL);
+	             rc == 0 ? 0 : (rc == -EAGAIN || rc == -EHOSTUNREACH ? -ETIMEDOUT : rc), NULL,
+	             0, NULL);
 }
 
 void rfw_cma_step(struct rfw_eng *e)

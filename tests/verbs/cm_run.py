@@ -11,6 +11,10 @@ Groups:
   rdma_server        rdma_server / rdma_client (librdmacm's synchronous endpoint API).
   perftest:TOOL      perftest's TOOL (ib_write_bw, ib_read_lat, ...) with -R (connection by
                      rdma_cm) on both ends: both exit 0, the result row has the iterations.
+  qperf:TEST         qperf -cm1 TEST (rc_bw, rc_lat): qperf's control connection is kernel
+                     TCP, so each end runs in a network namespace whose veth has the same
+                     address as its rocefw device; the server forks a child per test, whose
+                     NIC comes up then (one test per server: DPDK leaves its memif socket).
   reject             rping -c to an address and port nobody listens on: REJECTED, exit != 0,
                      and quickly (the REJ, not a timeout).
 
@@ -61,7 +65,7 @@ def wait_line(proc, pattern, secs=30):
     return False, seen
 
 
-def pair(server, client, ready, timeout=120, stop_server=False):
+def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
     """Start @server, wait for its @ready line, run @client (then stop the server if
     @stop_server); both outputs."""
     tmp = tempfile.mkdtemp(prefix="rocefw-cm-")
@@ -69,8 +73,18 @@ def pair(server, client, ready, timeout=120, stop_server=False):
     srv = subprocess.Popen(side(sock, "server", SERVER_IP) + server, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     try:
-        ok, seen = wait_line(srv, ready)
-        check(ok, f"server ready ({ready!r})")
+        if ready:
+            ok, seen = wait_line(srv, ready, ready_secs)
+            check(ok, f"server ready ({ready!r})")
+        else:  # qperf's server says nothing: its TCP port is ready once the process runs
+            seen = []
+            time.sleep(1)
+        # The server's NIC is up once its memif socket exists (rdma_server prints its line
+        # before it opens the device); a memif client started earlier would never connect.
+        end = time.time() + 30
+        while "memif" in " ".join(side(sock, "server", SERVER_IP)) and \
+                not os.path.exists(sock) and time.time() < end:
+            time.sleep(0.05)
         t0 = time.time()
         cli = subprocess.run(side(sock, "client", CLIENT_IP) + client, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
@@ -146,6 +160,59 @@ def group_perftest(tool):
           "client: result row with 500 iterations")
 
 
+def netns_pair():
+    """Two namespaces, each with a veth carrying its rocefw address for the kernel's TCP and
+    a second, address-less veth for its rocefw port (af_packet: unlike memif, either end may
+    come up first, and qperf's server starts its NIC in a child forked per test)."""
+    tag = str(os.getpid() % 10000)
+    ns = ["rfwcm-a" + tag, "rfwcm-b" + tag]
+    cmds = [["ip", "netns", "add", ns[0]], ["ip", "netns", "add", ns[1]]]
+    for pfx in ("rck", "rcr"):
+        cmds.append(["ip", "link", "add", pfx + "a" + tag, "netns", ns[0], "type", "veth",
+                     "peer", "name", pfx + "b" + tag, "netns", ns[1]])
+    for n, ip, end in ((ns[0], SERVER_IP, "a"), (ns[1], CLIENT_IP, "b")):
+        cmds += [["ip", "-n", n, "addr", "add", ip + "/24", "dev", "rck" + end + tag],
+                 ["ip", "-n", n, "link", "set", "rck" + end + tag, "up"],
+                 ["ip", "-n", n, "link", "set", "rcr" + end + tag, "up"],
+                 ["ip", "-n", n, "link", "set", "lo", "up"]]
+    for c in cmds:
+        r = subprocess.run(c, capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"FAIL: {' '.join(c)}: {r.stderr.strip()} (network namespaces need root)")
+            for n in ns:
+                subprocess.run(["ip", "netns", "del", n], capture_output=True)
+            sys.exit(1)
+    return ns, tag
+
+
+def group_qperf(test):
+    need("qperf")
+    ns, tag = netns_pair()
+    global side
+    plain = side
+
+    def in_ns(sock, role, ip):
+        end = "a" if role == "server" else "b"
+        eal = f"--vdev=net_af_packet0,iface=rcr{end}{tag}"
+        return ["ip", "netns", "exec", ns[0] if role == "server" else ns[1], RUN, "--eal",
+                eal, "--ip", ip, "--"]
+    side = in_ns
+    try:
+        src, so, crc, co, _ = pair(["qperf", "-lp", "19766"],
+                                   ["qperf", SERVER_IP, "-lp", "19766", "-t", "2", "-cm1", test],
+                                   r"", stop_server=True)
+    finally:
+        side = plain
+        for n in ns:
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+    check(crc == 0, f"qperf client exits 0 ({crc})")
+    if test.endswith("_bw"):
+        check(re.search(r"bw\s+=\s+[0-9.]+ [KMG]B/sec", co) is not None, f"{test}: bandwidth")
+    else:
+        check(re.search(r"latency\s+=\s+[0-9.]+ [mun]?s", co) is not None, f"{test}: latency")
+    check("unexpected event" not in co and "failed" not in co, f"{test}: no CM error")
+
+
 def group_reject():
     need("rping")
     port = str(7000 + os.getpid() % 1000)
@@ -175,6 +242,8 @@ def main():
         group_rdma_server()
     elif g[0] == "perftest":
         group_perftest(g[1])
+    elif g[0] == "qperf":
+        group_qperf(g[1])
     elif g[0] == "reject":
         group_reject()
     else:
