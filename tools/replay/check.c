@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "check.h"
+#include "check_cm.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -64,6 +65,7 @@ struct rfw_check {
 	/* A frame cut by the snap length is parsed from a zero-filled copy of its wire length,
 	 * so the lengths in its headers hold; only bytes below caplen are ever used. */
 	uint8_t snapbuf[RFW_CHECK_MAX_FRAME];
+	struct check_cm cm; /* MADs to QP1 (check_cm.c) */
 };
 
 struct rfw_check *rfw_check_new(const struct rfw_check_opts *opts)
@@ -322,6 +324,8 @@ static void account_roce(struct rfw_check *c, const uint8_t *buf, const struct r
 		c->by_syndrome[p.aeth.syndrome]++;
 	if (p.op->flags & RFW_OPF_CNP)
 		c->cnps++;
+	if (p.bth.dqpn == 1 && p.op->transport == RFW_IB_UD)
+		check_cm_account(&c->cm, &p); /* the Communication Manager on QP1 */
 	flow_account(c, v, &p, ts);
 }
 
@@ -555,6 +559,7 @@ json_t *rfw_check_json(const struct rfw_check *c, const char *file)
 	for (uint32_t i = 0; i < c->nflows; i++)
 		json_array_append_new(flows, flow_json(&c->flows[i]));
 	json_object_set_new(o, "flows", flows);
+	json_object_set_new(o, "cm", check_cm_json(&c->cm));
 	return o;
 }
 
@@ -623,4 +628,5 @@ void rfw_check_print(const struct rfw_check *c, const char *file, FILE *out)
 			fprintf(out, "  ... %" PRIu64 " more not listed (--max-list)\n",
 			        c->malformed + c->warned - c->nlist);
 	}
+	check_cm_print(&c->cm, out);
 }
