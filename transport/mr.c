@@ -39,7 +39,8 @@ static struct rfw_mr *reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsig
 
 	if (pd == NULL || (addr == NULL && length) ||
 	    (access & ~(unsigned)(RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                          RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC))) {
+	                          RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC |
+	                          RFW_ACCESS_MW_BIND))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -87,8 +88,10 @@ int rfw_dereg_mr(struct rfw_mr *mr)
 {
 	struct rfw_dev *dev;
 
-	if (mr == NULL)
+	if (mr == NULL || mr->mw_type)
 		return -EINVAL;
+	if (mr->mw_binds)
+		return -EBUSY;
 	dev = mr->pd->dev;
 	dev->mrs[mr->key >> 8] = NULL;
 	mr->pd->users--;
@@ -118,14 +121,19 @@ struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
 }
 
 /*
- * IBA 10.6: LOCAL_INV and SEND with Invalidate act on fast-registration MRs of the QP's PD only
- * (rxe likewise refuses any MR but IB_MR_TYPE_MEM_REG).
+ * IBA 10.6: LOCAL_INV and SEND with Invalidate act on fast-registration MRs of the QP's PD
+ * (rxe likewise refuses any MR but IB_MR_TYPE_MEM_REG) and on type 2 windows bound to the QP
+ * (IBA 10.6.7.2.5); never on a type 1 window.
  */
 struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
 {
 	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, key);
 
-	return (mr && mr->pd == qp->pd && mr->fast_reg) ? mr : NULL;
+	if (mr == NULL || mr->pd != qp->pd)
+		return NULL;
+	if (mr->mw_type)
+		return mr->mw_type == 2 && mr->valid && mr->mw_qp == qp ? mr : NULL;
+	return mr->fast_reg ? mr : NULL;
 }
 
 /* Whether [va, va + len) lies inside @mr (no overflow). */
@@ -144,6 +152,8 @@ struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va
 {
 	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, rkey);
 
+	if (mr != NULL && mr->mw_type) /* an R_Key of a memory window */
+		return rfw_mw_check_remote(mr, qp, va, len, access) ? mr : NULL;
 	if (mr == NULL || !mr->valid || mr->pd != qp->pd)
 		return NULL;
 	if ((mr->access & access) != access || (qp->attr.qp_access_flags & access) != access)
@@ -161,7 +171,7 @@ int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned 
 		if (sge[i].length == 0)
 			continue;
 		mr = rfw_mr_lookup(qp->dev, sge[i].lkey);
-		if (mr == NULL || !mr->valid || mr->pd != qp->pd ||
+		if (mr == NULL || mr->mw_type || !mr->valid || mr->pd != qp->pd ||
 		    (mr->access & access) != access || !mr_contains(mr, sge[i].addr, sge[i].length))
 			return -EACCES;
 	}

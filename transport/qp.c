@@ -609,7 +609,11 @@ static int check_send_wr(const struct rfw_qp *qp, const struct rfw_send_wr *wr, 
 {
 	uint64_t total = 0;
 
-	if ((unsigned)wr->opcode >= RFW_WR__COUNT || wr->opcode == RFW_WR_BIND_MW)
+	if ((unsigned)wr->opcode >= RFW_WR__COUNT)
+		return EINVAL;
+	/* IBA 10.6.7.2: RC and UC QPs bind windows; rocefw's UC send path has no local
+	   operations, so RC only */
+	if (wr->opcode == RFW_WR_BIND_MW && (qp->type != RFW_QPT_RC || wr->wr.bind_mw.mw == NULL))
 		return EINVAL;
 	/* UD: SENDs to an address handle of the QP's PD (IBA 10.2.2), one packet each. */
 	if (qp->type == RFW_QPT_UD &&

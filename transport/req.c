@@ -271,16 +271,24 @@ static void req_local_error(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_s
 	rfw_comp_drain(qp);
 }
 
-/* LOCAL_INV executes when the requester reaches it (IBA 10.6.5). */
+/* LOCAL_INV and Bind Memory Window execute when the requester reaches them (IBA 10.6.5,
+   10.6.7.2): a failed bind completes with MW_BIND_ERR, the QP to ERR (IBA 10.8.3.3). */
 static void req_local_op(struct rfw_qp *qp, struct rfw_swqe *w)
 {
-	struct rfw_mr *mr = rfw_mr_invalidatable(qp, w->wr.invalidate_rkey);
+	if (w->wr.opcode == RFW_WR_BIND_MW) {
+		if (rfw_mw_bind(qp, &w->wr) != 0) {
+			req_local_error(qp, w, RFW_WC_MW_BIND_ERR);
+			return;
+		}
+	} else {
+		struct rfw_mr *mr = rfw_mr_invalidatable(qp, w->wr.invalidate_rkey);
 
-	if (mr == NULL) { /* not ours, or not a fast-registration MR (IBA 10.6) */
-		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
-		return;
+		if (mr == NULL) { /* not ours, or not invalidatable (IBA 10.6) */
+			req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
+			return;
+		}
+		rfw_mr_invalidate(mr);
 	}
-	mr->valid = false;
 	w->state = SWQE_DONE;
 	w->status = RFW_WC_SUCCESS;
 	qp->req.idx++;

@@ -522,7 +522,7 @@ static enum resp_state complete(struct resp_ctx *c)
 			struct rfw_mr *mr = rfw_mr_invalidatable(qp, p->ieth_rkey);
 
 			if (mr)
-				mr->valid = false; /* IBA 10.6.5: SEND with Invalidate */
+				rfw_mr_invalidate(mr); /* IBA 10.6.5: SEND with Invalidate */
 			wcf |= RFW_WC_WITH_INV;
 			inv = p->ieth_rkey;
 		}

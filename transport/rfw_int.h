@@ -37,8 +37,14 @@ struct rfw_mr {
 	uint64_t length;
 	unsigned access;
 	uint32_t key;  /* lkey == rkey */
-	bool valid;    /* false once invalidated (LOCAL_INV, SEND_WITH_INV) */
+	bool valid;    /* false once invalidated (LOCAL_INV, SEND_WITH_INV); a window: bound */
 	bool fast_reg; /* rfw_reg_mr_fr: the only kind that may be invalidated (IBA 10.6) */
+	/* Memory windows (IBA 10.6.7, mw.c) share the key table: addr / length / access are
+	   then the bound window's, inside the MR it is bound to. */
+	uint8_t mw_type;      /* 0: an MR; 1 or 2: a window of that type */
+	struct rfw_qp *mw_qp; /* type 2: the QP it is bound to */
+	struct rfw_mr *mw_mr; /* a bound window: its MR */
+	uint32_t mw_binds;    /* an MR: the windows bound to it (deregistration waits for 0) */
 };
 
 struct rfw_cq {
@@ -299,7 +305,7 @@ static inline bool rfw_atomic_in_flight(const struct rfw_qp *qp)
 }
 static inline bool rfw_wqe_is_local(const struct rfw_swqe *w)
 {
-	return w->wr.opcode == RFW_WR_LOCAL_INV;
+	return w->wr.opcode == RFW_WR_LOCAL_INV || w->wr.opcode == RFW_WR_BIND_MW;
 }
 /* Signed distance a - b in PSNs (24-bit serial arithmetic). */
 static inline int32_t rfw_psn_diff(uint32_t a, uint32_t b)
@@ -413,6 +419,13 @@ void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now);
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key);
 /* The MR @key names if LOCAL_INV / SEND with Invalidate on @qp may invalidate it, else NULL. */
 struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key);
+/* Invalidate what rfw_mr_invalidatable found (a window is unbound from its MR). */
+void rfw_mr_invalidate(struct rfw_mr *mr);
+/* Execute a Bind Memory Window WR on @qp (IBA 10.6.7.2): 0, or -EINVAL (MW_BIND_ERR). */
+int rfw_mw_bind(struct rfw_qp *qp, const struct rfw_send_wr *wr);
+/* Whether @mr (a window) grants @qp access to [va, va + len) with @access. */
+bool rfw_mw_check_remote(const struct rfw_mr *mw, const struct rfw_qp *qp, uint64_t va,
+                         uint64_t len, unsigned access);
 /* The MR @rkey names, if [va, va + len) is inside it and @access is granted; NULL else. */
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access);

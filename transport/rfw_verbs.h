@@ -147,6 +147,7 @@ enum rfw_access_flags {
 	RFW_ACCESS_REMOTE_WRITE = 1u << 1,
 	RFW_ACCESS_REMOTE_READ = 1u << 2,
 	RFW_ACCESS_REMOTE_ATOMIC = 1u << 3,
+	RFW_ACCESS_MW_BIND = 1u << 4, /* memory windows may be bound to the MR (IBA 10.6.7) */
 };
 
 struct rfw_pd *rfw_alloc_pd(struct rfw_dev *dev);
@@ -161,7 +162,17 @@ struct rfw_mr *rfw_reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned
  * is valid at once, and once invalidated stays invalid until deregistered.
  */
 struct rfw_mr *rfw_reg_mr_fr(struct rfw_pd *pd, void *addr, size_t length, unsigned access);
+/* -EBUSY while memory windows are bound to it (IBA 10.6.7.2.6). */
 int rfw_dereg_mr(struct rfw_mr *mr);
+/*
+ * Memory windows (IBA 10.6.7): a window of type 1 or 2 (2B: bound to one QP) in @pd, unbound;
+ * rfw_mr_rkey gives its R_Key. A Bind Memory Window WR (RFW_WR_BIND_MW) binds it to part of an
+ * MR with RFW_ACCESS_MW_BIND and gives it the R_Key of the WR (the low 8 bits: the consumer's
+ * key); a type 1 window is unbound by a zero-length bind, a type 2 one by LOCAL_INV or a SEND
+ * with Invalidate arriving on its QP. Its R_Key is never an L_Key.
+ */
+struct rfw_mr *rfw_alloc_mw(struct rfw_pd *pd, unsigned type);
+int rfw_dealloc_mw(struct rfw_mr *mw);
 uint32_t rfw_mr_lkey(const struct rfw_mr *mr);
 uint32_t rfw_mr_rkey(const struct rfw_mr *mr);
 
@@ -459,6 +470,13 @@ struct rfw_send_wr {
 			uint32_t remote_qpn;
 			uint32_t remote_qkey; /* high-order bit set: the QP's own Q_Key instead */
 		} ud;
+		struct {
+			struct rfw_mr *mw; /* from rfw_alloc_mw */
+			uint32_t rkey;     /* the window's new R_Key */
+			struct rfw_mr *mr; /* what it is bound to (NULL with length 0) */
+			uint64_t addr, length;
+			unsigned access; /* RFW_ACCESS_REMOTE_* */
+		} bind_mw;
 	} wr;
 };
 

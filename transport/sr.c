@@ -172,7 +172,7 @@ static void sr_advance(struct rfw_qp *qp)
 					struct rfw_mr *mr = rfw_mr_invalidatable(qp, s->inv_rkey);
 
 					if (mr)
-						mr->valid = false; /* IBA 10.6.5 */
+						rfw_mr_invalidate(mr); /* IBA 10.6.5 */
 					wcf |= RFW_WC_WITH_INV;
 				}
 				rfw_qp_complete_rwqe(qp, w, RFW_WC_SUCCESS,

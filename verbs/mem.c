@@ -14,7 +14,7 @@ _Static_assert((int)IBV_ACCESS_LOCAL_WRITE == (int)RFW_ACCESS_LOCAL_WRITE &&
                "access flags");
 #define MR_ACCESS_KNOWN                                                                            \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |               \
-	 IBV_ACCESS_REMOTE_ATOMIC)
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
 /* Hints with nothing to do for memory the NIC reaches directly. */
 #define MR_ACCESS_IGNORED (IBV_ACCESS_RELAXED_ORDERING | IBV_ACCESS_HUGETLB)
 
@@ -65,7 +65,7 @@ struct ibv_mr *rfw_vrb_reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_
 	if ((access & ~(unsigned)(MR_ACCESS_KNOWN | MR_ACCESS_IGNORED)) != 0) {
 		errno =
 		    rfw_vrb_unsupported("ibv_reg_mr", "access flags beyond local/remote "
-		                                      "read/write/atomic (ODP, zero-based, MW)");
+		                                      "read/write/atomic, MW bind (ODP, zero-based)");
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));

@@ -48,19 +48,6 @@ int rfw_vrb_unsupported(const char *verb, const char *why)
 	return EOPNOTSUPP;
 }
 
-/* A type no device has is an invalid argument (as rxe answers), before "not supported". */
-static struct ibv_mw *mw_alloc(struct ibv_pd *pd, enum ibv_mw_type t)
-{
-	(void)pd;
-	if (t != IBV_MW_TYPE_1 && t != IBV_MW_TYPE_2)
-		errno = EINVAL;
-	else
-		errno = rfw_vrb_unsupported("ibv_alloc_mw", "memory windows");
-	return NULL;
-}
-UNSUPPORTED_INT(mw_bind, "ibv_bind_mw", "memory windows", struct ibv_qp *qp, struct ibv_mw *mw,
-                struct ibv_mw_bind *b)
-UNSUPPORTED_INT(mw_dealloc, "ibv_dealloc_mw", "memory windows", struct ibv_mw *mw)
 UNSUPPORTED_PTR(xrcd_open, struct ibv_xrcd, "ibv_open_xrcd", "XRC", struct ibv_context *c,
                 struct ibv_xrcd_init_attr *a)
 UNSUPPORTED_PTR(qp_open, struct ibv_qp, "ibv_open_qp", "XRC", struct ibv_context *c,
@@ -145,9 +132,9 @@ void rfw_vrb_ctx_ops(struct rfw_vrb_ctx *x)
 	o->post_send = rfw_vrb_post_send;
 	o->post_recv = rfw_vrb_post_recv;
 	o->post_srq_recv = rfw_vrb_post_srq_recv;
-	o->alloc_mw = mw_alloc;
-	o->bind_mw = mw_bind;
-	o->dealloc_mw = mw_dealloc;
+	o->alloc_mw = rfw_vrb_alloc_mw;
+	o->bind_mw = rfw_vrb_bind_mw;
+	o->dealloc_mw = rfw_vrb_dealloc_mw;
 	v->create_qp_ex = qp_ex;
 	v->create_cq_ex = rfw_vrb_create_cq_ex;
 	v->create_srq_ex = rfw_vrb_create_srq_ex;

@@ -21,7 +21,9 @@ _Static_assert((int)IBV_WR_RDMA_WRITE == (int)RFW_WR_RDMA_WRITE &&
                    (int)IBV_WR_SEND == (int)RFW_WR_SEND &&
                    (int)IBV_WR_RDMA_READ == (int)RFW_WR_RDMA_READ &&
                    (int)IBV_WR_ATOMIC_FETCH_AND_ADD == (int)RFW_WR_ATOMIC_FETCH_AND_ADD &&
-                   (int)IBV_WR_SEND_WITH_INV == (int)RFW_WR_SEND_WITH_INV,
+                   (int)IBV_WR_SEND_WITH_INV == (int)RFW_WR_SEND_WITH_INV &&
+                   (int)IBV_WR_BIND_MW == (int)RFW_WR_BIND_MW &&
+                   (int)IBV_WR_LOCAL_INV == (int)RFW_WR_LOCAL_INV,
                "work request opcodes");
 _Static_assert((int)IBV_WC_GRH == (int)RFW_WC_GRH && (int)IBV_WC_WITH_IMM == (int)RFW_WC_WITH_IMM,
                "completion flags");
@@ -35,9 +37,9 @@ _Static_assert((int)IBV_SEND_FENCE == (int)RFW_SEND_FENCE &&
 
 static int send_wr_of(const struct ibv_send_wr *w, struct rfw_send_wr *r, bool ud)
 {
-	if ((unsigned)w->opcode > IBV_WR_SEND_WITH_INV || w->opcode == IBV_WR_BIND_MW)
-		return rfw_vrb_unsupported("ibv_post_send", "opcode (TSO, memory windows, "
-		                                            "driver-specific, atomic write)");
+	if ((unsigned)w->opcode > IBV_WR_SEND_WITH_INV)
+		return rfw_vrb_unsupported("ibv_post_send", "opcode (TSO, driver-specific, "
+		                                            "atomic write)");
 	if (w->send_flags & ~(unsigned)SEND_FLAGS_KNOWN)
 		return rfw_vrb_unsupported("ibv_post_send", "send flag IBV_SEND_IP_CSUM");
 	r->wr_id = w->wr_id;
@@ -50,7 +52,9 @@ static int send_wr_of(const struct ibv_send_wr *w, struct rfw_send_wr *r, bool u
 		r->invalidate_rkey = w->invalidate_rkey;
 	else
 		r->imm_data = be32toh(w->imm_data);
-	if (ud) {
+	if (w->opcode == IBV_WR_BIND_MW) {
+		rfw_vrb_bind_fields(w->bind_mw.mw, w->bind_mw.rkey, &w->bind_mw.bind_info, r);
+	} else if (ud) {
 		r->wr.ud.ah = w->wr.ud.ah != NULL ? ((struct rfw_vrb_ah *)w->wr.ud.ah)->ah : NULL;
 		r->wr.ud.remote_qpn = w->wr.ud.remote_qpn;
 		r->wr.ud.remote_qkey = w->wr.ud.remote_qkey;

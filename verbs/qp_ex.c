@@ -21,7 +21,7 @@
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |    \
 	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |                                 \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                 \
-	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_BIND_MW)
 
 struct wr_slot {
 	struct rfw_send_wr wr;
@@ -247,16 +247,17 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 /* Operations and address setters rocefw's RC QPs cannot take: the batch fails. */
 static void wr_unsupported(struct ibv_qp_ex *qpx)
 {
-	batch_of(qpx)->err = rfw_vrb_unsupported("ibv_wr_* (bind_mw, tso, ud/xrc address, atomic "
-	                                         "write)",
+	batch_of(qpx)->err = rfw_vrb_unsupported("ibv_wr_* (tso, ud/xrc address, atomic write)",
 	                                         "not an operation of rocefw's RC QPs");
 }
 
 static void bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw, uint32_t rkey,
                     const struct ibv_mw_bind_info *bi)
 {
-	(void)mw, (void)rkey, (void)bi;
-	wr_unsupported(qpx);
+	struct wr_slot *s = begin(qpx, RFW_WR_BIND_MW);
+
+	if (s != NULL)
+		rfw_vrb_bind_fields(mw, rkey, bi, &s->wr);
 }
 
 static void send_tso(struct ibv_qp_ex *qpx, void *hdr, uint16_t hdr_sz, uint16_t mss)

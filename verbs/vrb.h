@@ -61,6 +61,11 @@ struct rfw_vrb_mr {
 	struct rfw_mr *mr;
 };
 
+struct rfw_vrb_mw {
+	struct ibv_mw ibv;
+	struct rfw_mr *mw; /* the transport's window (an entry of the key table) */
+};
+
 #define RFW_VRB_CHAN_MAX 4096 /* pending events per completion channel */
 
 struct rfw_vrb_channel {
@@ -151,6 +156,13 @@ int rfw_vrb_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *rfw_vrb_reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_t iova,
                               unsigned access);
 int rfw_vrb_dereg_mr(struct ibv_mr *mr);
+/* Memory windows (mw.c). */
+struct ibv_mw *rfw_vrb_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type t);
+int rfw_vrb_dealloc_mw(struct ibv_mw *mw);
+int rfw_vrb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b);
+/* A bind WR's fields (IBV_WR_BIND_MW, ibv_wr_bind_mw) into @r. */
+void rfw_vrb_bind_fields(struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bi,
+                         struct rfw_send_wr *r);
 
 /* ---- CQ and completion channels (cq.c) ---- */
 struct ibv_comp_channel *rfw_vrb_create_channel(struct ibv_context *c);
