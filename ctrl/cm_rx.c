@@ -29,6 +29,19 @@ static struct cm_conn *by_remote(struct rfw_cm *cm, uint32_t remote_id, const ui
 	return NULL;
 }
 
+/* A live connection with the requester's QP from the same port (IBA 12.9.8.3.1). */
+static struct cm_conn *by_qpn(struct rfw_cm *cm, uint32_t qpn, const uint8_t gid[16])
+{
+	for (uint32_t i = 0; i < cm->cfg.max_conns; i++) {
+		struct cm_conn *c = &cm->conns[i];
+
+		if (c->st != CM_IDLE && c->st != CM_TIMEWAIT && c->remote_qpn == qpn &&
+		    !memcmp(c->peer_gid, gid, 16))
+			return c;
+	}
+	return NULL;
+}
+
 static struct cm_listen *listener(struct rfw_cm *cm, uint64_t service_id)
 {
 	for (int i = 0; i < CM_MAX_LISTEN; i++)
@@ -78,6 +91,13 @@ static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 		cm->cnt[RFW_CM_CNT_mad_rx_dup]++;
 		if (c->st == CM_REP_SENT)
 			cm_resend(cm, c, now);
+		return;
+	}
+	if (by_qpn(cm, m->req.local_qpn, gid) != NULL) {
+		/* A new REQ from a QP we are still connected to: the old connection is stale
+		   (the peer lost it); refused with REJ reason 10, as IBA 12.9.8.3.1 says. */
+		cm->cnt[RFW_CM_CNT_req_stale]++;
+		cm_rej_stateless(cm, gid, m, RFW_CM_REJ_STALE_CONN, now);
 		return;
 	}
 	l = listener(cm, m->req.service_id);

@@ -238,6 +238,32 @@ static void test_rejects(void **st)
 	done(&a, &b);
 }
 
+/* A second REQ from a QP that is still connected (say, its host restarted): REJ reason 10. */
+static void test_stale(void **st)
+{
+	struct wire w;
+	struct side a, b;
+	uint64_t now = 0, cnt[RFW_CM_CNT__COUNT];
+
+	(void)st;
+	pair(&w, &a, &b, 0, 0, 1);
+	a.auto_rtu = false;
+	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE, &params, NULL, 0, now) > 0);
+	run(&w, &now, 2);
+	assert_int_equal(rfw_cm_rtu(a.cm, a.conn, now), 0);
+	run(&w, &now, 2);
+	assert_int_equal(b.ev[RFW_CM_EV_RTU], 1);
+	/* the same QP asks again, as a new connection (a fresh comm ID) */
+	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE, &params, NULL, 0, now) > 0);
+	run(&w, &now, 2);
+	assert_int_equal(a.ev[RFW_CM_EV_REJ], 1);
+	assert_int_equal(a.last_reason, RFW_CM_REJ_STALE_CONN);
+	assert_int_equal(b.ev[RFW_CM_EV_REQ], 1);
+	rfw_cm_counters(b.cm, cnt);
+	assert_int_equal(cnt[RFW_CM_CNT_req_stale], 1);
+	done(&a, &b);
+}
+
 /* A MAD with @attr from B's side, built by hand around the codec. */
 static void inject(struct side *to, const uint8_t gid[16], struct rfw_cm_msg *m, uint64_t now)
 {
@@ -335,8 +361,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lossy_life), cmocka_unit_test(test_total_loss),
-	    cmocka_unit_test(test_rejects),    cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_duplicates),
+	    cmocka_unit_test(test_rejects),    cmocka_unit_test(test_stale),
+	    cmocka_unit_test(test_bad_input),  cmocka_unit_test(test_duplicates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
