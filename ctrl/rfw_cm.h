@@ -35,6 +35,7 @@
 	X(mad_resent, "MADs resent after a CM response timeout")                                   \
 	X(req_no_listener, "REQs for a service ID nobody listens on (REJ reason 8)")               \
 	X(req_no_conn, "REQs refused for want of a free connection (REJ reason 3)")                \
+	X(req_stale, "REQs from a QP still connected to us (REJ reason 10, stale connection)")     \
 	X(timeouts, "exchanges given up after max CM retries")                                     \
 	X(established, "connections established")                                                  \
 	X(rejected_rx, "REJs received")                                                            \
