@@ -38,9 +38,9 @@ static struct rfw_mr *reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsig
 	uint32_t i;
 
 	if (pd == NULL || (addr == NULL && length) ||
-	    (access & ~(unsigned)(RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
-	                          RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC |
-	                          RFW_ACCESS_MW_BIND))) {
+	    (access &
+	     ~(unsigned)(RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ |
+	                 RFW_ACCESS_REMOTE_ATOMIC | RFW_ACCESS_MW_BIND))) {
 		errno = EINVAL;
 		return NULL;
 	}

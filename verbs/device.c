@@ -56,9 +56,9 @@ int rfw_vrb_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->vendor_id = 0xffffff;       /* no IEEE OUI of our own (rxe uses the same) */
 	a->max_qp = DEV_MAX_QP;
 	a->max_qp_wr = DEV_MAX_QP_WR;
-	a->device_cap_flags =
-	    IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_CURR_QP_STATE_MOD | IBV_DEVICE_SYS_IMAGE_GUID |
-	    IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_CURR_QP_STATE_MOD |
+	                      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MEM_WINDOW |
+	                      IBV_DEVICE_MEM_WINDOW_TYPE_2B;
 	a->max_sge = DEV_MAX_SGE;
 	a->max_sge_rd = DEV_MAX_SGE;
 	a->max_cq = DEV_MAX_CQ;

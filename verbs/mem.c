@@ -63,9 +63,9 @@ struct ibv_mr *rfw_vrb_reg_mr(struct ibv_pd *pd, void *addr, size_t len, uint64_
 		return NULL;
 	}
 	if ((access & ~(unsigned)(MR_ACCESS_KNOWN | MR_ACCESS_IGNORED)) != 0) {
-		errno =
-		    rfw_vrb_unsupported("ibv_reg_mr", "access flags beyond local/remote "
-		                                      "read/write/atomic, MW bind (ODP, zero-based)");
+		errno = rfw_vrb_unsupported("ibv_reg_mr",
+		                            "access flags beyond local/remote "
+		                            "read/write/atomic, MW bind (ODP, zero-based)");
 		return NULL;
 	}
 	m = calloc(1, sizeof(*m));

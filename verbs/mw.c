@@ -66,8 +66,8 @@ void rfw_vrb_bind_fields(struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_b
 /* ibv_bind_mw (type 1): the bind as a work request with the window's next R_Key. */
 int rfw_vrb_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
 {
-	struct ibv_send_wr wr = {.wr_id = b->wr_id, .opcode = IBV_WR_BIND_MW,
-	                         .send_flags = b->send_flags};
+	struct ibv_send_wr wr = {
+	    .wr_id = b->wr_id, .opcode = IBV_WR_BIND_MW, .send_flags = b->send_flags};
 	struct ibv_send_wr *bad;
 	int rc;
 

@@ -56,8 +56,8 @@ static void unfix(struct mw_fix *f)
 static enum rfw_wc_status bind(struct mw_fix *f, int ep, uint32_t rkey, struct rfw_mr *mr,
                                uint64_t off, uint64_t len, unsigned access)
 {
-	struct rfw_send_wr wr = {.wr_id = 77, .opcode = RFW_WR_BIND_MW,
-	                         .send_flags = RFW_SEND_SIGNALED};
+	struct rfw_send_wr wr = {
+	    .wr_id = 77, .opcode = RFW_WR_BIND_MW, .send_flags = RFW_SEND_SIGNALED};
 	struct rfw_send_wr *bad = NULL;
 	struct rfw_wc wc;
 
@@ -104,7 +104,8 @@ static void test_type1(void **s)
 	unfix(f); /* the MR alone grants no remote write */
 	f = fix(1);
 	k = next_key(rfw_mr_rkey(f->mw));
-	assert_int_equal(bind(f, 1, k, f->dmr, 1024, 4096, RFW_ACCESS_REMOTE_WRITE), RFW_WC_SUCCESS);
+	assert_int_equal(bind(f, 1, k, f->dmr, 1024, 4096, RFW_ACCESS_REMOTE_WRITE),
+	                 RFW_WC_SUCCESS);
 	assert_int_equal(rfw_mr_rkey(f->mw), k);
 	assert_int_equal(rfw_dereg_mr(f->dmr), -EBUSY);
 	assert_int_equal(write(f, k, 1024, 4096), RFW_WC_SUCCESS);
@@ -121,8 +122,10 @@ static void test_type1_bounds(void **s)
 	uint32_t k = next_key(rfw_mr_rkey(f->mw));
 
 	(void)s;
-	assert_int_equal(bind(f, 1, k, f->dmr, 1024, 4096, RFW_ACCESS_REMOTE_WRITE), RFW_WC_SUCCESS);
-	assert_int_equal(write(f, k, 1024 + 4096 - 8, 64), RFW_WC_REM_ACCESS_ERR); /* past its end */
+	assert_int_equal(bind(f, 1, k, f->dmr, 1024, 4096, RFW_ACCESS_REMOTE_WRITE),
+	                 RFW_WC_SUCCESS);
+	assert_int_equal(write(f, k, 1024 + 4096 - 8, 64),
+	                 RFW_WC_REM_ACCESS_ERR); /* past its end */
 	unfix(f);
 }
 
@@ -130,8 +133,10 @@ static void test_type2_local_inv(void **s)
 {
 	struct mw_fix *f = fix(2);
 	uint32_t k = next_key(rfw_mr_rkey(f->mw));
-	struct rfw_send_wr inv = {.wr_id = 9, .opcode = RFW_WR_LOCAL_INV,
-	                          .send_flags = RFW_SEND_SIGNALED, .invalidate_rkey = k};
+	struct rfw_send_wr inv = {.wr_id = 9,
+	                          .opcode = RFW_WR_LOCAL_INV,
+	                          .send_flags = RFW_SEND_SIGNALED,
+	                          .invalidate_rkey = k};
 	struct rfw_send_wr *bad;
 	struct rfw_wc wc;
 
@@ -154,10 +159,13 @@ static void test_type2_remote_inv(void **s)
 	uint32_t k = next_key(rfw_mr_rkey(f->mw));
 	uint8_t rbuf[64];
 	struct rfw_mr *rmr = lb_mr(&f->lb->ep[1], rbuf, sizeof(rbuf));
-	struct rfw_sge sge = {.addr = (uint64_t)(uintptr_t)f->src, .length = 16,
-	                      .lkey = rfw_mr_lkey(f->smr)};
-	struct rfw_send_wr wr = {.wr_id = 3, .sg_list = &sge, .num_sge = 1,
-	                         .opcode = RFW_WR_SEND_WITH_INV, .send_flags = RFW_SEND_SIGNALED,
+	struct rfw_sge sge = {
+	    .addr = (uint64_t)(uintptr_t)f->src, .length = 16, .lkey = rfw_mr_lkey(f->smr)};
+	struct rfw_send_wr wr = {.wr_id = 3,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = RFW_WR_SEND_WITH_INV,
+	                         .send_flags = RFW_SEND_SIGNALED,
 	                         .invalidate_rkey = k};
 	struct rfw_send_wr *bad;
 	struct rfw_wc wc;
@@ -209,8 +217,10 @@ static void test_type1_not_invalidated_nor_lkey(void **s)
 {
 	struct mw_fix *f = fix(1);
 	uint32_t k = next_key(rfw_mr_rkey(f->mw));
-	struct rfw_send_wr inv = {.wr_id = 9, .opcode = RFW_WR_LOCAL_INV,
-	                          .send_flags = RFW_SEND_SIGNALED, .invalidate_rkey = k};
+	struct rfw_send_wr inv = {.wr_id = 9,
+	                          .opcode = RFW_WR_LOCAL_INV,
+	                          .send_flags = RFW_SEND_SIGNALED,
+	                          .invalidate_rkey = k};
 	struct rfw_send_wr *bad;
 	struct rfw_wc wc;
 
