@@ -94,6 +94,24 @@ static enum rfw_wc_status write(struct mw_fix *f, uint32_t rkey, uint64_t off, u
 	return wc.status;
 }
 
+/* LOCAL_INV of @key on endpoint 1's QP; its completion's status (opcode checked if success). */
+static enum rfw_wc_status local_inv(struct mw_fix *f, uint32_t key)
+{
+	struct rfw_send_wr inv = {.wr_id = 9,
+	                          .opcode = RFW_WR_LOCAL_INV,
+	                          .send_flags = RFW_SEND_SIGNALED,
+	                          .invalidate_rkey = key};
+	struct rfw_send_wr *bad;
+	struct rfw_wc wc;
+
+	assert_int_equal(rfw_post_send(f->lb->ep[1].qp, &inv, &bad, f->lb->now), 0);
+	lb_run(f->lb, 1000000);
+	assert_int_equal(rfw_poll_cq(f->lb->ep[1].scq, 1, &wc), 1);
+	if (wc.status == RFW_WC_SUCCESS)
+		assert_int_equal(wc.opcode, RFW_WC_LOCAL_INV);
+	return wc.status;
+}
+
 static void test_type1(void **s)
 {
 	struct mw_fix *f = fix(1);
@@ -133,22 +151,12 @@ static void test_type2_local_inv(void **s)
 {
 	struct mw_fix *f = fix(2);
 	uint32_t k = next_key(rfw_mr_rkey(f->mw));
-	struct rfw_send_wr inv = {.wr_id = 9,
-	                          .opcode = RFW_WR_LOCAL_INV,
-	                          .send_flags = RFW_SEND_SIGNALED,
-	                          .invalidate_rkey = k};
-	struct rfw_send_wr *bad;
-	struct rfw_wc wc;
 
 	(void)s;
 	assert_int_equal(bind(f, 1, k, f->dmr, 0, BUF, RFW_ACCESS_REMOTE_WRITE), RFW_WC_SUCCESS);
 	assert_int_equal(write(f, k, 0, BUF), RFW_WC_SUCCESS);
 	assert_memory_equal(f->dst, f->src, BUF);
-	assert_int_equal(rfw_post_send(f->lb->ep[1].qp, &inv, &bad, f->lb->now), 0);
-	lb_run(f->lb, 1000000);
-	assert_int_equal(rfw_poll_cq(f->lb->ep[1].scq, 1, &wc), 1);
-	assert_int_equal(wc.status, RFW_WC_SUCCESS);
-	assert_int_equal(wc.opcode, RFW_WC_LOCAL_INV);
+	assert_int_equal(local_inv(f, k), RFW_WC_SUCCESS);
 	assert_int_equal(write(f, k, 0, 64), RFW_WC_REM_ACCESS_ERR);
 	unfix(f);
 }
@@ -217,11 +225,6 @@ static void test_type1_not_invalidated_nor_lkey(void **s)
 {
 	struct mw_fix *f = fix(1);
 	uint32_t k = next_key(rfw_mr_rkey(f->mw));
-	struct rfw_send_wr inv = {.wr_id = 9,
-	                          .opcode = RFW_WR_LOCAL_INV,
-	                          .send_flags = RFW_SEND_SIGNALED,
-	                          .invalidate_rkey = k};
-	struct rfw_send_wr *bad;
 	struct rfw_wc wc;
 
 	(void)s;
@@ -233,12 +236,8 @@ static void test_type1_not_invalidated_nor_lkey(void **s)
 	unfix(f);
 	f = fix(1);
 	k = next_key(rfw_mr_rkey(f->mw));
-	inv.invalidate_rkey = k;
 	assert_int_equal(bind(f, 1, k, f->dmr, 0, BUF, RFW_ACCESS_REMOTE_WRITE), RFW_WC_SUCCESS);
-	assert_int_equal(rfw_post_send(f->lb->ep[1].qp, &inv, &bad, f->lb->now), 0);
-	lb_run(f->lb, 1000000);
-	assert_int_equal(rfw_poll_cq(f->lb->ep[1].scq, 1, &wc), 1);
-	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+	assert_int_equal(local_inv(f, k), RFW_WC_LOC_PROT_ERR);
 	unfix(f);
 }
 
