@@ -141,7 +141,8 @@ void nic_l2_detach(struct rfw_nic *nic, uint32_t slot)
 /*
  * One look at the neighbour table for a resolving QP. rfw_port_resolve re-sends the probe
  * once per neigh_retrans_ms and gives up after neigh_max_probes: then the QP goes to ERR
- * (IBA 10.3.1: every outstanding WR completes with RFW_WC_WR_FLUSH_ERR) and stays FAILED.
+ * (IBA 10.3.1: every outstanding WR completes with RFW_WC_WR_FLUSH_ERR) with the affiliated
+ * catastrophic error event (rfw_qp_fatal), and stays FAILED.
  */
 static void resolve_one(struct rfw_nic *nic, struct nic_l2 *l, uint64_t tsc)
 {
@@ -158,11 +159,9 @@ static void resolve_one(struct rfw_nic *nic, struct nic_l2 *l, uint64_t tsc)
 		nic->ctr[RFW_NIC_HOST_CTR_l2_resolved]++;
 		rfw_fw_qp_set_mac(nic->fw, l->qp, mac.addr_bytes);
 	} else {
-		struct rfw_qp_attr a = {.qp_state = RFW_QPS_ERR};
-
 		l->state = RFW_NIC_L2_FAILED;
 		nic->ctr[RFW_NIC_HOST_CTR_l2_resolve_failed]++;
-		(void)rfw_modify_qp(l->qp, &a, RFW_QP_STATE);
+		rfw_qp_fatal(l->qp); /* ERR, WQEs flushed, IBV_EVENT_QP_FATAL */
 	}
 }
 

@@ -173,6 +173,14 @@ int rfw_destroy_qp(struct rfw_qp *qp)
 	return 0;
 }
 
+void rfw_qp_fatal(struct rfw_qp *qp)
+{
+	if (qp == NULL || qp->state == RFW_QPS_RESET || qp->state == RFW_QPS_ERR)
+		return;
+	rfw_qp_error(qp);
+	rfw_qp_event(qp, RFW_QP_EV_FATAL);
+}
+
 uint32_t rfw_qp_num(const struct rfw_qp *qp)
 {
 	return qp->qpn;

@@ -298,6 +298,7 @@ enum rfw_qp_type {
  * WRITE or READ, so the reason reaches its owner here.
  */
 enum rfw_qp_event {
+	RFW_QP_EV_FATAL = 1,      /* an error no WQE can report (the host lost the path): ERR */
 	RFW_QP_EV_REQ_ERR = 2,    /* responder: invalid request NAKed, QP to ERR */
 	RFW_QP_EV_ACCESS_ERR = 3, /* responder: remote access error NAKed, QP to ERR */
 	RFW_QP_EV_COMM_EST = 4,   /* the first request arrived while in RTR */
@@ -398,6 +399,12 @@ int rfw_destroy_qp(struct rfw_qp *qp);
 int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *attr, unsigned attr_mask);
 int rfw_query_qp(const struct rfw_qp *qp, struct rfw_qp_attr *attr);
 uint32_t rfw_qp_num(const struct rfw_qp *qp);
+/*
+ * The host cannot carry the QP any more (its peer's address cannot be resolved): the QP goes
+ * to ERR, its WQEs flush, and the QP's event hook gets RFW_QP_EV_FATAL, the catastrophic error
+ * of IBA 11.6.3.2 that no completion reports (IBV_EVENT_QP_FATAL).
+ */
+void rfw_qp_fatal(struct rfw_qp *qp);
 void *rfw_qp_context(const struct rfw_qp *qp);
 enum rfw_qp_state rfw_qp_state(const struct rfw_qp *qp);
 /* Per-QP counters (same table as the device's). */

@@ -36,7 +36,8 @@ static const char *const state_name[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "
 _Static_assert((int)IBV_EVENT_QP_REQ_ERR == (int)RFW_QP_EV_REQ_ERR &&
                    (int)IBV_EVENT_QP_ACCESS_ERR == (int)RFW_QP_EV_ACCESS_ERR &&
                    (int)IBV_EVENT_COMM_EST == (int)RFW_QP_EV_COMM_EST &&
-                   (int)IBV_EVENT_QP_LAST_WQE_REACHED == (int)RFW_QP_EV_LAST_WQE,
+                   (int)IBV_EVENT_QP_LAST_WQE_REACHED == (int)RFW_QP_EV_LAST_WQE &&
+                   (int)IBV_EVENT_QP_FATAL == (int)RFW_QP_EV_FATAL,
                "qp event values");
 
 /* The transport's affiliated events of a QP become the context's async events. */

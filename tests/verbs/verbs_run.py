@@ -396,8 +396,18 @@ c = rc_qp(srq)
 c.to_init(attr(a))
 c.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
 event(e.IBV_EVENT_QP_LAST_WQE_REACHED)
+# a peer nobody answers ARP for: after the probes, ERR with its WQEs flushed, and QP_FATAL
+from pyverbs.addr import GID
+d = rc_qp()
+da = attr(a)
+da.ah_attr = AHAttr(gr=GlobalRoute(dgid=GID("0000:0000:0000:0000:0000:ffff:0a00:0063"), sgid_index=0), is_global=1,
+                    port_num=1)
+d.to_init(da); d.to_rtr(da); d.to_rts(da)
+d.post_send(SendWR(wr_id=4, opcode=e.IBV_WR_SEND, num_sge=1, sg=[SGE(mr.buf, 8, mr.lkey)]))
+event(e.IBV_EVENT_QP_FATAL)
+print("wc", [(w.wr_id, w.status) for w in poll(1)], flush=True)
 print("all events", flush=True)
-for o in (c, srq, a, b, mr, cq, pd, ctx):
+for o in (d, c, srq, a, b, mr, cq, pd, ctx):
     o.close()
 """
 
@@ -413,6 +423,9 @@ def group_qp_events():
     check(("16", "16") in events, "IBV_EVENT_QP_LAST_WQE_REACHED: an SRQ's QP to ERR")
     check(re.search(r"^wc \[\(3, 10\)\]$", out, re.M) is not None,
           "the requester's WRITE completes with IBV_WC_REM_ACCESS_ERR (10)")
+    check(("1", "1") in events, "IBV_EVENT_QP_FATAL: the peer's address cannot be resolved")
+    check(re.search(r"^wc \[\(4, 5\)\]$", out, re.M) is not None,
+          "that QP's SEND is flushed (IBV_WC_WR_FLUSH_ERR, 5)")
 
 
 LIMITS_PROG = """
