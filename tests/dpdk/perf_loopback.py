@@ -18,6 +18,7 @@ usage: perf_loopback.py ROCEFW_PERF
 import json
 import os
 import subprocess
+import time
 import sys
 import tempfile
 
@@ -155,6 +156,17 @@ def main():
                 check(j["results"][0]["verified"] is False, f"{op}: damaged byte detected")
                 check("differs" in p.stderr or "wrong value" in p.stderr,
                       f"{op}: the failure is named")
+
+        # lat -D runs for its time (as perftest's), not until a sample buffer is full: 5 s of
+        # 2-byte WRITE ping-pongs, every sample kept in a ring of the last 10^6.
+        t0 = time.time()
+        j, _ = run(["write", "lat", "-s", "2", "-D", "5"], tmp)
+        secs = time.time() - t0
+        check(4.8 <= secs <= 20, f"write lat -D 5 ran {secs:.1f} s")
+        if j is not None:
+            res = j["results"][0]
+            check(res["iterations"] > 0 and res["verified"], "write lat -D 5: iterations, verified")
+            print(f"write lat -D 5: {res['iterations']} iterations in {secs:.1f} s")
 
         # Bad options: named, exit 2, no EAL start-up (no JSON written either).
         bad = [

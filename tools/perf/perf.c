@@ -887,19 +887,29 @@ struct driver {
 	                 struct result *r);
 };
 
-/* Latency sample storage (NULL for bw tests); a timed run takes at most 10^6 samples. */
+/* A timed latency run (-D) keeps its last LAT_RING samples, however many it makes. */
+#define LAT_RING 1000000u
+
+/* Latency sample storage (NULL for bw tests). A timed run is bounded by its deadline only
+   (as perftest's -D): its samples go round a ring of LAT_RING. */
 static uint64_t *lat_alloc(const struct opts *o, uint64_t *iters)
 {
 	uint64_t *lat;
 
 	if (!o->lat)
 		return NULL;
-	lat = malloc(sizeof(*lat) * (o->duration_s ? 1000000 : *iters));
+	lat = malloc(sizeof(*lat) * (o->duration_s ? LAT_RING : *iters));
 	if (lat == NULL)
 		die("latency samples", ENOMEM);
 	if (o->duration_s)
-		*iters = 1000000;
+		*iters = UINT64_MAX;
 	return lat;
+}
+
+/* Where sample @k goes. */
+static inline uint64_t *lat_slot(uint64_t *lat, const struct opts *o, uint64_t k)
+{
+	return &lat[o->duration_s ? k % LAT_RING : k];
 }
 
 /*
@@ -988,7 +998,7 @@ static uint64_t lat_loop(struct perf *P, const struct opts *o, const struct driv
 				exit(1);
 			}
 		}
-		lat[k] = now_ns(P) - t0;
+		*lat_slot(lat, o, k) = now_ns(P) - t0;
 		done++;
 	}
 	*t_end = now_ns(P);
@@ -1008,7 +1018,7 @@ static void run_figures(const struct opts *o, uint32_t size, uint64_t done, uint
 	if (r->bw_peak_gbps < r->bw_avg_gbps)
 		r->bw_peak_gbps = r->bw_avg_gbps;
 	if (o->lat && done > 0)
-		lat_stats(lat, done, r);
+		lat_stats(lat, done < LAT_RING || !o->duration_s ? done : LAT_RING, r);
 	free(lat);
 }
 
@@ -1154,7 +1164,7 @@ static uint64_t write_lat_loop(struct perf *P, const struct opts *o, uint32_t de
 			check_fail(P, "WRITE data differs at the responder (ping)", 0, k);
 		write_pong(P, c, size, k);
 		wait_last_is(P, P->pong_buf, size, src, t0, "pong", k);
-		lat[k] = (now_ns(P) - t0) / 2;
+		*lat_slot(lat, o, k) = (now_ns(P) - t0) / 2;
 		if (memcmp(P->pong_buf, src, size) != 0)
 			check_fail(P, "WRITE data differs at the requester (pong)", 0, k);
 		done++;
@@ -1212,7 +1222,7 @@ static uint64_t send_lat_loop(struct perf *P, const struct opts *o, uint32_t dep
 		wait_count(P, &c->recvd, k, t0, "ping", o, depth, size, r);
 		send_pong(P, c, size, k);
 		wait_count(P, &P->pong_recvd, k, t0, "pong", o, depth, size, r);
-		lat[k] = (now_ns(P) - t0) / 2;
+		*lat_slot(lat, o, k) = (now_ns(P) - t0) / 2;
 		if (memcmp(P->pong_buf, src, size) != 0)
 			check_fail(P, "SEND data differs at the requester (pong)", 0, k);
 		done++;
@@ -1830,7 +1840,7 @@ static uint64_t client_pingpong(struct perf *P, const struct opts *o, uint32_t d
 			fprintf(stderr, "rocefw-perf: pong %" PRIu64 " never arrived intact\n", k);
 			exit(1);
 		}
-		lat[k] = (now_ns(P) - t0) / 2;
+		*lat_slot(lat, o, k) = (now_ns(P) - t0) / 2;
 		if (memcmp(P->pong_buf, src, size) != 0)
 			check_fail(P, "data differs at the requester (pong)", 0, k);
 		done++;
