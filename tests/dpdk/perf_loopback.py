@@ -65,6 +65,10 @@ def bw_case(tmp, op, size, n, extra=()):
     check(r["checked_bytes"] == n * qps * size, f"{name}: every byte checked")
     check(r["bw_average_gbps"] > 0 and r["msg_rate_mpps"] > 0, f"{name}: rates > 0")
     check(r["bound_gbps"] > 0 and 0 < r["bound_ratio"], f"{name}: bound measured")
+    # the byte-work bound makes twice the passes of the one-copy bound (both ends' copy and
+    # ICRC): measured, and not above it by more than timing noise
+    check(0 < r["byte_work_bound_gbps"] < 1.2 * r["bound_gbps"] and r["byte_work_ratio"] > 0,
+          f"{name}: byte-work bound measured ({r['byte_work_bound_gbps']:.1f} Gb/s)")
 
 
 def main():

@@ -83,6 +83,10 @@ struct result {
 	bool verified;
 	uint64_t checked_bytes;
 	double bound_gbps;
+	/* The byte passes the path must make at least, timed on this core in this run: loopback,
+	   both ends' (two copies, two ICRCs); two processes, this side's (two copies, one ICRC:
+	   memif copies between the mbuf and its ring). */
+	double byte_work_bound_gbps;
 	/* latency, us */
 	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
 };
