@@ -65,6 +65,20 @@ def wait_line(proc, pattern, secs=30):
     return False, seen
 
 
+def unix_listening(path):
+    """Whether a unix socket bound to @path is listening (/proc/net/unix: flag __SO_ACCEPTCON
+    0x10000), without connecting to it (a memif server would take that for its client)."""
+    try:
+        with open("/proc/net/unix") as f:
+            for line in f.readlines()[1:]:
+                fld = line.split()
+                if len(fld) >= 8 and fld[7] == path and int(fld[3], 16) & 0x10000:
+                    return True
+    except OSError:
+        pass
+    return False
+
+
 def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
     """Start @server, wait for its @ready line, run @client (then stop the server if
     @stop_server); both outputs."""
@@ -79,11 +93,12 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
         else:  # qperf's server says nothing: its TCP port is ready once the process runs
             seen = []
             time.sleep(1)
-        # The server's NIC is up once its memif socket exists (rdma_server prints its line
-        # before it opens the device); a memif client started earlier would never connect.
+        # The server's NIC is up once its memif socket listens (rdma_server and perftest
+        # print their line before they open the device): a memif client that finds no
+        # listener gives up for good (DPDK 22.11), so the client starts only then.
         end = time.time() + 30
         while "memif" in " ".join(side(sock, "server", SERVER_IP)) and \
-                not os.path.exists(sock) and time.time() < end:
+                not unix_listening(sock) and time.time() < end:
             time.sleep(0.05)
         t0 = time.time()
         cli = subprocess.run(side(sock, "client", CLIENT_IP) + client, stdout=subprocess.PIPE,
