@@ -62,7 +62,7 @@ int timely_param_set_msg(struct timely_params *p, const char *name, const char *
 			return cc_param_parse(name, param_table[i].unit, param_table[i].min,
 			                      param_table[i].max, value, field(p, i), msg, msglen);
 	if (msg != NULL && msglen > 0)
-		snprintf(msg, msglen, "%s: unknown parameter (see --list-params)", name);
+		snprintf(msg, msglen, "%s: unknown parameter (rocefw-cc --list-params)", name);
 	return -ENOENT;
 }
 

@@ -172,6 +172,16 @@ for bad in (["--loss", "2"], ["--mtu", "1000"], ["--op", "nope"], ["--transport"
             ["--frobnicate"], ["stray"]):
     rc, out, err = sim(*bad)
     check(rc == 2 and err.strip(), f"{bad}: rc {rc}, stderr {err!r}")
+# --cc-set: names checked against cc/'s table; without the switch topology it would set
+# nothing, so it is refused rather than ignored
+for bad, word in ((["--cc-set", "rp_ai_rate=5"], "--cc-set needs the switch topology"),
+                  (["--incast", "2", "--messages", "2", "--cc-set", "bogus=1"], "bogus"),
+                  (["--incast", "2", "--messages", "2", "--cc-set", "rp_ai_rate"],
+                   "expected name=value")):
+    rc, out, err = sim(*bad)
+    check(rc == 2 and word in err, f"{bad}: rc {rc}, stderr {err!r}")
+o = sim_json("--incast", "2", "--messages", "2", "--cc-set", "rp_ai_rate=5,rp_hai_rate=50")
+check(o.get("completed") is True, f"--cc-set accepted: {o.get('first_error')}")
 o = sim_json("--loss", "1", "--messages", "3", "--retry-cnt", "1", "--timeout", "5",
              expect_rc=1)
 check(o.get("completed") is False and o.get("error_completions") == 1 and

@@ -42,6 +42,7 @@
 #include "dataplane/rfw_nic.h"
 #include "ctrl/rfw_oob.h"
 #include "dataplane/rfw_port.h"
+#include "tools/common/rfw_ccset.h"
 #include "tools/common/rfw_ce.h"
 #include "tools/common/rfw_opt.h"
 #include "tools/common/rfw_pattern.h"
@@ -54,8 +55,7 @@ const char *const op_names[4] = {"write", "read", "send", "atomic"};
 #define MAX_SIZE       (8u << 20)  /* largest message: 8 MiB */
 #define SLOT_BYTES_MAX (16u << 20) /* per QP and parity: depth is cut to fit */
 #define ALL_SIZE_MIN   2
-#define STALL_NS       (5ull * NS_PER_S)     /* no completion for this long: fail */
-#define BOUND_MIN_NS   (20ull * 1000 * 1000) /* measure the bound for at least 20 ms */
+#define STALL_NS       (5ull * NS_PER_S) /* no completion for this long: fail */
 
 static void usage(FILE *f)
 {
@@ -74,6 +74,8 @@ static void usage(FILE *f)
 	       "      --cc-profile P    DCQCN profile (unified, paper, mlx5-cx5, hpcc-ns3, "
 	       "shared-port), timely (TIMELY's rate machine, unified's notification point) or "
 	       "none (default unified)\n"
+	       "      --cc-set N=V,...  parameters of that profile by their cc/ names (docs/cc.md; "
+	       "timely_* for TIMELY), this side's NIC\n"
 	       "      --dscp N          DSCP of data packets, 0..63 (default 26)\n"
 	       "      --line-rate GBPS  line rate the DCQCN profile paces against, 1..4000 Gb/s "
 	       "(default 100)\n"
@@ -141,7 +143,8 @@ enum {
 	O_IP,
 	O_OOBTO,
 	O_PERFTEST,
-	O_DUMP
+	O_DUMP,
+	O_CCSET
 };
 
 static void opts_default(struct opts *o)
@@ -220,6 +223,9 @@ static void other_opt(struct opts *o, int c, const char *arg, const char *word)
 		break;
 	case O_DUMP:
 		o->dump = arg;
+		break;
+	case O_CCSET:
+		o->cc_set = arg;
 		break;
 	case 'h':
 		usage(stdout);
@@ -318,6 +324,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"tx-depth", required_argument, NULL, 't'},
 	    {"mtu", required_argument, NULL, O_MTU},
 	    {"cc-profile", required_argument, NULL, O_CC},
+	    {"cc-set", required_argument, NULL, O_CCSET},
 	    {"dscp", required_argument, NULL, O_DSCP},
 	    {"line-rate", required_argument, NULL, O_LINE},
 	    {"report_gbits", no_argument, NULL, O_GBITS},
@@ -766,72 +773,29 @@ static unsigned reap(struct perf *P, const struct opts *o, uint32_t depth, uint3
 }
 
 /*
- * The bound: copy the same bytes once and ICRC them once, per path-MTU packet, on the same core.
- * It walks the same source slots the run used (both parities, in order), so it sees the same
- * cache footprint as the run rather than one warm buffer.
+ * The yardsticks of the run (bound.c), on this core right after it. The bound: the same bytes
+ * copied once and ICRCed once per path-MTU packet. The byte-work bound: the passes the path
+ * must make (@both: loopback, both ends on this core). Loopback also times the checker per
+ * message and takes its share out of the NIC's goodput (nic_goodput_gbps); two processes keep
+ * the wall-clock goodput there: the data's checker runs on the side that owns it.
  */
-/* The byte passes of one packet of @n bytes at @off of @msg: @copies (1: into the wire
-   buffer; 2: also back out, into @dst as into the target MR) and @icrcs ICRCs of the frame. */
-static uint32_t byte_passes(uint8_t *frame, const uint8_t *msg, uint8_t *dst, uint32_t off,
-                            uint32_t n, unsigned copies, unsigned icrcs)
-{
-	const size_t hdr = RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN;
-	uint32_t sink = 0;
-
-	memcpy(frame + hdr, msg + off, n);
-	for (unsigned i = 0; i < icrcs; i++)
-		sink += rfw_icrc_compute(frame + RFW_ETH_HLEN,
-		                         RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN + n, 4);
-	if (copies > 1)
-		memcpy(dst + off, frame + hdr, n);
-	return sink;
-}
-
-static double measure_passes(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
-                             uint32_t mtu, unsigned copies, unsigned icrcs)
-{
-	static uint8_t frame[RFW_FRAME_MAX] __rte_aligned(64);
-	struct rfw_frame_spec sp = {.ip_ver = 4, .ttl = 64, .df = true};
-	uint64_t t0, t, reps = 0, bytes = 0;
-	volatile uint32_t sink = 0;
-	uint8_t *dst = copies > 1 ? malloc(size) : NULL;
-
-	if (copies > 1 && dst == NULL)
-		die("byte-work bound buffer", ENOMEM);
-	rfw_ip4_to_mapped(sp.src_ip, 0x0a000001);
-	rfw_ip4_to_mapped(sp.dst_ip, 0x0a000002);
-	rfw_frame_build_hdrs(frame, sizeof(frame), &sp, RFW_BTH_LEN + mtu);
-	t0 = now_ns(P);
-	do {
-		const uint8_t *msg = src + (reps % nslots) * (size_t)size;
-
-		for (uint32_t off = 0; off < size; off += mtu)
-			sink += byte_passes(frame, msg, dst, off,
-			                    size - off < mtu ? size - off : mtu, copies, icrcs);
-		bytes += size;
-		reps++;
-		t = now_ns(P);
-	} while (t - t0 < BOUND_MIN_NS || reps < 16);
-	(void)sink;
-	free(dst);
-	return (double)bytes * 8.0 / (double)(t - t0);
-}
-
-static double measure_bound(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
-                            uint32_t mtu)
-{
-	return measure_passes(P, src, nslots, size, mtu, 1, 1);
-}
-
-/* The byte-work bound of the run's path (struct result): loopback @both ends on this core. */
 static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                            bool both, struct result *r)
 {
 	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = o->op == OP_ATOMIC ? 8 : size;
+	double wall_ns, nic_ns;
 
-	r->bound_gbps = measure_bound(P, P->conns[0].src, n, sz, o->mtu);
+	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1);
 	r->byte_work_bound_gbps =
-	    measure_passes(P, P->conns[0].src, n, sz, o->mtu, 2, both ? 2 : 1);
+	    perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 2, both ? 2 : 1);
+	r->check_ns = perf_check_ns(P, P->conns[0].src, n, sz);
+	r->nic_goodput_gbps = r->bw_avg_gbps;
+	if (!both || r->bw_avg_gbps <= 0)
+		return;
+	wall_ns = (double)r->iters * sz * 8.0 / r->bw_avg_gbps;
+	nic_ns = wall_ns - (double)r->iters * r->check_ns;
+	if (nic_ns > 0)
+		r->nic_goodput_gbps = (double)r->iters * sz * 8.0 / nic_ns;
 }
 
 int cmp_u64(const void *a, const void *b)
@@ -1394,10 +1358,11 @@ static void print_result(const struct opts *o, const struct result *r)
 		       r->bytes, r->iters, unit(o, r->bw_peak_gbps), unit(o, r->bw_avg_gbps),
 		       r->mpps, unit(o, r->bound_gbps), ratio, r->verified ? "yes" : "NO");
 	if (!o->lat && r->byte_work_bound_gbps > 0)
-		printf("   byte-work bound %.2f %s, ratio %.3f (the copies and ICRCs the path must "
-		       "make, this core)\n",
-		       unit(o, r->byte_work_bound_gbps), o->gbits ? "Gb/s" : "MB/s",
-		       r->bw_avg_gbps / r->byte_work_bound_gbps);
+		printf("   byte-work bound %.2f %s (the copies and ICRCs the path must make, this "
+		       "core); checker %.1f ns/message; NIC goodput %.2f %s, ratio %.3f\n",
+		       unit(o, r->byte_work_bound_gbps), o->gbits ? "Gb/s" : "MB/s", r->check_ns,
+		       unit(o, r->nic_goodput_gbps), o->gbits ? "Gb/s" : "MB/s",
+		       r->nic_goodput_gbps / r->byte_work_bound_gbps);
 	fflush(stdout);
 }
 
@@ -1453,13 +1418,15 @@ static int write_json(struct perf *P, const struct opts *o, const struct result 
 		        "\"bw_average_gbps\": %.4f, \"msg_rate_mpps\": %.6f, \"verified\": %s, "
 		        "\"checked_bytes\": %" PRIu64 ", \"bound_gbps\": %.4f, "
 		        "\"bound_ratio\": %.4f, \"byte_work_bound_gbps\": %.4f, "
-		        "\"byte_work_ratio\": %.4f",
+		        "\"byte_work_ratio\": %.4f, \"check_ns_per_msg\": %.2f, "
+		        "\"nic_goodput_gbps\": %.4f",
 		        r->bytes, r->iters, r->bw_peak_gbps, r->bw_avg_gbps, r->mpps,
 		        r->verified ? "true" : "false", r->checked_bytes, r->bound_gbps,
 		        r->bound_gbps > 0 ? r->bw_avg_gbps / r->bound_gbps : 0.0,
 		        r->byte_work_bound_gbps,
-		        r->byte_work_bound_gbps > 0 ? r->bw_avg_gbps / r->byte_work_bound_gbps
-		                                    : 0.0);
+		        r->byte_work_bound_gbps > 0 ? r->nic_goodput_gbps / r->byte_work_bound_gbps
+		                                    : 0.0,
+		        r->check_ns, r->nic_goodput_gbps);
 		if (o->lat)
 			fprintf(f,
 			        ", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, "
@@ -2478,30 +2445,38 @@ static uint32_t test_sizes(const struct opts *o, uint32_t sizes[32])
 	return n;
 }
 
-/* The DCQCN profile at --line-rate, into prof. 0, or 2 (bad usage). */
+/* The DCQCN profile (or TIMELY's) at --line-rate with --cc-set over it, into prof / tprof.
+ * 0, or 2 (bad usage, the option named). */
 static int cc_setup(struct perf *P, const struct opts *o)
 {
+	bool timely = strcmp(o->cc_profile, "timely") == 0;
 	struct dcqcn_params p;
+	struct timely_params tp;
 	char msg[128];
 
-	bool timely = strcmp(o->cc_profile, "timely") == 0;
-	struct timely_params tp;
-
-	if (strcmp(o->cc_profile, "none") == 0)
-		return 0;
-	/* TIMELY: its rate machine on every QP; unified's notification point still answers CE
-	 * with CNPs (which TIMELY counts and ignores: timely_cnp_ignored). */
-	if (dcqcn_params_init(
-	        &p, timely ? DCQCN_PROFILE_UNIFIED
-	                   : (enum dcqcn_profile)dcqcn_profile_lookup(o->cc_profile)) != 0 ||
-	    dcqcn_prof_config(&P->prof, &p, o->line_gbps * 1000, msg, sizeof(msg)) != 0) {
-		fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o->cc_profile, msg);
+	if (strcmp(o->cc_profile, "none") == 0) {
+		if (o->cc_set == NULL)
+			return 0;
+		fprintf(stderr, "rocefw-perf: --cc-set: no rate machine with --cc-profile none\n");
 		return 2;
 	}
+	/* TIMELY: its rate machine on every QP; unified's notification point still answers CE
+	 * with CNPs (which TIMELY counts and ignores: timely_cnp_ignored). */
 	timely_params_init(&tp);
-	if (timely &&
-	    timely_prof_config(&P->tprof, &tp, o->line_gbps * 1000, msg, sizeof(msg)) != 0) {
-		fprintf(stderr, "rocefw-perf: --cc-profile timely: %s\n", msg);
+	if (dcqcn_params_init(
+	        &p, timely ? DCQCN_PROFILE_UNIFIED
+	                   : (enum dcqcn_profile)dcqcn_profile_lookup(o->cc_profile)) != 0) {
+		fprintf(stderr, "rocefw-perf: --cc-profile %s: unknown\n", o->cc_profile);
+		return 2;
+	}
+	if (rfw_cc_set_apply(&p, timely ? &tp : NULL, o->cc_set, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "rocefw-perf: --cc-set: %s\n", msg);
+		return 2;
+	}
+	if (dcqcn_prof_config(&P->prof, &p, o->line_gbps * 1000, msg, sizeof(msg)) != 0 ||
+	    (timely &&
+	     timely_prof_config(&P->tprof, &tp, o->line_gbps * 1000, msg, sizeof(msg)) != 0)) {
+		fprintf(stderr, "rocefw-perf: --cc-profile %s: %s\n", o->cc_profile, msg);
 		return 2;
 	}
 	return 0;

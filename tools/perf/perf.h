@@ -27,6 +27,7 @@ struct opts {
 	uint32_t depth; /* 0: default */
 	uint32_t mtu;
 	const char *cc_profile;
+	const char *cc_set; /* --cc-set: "name=value,..." over the profile (NULL: none) */
 	uint32_t dscp;
 	uint32_t line_gbps;
 	bool gbits;
@@ -87,9 +88,19 @@ struct result {
 	   both ends' (two copies, two ICRCs); two processes, this side's (two copies, one ICRC:
 	   memif copies between the mbuf and its ring). */
 	double byte_work_bound_gbps;
+	/* The checker's cost per message (ns, timed after the run) and the goodput with it taken
+	   out (loopback; two processes: the wall-clock goodput). byte_work_ratio is
+	   nic_goodput_gbps / byte_work_bound_gbps. */
+	double check_ns, nic_goodput_gbps;
 	/* latency, us */
 	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
 };
+/* bound.c: the rate of @copies copies and @icrcs ICRCs per @mtu packet of @size-byte messages
+ * from @nslots slots at @src (Gb/s); the checker's cost of one @size-byte message (ns). */
+double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
+                             uint32_t mtu, unsigned copies, unsigned icrcs);
+double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size);
+
 /* Latency columns of @r from @n samples in ns (sorted here). */
 void lat_stats(uint64_t *lat, uint64_t n, struct result *r);
 int cmp_u64(const void *a, const void *b);

@@ -16,6 +16,7 @@
 #include "cc/dcqcn.h"
 #include "cc/dcqcn_params.h"
 #include "nic/rfw_fw.h"
+#include "tools/common/rfw_ccset.h"
 #include "wire/frame.h"
 
 #define FRAME_HDR  (RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN)
@@ -993,29 +994,6 @@ void rfw_sim_cfg_default(struct rfw_sim_cfg *c)
 	c->sample_us = 100;
 }
 
-/* --cc-set "name=value,name=value": DCQCN parameters set over a built-in profile (cc/'s
- * set-by-name, so names, ranges and messages are cc/'s). 0, or -EINVAL with @p msg filled. */
-static int cc_set_apply(struct dcqcn_params *prm, const char *list, char *msg, size_t len)
-{
-	char buf[512], *one, *save = NULL;
-
-	if (list == NULL)
-		return 0;
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (one = strtok_r(buf, ",", &save); one; one = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(one, '=');
-
-		if (eq == NULL) {
-			snprintf(msg, len, "--cc-set '%s': expected name=value", one);
-			return -EINVAL;
-		}
-		*eq = '\0';
-		if (dcqcn_param_set_msg(prm, one, eq + 1, msg, len) < 0)
-			return -EINVAL;
-	}
-	return 0;
-}
-
 /* A comma list of profile names into c->profile. */
 static int parse_profiles(struct rfw_sim_cfg *c, const char *v)
 {
@@ -1221,7 +1199,7 @@ int rfw_sim_set(struct rfw_sim_cfg *c, const char *name, const char *v)
 	if (strcmp(name, "profile") == 0 || strcmp(name, "profiles") == 0)
 		return parse_profiles(c, v);
 	if (strcmp(name, "cc-set") == 0) {
-		c->cc_set = v; /* checked with the profiles, by cc_set_apply() */
+		c->cc_set = v; /* checked with the profiles, by rfw_cc_set_apply() */
 		return 0;
 	}
 	if (strcmp(name, "kmin-kb") == 0)
@@ -1400,6 +1378,9 @@ const char *rfw_sim_validate(const struct rfw_sim_cfg *c)
 			       "--incast)";
 		if (c->csv_dir || c->plot_dir)
 			return "--csv/--plot need the switch topology (--flows or --incast)";
+		if (c->cc_set)
+			return "--cc-set needs the switch topology (--flows or --incast): the "
+			       "point-to-point link runs no rate machine";
 		return NULL;
 	}
 	if ((c->flows ? c->flows : c->incast) % c->qps)
@@ -1944,7 +1925,7 @@ static int setup_fabric(struct sim *s)
 		if (s->prof[p].line_kbps)
 			continue;
 		if (dcqcn_params_init(&prm, (enum dcqcn_profile)p) ||
-		    cc_set_apply(&prm, c->cc_set, msg, sizeof(msg)) ||
+		    rfw_cc_set_apply(&prm, NULL, c->cc_set, msg, sizeof(msg)) ||
 		    dcqcn_prof_config(&s->prof[p], &prm, line_mbps, msg, sizeof(msg))) {
 			fprintf(stderr, "rocefw-sim: profile %s: %s\n",
 			        dcqcn_profile_name((enum dcqcn_profile)p), msg);

@@ -1,0 +1,89 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Issue 19's table in one command (docs/perf.md "Fast path figures"): each figure RUNS times
+# (default 3), the median printed beside its same-run bound and the issue's target.
+#   loopback 64 B WRITE message rate (one core), with and without Estats (ROCEFW_ESTATS=1);
+#   loopback 64 KiB WRITE byte_work_ratio (NIC goodput over the byte-work bound);
+#   memif 64 B WRITE message rate and 64 KiB WRITE goodput, server on core 0, client on core 1.
+# Every byte of every message is verified in every run; a run that is not verified fails the
+# script. usage: tools/perf/bench_fastpath.sh [BUILD_DIR] [SECONDS] [RUNS]  (build 3 3)
+set -eu
+build=${1:-build}
+secs=${2:-3}
+runs=${3:-3}
+perf="$build/tools/perf/rocefw-perf"
+[ -x "$perf" ] || { echo "bench_fastpath: $perf not built" >&2; exit 2; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+eal="--no-huge -m 512 --no-pci --no-shconf --log-level=lib.eal:warning"
+port=18631
+
+loop() { # name, size, env...
+	name=$1 size=$2
+	shift 2
+	env "$@" "$perf" $eal -l 1 -- write bw -s "$size" -D "$secs" --loopback \
+		--out_json "$dir/$name.$i.json" >/dev/null 2>&1 ||
+		{ echo "bench_fastpath: $name run $i failed" >&2; exit 1; }
+}
+
+memif() { # name, size
+	name=$1 size=$2
+	memif="socket=$dir/memif.sock,socket-abstract=no,bsize=8192"
+	rm -f "$dir/memif.sock"
+	"$perf" $eal -l 0 --vdev=net_memif0,role=server,$memif -- write bw -s "$size" \
+		-D "$secs" --ip 10.88.0.2 -p $port >"$dir/server.out" 2>&1 &
+	spid=$!
+	while ! grep -q "$dir/memif.sock" /proc/net/unix && kill -0 $spid 2>/dev/null; do
+		sleep 0.05
+	done
+	"$perf" $eal -l 1 --vdev=net_memif0,role=client,$memif -- write bw -s "$size" \
+		-D "$secs" --ip 10.88.0.1 -p $port --out_json "$dir/$name.$i.json" 127.0.0.1 \
+		>/dev/null 2>&1 || { echo "bench_fastpath: $name run $i failed" >&2; exit 1; }
+	wait $spid || { echo "bench_fastpath: $name server run $i failed" >&2; exit 1; }
+	port=$((port + 1))
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+i=1
+while [ $i -le "$runs" ]; do
+	loop lb64 64
+	loop lb64e 64 ROCEFW_ESTATS=1
+	loop lb64k 65536
+	memif mf64 64
+	memif mf64k 65536
+	i=$((i + 1))
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/python3 - "$dir" "$runs" <<'PY'
+import json, os, statistics, sys
+d, runs = sys.argv[1], int(sys.argv[2])
+def rows(name):
+    out = []
+    for i in range(1, runs + 1):
+        r = json.load(open(os.path.join(d, f"{name}.{i}.json")))["results"][0]
+        if not r["verified"]:
+            sys.exit(f"bench_fastpath: {name} run {i} not verified")
+        out.append(r)
+    return out
+def col(rs, k):
+    return [r[k] for r in rs]
+med = statistics.median
+lb64, lb64e, lb64k, mf64, mf64k = (rows(n) for n in ("lb64", "lb64e", "lb64k", "mf64", "mf64k"))
+cost = [(a - b) / a * 100 for a, b in zip(col(lb64, "msg_rate_mpps"), col(lb64e, "msg_rate_mpps"))]
+def runs_s(v, f="{:.2f}"):
+    return " / ".join(f.format(x) for x in v)
+print("| figure | runs | median | bound beside it (median) | this issue |")
+print("|---|---|---|---|---|")
+print(f"| loopback 64 B WRITE, one core [M/s] | {runs_s(col(lb64, 'msg_rate_mpps'))} | "
+      f"{med(col(lb64, 'msg_rate_mpps')):.2f} | one copy + ICRC {med(col(lb64, 'bound_gbps')) / 8 / 64 * 1e3:.1f} M/s | >= 8 |")
+print(f"| memif 64 B WRITE, a core per side [M/s] | {runs_s(col(mf64, 'msg_rate_mpps'))} | "
+      f"{med(col(mf64, 'msg_rate_mpps')):.2f} | byte-work {med(col(mf64, 'byte_work_bound_gbps')) / 8 / 64 * 1e3:.1f} M/s | >= 10 |")
+print(f"| loopback 64 KiB WRITE, byte_work_ratio | {runs_s(col(lb64k, 'byte_work_ratio'), '{:.3f}')} | "
+      f"{med(col(lb64k, 'byte_work_ratio')):.3f} | byte-work {med(col(lb64k, 'byte_work_bound_gbps')):.1f} Gb/s; NIC goodput "
+      f"{med(col(lb64k, 'nic_goodput_gbps')):.1f}, wall {med(col(lb64k, 'bw_average_gbps')):.1f} Gb/s; checker "
+      f"{med(col(lb64k, 'check_ns_per_msg')) / 1e3:.2f} us/msg | >= 0.6 |")
+print(f"| memif 64 KiB WRITE goodput [Gb/s] | {runs_s(col(mf64k, 'bw_average_gbps'), '{:.1f}')} | "
+      f"{med(col(mf64k, 'bw_average_gbps')):.1f} | byte-work {med(col(mf64k, 'byte_work_bound_gbps')):.1f} Gb/s | >= 60 |")
+print(f"| Estats on, 64 B message rate cost [%] | {runs_s(cost, '{:.1f}')} | {med(cost):.1f} | "
+      f"off {med(col(lb64, 'msg_rate_mpps')):.2f}, on {med(col(lb64e, 'msg_rate_mpps')):.2f} M/s | <= 5 |")
+PY

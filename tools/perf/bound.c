@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rocefw-perf's yardsticks, timed on the run's own core right after the run (docs/perf.md):
+ * the byte passes a path must make at least (copies and ICRCs per path-MTU packet), and the
+ * checker's own cost per message, which the loopback run subtracts so that the byte-work ratio
+ * charges the NIC only with the NIC's work while every byte is still compared inside the run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+
+#include "dataplane/rfw_port.h"
+#include "tools/perf/perf.h"
+#include "wire/frame.h"
+
+#define BOUND_MIN_NS (20ull * 1000 * 1000) /* time each yardstick for at least 20 ms */
+#define BATCH        32 /* messages between clock reads: a read costs as much as a 64 B pass */
+
+/* The byte passes of one packet of @n bytes at @off of @msg: @copies (1: into the wire
+   buffer; 2: also back out, into @dst as into the target MR) and @icrcs ICRCs of the frame. */
+static uint32_t byte_passes(uint8_t *frame, const uint8_t *msg, uint8_t *dst, uint32_t off,
+                            uint32_t n, unsigned copies, unsigned icrcs)
+{
+	const size_t hdr = RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN;
+	uint32_t sink = 0;
+
+	memcpy(frame + hdr, msg + off, n);
+	for (unsigned i = 0; i < icrcs; i++)
+		sink += rfw_icrc_compute(frame + RFW_ETH_HLEN,
+		                         RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN + n, 4);
+	if (copies > 1)
+		memcpy(dst + off, frame + hdr, n);
+	return sink;
+}
+
+/*
+ * Walks the run's own source slots (@nslots of @size from @src, in order), so it sees the
+ * run's cache footprint rather than one warm buffer.
+ */
+double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
+                             uint32_t mtu, unsigned copies, unsigned icrcs)
+{
+	uint8_t frame[RFW_FRAME_MAX] __rte_aligned(64);
+	struct rfw_frame_spec sp = {.ip_ver = 4, .ttl = 64, .df = true};
+	uint64_t t0, t, reps = 0, bytes = 0;
+	volatile uint32_t sink = 0;
+	uint8_t *dst = copies > 1 ? malloc(size) : NULL;
+
+	if (copies > 1 && dst == NULL)
+		die("byte-work bound buffer", ENOMEM);
+	rfw_ip4_to_mapped(sp.src_ip, 0x0a000001);
+	rfw_ip4_to_mapped(sp.dst_ip, 0x0a000002);
+	rfw_frame_build_hdrs(frame, sizeof(frame), &sp, RFW_BTH_LEN + mtu);
+	t0 = now_ns(P);
+	do {
+		for (unsigned b = 0; b < BATCH; b++, reps++) {
+			const uint8_t *msg = src + (reps % nslots) * (size_t)size;
+
+			for (uint32_t off = 0; off < size; off += mtu)
+				sink +=
+				    byte_passes(frame, msg, dst, off,
+				                size - off < mtu ? size - off : mtu, copies, icrcs);
+			bytes += size;
+		}
+		t = now_ns(P);
+	} while (t - t0 < BOUND_MIN_NS);
+	(void)sink;
+	free(dst);
+	return (double)bytes * 8.0 / (double)(t - t0);
+}
+
+/*
+ * The checker's cost of one message of @size: the same full comparison the run makes (memcmp
+ * of a landed message against its source slot), over @nslots of the run's source slots against
+ * an equal copy, so that every compare runs to the end as a passing check does. ns.
+ */
+double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size)
+{
+	uint8_t *copy = malloc((size_t)nslots * size);
+	uint64_t t0, t, n = 0, same = 0;
+
+	if (copy == NULL)
+		die("checker cost buffer", ENOMEM);
+	memcpy(copy, src, (size_t)nslots * size);
+	t0 = now_ns(P);
+	do {
+		for (unsigned b = 0; b < BATCH; b++, n++) {
+			size_t at = (n % nslots) * (size_t)size;
+
+			same += memcmp(copy + at, src + at, size) == 0;
+		}
+		t = now_ns(P);
+	} while (t - t0 < BOUND_MIN_NS);
+	free(copy);
+	if (same != n)
+		die("checker cost: a copy compared unequal", EIO);
+	return (double)(t - t0) / (double)n;
+}
