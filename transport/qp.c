@@ -105,13 +105,11 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 		return NULL;
 	}
 	dev = pd->dev;
-	for (i = 0; i < dev->attr.max_qp; i++)
-		if (dev->qps[i] == NULL)
-			break;
-	if (i == dev->attr.max_qp) {
+	if (dev->qp_free_n == 0) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	i = dev->qp_free[dev->qp_free_head];
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return NULL;
@@ -141,7 +139,9 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	qp->mtu = rfw_mtu_to_bytes(qp->attr.path_mtu);
 	qp->attr.max_rd_atomic = 1;
 	qp->attr.max_dest_rd_atomic = 1;
-	dev->qps[qp->qpn - dev->attr.qpn_base] = qp;
+	dev->qps[i] = qp;
+	dev->qp_free_head = (dev->qp_free_head + 1) % dev->attr.max_qp;
+	dev->qp_free_n--;
 	pd->users++;
 	qp->send_cq->users++;
 	qp->recv_cq->users++;
@@ -155,11 +155,19 @@ nomem:
 	return NULL;
 }
 
+/* Slot @i to the tail of the free ring (struct rfw_dev). */
+static void qp_slot_free(struct rfw_dev *dev, uint32_t i)
+{
+	dev->qps[i] = NULL;
+	dev->qp_free[(dev->qp_free_head + dev->qp_free_n) % dev->attr.max_qp] = i;
+	dev->qp_free_n++;
+}
+
 int rfw_destroy_qp(struct rfw_qp *qp)
 {
 	if (qp == NULL)
 		return -EINVAL;
-	qp->dev->qps[qp->qpn - qp->dev->attr.qpn_base] = NULL;
+	qp_slot_free(qp->dev, qp->qpn - qp->dev->attr.qpn_base);
 	if (qp->dev->gsi == qp)
 		qp->dev->gsi = NULL;
 	rfw_dev_retire_counters(qp->dev, qp);

@@ -18,8 +18,13 @@ struct rfw_dev {
 	struct rfw_dev_attr attr;
 	struct rfw_io_ops ops;
 	void *io_ctx;
-	struct rfw_mr **mrs;          /* index = key >> 8 */
-	struct rfw_qp **qps;          /* index = qpn - qpn_base */
+	struct rfw_mr **mrs; /* index = key >> 8 */
+	struct rfw_qp **qps; /* index = qpn - qpn_base */
+	/* Free QP slots, a FIFO ring of max_qp: a new QP takes the slot freed longest ago, in
+	   O(1) whatever the number of QPs, and a QPN comes back as late as it can (a stale packet
+	   of a destroyed QP is less likely to reach its successor; rxe allocates cyclically). */
+	uint32_t *qp_free;
+	uint32_t qp_free_head, qp_free_n;
 	struct rfw_qp *gsi;           /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
 	uint32_t mr_gen;              /* low byte of the next key, so a stale key misses */
 	uint64_t cnt[RFW_CNT__COUNT]; /* drops not owned by a QP; QPs add theirs on query */

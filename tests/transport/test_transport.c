@@ -1580,10 +1580,57 @@ static void test_unexpected_packets(void **s)
 	lb_destroy(lb);
 }
 
+/*
+ * QP slots are reused first-freed-first (struct rfw_dev qp_free): a new QP does not take the
+ * QPN just destroyed while older free ones wait, and a full table refuses with ENOMEM until a
+ * slot frees. Every slot is used: max_qp QPs fit.
+ */
+static void test_qpn_reuse_fifo(void **s)
+{
+	struct rfw_dev_attr da = {.max_qp = 4, .qpn_base = 0x100};
+	struct rfw_io_ops ops = lb_ops;
+	struct rfw_dev *dev = rfw_dev_create(&da, &ops, NULL);
+	struct rfw_pd *pd = rfw_alloc_pd(dev);
+	struct rfw_cq *cq = rfw_create_cq(dev, 16);
+	struct rfw_qp_init_attr ia = {.send_cq = cq,
+	                              .recv_cq = cq,
+	                              .qp_type = RFW_QPT_RC,
+	                              .cap = {.max_send_wr = 4, .max_recv_wr = 4}};
+	struct rfw_qp *qp[5];
+
+	(void)s;
+	assert_non_null(cq);
+	for (int i = 0; i < 4; i++) {
+		qp[i] = rfw_create_qp(pd, &ia);
+		assert_non_null(qp[i]);
+		assert_int_equal(rfw_qp_num(qp[i]), 0x100 + i);
+	}
+	errno = 0;
+	assert_null(rfw_create_qp(pd, &ia));
+	assert_int_equal(errno, ENOMEM);
+	assert_int_equal(rfw_destroy_qp(qp[2]), 0);
+	assert_int_equal(rfw_destroy_qp(qp[0]), 0);
+	qp[4] = rfw_create_qp(pd, &ia); /* freed first: 0x102, then 0x100 */
+	assert_int_equal(rfw_qp_num(qp[4]), 0x102);
+	assert_ptr_equal(rfw_dev_qp(dev, 0x102), qp[4]);
+	assert_null(rfw_dev_qp(dev, 0x100));
+	assert_int_equal(rfw_destroy_qp(qp[4]), 0);
+	qp[2] = rfw_create_qp(pd, &ia);
+	assert_int_equal(rfw_qp_num(qp[2]), 0x100);
+	qp[0] = rfw_create_qp(pd, &ia);
+	assert_int_equal(rfw_qp_num(qp[0]), 0x102);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(rfw_destroy_qp(qp[i]), 0);
+	rfw_destroy_cq(cq);
+	rfw_dealloc_pd(pd);
+	rfw_dev_destroy(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_timer_tables),
+	    cmocka_unit_test(test_qpn_reuse_fifo),
 	    cmocka_unit_test(test_send_sizes),
 	    cmocka_unit_test(test_send_imm_sizes),
 	    cmocka_unit_test(test_write_sizes),

@@ -86,6 +86,7 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
     sock = os.path.join(tmp, "memif.sock")
     srv = subprocess.Popen(side(sock, "server", SERVER_IP) + server, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
+    cli = None
     try:
         if ready:
             ok, seen = wait_line(srv, ready, ready_secs)
@@ -111,6 +112,7 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
         srv.kill()
         so, _ = srv.communicate()
         print("server:\n" + "".join(seen) + so)
+        print("client:\n" + (cli.stdout if cli is not None else "(still running: killed)"))
         raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
