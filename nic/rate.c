@@ -35,11 +35,16 @@ static const struct rfw_cc_ops fw_cc_ops = {.np_on_ce = cc_np_on_ce, .rp_on_cnp 
  * under dst, the one of the QPs with the same profile and destination; else a free one.
  */
 static struct fw_rate *rate_find(struct rfw_fw *fw, const struct dcqcn_prof *prof,
-                                 const uint8_t dst_ip[16])
+                                 const uint8_t dst_ip[16], uint32_t slot)
 {
 	struct fw_rate *free_r = NULL;
 	uint8_t scope = prof != NULL ? prof->scope : DCQCN_SCOPE_QP;
 	bool shared = fw->cc == RFW_FW_CC_DCQCN && scope != DCQCN_SCOPE_QP;
+
+	/* A QP's own rate lives at its own slot when that is free (O(1) attach whatever the
+	 * number of QPs); it is not only when a shared rate started there outlives its QP. */
+	if (!shared && fw->rates[slot].refs == 0)
+		return &fw->rates[slot];
 
 	for (uint32_t i = 0; i < fw->max_qp; i++) {
 		struct fw_rate *r = &fw->rates[i];
@@ -77,7 +82,8 @@ int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path
 		fq->has_np = true;
 	}
 	if (fw->cc != RFW_FW_CC_NONE) {
-		struct fw_rate *r = rate_find(fw, prof, path->dst_ip);
+		struct fw_rate *r =
+		    rate_find(fw, prof, path->dst_ip, rfw_qp_num(fq->qp) - fw->qpn_base);
 
 		if (r == NULL)
 			return -ENOMEM;

@@ -11,7 +11,8 @@
  * of each phase per connection, and the memory of a live QP (malloc'ed bytes per QP, measured
  * while the --live pairs were made) and of the NIC's per-slot tables.
  *
- * usage: rocefw-bench-churn [--seconds S] [--live N] [--max-qp N] [--verify-every K] [--json F]
+ * usage: rocefw-bench-churn [--seconds S] [--live N] [--max-qp N] [--verify-every K] [--cc P]
+ *                           [--json F]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cc/dcqcn.h"
+#include "cc/dcqcn_params.h"
 #include "nic/rfw_fw.h"
 #include "tools/common/rfw_clock.h"
 #include "tools/common/rfw_opt.h"
@@ -38,6 +41,7 @@ struct opts {
 	double seconds;
 	uint32_t live, max_qp, verify_every;
 	const char *json;
+	const char *cc; /* a DCQCN profile name, or "none" */
 };
 
 struct wire;
@@ -64,6 +68,7 @@ struct wire {
 	unsigned head, tail;
 	struct frame *q; /* QUEUE frames */
 	struct nic nic[2];
+	struct dcqcn_prof prof; /* --cc */
 };
 
 enum phase { PH_CREATE, PH_CONNECT, PH_WRITE, PH_DESTROY, PH__COUNT };
@@ -116,10 +121,15 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-static void nic_init(struct wire *w, int id, uint32_t max_qp)
+static void nic_init(struct wire *w, int id, const struct opts *o)
 {
 	struct nic *n = &w->nic[id];
-	struct rfw_fw_conf c = {.dev_attr = {.max_qp = max_qp}, .cc = RFW_FW_CC_NONE};
+	struct rfw_fw_conf c = {.dev_attr = {.max_qp = o->max_qp}, .cc = RFW_FW_CC_NONE};
+
+	if (strcmp(o->cc, "none") != 0) {
+		c.cc = RFW_FW_CC_DCQCN;
+		c.dcqcn = &w->prof;
+	}
 
 	n->w = w;
 	n->id = id;
@@ -317,8 +327,8 @@ static void churn(struct wire *w, const struct opts *o, struct result *r)
 
 static void print_result(const struct opts *o, const struct result *r)
 {
-	printf("rocefw-bench-churn: %.2f s, %" PRIu64 " live pairs beside, max_qp %u\n", r->secs,
-	       r->live, o->max_qp);
+	printf("rocefw-bench-churn: %.2f s, %" PRIu64 " live pairs beside, max_qp %u, cc %s\n",
+	       r->secs, r->live, o->max_qp, o->cc);
 	printf("  connections      %" PRIu64 " (%.0f per second; each: a QP created, connected "
 	       "RESET->RTS and destroyed on each NIC)\n",
 	       r->conns, (double)r->conns / r->secs);
@@ -381,7 +391,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	                                   {NULL, 0, NULL, 0}};
 	int c, idx = 0, rc;
 
-	*o = (struct opts){.seconds = 2, .verify_every = 1};
+	*o = (struct opts){.seconds = 2, .verify_every = 1, .cc = "unified"};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, &idx)) != -1) {
 		rc = c == 1 ? rfw_opt_num_set(PROG, rfw_opt_num_find(num_opts, 4, lo[idx].name),
@@ -391,6 +401,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			exit(2);
 		if (c == 'j') {
 			o->json = optarg;
+		} else if (c == 'c') {
+			o->cc = optarg;
 		} else if (c == 'h') {
 			usage(stdout);
 			exit(0);
@@ -413,6 +425,28 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 }
 
+/* --cc: the profile at 100 Gb/s. 0, or 2 with the option named. */
+static int cc_setup(struct wire *w, const struct opts *o)
+{
+	struct dcqcn_params p;
+	char msg[128];
+	int id;
+
+	if (strcmp(o->cc, "none") == 0)
+		return 0;
+	id = dcqcn_profile_lookup(o->cc);
+	if (id < 0 || dcqcn_params_init(&p, (enum dcqcn_profile)id) != 0) {
+		fprintf(stderr, PROG ": bad value for --cc: '%s' (a DCQCN profile or none)\n",
+		        o->cc);
+		return 2;
+	}
+	if (dcqcn_prof_config(&w->prof, &p, 100000, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, PROG ": --cc %s: %s\n", o->cc, msg);
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -426,9 +460,11 @@ int main(int argc, char **argv)
 	if (w.q == NULL)
 		die("wire", ENOMEM);
 	before = heap_bytes();
-	nic_init(&w, 0, o.max_qp);
+	if (cc_setup(&w, &o) != 0)
+		return 2;
+	nic_init(&w, 0, &o);
 	r.slot_bytes = (double)(heap_bytes() - before - MEM) / o.max_qp;
-	nic_init(&w, 1, o.max_qp);
+	nic_init(&w, 1, &o);
 	live = make_live(&w, o.live, &r);
 	churn(&w, &o, &r);
 	print_result(&o, &r);
