@@ -156,31 +156,8 @@ void rfw_dev_destroy(struct rfw_dev *dev)
 	free(dev);
 }
 
-/* A destroyed QP's counts stay in the device's (one owner: the device outlives its QPs). */
-void rfw_dev_retire_counters(struct rfw_dev *dev, const struct rfw_qp *qp)
-{
-	for (int c = 0; c < RFW_CNT__COUNT; c++) {
-		if (c == RFW_CNT_inflight_bytes_hwm) {
-			if (qp->cnt[c] > dev->cnt[c])
-				dev->cnt[c] = qp->cnt[c];
-			continue;
-		}
-		dev->cnt[c] += qp->cnt[c];
-	}
-}
-
+/* The device's counters: a copy (struct rfw_dev cnt: QPs add theirs as they count). */
 void rfw_dev_counters(const struct rfw_dev *dev, uint64_t out[RFW_CNT__COUNT])
 {
 	memcpy(out, dev->cnt, sizeof(dev->cnt));
-	for (uint32_t i = 0; i < dev->attr.max_qp; i++)
-		if (dev->qps[i])
-			for (int c = 0; c < RFW_CNT__COUNT; c++) {
-				if (c == RFW_CNT_inflight_bytes_hwm) {
-					/* a high-water mark: the device's is the largest */
-					if (dev->qps[i]->cnt[c] > out[c])
-						out[c] = dev->qps[i]->cnt[c];
-					continue;
-				}
-				out[c] += dev->qps[i]->cnt[c];
-			}
 }

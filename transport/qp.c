@@ -170,7 +170,6 @@ int rfw_destroy_qp(struct rfw_qp *qp)
 	qp_slot_free(qp->dev, qp->qpn - qp->dev->attr.qpn_base);
 	if (qp->dev->gsi == qp)
 		qp->dev->gsi = NULL;
-	rfw_dev_retire_counters(qp->dev, qp);
 	qp->pd->users--;
 	qp->send_cq->users--;
 	qp->recv_cq->users--;

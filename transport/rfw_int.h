@@ -25,9 +25,12 @@ struct rfw_dev {
 	   of a destroyed QP is less likely to reach its successor; rxe allocates cyclically). */
 	uint32_t *qp_free;
 	uint32_t qp_free_head, qp_free_n;
-	struct rfw_qp *gsi;           /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
-	uint32_t mr_gen;              /* low byte of the next key, so a stale key misses */
-	uint64_t cnt[RFW_CNT__COUNT]; /* drops not owned by a QP; QPs add theirs on query */
+	struct rfw_qp *gsi; /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
+	uint32_t mr_gen;    /* low byte of the next key, so a stale key misses */
+	/* The device's counters: drops no QP owns, and every QP's counts added as they happen
+	   (rfw_cnt*), so a read is one copy whatever the number of QPs (a sum over QPs cost
+	   18 ms beside 65,536 of them) and a destroyed QP's counts stay. */
+	uint64_t cnt[RFW_CNT__COUNT];
 	uint64_t now; /* Estats: the host's time from rfw_dev_clock (T6 of rfw_poll_cq) */
 };
 
@@ -282,10 +285,12 @@ struct rfw_qp {
 static inline void rfw_cnt(struct rfw_qp *qp, enum rfw_counter c)
 {
 	qp->cnt[c]++;
+	qp->dev->cnt[c]++;
 }
 static inline void rfw_cnt_add(struct rfw_qp *qp, enum rfw_counter c, uint64_t n)
 {
 	qp->cnt[c] += n;
+	qp->dev->cnt[c] += n;
 }
 static inline struct rfw_swqe *rfw_sq_at(struct rfw_qp *qp, uint32_t idx)
 {
@@ -359,6 +364,8 @@ static inline void rfw_cnt_max(struct rfw_qp *qp, enum rfw_counter c, uint64_t v
 {
 	if (v > qp->cnt[c])
 		qp->cnt[c] = v;
+	if (v > qp->dev->cnt[c])
+		qp->dev->cnt[c] = v;
 }
 static inline bool rfw_bit(const uint64_t *b, uint32_t win, uint32_t psn)
 {
@@ -447,7 +454,6 @@ void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc);
 /* qp.c */
 void rfw_qp_error(struct rfw_qp *qp);
 /* dev.c: a QP being destroyed leaves its counts to the device's. */
-void rfw_dev_retire_counters(struct rfw_dev *dev, const struct rfw_qp *qp);
 void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st);
 static inline void rfw_qp_event(struct rfw_qp *qp, enum rfw_qp_event ev)
 {

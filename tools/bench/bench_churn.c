@@ -275,6 +275,7 @@ struct result {
 	uint64_t t[PH__COUNT];
 	double qp_bytes;   /* malloc'ed per live QP (QP, queues, the NIC's attach state) */
 	double slot_bytes; /* the NIC's and transport's tables per QP slot (max_qp) */
+	double sum_ns;     /* one rfw_dev_counters() (telemetry's device sum) with the live QPs */
 };
 
 /* --live pairs, connected and left so; the bytes each QP added. */
@@ -293,6 +294,21 @@ static struct rfw_qp **make_live(struct wire *w, uint32_t live, struct result *r
 	r->qp_bytes = live ? (double)(heap_bytes() - before) / (2.0 * live) : 0;
 	r->live = live;
 	return l;
+}
+
+/* What one device counter sum costs (it visits every QP slot: docs/scale.md), best of 5. */
+static double dev_sum_ns(struct wire *w)
+{
+	uint64_t cnt[RFW_CNT__COUNT], best = UINT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = rfw_mono_ns(), t;
+
+		rfw_dev_counters(rfw_fw_dev(w->nic[0].fw), cnt);
+		t = rfw_mono_ns() - t0;
+		best = t < best ? t : best;
+	}
+	return (double)best;
 }
 
 static void churn(struct wire *w, const struct opts *o, struct result *r)
@@ -323,6 +339,7 @@ static void churn(struct wire *w, const struct opts *o, struct result *r)
 		r->conns++;
 	} while (rfw_mono_ns() < end);
 	r->secs = (double)(rfw_mono_ns() - start) / 1e9;
+	r->sum_ns = dev_sum_ns(w);
 }
 
 static void print_result(const struct opts *o, const struct result *r)
@@ -338,6 +355,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       (double)r->t[p] / (double)r->conns);
 	printf("  memory           %.0f B per live QP; %.0f B per QP slot of the tables\n",
 	       r->qp_bytes, r->slot_bytes);
+	printf("  device sum       %.1f us per rfw_dev_counters() (telemetry) over %u slots\n",
+	       r->sum_ns / 1e3, o->max_qp);
 }
 
 static int write_json(const struct opts *o, const struct result *r)
@@ -351,9 +370,10 @@ static int write_json(const struct opts *o, const struct result *r)
 	fprintf(f,
 	        "{\"schema\": \"%s\", \"seconds\": %.3f, \"live_pairs\": %" PRIu64
 	        ", \"max_qp\": %u, \"connections\": %" PRIu64 ", \"per_second\": %.1f, "
-	        "\"verified\": %" PRIu64 ", \"qp_bytes\": %.1f, \"slot_bytes\": %.1f",
+	        "\"verified\": %" PRIu64 ", \"qp_bytes\": %.1f, \"slot_bytes\": %.1f, "
+	        "\"dev_sum_ns\": %.1f, \"cc\": \"%s\"",
 	        SCHEMA, r->secs, r->live, o->max_qp, r->conns, (double)r->conns / r->secs,
-	        r->verified, r->qp_bytes, r->slot_bytes);
+	        r->verified, r->qp_bytes, r->slot_bytes, r->sum_ns, o->cc);
 	for (int p = 0; p < PH__COUNT; p++)
 		fprintf(f, ", \"%s_ns\": %.1f", phase_names[p], (double)r->t[p] / (double)r->conns);
 	fprintf(f, "}\n");
