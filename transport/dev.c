@@ -131,18 +131,16 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	dev->io_ctx = io_ctx;
 	dev->mrs = calloc(dev->attr.max_mr, sizeof(*dev->mrs));
 	dev->qps = calloc(dev->attr.max_qp, sizeof(*dev->qps));
-	dev->qp_free = malloc(dev->attr.max_qp * sizeof(*dev->qp_free));
-	if (dev->mrs == NULL || dev->qps == NULL || dev->qp_free == NULL) {
+	if (dev->mrs == NULL || dev->qps == NULL || rfw_slots_init(&dev->qp_free, dev->attr.max_qp) ||
+	    rfw_slots_init(&dev->mr_free, dev->attr.max_mr)) {
 		free(dev->mrs);
 		free(dev->qps);
-		free(dev->qp_free);
+		rfw_slots_fini(&dev->qp_free);
+		rfw_slots_fini(&dev->mr_free);
 		free(dev);
 		errno = ENOMEM;
 		return NULL;
 	}
-	for (uint32_t i = 0; i < dev->attr.max_qp; i++)
-		dev->qp_free[i] = i;
-	dev->qp_free_n = dev->attr.max_qp;
 	return dev;
 }
 
@@ -152,7 +150,8 @@ void rfw_dev_destroy(struct rfw_dev *dev)
 		return;
 	free(dev->mrs);
 	free(dev->qps);
-	free(dev->qp_free);
+	rfw_slots_fini(&dev->qp_free);
+	rfw_slots_fini(&dev->mr_free);
 	free(dev);
 }
 

@@ -51,10 +51,7 @@ static struct rfw_mr *reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsig
 		return NULL;
 	}
 	dev = pd->dev;
-	for (i = 0; i < dev->attr.max_mr; i++)
-		if (dev->mrs[i] == NULL)
-			break;
-	if (i == dev->attr.max_mr) {
+	if (!rfw_slots_peek(&dev->mr_free, &i)) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -70,6 +67,7 @@ static struct rfw_mr *reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsig
 	mr->valid = true;
 	mr->fast_reg = fast_reg;
 	dev->mrs[i] = mr;
+	rfw_slots_take(&dev->mr_free);
 	pd->users++;
 	return mr;
 }
@@ -94,6 +92,7 @@ int rfw_dereg_mr(struct rfw_mr *mr)
 		return -EBUSY;
 	dev = mr->pd->dev;
 	dev->mrs[mr->key >> 8] = NULL;
+	rfw_slots_put(&dev->mr_free, mr->key >> 8);
 	mr->pd->users--;
 	free(mr);
 	return 0;

@@ -21,9 +21,7 @@ struct rfw_mr *rfw_alloc_mw(struct rfw_pd *pd, unsigned type)
 		return NULL;
 	}
 	dev = pd->dev;
-	for (i = 0; i < dev->attr.max_mr && dev->mrs[i] != NULL; i++)
-		;
-	if (i == dev->attr.max_mr) {
+	if (!rfw_slots_peek(&dev->mr_free, &i)) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -35,6 +33,7 @@ struct rfw_mr *rfw_alloc_mw(struct rfw_pd *pd, unsigned type)
 	mw->key = (i << 8) | dev->mr_gen;
 	mw->mw_type = (uint8_t)type;
 	dev->mrs[i] = mw;
+	rfw_slots_take(&dev->mr_free);
 	pd->users++;
 	return mw;
 }
@@ -56,6 +55,7 @@ int rfw_dealloc_mw(struct rfw_mr *mw)
 		return -EINVAL;
 	unbind(mw);
 	mw->pd->dev->mrs[mw->key >> 8] = NULL;
+	rfw_slots_put(&mw->pd->dev->mr_free, mw->key >> 8);
 	mw->pd->users--;
 	free(mw);
 	return 0;

@@ -105,11 +105,10 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 		return NULL;
 	}
 	dev = pd->dev;
-	if (dev->qp_free_n == 0) {
+	if (!rfw_slots_peek(&dev->qp_free, &i)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	i = dev->qp_free[dev->qp_free_head];
 	qp = calloc(1, sizeof(*qp));
 	if (qp == NULL)
 		return NULL;
@@ -140,8 +139,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	qp->attr.max_rd_atomic = 1;
 	qp->attr.max_dest_rd_atomic = 1;
 	dev->qps[i] = qp;
-	dev->qp_free_head = (dev->qp_free_head + 1) % dev->attr.max_qp;
-	dev->qp_free_n--;
+	rfw_slots_take(&dev->qp_free);
 	pd->users++;
 	qp->send_cq->users++;
 	qp->recv_cq->users++;
@@ -155,19 +153,12 @@ nomem:
 	return NULL;
 }
 
-/* Slot @i to the tail of the free ring (struct rfw_dev). */
-static void qp_slot_free(struct rfw_dev *dev, uint32_t i)
-{
-	dev->qps[i] = NULL;
-	dev->qp_free[(dev->qp_free_head + dev->qp_free_n) % dev->attr.max_qp] = i;
-	dev->qp_free_n++;
-}
-
 int rfw_destroy_qp(struct rfw_qp *qp)
 {
 	if (qp == NULL)
 		return -EINVAL;
-	qp_slot_free(qp->dev, qp->qpn - qp->dev->attr.qpn_base);
+	qp->dev->qps[qp->qpn - qp->dev->attr.qpn_base] = NULL;
+	rfw_slots_put(&qp->dev->qp_free, qp->qpn - qp->dev->attr.qpn_base);
 	if (qp->dev->gsi == qp)
 		qp->dev->gsi = NULL;
 	qp->pd->users--;

@@ -13,6 +13,7 @@
 
 #include "transport/estats.h"
 #include "transport/rfw_verbs.h"
+#include "transport/slots.h"
 
 struct rfw_dev {
 	struct rfw_dev_attr attr;
@@ -20,11 +21,8 @@ struct rfw_dev {
 	void *io_ctx;
 	struct rfw_mr **mrs; /* index = key >> 8 */
 	struct rfw_qp **qps; /* index = qpn - qpn_base */
-	/* Free QP slots, a FIFO ring of max_qp: a new QP takes the slot freed longest ago, in
-	   O(1) whatever the number of QPs, and a QPN comes back as late as it can (a stale packet
-	   of a destroyed QP is less likely to reach its successor; rxe allocates cyclically). */
-	uint32_t *qp_free;
-	uint32_t qp_free_head, qp_free_n;
+	struct rfw_slots qp_free; /* free slots of qps[] (slots.h: first freed, first reused) */
+	struct rfw_slots mr_free; /* free slots of mrs[], MRs and windows alike */
 	struct rfw_qp *gsi; /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
 	uint32_t mr_gen;    /* low byte of the next key, so a stale key misses */
 	/* The device's counters: drops no QP owns, and every QP's counts added as they happen

@@ -46,6 +46,15 @@ with tempfile.TemporaryDirectory() as tmp:
         check(j["verified"] == j["connections"],
               f"live {live}: every connection's WRITE verified ({j['verified']})")
         check(j["qp_bytes"] > 0, f"live {live}: {j['qp_bytes']:.0f} B per live QP")
+    # 100,000 MRs at the responder, every WRITE to one of them (a key lookup per packet)
+    out = os.path.join(tmp, "mrs.json")
+    p = run("--seconds", "0.3", "--mrs", "100000", "--json", out)
+    check(p.returncode == 0, f"--mrs 100000: exit {p.returncode} {p.stderr.strip()}")
+    if os.path.exists(out):
+        j = json.load(open(out))
+        check(j["mrs"] == 100000 and j["verified"] == j["connections"] > 100 and
+              j["mr_reg_ns"] > 0, f"--mrs 100000: {j['verified']} WRITEs verified, "
+              f"{j['mr_reg_ns']:.0f} ns per registration")
     # the tables are full: one QP more than --max-qp allows fails, named
     p = run("--seconds", "0.1", "--live", "4096", "--max-qp", "4096")
     check(p.returncode == 2 and "--max-qp" in p.stderr, f"max-qp below live + 1: {p.stderr.strip()}")

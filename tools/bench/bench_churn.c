@@ -11,8 +11,8 @@
  * of each phase per connection, and the memory of a live QP (malloc'ed bytes per QP, measured
  * while the --live pairs were made) and of the NIC's per-slot tables.
  *
- * usage: rocefw-bench-churn [--seconds S] [--live N] [--max-qp N] [--verify-every K] [--cc P]
- *                           [--json F]
+ * usage: rocefw-bench-churn [--seconds S] [--live N] [--max-qp N] [--verify-every K] [--mrs N]
+ *                           [--cc P] [--json F]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,7 +39,7 @@
 
 struct opts {
 	double seconds;
-	uint32_t live, max_qp, verify_every;
+	uint32_t live, max_qp, verify_every, mrs;
 	const char *json;
 	const char *cc; /* a DCQCN profile name, or "none" */
 };
@@ -69,6 +69,8 @@ struct wire {
 	struct frame *q; /* QUEUE frames */
 	struct nic nic[2];
 	struct dcqcn_prof prof; /* --cc */
+	struct rfw_mr **mrs;    /* --mrs at B, one per SLOT of its memory, cyclically */
+	uint32_t nmrs;
 };
 
 enum phase { PH_CREATE, PH_CONNECT, PH_WRITE, PH_DESTROY, PH__COUNT };
@@ -124,7 +126,8 @@ static void die(const char *what, int err)
 static void nic_init(struct wire *w, int id, const struct opts *o)
 {
 	struct nic *n = &w->nic[id];
-	struct rfw_fw_conf c = {.dev_attr = {.max_qp = o->max_qp}, .cc = RFW_FW_CC_NONE};
+	struct rfw_fw_conf c = {.dev_attr = {.max_qp = o->max_qp, .max_mr = o->mrs + 16},
+	                        .cc = RFW_FW_CC_NONE};
 
 	if (strcmp(o->cc, "none") != 0) {
 		c.cc = RFW_FW_CC_DCQCN;
@@ -246,10 +249,19 @@ static int pair_write(struct wire *w, struct rfw_qp *qa, uint64_t k)
 	struct rfw_wc wc;
 	int n = 0;
 
+	const uint8_t *sge_src = a->mem + off;
+
 	for (uint32_t i = 0; i < SLOT; i += 8)
 		memcpy(a->mem + off + i, &(uint64_t){k * 31 + i}, 8);
 	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->mem + off);
 	wr.wr.rdma.rkey = rfw_mr_rkey(b->mr);
+	if (w->nmrs) { /* one of the --mrs MRs, each over its own slot */
+		uint32_t m = (uint32_t)(k % w->nmrs);
+
+		off = (m % (MEM / SLOT)) * SLOT;
+		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(b->mem + off);
+		wr.wr.rdma.rkey = rfw_mr_rkey(w->mrs[m]);
+	}
 	if (rfw_post_send(qa, &wr, &bad, w->now) != 0)
 		return -1;
 	for (unsigned s = 0; n == 0 && s < STEP_MAX; s++) {
@@ -258,7 +270,7 @@ static int pair_write(struct wire *w, struct rfw_qp *qa, uint64_t k)
 	}
 	if (n != 1 || wc.status != RFW_WC_SUCCESS || wc.wr_id != k)
 		return -1;
-	return memcmp(a->mem + off, b->mem + off, SLOT) == 0 ? 0 : -1;
+	return memcmp(sge_src, b->mem + off, SLOT) == 0 ? 0 : -1;
 }
 
 /* Bytes malloc holds now (main arena and mmapped chunks). */
@@ -276,6 +288,7 @@ struct result {
 	double qp_bytes;   /* malloc'ed per live QP (QP, queues, the NIC's attach state) */
 	double slot_bytes; /* the NIC's and transport's tables per QP slot (max_qp) */
 	double sum_ns;     /* one rfw_dev_counters() (telemetry's device sum) with the live QPs */
+	double reg_ns, dereg_ns; /* per MR of --mrs */
 };
 
 /* --live pairs, connected and left so; the bytes each QP added. */
@@ -294,6 +307,37 @@ static struct rfw_qp **make_live(struct wire *w, uint32_t live, struct result *r
 	r->qp_bytes = live ? (double)(heap_bytes() - before) / (2.0 * live) : 0;
 	r->live = live;
 	return l;
+}
+
+/* --mrs MRs at B, each over one SLOT of its memory (cyclically; MRs may overlap), timed. */
+static void make_mrs(struct wire *w, uint32_t n, struct result *r)
+{
+	struct nic *b = &w->nic[1];
+	uint64_t t0;
+
+	w->mrs = calloc(n ? n : 1, sizeof(*w->mrs));
+	if (w->mrs == NULL)
+		die("--mrs", ENOMEM);
+	t0 = rfw_mono_ns();
+	for (uint32_t m = 0; m < n; m++) {
+		w->mrs[m] = rfw_reg_mr(b->pd, b->mem + (m % (MEM / SLOT)) * SLOT, SLOT,
+		                       RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE);
+		if (w->mrs[m] == NULL)
+			die("rfw_reg_mr (--mrs)", errno);
+	}
+	r->reg_ns = n ? (double)(rfw_mono_ns() - t0) / n : 0;
+	w->nmrs = n;
+}
+
+static void free_mrs(struct wire *w, struct result *r)
+{
+	uint64_t t0 = rfw_mono_ns();
+
+	for (uint32_t m = 0; m < w->nmrs; m++)
+		if (rfw_dereg_mr(w->mrs[m]) != 0)
+			die("rfw_dereg_mr", EBUSY);
+	r->dereg_ns = w->nmrs ? (double)(rfw_mono_ns() - t0) / w->nmrs : 0;
+	free(w->mrs);
 }
 
 /* What one device counter sum costs (it visits every QP slot: docs/scale.md), best of 5. */
@@ -357,6 +401,11 @@ static void print_result(const struct opts *o, const struct result *r)
 	       r->qp_bytes, r->slot_bytes);
 	printf("  device sum       %.1f us per rfw_dev_counters() (telemetry) over %u slots\n",
 	       r->sum_ns / 1e3, o->max_qp);
+	if (o->mrs)
+		printf(
+		    "  MRs              %u at B, the WRITEs spread over them: %.0f ns to register, "
+		    "%.0f ns to deregister, each\n",
+		    o->mrs, r->reg_ns, r->dereg_ns);
 }
 
 static int write_json(const struct opts *o, const struct result *r)
@@ -371,9 +420,11 @@ static int write_json(const struct opts *o, const struct result *r)
 	        "{\"schema\": \"%s\", \"seconds\": %.3f, \"live_pairs\": %" PRIu64
 	        ", \"max_qp\": %u, \"connections\": %" PRIu64 ", \"per_second\": %.1f, "
 	        "\"verified\": %" PRIu64 ", \"qp_bytes\": %.1f, \"slot_bytes\": %.1f, "
-	        "\"dev_sum_ns\": %.1f, \"cc\": \"%s\"",
+	        "\"dev_sum_ns\": %.1f, \"cc\": \"%s\", \"mrs\": %u, \"mr_reg_ns\": %.1f, "
+	        "\"mr_dereg_ns\": %.1f",
 	        SCHEMA, r->secs, r->live, o->max_qp, r->conns, (double)r->conns / r->secs,
-	        r->verified, r->qp_bytes, r->slot_bytes, r->sum_ns, o->cc);
+	        r->verified, r->qp_bytes, r->slot_bytes, r->sum_ns, o->cc, o->mrs, r->reg_ns,
+	        r->dereg_ns);
 	for (int p = 0; p < PH__COUNT; p++)
 		fprintf(f, ", \"%s_ns\": %.1f", phase_names[p], (double)r->t[p] / (double)r->conns);
 	fprintf(f, "}\n");
@@ -385,18 +436,23 @@ static const struct rfw_opt_num num_opts[] = {
     RFW_OPT_U32("live", struct opts, live, 0, 1u << 20),
     RFW_OPT_U32("max-qp", struct opts, max_qp, 0, 1u << 21),
     RFW_OPT_U32("verify-every", struct opts, verify_every, 0, 1u << 30),
+    RFW_OPT_U32("mrs", struct opts, mrs, 0, 1u << 22),
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: " PROG " [--seconds S] [--live N] [--max-qp N] [--verify-every K] "
-	        "[--json FILE]\n"
+	        "[--mrs N] [--cc P] [--json FILE]\n"
 	        "  --seconds S       churn for S seconds, 0.01..3600 (default 2)\n"
 	        "  --live N          connected pairs kept beside the churn, 0..2^20 (default 0)\n"
 	        "  --max-qp N        QP table of each NIC, 0..2^21 (default: 2 x live + 64)\n"
 	        "  --verify-every K  a checked 64-byte WRITE on every K-th connection, 0: none "
 	        "(default 1)\n"
+	        "  --mrs N           N MRs registered at B (timed), the WRITEs spread over "
+	        "them, 0..2^22 (default 0)\n"
+	        "  --cc P            each QP's rate machine: a DCQCN profile (unified, paper, "
+	        "mlx5-cx5, hpcc-ns3, shared-port) or none (default unified)\n"
 	        "  --json FILE       results as JSON (schema " SCHEMA ")\n");
 }
 
@@ -406,7 +462,9 @@ static void parse(int argc, char **argv, struct opts *o)
 	                                   {"live", required_argument, NULL, 1},
 	                                   {"max-qp", required_argument, NULL, 1},
 	                                   {"verify-every", required_argument, NULL, 1},
+	                                   {"mrs", required_argument, NULL, 1},
 	                                   {"json", required_argument, NULL, 'j'},
+	                                   {"cc", required_argument, NULL, 'c'},
 	                                   {"help", no_argument, NULL, 'h'},
 	                                   {NULL, 0, NULL, 0}};
 	int c, idx = 0, rc;
@@ -414,7 +472,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	*o = (struct opts){.seconds = 2, .verify_every = 1, .cc = "unified"};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", lo, &idx)) != -1) {
-		rc = c == 1 ? rfw_opt_num_set(PROG, rfw_opt_num_find(num_opts, 4, lo[idx].name),
+		rc = c == 1 ? rfw_opt_num_set(PROG, rfw_opt_num_find(num_opts, 5, lo[idx].name),
 		                              optarg, o)
 		            : 1;
 		if (rc < 0)
@@ -483,10 +541,13 @@ int main(int argc, char **argv)
 	if (cc_setup(&w, &o) != 0)
 		return 2;
 	nic_init(&w, 0, &o);
-	r.slot_bytes = (double)(heap_bytes() - before - MEM) / o.max_qp;
+	/* less the data area and the MR table (a pointer and a free-ring entry per MR slot) */
+	r.slot_bytes = ((double)(heap_bytes() - before - MEM) - 12.0 * (o.mrs + 16)) / o.max_qp;
 	nic_init(&w, 1, &o);
 	live = make_live(&w, o.live, &r);
+	make_mrs(&w, o.mrs, &r);
 	churn(&w, &o, &r);
+	free_mrs(&w, &r);
 	print_result(&o, &r);
 	if (o.json != NULL && write_json(&o, &r) != 0)
 		return 1;
