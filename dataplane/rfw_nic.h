@@ -210,7 +210,8 @@ const char *rfw_nic_l2_name(enum rfw_nic_l2 s);
  * neighbour layer gives up (neigh_max_probes unanswered) the QP is moved to ERR, which flushes
  * its work requests with RFW_WC_WR_FLUSH_ERR. 0, or -EINVAL (not this device's QP, bad path,
  * no port address of the path's family, zero dst_mac on a queue other than 0), -EEXIST
- * (already attached), -ENOSPC (neighbour table full), -ENOMEM.
+ * (already attached), -ENOSPC (neighbour table full), -EHOSTUNREACH (the destination's
+ * neighbour entry just failed resolution: its probes went unanswered), -ENOMEM.
  */
 int rfw_nic_qp_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_path *path);
 /*

@@ -110,7 +110,7 @@ int nic_l2_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_p
 		nic->n_resolving++;
 		tagged_probe(nic, l, tsc);
 	} else {
-		return rc == -ENOSPC ? -ENOSPC : -EINVAL;
+		return rc == -ENOSPC || rc == -EHOSTUNREACH ? rc : -EINVAL;
 	}
 	l->qp = qp;
 	return 0;

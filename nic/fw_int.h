@@ -55,6 +55,7 @@ struct fw_qp {
 /* A FIFO of QPs linked through fw_qp.rnext (the ready list, the blocked list of a run). */
 struct fw_qlist {
 	struct fw_qp *head, *tail;
+	uint32_t n; /* QPs on it: a run serves the ready ones without walking the list */
 };
 
 /* One QP slot as readers on other threads see it. */

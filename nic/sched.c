@@ -19,6 +19,7 @@ static void qlist_append(struct fw_qlist *l, struct fw_qp *fq)
 	else
 		l->head = fq;
 	l->tail = fq;
+	l->n++;
 }
 
 /* @front's QPs ahead of @l's, in their order; @front is left empty. */
@@ -30,7 +31,9 @@ static void qlist_splice_front(struct fw_qlist *l, struct fw_qlist *front)
 	l->head = front->head;
 	if (l->tail == NULL)
 		l->tail = front->tail;
+	l->n += front->n;
 	front->head = front->tail = NULL;
+	front->n = 0;
 }
 
 void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq)
@@ -44,7 +47,7 @@ void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq)
 /* Back at the head: a QP whose turn found no frame keeps its place for the next run. */
 static void ready_push_head(struct rfw_fw *fw, struct fw_qp *fq)
 {
-	struct fw_qlist one = {NULL, NULL};
+	struct fw_qlist one = {NULL, NULL, 0};
 
 	if (fq->in_ready)
 		return;
@@ -69,6 +72,7 @@ static struct fw_qp *ready_pop(struct rfw_fw *fw)
 	fw->ready.head = fq->rnext;
 	if (fw->ready.head == NULL)
 		fw->ready.tail = NULL;
+	fw->ready.n--;
 	fq->in_ready = false;
 	return fq;
 }
@@ -84,6 +88,7 @@ void fw_ready_remove(struct rfw_fw *fw, struct fw_qp *fq)
 			*pp = fq->rnext;
 			if (fw->ready.tail == fq)
 				fw->ready.tail = prev;
+			fw->ready.n--;
 			break;
 		}
 	}
@@ -245,7 +250,7 @@ void fw_qp_nodes_init(struct fw_qp *fq)
 
 unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 {
-	unsigned nready = 0;
+	unsigned nready;
 	struct fw_qp *fq;
 
 	fw->now_ns = now_ns;
@@ -254,8 +259,7 @@ unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 	fw_wheel_expire(&fw->wheel, now_ns, fire, fw);
 	/* Each QP ready now gets one turn; QPs it re-queues wait for the next run. The run ends
 	 * when the host is out of frames: no later QP would get one either. */
-	for (fq = fw->ready.head; fq != NULL; fq = fq->rnext)
-		nready++;
+	nready = fw->ready.n;
 	while (nready-- != 0 && !fw->no_buf && (fq = ready_pop(fw)) != NULL)
 		serve(fw, fq, now_ns);
 	/* The blocked QPs back at the head of the ready list, in the order they were served. */

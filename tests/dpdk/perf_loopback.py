@@ -94,6 +94,10 @@ def main():
         bw_case(tmp, "write", 65536, 40, ["-q", "4", "--mtu", "2048"])
         bw_case(tmp, "send", 8192, 100, ["-q", "3", "--cc-profile", "none"])
         bw_case(tmp, "read", 100000, 20, ["-q", "2", "--cc-profile", "mlx5-cx5", "-t", "4"])
+        # many QPs (issue 20): set up while the ports answer each other's ARP, depth cut to
+        # the CQ, every byte of every QP's messages verified
+        bw_case(tmp, "write", 64, 8, ["-q", "4096"])
+        bw_case(tmp, "send", 256, 4, ["-q", "1024"])
 
         # Every size in one process (fresh QPs per size; receive WQEs of one size never
         # serve the next): 2 B .. 8 MiB, all verified.
@@ -190,7 +194,8 @@ def main():
         bad = [
             (["write", "bw", "--mtu", "1000", "--loopback"], "--mtu"),
             (["write", "bw", "-s", "0", "--loopback"], "--size"),
-            (["write", "bw", "-q", "33", "--loopback"], "--qps"),
+            (["write", "bw", "-q", "16385", "--loopback"], "--qps"),
+            (["write", "bw", "-q", "33", "--ip", "10.0.0.1"], "--qps above 32 needs --loopback"),
             (["write", "bw", "--cc-profile", "bogus", "--loopback"], "--cc-profile"),
             (["write", "bw", "--dscp", "64", "--loopback"], "--dscp"),
             (["write", "bw", "--frobnicate", "--loopback"], "--frobnicate"),

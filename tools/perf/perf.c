@@ -50,12 +50,15 @@
 
 const char *const op_names[4] = {"write", "read", "send", "atomic"};
 
-#define PERF_SCHEMA    "rocefw-perf/1"
-#define MAX_QPS        32
-#define MAX_SIZE       (8u << 20)  /* largest message: 8 MiB */
-#define SLOT_BYTES_MAX (16u << 20) /* per QP and parity: depth is cut to fit */
-#define ALL_SIZE_MIN   2
-#define STALL_NS       (5ull * NS_PER_S) /* no completion for this long: fail */
+#define PERF_SCHEMA     "rocefw-perf/1"
+#define MAX_QPS         16384       /* --loopback; two processes: RFW_OOB_MAX_QPS */
+#define RING_SLOTS      16384       /* loopback rings */
+#define OUTSTANDING_MAX 32768       /* messages over all QPs (CQs of 65536): depth is cut */
+#define TOTAL_BYTES_MAX (1u << 30)  /* slot bytes over all QPs, per parity: depth is cut */
+#define MAX_SIZE        (8u << 20)  /* largest message: 8 MiB */
+#define SLOT_BYTES_MAX  (16u << 20) /* per QP and parity: depth is cut to fit */
+#define ALL_SIZE_MIN    2
+#define STALL_NS        (5ull * NS_PER_S) /* no completion for this long: fail */
 
 static void usage(FILE *f)
 {
@@ -67,7 +70,8 @@ static void usage(FILE *f)
 	       "  -n, --iters N         messages per size, 1..1000000000 (default: bw 5000, lat "
 	       "1000)\n"
 	       "  -D, --duration S      run each size for S seconds instead, 1..3600\n"
-	       "  -q, --qps N           queue pairs, 1..32 (default 1)\n"
+	       "  -q, --qps N           queue pairs, 1..16384 with --loopback, else 1..32 (default "
+	       "1)\n"
 	       "  -t, --tx-depth N      outstanding messages per QP, 1..1024 (default: bw 128, lat "
 	       "1)\n"
 	       "      --mtu BYTES       path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -278,6 +282,10 @@ static void check_modes(const struct opts *o)
 	} else if (o->has_ip) {
 		bad("--ip is a two-process option (not with --loopback)", NULL);
 	}
+	if (!o->loopback && o->qps > RFW_OOB_MAX_QPS)
+		bad("--qps above 32 needs --loopback (the out-of-band exchange carries up to 32 "
+		    "QPs)",
+		    NULL);
 	if (o->perftest) {
 		if (o->loopback)
 			bad("--perftest is a two-process mode (not with --loopback)", NULL);
@@ -388,7 +396,7 @@ struct conn {
  */
 struct perf {
 	struct rfw_ep a, b;
-	struct conn conns[MAX_QPS];
+	struct conn *conns; /* o.qps of them */
 	struct dcqcn_prof prof;
 	struct timely_prof tprof; /* --cc-profile timely */
 	/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to
@@ -412,7 +420,7 @@ struct perf {
 	int oob_fd;
 	struct rfw_oob_rx oob_rx;
 	struct rfw_oob_conn my_conn, peer_conn;
-	uint64_t peer_addr[MAX_QPS]; /* where this side's requests of QP i go */
+	uint64_t peer_addr[RFW_OOB_MAX_QPS]; /* where this side's requests of QP i go */
 	uint32_t peer_rkey;
 	struct rte_ether_addr peer_mac;
 	bool is_server;
@@ -458,7 +466,7 @@ void side_setup(struct perf *P, struct rfw_ep *s, uint16_t port_id, uint32_t ip4
 	const char *stage;
 	int rc;
 
-	c.nic.dev_attr.max_qp = MAX_QPS;
+	c.nic.dev_attr.max_qp = o->qps + 8;
 	c.nic.dscp = (uint8_t)o->dscp;
 	c.nic.dscp_set = true;
 	c.nic.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &P->prof : NULL;
@@ -836,17 +844,40 @@ void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
  * Fresh QPs for every size: receive WQEs left posted by one size (SEND) describe that size's
  * slots, and a new PSN space keeps sizes independent.
  */
+/*
+ * Outstanding messages per QP for @size: -t (default bw 128, lat 1), cut so that one QP's slots
+ * of one parity stay within SLOT_BYTES_MAX, all QPs' within TOTAL_BYTES_MAX, and all QPs'
+ * outstanding messages within OUTSTANDING_MAX (at least one each).
+ */
+static uint32_t eff_depth(const struct opts *o, uint32_t size)
+{
+	uint64_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint64_t caps[3] = {SLOT_BYTES_MAX / size, TOTAL_BYTES_MAX / ((uint64_t)o->qps * size),
+	                    OUTSTANDING_MAX / o->qps};
+
+	for (int i = 0; i < 3; i++)
+		if (depth > caps[i])
+			depth = caps[i] ? caps[i] : 1;
+	return (uint32_t)depth;
+}
+
 static void conns_up(struct perf *P, const struct opts *o)
 {
 	uint32_t qi;
 
+	/* WRs for the deepest any size gets (-t, cut as eff_depth cuts it for 1-byte messages) */
+	uint32_t wrs = eff_depth(o, 1);
+
 	for (qi = 0; qi < o->qps; qi++) {
 		struct conn *c = &P->conns[qi];
 
-		c->qa = make_qp(&P->a, 1024);
-		c->qb = make_qp(&P->b, 1024);
+		c->qa = make_qp(&P->a, wrs);
+		c->qb = make_qp(&P->b, wrs);
 		qp_connect(&P->a, c->qa, &P->b, c->qb, o);
 		qp_connect(&P->b, c->qb, &P->a, c->qa, o);
+		/* the ports answer each other's ARP while thousands of QPs are set up */
+		rfw_nic_poll(P->a.nic);
+		rfw_nic_poll(P->b.nic);
 	}
 }
 
@@ -1265,14 +1296,12 @@ static void check_atomics(struct perf *P, const struct opts *o)
 
 static void run_size(struct perf *P, const struct opts *o, uint32_t size, struct result *r)
 {
-	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint32_t depth = eff_depth(o, size);
 	uint64_t iters = o->iters ? o->iters : (o->lat ? 1000 : 5000);
 	uint64_t t_start, t_end, deadline, done;
 	uint64_t *lat;
 	bool timed = o->duration_s != 0;
 
-	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
-		depth = (uint32_t)(SLOT_BYTES_MAX / size) ? (uint32_t)(SLOT_BYTES_MAX / size) : 1;
 	memset(r, 0, sizeof(*r));
 	r->bytes = size;
 	conns_fill(P, o, depth, size);
@@ -2488,16 +2517,18 @@ static void loopback_sides(struct perf *P, const struct opts *o)
 	struct rte_ring *r_ab, *r_ba;
 	uint16_t pa, pb;
 
-	r_ab =
-	    rte_ring_create("perf_ab", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
-	r_ba =
-	    rte_ring_create("perf_ba", 4096, (int)rte_socket_id(), RING_F_SP_ENQ | RING_F_SC_DEQ);
+	/* Larger than a port's mbuf pool (8192): a sender runs out of mbufs (and waits) before
+	 * the ring can overflow (and drop), however many QPs send at once. */
+	r_ab = rte_ring_create("perf_ab", RING_SLOTS, (int)rte_socket_id(),
+	                       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	r_ba = rte_ring_create("perf_ba", RING_SLOTS, (int)rte_socket_id(),
+	                       RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (r_ab == NULL || r_ba == NULL)
 		die("rte_ring_create", rte_errno);
 	P->ce.every = o->ce_every;
 	P->ring_ab = r_ab;
 	if (P->ce.every != 0) {
-		P->ring_cp = rte_ring_create("perf_cp", 4096, (int)rte_socket_id(),
+		P->ring_cp = rte_ring_create("perf_cp", RING_SLOTS, (int)rte_socket_id(),
 		                             RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (P->ring_cp == NULL)
 			die("rte_ring_create", rte_errno);
@@ -2508,23 +2539,26 @@ static void loopback_sides(struct perf *P, const struct opts *o)
 	side_setup(P, &P->b, pb, 0x0a000002, o);
 }
 
-/* Bytes of one QP's source share for the largest size @maxs (destination: the same). */
-static size_t loopback_share(const struct opts *o, uint32_t maxs)
+/* Bytes of one QP's source share for every size run (destination: the same): both parities. */
+static size_t loopback_share(const struct opts *o, const uint32_t *sizes, uint32_t nsizes)
 {
-	/* run_size may use a larger depth for smaller sizes: reserve the byte budget. */
-	size_t per_qp = 2 * (size_t)(o->depth ? o->depth : (o->lat ? 1 : 128)) * maxs;
+	size_t per_qp = 0;
 
-	if (per_qp > 2 * (size_t)SLOT_BYTES_MAX)
-		per_qp = 2 * (size_t)SLOT_BYTES_MAX;
-	if (per_qp < 2 * (size_t)maxs)
-		per_qp = 2 * (size_t)maxs;
+	for (uint32_t k = 0; k < nsizes; k++) {
+		size_t b = 2 * (size_t)eff_depth(o, sizes[k]) * sizes[k];
+
+		if (b > per_qp)
+			per_qp = b;
+	}
 	return (per_qp + 63) & ~(size_t)63;
 }
 
 /* Loopback memory: every QP gets its own slots on both sides; returns the source share. */
-static size_t loopback_memory(struct perf *P, const struct opts *o, uint32_t maxs)
+static size_t loopback_memory(struct perf *P, const struct opts *o, const uint32_t *sizes,
+                              uint32_t nsizes)
 {
-	size_t per_qp_src = loopback_share(o, maxs), per_qp_dst = per_qp_src, off_a = 0, off_b = 0;
+	size_t per_qp_src = loopback_share(o, sizes, nsizes), per_qp_dst = per_qp_src;
+	size_t off_a = 0, off_b = 0;
 	/* WRITE/SEND: data goes A -> B. READ/atomic: the data (or counter) is at B. */
 	bool src_at_b = o->op == OP_READ || o->op == OP_ATOMIC;
 	unsigned acc = RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ |
@@ -2573,16 +2607,13 @@ static void loopback_close(struct perf *P)
 static int run_loopback(struct perf *P, const struct opts *o, const uint32_t *sizes,
                         uint32_t nsizes)
 {
-	uint32_t maxs = sizes[nsizes - 1];
-	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint32_t depth = eff_depth(o, sizes[nsizes - 1]);
 	struct result res[32];
 	bool all_ok = true;
 	size_t per_qp_src;
 
 	loopback_sides(P, o);
-	if ((uint64_t)depth * maxs > SLOT_BYTES_MAX)
-		depth = SLOT_BYTES_MAX / maxs ? SLOT_BYTES_MAX / maxs : 1;
-	per_qp_src = loopback_memory(P, o, maxs);
+	per_qp_src = loopback_memory(P, o, sizes, nsizes);
 	print_header(P, o, depth, "loopback over a DPDK ring pair");
 	/* WRITE latency: B writes pongs into A's otherwise unused destination share. */
 	P->pong_buf = P->a.mem + (size_t)o->qps * per_qp_src;
@@ -2635,6 +2666,9 @@ int main(int argc, char **argv)
 	}
 	parse_opts(argc - dd, argv + dd, &o);
 	nsizes = test_sizes(&o, sizes);
+	P->conns = calloc(o.qps, sizeof(*P->conns));
+	if (P->conns == NULL)
+		die("--qps", ENOMEM);
 	if (cc_setup(P, &o) != 0)
 		return 2;
 	if (rfw_eal_init(dd, argv) < 0)
