@@ -27,19 +27,6 @@ const char *rfw_es_status_name(enum rfw_es_status st)
 	return (unsigned)st < RFW_ES__STATUSES ? status_names[st] : "?";
 }
 
-unsigned rfw_es_bucket(uint64_t v)
-{
-	unsigned e;
-
-	if (v < RFW_ES_SUB)
-		return (unsigned)v;
-	e = 63u - (unsigned)__builtin_clzll(v);
-	if (e > RFW_ES_MAX_EXP)
-		return RFW_ES_BUCKETS - 1;
-	return (e - RFW_ES_SUB_BITS + 1) * RFW_ES_SUB +
-	       (unsigned)((v >> (e - RFW_ES_SUB_BITS)) & (RFW_ES_SUB - 1));
-}
-
 uint64_t rfw_es_bucket_lo(unsigned idx)
 {
 	unsigned e, sub;
@@ -49,14 +36,6 @@ uint64_t rfw_es_bucket_lo(unsigned idx)
 	e = idx / RFW_ES_SUB + RFW_ES_SUB_BITS - 1;
 	sub = idx % RFW_ES_SUB;
 	return (uint64_t)(RFW_ES_SUB + sub) << (e - RFW_ES_SUB_BITS);
-}
-
-void rfw_es_hist_add(struct rfw_es_hist *h, uint64_t v)
-{
-	h->b[rfw_es_bucket(v)]++;
-	h->count++;
-	if (v > h->max)
-		h->max = v;
 }
 
 uint64_t rfw_es_hist_quantile(const struct rfw_es_hist *h, double q)

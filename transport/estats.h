@@ -42,10 +42,30 @@ struct rfw_es_hist {
 	uint32_t b[RFW_ES_BUCKETS];
 };
 
-/* Bucket of a value in ns, and the first value of a bucket. */
-unsigned rfw_es_bucket(uint64_t v);
+/* Bucket of a value in ns (inline: seven of them per completed WQE). */
+static inline unsigned rfw_es_bucket(uint64_t v)
+{
+	unsigned e;
+
+	if (v < RFW_ES_SUB)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v);
+	if (e > RFW_ES_MAX_EXP)
+		return RFW_ES_BUCKETS - 1;
+	return (e - RFW_ES_SUB_BITS + 1) * RFW_ES_SUB +
+	       (unsigned)((v >> (e - RFW_ES_SUB_BITS)) & (RFW_ES_SUB - 1));
+}
+
+/* The first value of a bucket. */
 uint64_t rfw_es_bucket_lo(unsigned idx);
-void rfw_es_hist_add(struct rfw_es_hist *h, uint64_t v);
+
+static inline void rfw_es_hist_add(struct rfw_es_hist *h, uint64_t v)
+{
+	h->b[rfw_es_bucket(v)]++;
+	h->count++;
+	if (v > h->max)
+		h->max = v;
+}
 /* The q quantile (0 < q <= 1): the highest value of the bucket holding rank ceil(q x count),
  * capped at max; 0 if empty. */
 uint64_t rfw_es_hist_quantile(const struct rfw_es_hist *h, double q);
