@@ -39,7 +39,10 @@ struct fw_qp {
 	struct fw_wnode dep;  /* pacer departure */
 	struct fw_wnode tmr;  /* transport timer (rfw_qp_next_deadline) */
 	struct fw_rate *rate; /* NULL: no congestion control */
-	uint64_t *ctr;        /* the slot's counters (struct fw_pub) */
+	/* What its last snapshot saw (rfw_fw_publish): unchanged, the snapshot is only re-dated */
+	uint64_t pub_tx, pub_rx;
+	uint8_t pub_state; /* enum rfw_qp_state + 1; 0: never published */
+	uint64_t *ctr;     /* the slot's counters (struct fw_pub) */
 	uint8_t hdr[FW_HDR_MAX + 6] __attribute__((aligned(8)));
 	uint8_t hdr_len, ip_off, udp_off, ip_ver;
 	uint8_t cnp_tos;

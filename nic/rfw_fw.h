@@ -62,7 +62,9 @@ extern "C" {
 	X(pkey_violations, "RoCEv2 frames dropped: P_Key not the default partition (IBA 10.9.3)")  \
 	X(rx_bad_frame, "frames rfw_fw_rx_frame() refused: not RoCEv2, bad ICRC or bad IB "        \
 	                "headers")                                                                 \
-	X(snapshots, "per-QP snapshots published for readers on other threads")
+	X(snapshots, "per-QP snapshots published for readers on other threads")                    \
+	X(snapshots_unchanged, "per-QP snapshots only re-dated: the QP sent and received nothing " \
+	                       "and kept its state since its last one")
 
 /* Per-QP NIC counters. X(name, meaning) */
 #define RFW_FOREACH_FW_QP_CTR(X)                                                                   \

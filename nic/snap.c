@@ -82,12 +82,39 @@ static void snap_cc(struct rfw_fw_snap *s, const struct rfw_fw *fw, const struct
 	}
 }
 
+/*
+ * Whether @fq's last snapshot still holds: it sent and received nothing and kept its state (an
+ * idle QP's rate machine does no work: fw_rate_kbps runs it lazily), and no other QP moves its
+ * rate (a rate shared under rp_scope dst/port may). Else the signature is taken anew.
+ */
+static bool snap_unchanged(struct fw_qp *fq)
+{
+	uint64_t tx = rfw_qp_counter(fq->qp, RFW_CNT_tx_packets);
+	uint64_t rx = rfw_qp_counter(fq->qp, RFW_CNT_rx_packets);
+	uint8_t st = (uint8_t)(rfw_qp_state(fq->qp) + 1);
+
+	if (fq->pub_state == st && fq->pub_tx == tx && fq->pub_rx == rx &&
+	    (fq->rate == NULL || fq->rate->refs == 1))
+		return true;
+	fq->pub_tx = tx;
+	fq->pub_rx = rx;
+	fq->pub_state = st;
+	return false;
+}
+
 void rfw_fw_publish(struct rfw_fw *fw, uint32_t slot, uint64_t now_ns)
 {
 	struct fw_pub *p = &fw->pub[slot];
-	const struct fw_qp *fq = fw->qps[slot];
+	struct fw_qp *fq = fw->qps[slot];
 	struct rfw_fw_snap *s = &p->s;
 
+	if (fq != NULL && s->attached && s->qpn == rfw_qp_num(fq->qp) && snap_unchanged(fq)) {
+		rfw_seq_write_begin(&p->seq);
+		s->at_ns = now_ns;
+		rfw_seq_write_end(&p->seq);
+		fw->ctr[RFW_FW_CTR_snapshots_unchanged]++;
+		return;
+	}
 	rfw_seq_write_begin(&p->seq);
 	memset(s, 0, sizeof(*s));
 	s->at_ns = now_ns;

@@ -197,6 +197,11 @@ void rfw_qp_counters(const struct rfw_qp *qp, uint64_t out[RFW_CNT__COUNT])
 	memcpy(out, qp->cnt, sizeof(qp->cnt));
 }
 
+uint64_t rfw_qp_counter(const struct rfw_qp *qp, enum rfw_counter c)
+{
+	return (unsigned)c < RFW_CNT__COUNT ? qp->cnt[c] : 0;
+}
+
 struct rfw_qp *rfw_dev_qp(struct rfw_dev *dev, uint32_t qpn)
 {
 	uint32_t i = qpn - dev->attr.qpn_base;

@@ -409,6 +409,8 @@ void *rfw_qp_context(const struct rfw_qp *qp);
 enum rfw_qp_state rfw_qp_state(const struct rfw_qp *qp);
 /* Per-QP counters (same table as the device's). */
 void rfw_qp_counters(const struct rfw_qp *qp, uint64_t out[RFW_CNT__COUNT]);
+/* One of them. */
+uint64_t rfw_qp_counter(const struct rfw_qp *qp, enum rfw_counter c);
 /* The QP of @qpn on the wire: a slot's QPN, or RFW_GSI_QPN for the GSI QP; NULL if none. */
 struct rfw_qp *rfw_dev_qp(struct rfw_dev *dev, uint32_t qpn);
 

@@ -149,6 +149,60 @@ static void test_scope_port(void **state)
 	scope_case("qp", false);
 }
 
+/*
+ * Telemetry snapshots: an idle QP's (nothing sent or received, same state, its own rate) is only
+ * re-dated; one that moved, or whose rate another QP shares, is published again in full.
+ */
+static void publish_ctrs(struct rfw_fw *fw, uint32_t slot, uint64_t now, uint64_t *full,
+                         uint64_t *redated, struct rfw_fw_snap *s)
+{
+	uint64_t f0 = rfw_fw_ctr(fw, RFW_FW_CTR_snapshots);
+	uint64_t r0 = rfw_fw_ctr(fw, RFW_FW_CTR_snapshots_unchanged);
+
+	rfw_fw_publish(fw, slot, now);
+	*full = rfw_fw_ctr(fw, RFW_FW_CTR_snapshots) - f0;
+	*redated = rfw_fw_ctr(fw, RFW_FW_CTR_snapshots_unchanged) - r0;
+	assert_true(rfw_fw_snap_read(fw, slot, s));
+	assert_int_equal(s->at_ns, now);
+}
+
+static void test_snapshot_unchanged(void **state)
+{
+	struct dcqcn_prof prof = prof_of("shared-port", NULL); /* rp_scope port */
+	struct rfw_fw_conf c = {.cc = RFW_FW_CC_DCQCN, .dcqcn = &prof};
+	struct h_net *net = net_new(&c, &c);
+	struct h_nic *a = &net->nic[0];
+	struct rfw_qp *q[4];
+	struct rfw_fw_snap s;
+	uint32_t base = rfw_fw_qpn_base(a->fw), s0, s2;
+	uint64_t full, redated, tx;
+
+	(void)state;
+	pair(net, &q[0], &q[1], 1);
+	h_run(net, 10000, 100);
+	s0 = rfw_qp_num(q[0]) - base;
+	publish_ctrs(a->fw, s0, net->now, &full, &redated, &s);
+	assert_true(full == 1 && redated == 0);
+	publish_ctrs(a->fw, s0, net->now + 1000, &full, &redated, &s);
+	assert_true(full == 0 && redated == 1); /* idle, its own rate: re-dated */
+	tx = s.tcnt[RFW_CNT_tx_packets];
+	assert_int_equal(h_write(a, q[0], 0, 8192, &net->nic[1], 0), 0);
+	assert_int_equal(h_run_until(net, a, 1, 100000000, 100), 1);
+	publish_ctrs(a->fw, s0, net->now, &full, &redated, &s);
+	assert_true(full == 1 && redated == 0);
+	assert_true(s.tcnt[RFW_CNT_tx_packets] > tx); /* the new count is in the snapshot */
+	/* a second QP of the port shares the rate: both are published in full from now on */
+	pair(net, &q[2], &q[3], 1);
+	h_run(net, 10000, 100);
+	s2 = rfw_qp_num(q[2]) - base;
+	publish_ctrs(a->fw, s2, net->now, &full, &redated, &s);
+	publish_ctrs(a->fw, s2, net->now + 1000, &full, &redated, &s);
+	assert_true(full == 1 && redated == 0);
+	publish_ctrs(a->fw, s0, net->now + 2000, &full, &redated, &s);
+	assert_true(full == 1 && redated == 0);
+	net_free(net, q, 4);
+}
+
 /* rp_scope dst: QPs to one destination share a rate machine, to another they do not. */
 static void test_scope_dst(void **state)
 {
@@ -400,15 +454,11 @@ static void test_wheel(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_write_doorbell),
-	    cmocka_unit_test(test_scope_port),
-	    cmocka_unit_test(test_scope_dst),
-	    cmocka_unit_test(test_paced_schedule),
-	    cmocka_unit_test(test_byte_unit),
-	    cmocka_unit_test(test_timely),
-	    cmocka_unit_test(test_wheel),
-	    cmocka_unit_test(test_tx_room),
-	    cmocka_unit_test(test_tx_room_round_robin),
+	    cmocka_unit_test(test_write_doorbell), cmocka_unit_test(test_scope_port),
+	    cmocka_unit_test(test_scope_dst),      cmocka_unit_test(test_snapshot_unchanged),
+	    cmocka_unit_test(test_paced_schedule), cmocka_unit_test(test_byte_unit),
+	    cmocka_unit_test(test_timely),         cmocka_unit_test(test_wheel),
+	    cmocka_unit_test(test_tx_room),        cmocka_unit_test(test_tx_room_round_robin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
