@@ -30,12 +30,47 @@ int rfw_dealloc_pd(struct rfw_pd *pd)
 	return 0;
 }
 
+/*
+ * A zeroed MR or window of @pd holding a key: the slot freed longest ago (slots.h) and the next
+ * generation in the low byte, so a stale key misses. NULL with errno (ENOMEM).
+ */
+struct rfw_mr *rfw_key_new(struct rfw_pd *pd)
+{
+	struct rfw_dev *dev = pd->dev;
+	struct rfw_mr *mr;
+	uint32_t i;
+
+	if (!rfw_slots_peek(&dev->mr_free, &i)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL)
+		return NULL;
+	dev->mr_gen = (dev->mr_gen % 255) + 1; /* never 0: key 0 is never valid */
+	mr->pd = pd;
+	mr->key = (i << 8) | dev->mr_gen;
+	dev->mrs[i] = mr;
+	rfw_slots_take(&dev->mr_free);
+	pd->users++;
+	return mr;
+}
+
+/* Its key back to the free slots, its PD released, and freed. */
+void rfw_key_free(struct rfw_mr *mr)
+{
+	struct rfw_dev *dev = mr->pd->dev;
+
+	dev->mrs[mr->key >> 8] = NULL;
+	rfw_slots_put(&dev->mr_free, mr->key >> 8);
+	mr->pd->users--;
+	free(mr);
+}
+
 static struct rfw_mr *reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsigned access,
                              bool fast_reg)
 {
-	struct rfw_dev *dev;
 	struct rfw_mr *mr;
-	uint32_t i;
 
 	if (pd == NULL || (addr == NULL && length) ||
 	    (access &
@@ -50,25 +85,14 @@ static struct rfw_mr *reg_mr(struct rfw_pd *pd, void *addr, size_t length, unsig
 		errno = EINVAL;
 		return NULL;
 	}
-	dev = pd->dev;
-	if (!rfw_slots_peek(&dev->mr_free, &i)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	mr = calloc(1, sizeof(*mr));
+	mr = rfw_key_new(pd);
 	if (mr == NULL)
 		return NULL;
-	dev->mr_gen = (dev->mr_gen % 255) + 1; /* never 0: key 0 is never valid */
-	mr->pd = pd;
 	mr->addr = addr;
 	mr->length = length;
 	mr->access = access;
-	mr->key = (i << 8) | dev->mr_gen;
 	mr->valid = true;
 	mr->fast_reg = fast_reg;
-	dev->mrs[i] = mr;
-	rfw_slots_take(&dev->mr_free);
-	pd->users++;
 	return mr;
 }
 
@@ -84,17 +108,11 @@ struct rfw_mr *rfw_reg_mr_fr(struct rfw_pd *pd, void *addr, size_t length, unsig
 
 int rfw_dereg_mr(struct rfw_mr *mr)
 {
-	struct rfw_dev *dev;
-
 	if (mr == NULL || mr->mw_type)
 		return -EINVAL;
 	if (mr->mw_binds)
 		return -EBUSY;
-	dev = mr->pd->dev;
-	dev->mrs[mr->key >> 8] = NULL;
-	rfw_slots_put(&dev->mr_free, mr->key >> 8);
-	mr->pd->users--;
-	free(mr);
+	rfw_key_free(mr);
 	return 0;
 }
 

@@ -12,29 +12,15 @@
 
 struct rfw_mr *rfw_alloc_mw(struct rfw_pd *pd, unsigned type)
 {
-	struct rfw_dev *dev;
 	struct rfw_mr *mw;
-	uint32_t i;
 
 	if (pd == NULL || (type != 1 && type != 2)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	dev = pd->dev;
-	if (!rfw_slots_peek(&dev->mr_free, &i)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	mw = calloc(1, sizeof(*mw));
-	if (mw == NULL)
-		return NULL;
-	dev->mr_gen = (dev->mr_gen % 255) + 1;
-	mw->pd = pd;
-	mw->key = (i << 8) | dev->mr_gen;
-	mw->mw_type = (uint8_t)type;
-	dev->mrs[i] = mw;
-	rfw_slots_take(&dev->mr_free);
-	pd->users++;
+	mw = rfw_key_new(pd);
+	if (mw != NULL)
+		mw->mw_type = (uint8_t)type;
 	return mw;
 }
 
@@ -54,10 +40,7 @@ int rfw_dealloc_mw(struct rfw_mr *mw)
 	if (mw == NULL || mw->mw_type == 0)
 		return -EINVAL;
 	unbind(mw);
-	mw->pd->dev->mrs[mw->key >> 8] = NULL;
-	rfw_slots_put(&mw->pd->dev->mr_free, mw->key >> 8);
-	mw->pd->users--;
-	free(mw);
+	rfw_key_free(mw);
 	return 0;
 }
 

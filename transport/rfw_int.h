@@ -19,12 +19,12 @@ struct rfw_dev {
 	struct rfw_dev_attr attr;
 	struct rfw_io_ops ops;
 	void *io_ctx;
-	struct rfw_mr **mrs; /* index = key >> 8 */
-	struct rfw_qp **qps; /* index = qpn - qpn_base */
+	struct rfw_mr **mrs;      /* index = key >> 8 */
+	struct rfw_qp **qps;      /* index = qpn - qpn_base */
 	struct rfw_slots qp_free; /* free slots of qps[] (slots.h: first freed, first reused) */
 	struct rfw_slots mr_free; /* free slots of mrs[], MRs and windows alike */
-	struct rfw_qp *gsi; /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
-	uint32_t mr_gen;    /* low byte of the next key, so a stale key misses */
+	struct rfw_qp *gsi;       /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
+	uint32_t mr_gen;          /* low byte of the next key, so a stale key misses */
 	/* The device's counters: drops no QP owns, and every QP's counts added as they happen
 	   (rfw_cnt*), so a read is one copy whatever the number of QPs (a sum over QPs cost
 	   18 ms beside 65,536 of them) and a destroyed QP's counts stay. */
@@ -439,6 +439,9 @@ bool rfw_mw_check_remote(const struct rfw_mr *mw, const struct rfw_qp *qp, uint6
 /* The MR @rkey names, if [va, va + len) is inside it and @access is granted; NULL else. */
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access);
+/* mr.c: a zeroed MR or window of @pd with a fresh key (NULL, errno ENOMEM), and back. */
+struct rfw_mr *rfw_key_new(struct rfw_pd *pd);
+void rfw_key_free(struct rfw_mr *mr);
 /* Whether every SGE lies in a valid MR of the QP's PD with @access. */
 int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned access);
 /* Copy between a scatter/gather list (at byte offset @off) and a flat buffer. */
