@@ -45,7 +45,11 @@ with tempfile.TemporaryDirectory() as tmp:
               f"live {live}: {j['connections']} connections beside {live} live pairs")
         check(j["verified"] == j["connections"],
               f"live {live}: every connection's WRITE verified ({j['verified']})")
-        check(j["qp_bytes"] > 0, f"live {live}: {j['qp_bytes']:.0f} B per live QP")
+        if j["memory_measured"]:
+            check(j["qp_bytes"] > 0, f"live {live}: {j['qp_bytes']:.0f} B per live QP")
+        else:
+            print(f"NOTE live {live}: memory per QP NOT MEASURED in this build (a sanitizer's "
+                  "allocator: mallinfo2 sees none of it)")
     # 100,000 MRs at the responder, every WRITE to one of them (a key lookup per packet)
     out = os.path.join(tmp, "mrs.json")
     p = run("--seconds", "0.3", "--mrs", "100000", "--json", out)
