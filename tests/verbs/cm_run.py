@@ -105,7 +105,8 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
         cli = subprocess.run(side(sock, "client", CLIENT_IP) + client, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
         secs = time.time() - t0
-        if stop_server:
+        # a client that failed leaves the server waiting for it for ever: stop it now
+        if stop_server or cli.returncode != 0:
             srv.terminate()
         so, _ = srv.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -169,7 +170,17 @@ def group_perftest(tool):
     need(tool)
     port = str(18000 + os.getpid() % 1000)
     pt = [tool, "-R", "-d", "rocefw0", "-x", "0", "-n", "500", "-p", port]
-    src, so, crc, co, _ = pair(pt, pt + [SERVER_IP], r"Waiting for client to connect")
+    for attempt in (1, 2):
+        src, so, crc, co, _ = pair(pt, pt + [SERVER_IP], r"Waiting for client to connect")
+        # perftest prints its "Waiting" line, then binds and listens (send_bw.c: the print
+        # comes before establish_connection): a client that comes in between gets REJ reason
+        # 8, invalid service ID, as it would from Linux's CM. The one race the harness cannot
+        # see from outside; a second start says whether anything else is wrong.
+        if attempt == 1 and crc != 0 and "RDMA_CM_EVENT_REJECTED; error: 8" in co:
+            print("NOTE: the client came before the server's rdma_listen (REJ 8): again, once")
+            time.sleep(1)
+            continue
+        break
     check(src == 0, f"{tool} server exits 0 ({src})")
     check(crc == 0, f"{tool} client exits 0 ({crc})")
     check("Data ex. method : rdma_cm" in co, "client: data exchange by rdma_cm")
