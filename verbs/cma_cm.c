@@ -7,8 +7,12 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <rte_telemetry.h>
 
 #include "ctrl/rfw_cm.h"
 #include "verbs/cma.h"
@@ -17,7 +21,71 @@
 struct cma_host {
 	struct rfw_cm *cm;
 	struct cma_agent *agent;
+	struct rfw_eng *eng; /* its lock guards both */
 };
+
+/* One rdma_cm per process: the ids of every event channel share its CM and QP1. */
+static struct cma_host host;
+
+/* The CM's and QP1 agent's counters, read under the engine lock (cm NULL: not started). */
+static bool cm_counters(uint64_t cm[RFW_CM_CNT__COUNT], uint64_t qp1[RFW_CMA_AGENT_CNT__COUNT])
+{
+	if (host.cm == NULL)
+		return false;
+	rfw_eng_lock(host.eng);
+	rfw_cm_counters(host.cm, cm);
+	rfw_cma_agent_counters(host.agent, qp1);
+	rfw_eng_unlock(host.eng);
+	return true;
+}
+
+/* Telemetry /rocefw/cm (schema rocefw.cm/1, docs/rdma-cm.md). */
+static int tel_cm(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t cm[RFW_CM_CNT__COUNT], qp1[RFW_CMA_AGENT_CNT__COUNT];
+	struct rte_tel_data *c;
+	bool on = cm_counters(cm, qp1);
+
+	(void)cmd;
+	(void)params;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "schema", "rocefw.cm/1");
+	rte_tel_data_add_dict_int(d, "started", on);
+	if (!on)
+		return 0;
+	c = rte_tel_data_alloc();
+	if (c != NULL) {
+		rte_tel_data_start_dict(c);
+		for (unsigned k = 0; k < RFW_CM_CNT__COUNT; k++)
+			rte_tel_data_add_dict_u64(c, rfw_cm_cnt_name[k], cm[k]);
+		rte_tel_data_add_dict_container(d, "cm", c, 0);
+	}
+	c = rte_tel_data_alloc();
+	if (c != NULL) {
+		rte_tel_data_start_dict(c);
+		for (unsigned k = 0; k < RFW_CMA_AGENT_CNT__COUNT; k++)
+			rte_tel_data_add_dict_u64(c, rfw_cma_agent_cnt_name[k], qp1[k]);
+		rte_tel_data_add_dict_container(d, "qp1", c, 0);
+	}
+	return 0;
+}
+
+/* ROCEFW_STATS=1, at exit: the non-zero ones, beside the engine's (verbs/engine.c). */
+static void print_stats(void)
+{
+	uint64_t cm[RFW_CM_CNT__COUNT], qp1[RFW_CMA_AGENT_CNT__COUNT];
+
+	if (!cm_counters(cm, qp1))
+		return;
+	for (unsigned k = 0; k < RFW_CM_CNT__COUNT; k++)
+		if (cm[k] != 0)
+			fprintf(stderr, "rocefw-verbs: cm %s %" PRIu64 "\n", rfw_cm_cnt_name[k],
+			        cm[k]);
+	for (unsigned k = 0; k < RFW_CMA_AGENT_CNT__COUNT; k++)
+		if (qp1[k] != 0)
+			fprintf(stderr, "rocefw-verbs: qp1 %s %" PRIu64 "\n",
+			        rfw_cma_agent_cnt_name[k], qp1[k]);
+}
 
 static struct cma_host *host_of(struct rfw_cma *cm)
 {
@@ -151,7 +219,6 @@ static int send_cb(void *arg, const uint8_t gid[16], const uint8_t *mad, uint64_
 int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now)
 {
 	static const struct rfw_cm_ops ops = {.send = send_cb, .event = on_event};
-	static struct cma_host host; /* one rdma_cm per process */
 	struct rfw_eng_port_info pi;
 	struct rfw_cm_config cfg = {.max_cm_retries = 15, .cm_timeout = 16};
 
@@ -163,8 +230,18 @@ int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now)
 	if (host.agent == NULL)
 		return -EIO;
 	cm->agent = &host;
+	host.eng = cm->eng;
 	host.cm = rfw_cm_create(&ops, cm, &cfg);
-	return host.cm ? 0 : -ENOMEM;
+	if (host.cm == NULL)
+		return -ENOMEM;
+	/* telemetry is up when the user gave EAL a --file-prefix (docs/verbs.md) */
+	rte_telemetry_register_cmd(
+	    "/rocefw/cm", tel_cm,
+	    "Returns this process's rdma_cm counters: the IBA CM and its QP1 "
+	    "agent");
+	if (rfw_vrb_dev.conf.stats)
+		atexit(print_stats);
+	return 0;
 }
 
 static void rx_mad(void *arg, uint32_t src_ip, const uint8_t *mad, uint32_t len, uint64_t now)

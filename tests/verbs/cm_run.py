@@ -45,8 +45,8 @@ def need(tool):
         sys.exit(1)
 
 
-def side(sock, role, ip):
-    eal = f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no"
+def side(sock, role, ip, extra_eal=""):
+    eal = f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no" + extra_eal
     # stdbuf: the programs' stdout is a pipe here; line buffering shows progress as it comes
     return [RUN, "--eal", eal, "--ip", ip, "--", "stdbuf", "-oL"]
 
@@ -79,13 +79,14 @@ def unix_listening(path):
     return False
 
 
-def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
-    """Start @server, wait for its @ready line, run @client (then stop the server if
-    @stop_server); both outputs."""
+def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
+         server_eal="", on_ready=None):
+    """Start @server (@server_eal: more EAL options), wait for its @ready line, call
+    @on_ready(), run @client (then stop the server if @stop_server); both outputs."""
     tmp = tempfile.mkdtemp(prefix="rocefw-cm-")
     sock = os.path.join(tmp, "memif.sock")
-    srv = subprocess.Popen(side(sock, "server", SERVER_IP) + server, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
+    srv = subprocess.Popen(side(sock, "server", SERVER_IP, server_eal) + server,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     cli = None
     try:
         if ready:
@@ -101,6 +102,8 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
         while "memif" in " ".join(side(sock, "server", SERVER_IP)) and \
                 not unix_listening(sock) and time.time() < end:
             time.sleep(0.05)
+        if on_ready is not None:
+            on_ready()
         t0 = time.time()
         cli = subprocess.run(side(sock, "client", CLIENT_IP) + client, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
@@ -120,6 +123,34 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30):
     so = "".join(seen) + so
     print("server:\n" + so + "client:\n" + cli.stdout, flush=True)
     return srv.returncode, so, cli.returncode, cli.stdout, secs
+
+
+def cm_telemetry(prefix):
+    """/rocefw/cm of the server (EAL --file-prefix), once its rdma_cm has started."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dpdk"))
+    from telemetry_client import Telemetry
+    t = Telemetry(prefix)
+    end = time.time() + 10
+    r = t.query("/rocefw/cm") or {}  # null until the rdma_cm registers the command
+    while r.get("started") != 1 and time.time() < end:
+        time.sleep(0.05)
+        r = t.query("/rocefw/cm") or {}
+    t.close()
+    check(r.get("schema") == "rocefw.cm/1" and r.get("started") == 1,
+          f"telemetry /rocefw/cm: schema, started ({r.get('schema')}, {r.get('started')})")
+    check(set(r.get("cm", {})) >= {"mad_rx", "mad_tx", "established", "req_no_listener"} and
+          set(r.get("qp1", {})) >= {"mad_rx", "mad_tx"} and r["cm"]["established"] == 0,
+          "telemetry /rocefw/cm: the CM's and QP1's counters, nothing established yet")
+
+
+def cm_stats(out, side_name):
+    """ROCEFW_STATS=1 at exit: the CM's counters beside the transport's."""
+    def val(name):
+        m = re.search(rf"^rocefw-verbs: {name} (\d+)$", out, re.M)
+        return int(m.group(1)) if m else 0
+    check(val("cm established") == 1 and val("cm mad_tx") >= 2 and val("qp1 mad_rx") >= 1,
+          f"{side_name}: ROCEFW_STATS shows the CM (established {val('cm established')}, "
+          f"mad_tx {val('cm mad_tx')}, QP1 mad_rx {val('qp1 mad_rx')})")
 
 
 def group_rping(size, count):
@@ -157,9 +188,18 @@ def group_ucmatose():
 def group_rdma_server():
     need("rdma_server")
     port = str(7000 + os.getpid() % 1000)
+    # ROCEFW_STATS here, not with rping: rping's CM thread reads its channel while main
+    # destroys it and exits, and a slower exit (the counters printed) lets it see EBADF
+    # and telemetry (--file-prefix), read before the client comes
+    os.environ["ROCEFW_STATS"] = "1"
+    prefix = f"rfwcm{os.getpid()}"
     src, so, crc, co, _ = pair(["rdma_server", "-p", port],
                                ["rdma_client", "-s", SERVER_IP, "-p", port],
-                               r"rdma_server: start")
+                               r"rdma_server: start", server_eal=f" --file-prefix={prefix}",
+                               on_ready=lambda: cm_telemetry(prefix))
+    del os.environ["ROCEFW_STATS"]
+    cm_stats(so, "rdma_server")
+    cm_stats(co, "rdma_client")
     check(src == 0, f"rdma_server exits 0 ({src})")
     check(crc == 0, f"rdma_client exits 0 ({crc})")
     check("rdma_server: end 0" in so, "rdma_server: end 0")
