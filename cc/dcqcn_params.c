@@ -99,7 +99,8 @@ int dcqcn_param_set_msg(struct dcqcn_params *p, const char *name, const char *va
 
 	if (id < 0) {
 		if (msg != NULL && msglen > 0)
-			snprintf(msg, msglen, "%s: unknown parameter (rocefw-cc --list-params)", name);
+			snprintf(msg, msglen, "%s: unknown parameter (rocefw-cc --list-params)",
+			         name);
 		return -ENOENT;
 	}
 	pi = &param_table[id];

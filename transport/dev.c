@@ -131,7 +131,8 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	dev->io_ctx = io_ctx;
 	dev->mrs = calloc(dev->attr.max_mr, sizeof(*dev->mrs));
 	dev->qps = calloc(dev->attr.max_qp, sizeof(*dev->qps));
-	if (dev->mrs == NULL || dev->qps == NULL || rfw_slots_init(&dev->qp_free, dev->attr.max_qp) ||
+	if (dev->mrs == NULL || dev->qps == NULL ||
+	    rfw_slots_init(&dev->qp_free, dev->attr.max_qp) ||
 	    rfw_slots_init(&dev->mr_free, dev->attr.max_mr)) {
 		free(dev->mrs);
 		free(dev->qps);
