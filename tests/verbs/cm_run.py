@@ -259,9 +259,9 @@ def group_qperf(test):
     global side
     plain = side
 
-    def in_ns(sock, role, ip):
+    def in_ns(sock, role, ip, extra_eal=""):
         end = "a" if role == "server" else "b"
-        eal = f"--vdev=net_af_packet0,iface=rcr{end}{tag}"
+        eal = f"--vdev=net_af_packet0,iface=rcr{end}{tag}" + extra_eal
         return ["ip", "netns", "exec", ns[0] if role == "server" else ns[1], RUN, "--eal",
                 eal, "--ip", ip, "--"]
     side = in_ns
