@@ -133,7 +133,6 @@ struct rfw_cma_req {
 
 int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now_ns);
 void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now_ns);
-
 /* REQ / REP / REJ / RTU / DREQ-or-DREP for the id's connection; 0 or -errno. */
 int rfw_cma_cm_connect(struct rfw_cma *cm, struct rfw_cma_id *c, const void *pdata, uint8_t len);
 int rfw_cma_cm_accept(struct rfw_cma *cm, struct rfw_cma_id *c, const void *pdata, uint8_t len);

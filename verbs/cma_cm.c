@@ -39,11 +39,24 @@ static bool cm_counters(uint64_t cm[RFW_CM_CNT__COUNT], uint64_t qp1[RFW_CMA_AGE
 	return true;
 }
 
+/* One counter table as the dictionary @key of @d. */
+static void tel_table(struct rte_tel_data *d, const char *key, const char *const *names,
+                      const uint64_t *v, unsigned n)
+{
+	struct rte_tel_data *c = rte_tel_data_alloc();
+
+	if (c == NULL)
+		return;
+	rte_tel_data_start_dict(c);
+	for (unsigned k = 0; k < n; k++)
+		rte_tel_data_add_dict_u64(c, names[k], v[k]);
+	rte_tel_data_add_dict_container(d, key, c, 0);
+}
+
 /* Telemetry /rocefw/cm (schema rocefw.cm/1, docs/rdma-cm.md). */
 static int tel_cm(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	uint64_t cm[RFW_CM_CNT__COUNT], qp1[RFW_CMA_AGENT_CNT__COUNT];
-	struct rte_tel_data *c;
 	bool on = cm_counters(cm, qp1);
 
 	(void)cmd;
@@ -51,23 +64,19 @@ static int tel_cm(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "schema", "rocefw.cm/1");
 	rte_tel_data_add_dict_int(d, "started", on);
-	if (!on)
-		return 0;
-	c = rte_tel_data_alloc();
-	if (c != NULL) {
-		rte_tel_data_start_dict(c);
-		for (unsigned k = 0; k < RFW_CM_CNT__COUNT; k++)
-			rte_tel_data_add_dict_u64(c, rfw_cm_cnt_name[k], cm[k]);
-		rte_tel_data_add_dict_container(d, "cm", c, 0);
-	}
-	c = rte_tel_data_alloc();
-	if (c != NULL) {
-		rte_tel_data_start_dict(c);
-		for (unsigned k = 0; k < RFW_CMA_AGENT_CNT__COUNT; k++)
-			rte_tel_data_add_dict_u64(c, rfw_cma_agent_cnt_name[k], qp1[k]);
-		rte_tel_data_add_dict_container(d, "qp1", c, 0);
+	if (on) {
+		tel_table(d, "cm", rfw_cm_cnt_name, cm, RFW_CM_CNT__COUNT);
+		tel_table(d, "qp1", rfw_cma_agent_cnt_name, qp1, RFW_CMA_AGENT_CNT__COUNT);
 	}
 	return 0;
+}
+
+/* The non-zero counters of one table as "rocefw-verbs: @what NAME N" lines on stderr. */
+static void print_table(const char *what, const char *const *names, const uint64_t *v, unsigned n)
+{
+	for (unsigned k = 0; k < n; k++)
+		if (v[k] != 0)
+			fprintf(stderr, "rocefw-verbs: %s %s %" PRIu64 "\n", what, names[k], v[k]);
 }
 
 /* ROCEFW_STATS=1, at exit: the non-zero ones, beside the engine's (verbs/engine.c). */
@@ -77,14 +86,8 @@ static void print_stats(void)
 
 	if (!cm_counters(cm, qp1))
 		return;
-	for (unsigned k = 0; k < RFW_CM_CNT__COUNT; k++)
-		if (cm[k] != 0)
-			fprintf(stderr, "rocefw-verbs: cm %s %" PRIu64 "\n", rfw_cm_cnt_name[k],
-			        cm[k]);
-	for (unsigned k = 0; k < RFW_CMA_AGENT_CNT__COUNT; k++)
-		if (qp1[k] != 0)
-			fprintf(stderr, "rocefw-verbs: qp1 %s %" PRIu64 "\n",
-			        rfw_cma_agent_cnt_name[k], qp1[k]);
+	print_table("cm", rfw_cm_cnt_name, cm, RFW_CM_CNT__COUNT);
+	print_table("qp1", rfw_cma_agent_cnt_name, qp1, RFW_CMA_AGENT_CNT__COUNT);
 }
 
 static struct cma_host *host_of(struct rfw_cma *cm)
