@@ -841,10 +841,6 @@ void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
 }
 
 /*
- * Fresh QPs for every size: receive WQEs left posted by one size (SEND) describe that size's
- * slots, and a new PSN space keeps sizes independent.
- */
-/*
  * Outstanding messages per QP for @size: -t (default bw 128, lat 1), cut so that one QP's slots
  * of one parity stay within SLOT_BYTES_MAX, all QPs' within TOTAL_BYTES_MAX, and all QPs'
  * outstanding messages within OUTSTANDING_MAX (at least one each).
@@ -861,6 +857,10 @@ static uint32_t eff_depth(const struct opts *o, uint32_t size)
 	return (uint32_t)depth;
 }
 
+/*
+ * Fresh QPs for every size: receive WQEs left posted by one size (SEND) describe that size's
+ * slots, and a new PSN space keeps sizes independent.
+ */
 static void conns_up(struct perf *P, const struct opts *o)
 {
 	uint32_t qi;
@@ -2127,12 +2127,10 @@ void open_port(struct perf *P, const struct opts *o)
 
 static uint32_t remote_setup(struct perf *P, const struct opts *o, uint32_t size)
 {
-	uint32_t depth = o->depth ? o->depth : (o->lat ? 1 : 128), qi;
+	uint32_t depth = eff_depth(o, size), qi;
 	size_t per_qp, off = 0;
 
 	open_port(P, o);
-	if ((uint64_t)depth * size > SLOT_BYTES_MAX)
-		depth = SLOT_BYTES_MAX / size ? SLOT_BYTES_MAX / size : 1;
 	/* Per QP: the pattern area (2 x depth slots) and the receive area (2 x depth slots). */
 	per_qp = ((size_t)4 * depth * size + 63) & ~(size_t)63;
 	P->a.mem_len = ((size_t)o->qps * per_qp + 4095) & ~(size_t)4095;
