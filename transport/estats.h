@@ -66,6 +66,7 @@ static inline void rfw_es_hist_add(struct rfw_es_hist *h, uint64_t v)
 	if (v > h->max)
 		h->max = v;
 }
+
 /* The q quantile (0 < q <= 1): the highest value of the bucket holding rank ceil(q x count),
  * capped at max; 0 if empty. */
 uint64_t rfw_es_hist_quantile(const struct rfw_es_hist *h, double q);

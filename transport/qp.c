@@ -155,10 +155,13 @@ nomem:
 
 int rfw_destroy_qp(struct rfw_qp *qp)
 {
+	uint32_t slot;
+
 	if (qp == NULL)
 		return -EINVAL;
-	qp->dev->qps[qp->qpn - qp->dev->attr.qpn_base] = NULL;
-	rfw_slots_put(&qp->dev->qp_free, qp->qpn - qp->dev->attr.qpn_base);
+	slot = qp->qpn - qp->dev->attr.qpn_base;
+	qp->dev->qps[slot] = NULL;
+	rfw_slots_put(&qp->dev->qp_free, slot);
 	if (qp->dev->gsi == qp)
 		qp->dev->gsi = NULL;
 	qp->pd->users--;

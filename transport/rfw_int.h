@@ -454,7 +454,6 @@ void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc);
 
 /* qp.c */
 void rfw_qp_error(struct rfw_qp *qp);
-/* dev.c: a QP being destroyed leaves its counts to the device's. */
 void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st);
 static inline void rfw_qp_event(struct rfw_qp *qp, enum rfw_qp_event ev)
 {
