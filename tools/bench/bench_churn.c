@@ -309,7 +309,8 @@ struct result {
 	uint64_t t[PH__COUNT];
 	double qp_bytes;   /* malloc'ed per live QP (QP, queues, the NIC's attach state) */
 	double slot_bytes; /* the NIC's and transport's tables per QP slot (max_qp) */
-	double sum_ns;     /* one rfw_dev_counters() (telemetry's device sum) with the live QPs */
+	double sum_ns; /* one rfw_dev_counters() (what telemetry publishes for the device) with the
+	                  live QPs */
 	double reg_ns, dereg_ns; /* per MR of --mrs */
 };
 
@@ -363,7 +364,8 @@ static void free_mrs(struct wire *w, struct result *r)
 	free(w->mrs);
 }
 
-/* What one device counter sum costs (it visits every QP slot: docs/scale.md), best of 5. */
+/* What one device counter read costs, best of 5 (a copy: the QPs add to the device's counters
+ * as they count; it was a sum over every QP slot, docs/scale.md). */
 static double dev_sum_ns(struct wire *w)
 {
 	uint64_t cnt[RFW_CNT__COUNT], best = UINT64_MAX;
@@ -426,7 +428,7 @@ static void print_result(const struct opts *o, const struct result *r)
 	else
 		printf(
 		    "  memory           not measured: this build's allocator is a sanitizer's\n");
-	printf("  device sum       %.1f us per rfw_dev_counters() (telemetry) over %u slots\n",
+	printf("  device read      %.1f us per rfw_dev_counters() (telemetry), max_qp %u\n",
 	       r->sum_ns / 1e3, o->max_qp);
 	if (o->mrs)
 		printf(
