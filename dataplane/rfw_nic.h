@@ -157,8 +157,12 @@ int rfw_nic_conf_env(struct rfw_nic_conf *conf);
 /*
  * Create a NIC on queue @q (owned by the calling lcore) of a port set up with rfw_port_setup().
  * The port needs an IPv4 or an IPv6 address (QPs reach peers of the families it has). The NIC
- * is registered for telemetry (/rocefw/nic...). Returns NULL with rte_errno set (EINVAL,
- * ENOMEM, ENOSPC: more than RFW_NIC_MAX NICs, or the transport's errno).
+ * is registered for telemetry (/rocefw/nic...). On a port of several queues, one NIC per queue,
+ * each polled by its own lcore: the NIC owns QPNs [qpn_base, qpn_base + max_qp) on the port,
+ * and the port's dispatcher brings it every frame for them whatever queue it arrived on
+ * (rfw_steer.h); dev_attr.qpn_base defaults to 17 + queue * RFW_STEER_QPN_STRIDE. Returns NULL
+ * with rte_errno set (EINVAL, ENOMEM, ENOSPC: more than RFW_NIC_MAX NICs, EEXIST: the queue
+ * has a NIC or the QPN range overlaps another NIC's on the port, or the transport's errno).
  */
 struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *conf);
 /* Destroy the NIC (the caller destroys its QPs, CQs, MRs and PDs first). */
@@ -180,7 +184,7 @@ enum rfw_nic_vlan {
 /* Where a QP's packets go. Zero fields take the default named beside them. */
 struct rfw_nic_path {
 	/* Peer MAC. All zero: resolved with ARP (IPv4) / ND (IPv6) through the port's neighbour
-	 * table (rfw_port_resolve); the QP sends nothing until then. Needs the NIC on queue 0. */
+	 * table (rfw_port_resolve); the QP sends nothing until then. */
 	struct rte_ether_addr dst_mac;
 	/* Peer address: IPv4-mapped (::ffff:a.b.c.d) for IPv4, else IPv6; the source address
 	 * is the port's of the same family. */
@@ -209,15 +213,15 @@ const char *rfw_nic_l2_name(enum rfw_nic_l2 s);
  * (never blocking): the QP's packets wait in the transport until the MAC is known; if the
  * neighbour layer gives up (neigh_max_probes unanswered) the QP is moved to ERR, which flushes
  * its work requests with RFW_WC_WR_FLUSH_ERR. 0, or -EINVAL (not this device's QP, bad path,
- * no port address of the path's family, zero dst_mac on a queue other than 0), -EEXIST
+ * no port address of the path's family), -EEXIST
  * (already attached), -ENOSPC (neighbour table full), -EHOSTUNREACH (the destination's
  * neighbour entry just failed resolution: its probes went unanswered), -ENOMEM.
  */
 int rfw_nic_qp_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_path *path);
 /*
  * The MAC of neighbour @ip through the port's table (ARP / ND), for datagram address handles:
- * 0 and @mac; -EAGAIN: a probe is out, ask again after polling; -ENOSPC (table full), -EINVAL
- * (a NIC not on queue 0, the table's one writer), -EHOSTUNREACH (probes unanswered).
+ * 0 and @mac; -EAGAIN: a probe is out, ask again after polling; -ENOSPC (table full),
+ * -EHOSTUNREACH (probes unanswered).
  */
 int rfw_nic_resolve(struct rfw_nic *nic, const uint8_t ip[16], uint8_t mac[6]);
 /* Detach before rfw_destroy_qp(). */

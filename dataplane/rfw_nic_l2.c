@@ -97,9 +97,6 @@ int nic_l2_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_p
 		l->qp = qp;
 		return 0;
 	}
-	/* The neighbour table has one writer: the lcore polling queue 0 (rfw_port.h). */
-	if (nic->q->qid != 0)
-		return -EINVAL;
 	rc = rfw_port_resolve(nic->q, path->dst_ip, tsc, &mac);
 	if (rc == 0) {
 		memcpy(fp->dst_mac, mac.addr_bytes, 6);
@@ -121,8 +118,6 @@ int rfw_nic_resolve(struct rfw_nic *nic, const uint8_t ip[16], uint8_t mac[6])
 	struct rte_ether_addr m;
 	int rc;
 
-	if (nic->q->qid != 0)
-		return -EINVAL;
 	rc = rfw_port_resolve(nic->q, ip, rte_rdtsc(), &m);
 	if (rc == 0)
 		memcpy(mac, m.addr_bytes, 6);

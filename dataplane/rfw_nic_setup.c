@@ -13,6 +13,7 @@
 #include <rte_malloc.h>
 
 #include "dataplane/rfw_nic_int.h"
+#include "dataplane/rfw_steer.h"
 
 #define NIC_PCP_DEFAULT     3
 #define NIC_CNP_PCP_NO_PROF 6
@@ -59,8 +60,8 @@ int rfw_nic_conf_env(struct rfw_nic_conf *c)
 	return 0;
 }
 
-/* Ranges and defaults of struct rfw_nic_conf (rfw_nic.h). */
-static int conf_fill(struct rfw_nic_conf *c)
+/* Ranges and defaults of struct rfw_nic_conf (rfw_nic.h), for a NIC on queue @qid. */
+static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 {
 	if (c->estats_interval_ms > 3600000 ||
 	    (c->estats_dump_dir != NULL && strlen(c->estats_dump_dir) >= 200))
@@ -84,8 +85,9 @@ static int conf_fill(struct rfw_nic_conf *c)
 		c->snapshot_us = 1000;
 	if (c->dev_attr.max_qp == 0)
 		c->dev_attr.max_qp = 64;
+	/* Several NICs on one port number their QPs apart (rfw_steer.h). */
 	if (c->dev_attr.qpn_base == 0)
-		c->dev_attr.qpn_base = 17;
+		c->dev_attr.qpn_base = 17 + (uint32_t)qid * RFW_STEER_QPN_STRIDE;
 	return 0;
 }
 
@@ -165,7 +167,7 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 	int e;
 
 	if (q == NULL || q->port == NULL || (!q->port->id.has_ip4 && !q->port->id.has_ip6) ||
-	    conf_fill(&c) != 0) {
+	    conf_fill(&c, q->qid) != 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -186,6 +188,12 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 	}
 	if (e == 0)
 		e = -nic_registry_add(nic);
+	/* On a port of several queues the dispatcher brings this NIC its QPNs' frames. */
+	if (e == 0 && q->port->steer != NULL) {
+		e = -rfw_port_steer_add(q->port, q->qid, c.dev_attr.qpn_base, c.dev_attr.max_qp);
+		if (e != 0)
+			nic_registry_remove(nic);
+	}
 	if (e != 0) {
 		nic_es_stop(nic);
 		rfw_fw_destroy(nic->fw);
@@ -202,6 +210,7 @@ void rfw_nic_destroy(struct rfw_nic *nic)
 		return;
 	/* Out of the registry first: a telemetry command reading it finishes before we go on. */
 	nic_registry_remove(nic);
+	rfw_port_steer_del(nic->q->port, nic->q->qid);
 	for (uint32_t i = 0; i < nic->max_qp; i++)
 		if (nic->l2[i].qp != NULL)
 			rfw_nic_qp_detach(nic, nic->l2[i].qp);

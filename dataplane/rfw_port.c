@@ -17,6 +17,7 @@
 #include "wire/neigh_wire.h"
 #include "dataplane/rfw_log.h"
 #include "dataplane/rfw_neigh.h"
+#include "dataplane/rfw_steer.h"
 
 RTE_LOG_REGISTER_DEFAULT(rfw_logtype, NOTICE);
 
@@ -91,6 +92,7 @@ struct rte_mempool *rfw_pktmbuf_pool_create(const char *name, unsigned n, int so
 
 static void port_free(struct rfw_port *p)
 {
+	rfw_steer_free(p);
 	rfw_pfc_port_free(p);
 	for (unsigned i = 0; i < RFW_MAX_QUEUES; i++) {
 		if (p->q[i] != NULL)
@@ -185,8 +187,9 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 		if (ec.rx_adv_conf.rss_conf.rss_hf != 0)
 			ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		else
-			RFW_LOG(WARNING, "port %u (%s): no RSS: queues above 0 receive nothing",
-			        p->port_id, di.driver_name);
+			RFW_LOG(INFO, "port %u (%s): no RSS: queue i receives what the PMD gives it "
+			        "(memif, ring: what the peer sent on its queue i); the dispatcher "
+			        "brings each frame to its owner", p->port_id, di.driver_name);
 	}
 	mtu = mtu_admitted(p, &di, mtu);
 	ec.rxmode.mtu = mtu;
@@ -257,8 +260,10 @@ static int pool_and_neigh(struct rfw_port *p, const struct rfw_port_conf *c, int
 		p->pool = c->pool;
 	} else {
 		snprintf(name, sizeof(name), "rfw_pool_%u", p->port_id);
-		p->pool =
-		    rfw_pktmbuf_pool_create(name, DEF(c->nb_mbufs, RFW_NB_MBUF_DEFAULT), socket);
+		/* Default: 8192, or 4096 per queue pair (its RX ring, TX ring and dispatch rings
+		 * full at once) when that is more. */
+		p->pool = rfw_pktmbuf_pool_create(
+		    name, DEF(c->nb_mbufs, RTE_MAX((unsigned)RFW_NB_MBUF_DEFAULT, 4096u * p->nb_rxq)), socket);
 		if (p->pool == NULL)
 			return -1;
 		p->own_pool = true;
@@ -316,9 +321,11 @@ struct rfw_port *rfw_port_setup(uint16_t port_id, const struct rfw_port_conf *co
 	else if (p->id.has_ip6)
 		memcpy(p->gid, p->id.ip6, 16);
 
+	rte_spinlock_init(&p->neigh_lock);
 	if (pool_and_neigh(p, c, socket) != 0)
 		goto fail;
-	if (queues_alloc(p, c, socket) != 0) {
+	if (queues_alloc(p, c, socket) != 0 ||
+	    (p->nb_rxq > 1 && rfw_steer_create(p, socket) != 0)) {
 		rte_errno = ENOMEM;
 		goto fail;
 	}
@@ -513,8 +520,8 @@ static void send_probe(struct rfw_queue *q, struct rfw_neigh_entry *e, bool unic
 	e->probe_tsc = now_tsc;
 }
 
-int rfw_port_resolve(struct rfw_queue *q, const uint8_t ip[16], uint64_t now_tsc,
-                     struct rte_ether_addr *mac)
+static int resolve_locked(struct rfw_queue *q, const uint8_t ip[16], uint64_t now_tsc,
+                          struct rte_ether_addr *mac)
 {
 	struct rfw_neigh *n = q->port->neigh;
 	struct rfw_neigh_entry *e;
@@ -567,10 +574,22 @@ int rfw_port_resolve(struct rfw_queue *q, const uint8_t ip[16], uint64_t now_tsc
 	return -EAGAIN;
 }
 
+int rfw_port_resolve(struct rfw_queue *q, const uint8_t ip[16], uint64_t now_tsc,
+                     struct rte_ether_addr *mac)
+{
+	int rc;
+
+	rte_spinlock_lock(&q->port->neigh_lock);
+	rc = resolve_locked(q, ip, now_tsc, mac);
+	rte_spinlock_unlock(&q->port->neigh_lock);
+	return rc;
+}
+
 void rfw_port_neigh_age(struct rfw_port *p, uint64_t now_tsc)
 {
 	struct rfw_neigh *n = p->neigh;
 
+	rte_spinlock_lock(&p->neigh_lock);
 	for (uint32_t i = 0; i < n->capacity; i++) {
 		struct rfw_neigh_entry *e = &n->e[i];
 
@@ -583,6 +602,7 @@ void rfw_port_neigh_age(struct rfw_port *p, uint64_t now_tsc)
 			}
 		}
 	}
+	rte_spinlock_unlock(&p->neigh_lock);
 }
 
 /*
@@ -612,8 +632,8 @@ static void neigh_learn(struct rfw_queue *q, const uint8_t ip[16], const uint8_t
 	q->ctr[RFW_PORT_CTR_neigh_learned]++;
 }
 
-static void neigh_input(struct rfw_queue *q, const uint8_t *buf, size_t len, bool is_arp,
-                        uint64_t now_tsc)
+static void neigh_input_locked(struct rfw_queue *q, const uint8_t *buf, size_t len, bool is_arp,
+                               uint64_t now_tsc)
 {
 	const struct rfw_port *p = q->port;
 	struct rfw_neigh_msg m;
@@ -681,15 +701,63 @@ static void neigh_input(struct rfw_queue *q, const uint8_t *buf, size_t len, boo
 
 /* ---- RX ---- */
 
+static void neigh_input(struct rfw_queue *q, const uint8_t *buf, size_t len, bool is_arp,
+                        uint64_t now_tsc)
+{
+	rte_spinlock_lock(&q->port->neigh_lock);
+	neigh_input_locked(q, buf, len, is_arp, now_tsc);
+	rte_spinlock_unlock(&q->port->neigh_lock);
+}
+
 static inline bool mac_for_us(const struct rfw_port *p, const uint8_t *dst)
 {
 	/* Unicast to us, or any group address (multicast RoCEv2 is UD's business). */
 	return (dst[0] & 1) || memcmp(dst, p->id.mac.addr_bytes, 6) == 0;
 }
 
-/* Classify one frame. Returns true if it is a RoCEv2 frame for the caller. */
-static inline bool classify(struct rfw_queue *q, struct rte_mbuf *m, struct rfw_rx_view *rv,
-                            uint64_t now_tsc)
+enum rx_verdict {
+	RX_DROP,    /* counted; the caller frees it */
+	RX_MINE,    /* a RoCEv2 frame for this queue's NIC */
+	RX_STEERED, /* handed to another queue (rfw_steer.h) */
+};
+
+/* A non-RoCEv2 frame: ARP / ND answered and learnt, PAUSE / PFC taken, the rest counted. */
+static enum rx_verdict classify_other(struct rfw_queue *q, struct rte_mbuf *m,
+                                      const struct rfw_frame_view *v, uint64_t now_tsc,
+                                      bool may_steer)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	bool nd = v->kind != RFW_FRAME_NOT_IP && v->ip_ver == 6 &&
+	          v->ip_proto == RFW_IPPROTO_ICMPV6 && v->l4_off + 1u <= m->data_len &&
+	          (d[v->l4_off] == RFW_ICMP6_NS || d[v->l4_off] == RFW_ICMP6_NA);
+	bool ctl = nd || (v->kind == RFW_FRAME_NOT_IP && (v->ethertype == RFW_ETHERTYPE_ARP ||
+	                                                 v->ethertype == RFW_ETHERTYPE_MAC_CONTROL));
+
+	/* The port's control plane lives on queue 0 (rfw_port.h "Threading"). */
+	if (ctl && may_steer && q->qid != 0 && q->port->steer != NULL) {
+		rfw_steer_put(q, 0, m);
+		return RX_STEERED;
+	}
+	if (nd)
+		neigh_input(q, d, m->data_len, false, now_tsc);
+	else if (v->kind != RFW_FRAME_NOT_IP)
+		q->ctr[RFW_PORT_CTR_rx_not_rocev2]++;
+	else if (v->ethertype == RFW_ETHERTYPE_ARP)
+		neigh_input(q, d, m->data_len, true, now_tsc);
+	else if (v->ethertype == RFW_ETHERTYPE_MAC_CONTROL)
+		rfw_pfc_rx(q, d, m->data_len, now_tsc);
+	else
+		q->ctr[RFW_PORT_CTR_rx_other]++;
+	return RX_DROP;
+}
+
+/*
+ * Classify one frame. @may_steer: it came from the PMD (a frame another queue handed over is
+ * never handed on). A RoCEv2 frame is handed to its owner before its ICRC is checked: the
+ * owner checks it, so each frame's CRC is computed once, on the lcore that uses it.
+ */
+static inline enum rx_verdict classify(struct rfw_queue *q, struct rte_mbuf *m,
+                                       struct rfw_rx_view *rv, uint64_t now_tsc, bool may_steer)
 {
 	const struct rfw_port *p = q->port;
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -697,10 +765,9 @@ static inline bool classify(struct rfw_queue *q, struct rte_mbuf *m, struct rfw_
 	enum rfw_frame_err err;
 	enum rfw_ib_err ierr;
 
-	q->ctr[RFW_PORT_CTR_rx_bytes] += m->pkt_len;
 	if (unlikely(m->nb_segs != 1)) {
 		q->ctr[RFW_PORT_CTR_rx_multiseg]++;
-		return false;
+		return RX_DROP;
 	}
 	err = rfw_frame_parse_eth(d, m->data_len, v);
 	if (unlikely(err != RFW_FRAME_ERR_OK)) {
@@ -708,71 +775,77 @@ static inline bool classify(struct rfw_queue *q, struct rte_mbuf *m, struct rfw_
 		 * are malformed all the same: nobody else on this port will take them. */
 		q->ctr[RFW_PORT_CTR_rx_malformed]++;
 		q->malformed_frame[err]++;
-		return false;
+		return RX_DROP;
 	}
-	if (unlikely(v->kind != RFW_FRAME_ROCEV2)) {
-		if (v->kind == RFW_FRAME_NOT_IP) {
-			if (v->ethertype == RFW_ETHERTYPE_ARP)
-				neigh_input(q, d, m->data_len, true, now_tsc);
-			else if (v->ethertype == RFW_ETHERTYPE_MAC_CONTROL)
-				rfw_pfc_rx(q, d, m->data_len, now_tsc);
-			else
-				q->ctr[RFW_PORT_CTR_rx_other]++;
-		} else if (v->ip_ver == 6 && v->ip_proto == RFW_IPPROTO_ICMPV6 &&
-		           v->l4_off + 1u <= m->data_len &&
-		           (d[v->l4_off] == RFW_ICMP6_NS || d[v->l4_off] == RFW_ICMP6_NA)) {
-			neigh_input(q, d, m->data_len, false, now_tsc);
-		} else {
-			q->ctr[RFW_PORT_CTR_rx_not_rocev2]++;
-		}
-		return false;
-	}
+	if (unlikely(v->kind != RFW_FRAME_ROCEV2))
+		return classify_other(q, m, v, now_tsc, may_steer);
 	if (!p->no_rx_filter && (!mac_for_us(p, d) || !is_our_ip(p, v->dst_ip))) {
 		q->ctr[RFW_PORT_CTR_rx_not_for_us]++;
-		return false;
+		return RX_DROP;
 	}
 	/* The ICRC needs IP + UDP + BTH; shorter is malformed, not a CRC mismatch. */
 	if (unlikely(v->ib_len < RFW_BTH_LEN)) {
 		q->ctr[RFW_PORT_CTR_rx_malformed]++;
 		q->malformed_ib[RFW_IB_ERR_TRUNC_BTH]++;
-		return false;
+		return RX_DROP;
+	}
+	if (unlikely(p->steer != NULL) && may_steer) {
+		/* BTH bytes 5..7: the destination QP (IBA 9.2). */
+		uint16_t to = rfw_steer_owner(p->steer, rfw_get_be32(d + v->ib_off + 4) & 0xffffff);
+
+		if (to != q->qid) {
+			rfw_steer_put(q, to, m);
+			return RX_STEERED;
+		}
 	}
 	if (unlikely(!rfw_frame_icrc_ok(d, v))) {
 		q->ctr[RFW_PORT_CTR_rx_icrc_bad]++;
-		return false;
+		return RX_DROP;
 	}
 	ierr = rfw_ib_parse(d + v->ib_off, v->ib_len, &rv->ib);
 	if (unlikely(ierr != RFW_IB_ERR_OK)) {
 		q->ctr[RFW_PORT_CTR_rx_malformed]++;
 		q->malformed_ib[ierr]++;
-		return false;
+		return RX_DROP;
 	}
-	return true;
+	return RX_MINE;
 }
 
 uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **pkts,
                       struct rfw_rx_view *views, uint16_t max)
 {
 	struct rte_mbuf *in[RFW_MAX_BURST];
-	uint16_t n, i, out = 0;
+	uint16_t n = 0, nfwd, i, out = 0;
 
+	max = RTE_MIN(max, (uint16_t)RFW_MAX_BURST);
 	/* Pause expiry and the PFC watchdog: queue 0's lcore owns the port's pause state. */
 	if (unlikely(__atomic_load_n(q->pfc_state, __ATOMIC_RELAXED) != 0) && q->qid == 0)
 		rfw_pfc_poll(q->port, now_tsc);
-	n = rte_eth_rx_burst(q->port_id, q->qid, in, RTE_MIN(max, (uint16_t)RFW_MAX_BURST));
+	if (unlikely(q->port->steer != NULL))
+		n = rfw_steer_take(q, in, max);
+	nfwd = n;
+	n += rte_eth_rx_burst(q->port_id, q->qid, in + n, max - n);
 	if (n == 0)
 		return 0;
-	q->ctr[RFW_PORT_CTR_rx_pkts] += n;
+	q->ctr[RFW_PORT_CTR_rx_pkts] += n - nfwd;
 	/* As l3fwd: prefetch the first few, then one ahead while working on each. */
 	for (i = 0; i < RFW_PREFETCH_AHEAD && i < n; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(in[i], void *));
 	for (i = 0; i < n; i++) {
 		if (i + RFW_PREFETCH_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(in[i + RFW_PREFETCH_AHEAD], void *));
-		if (classify(q, in[i], &views[out], now_tsc)) {
+		/* Bytes as the PMD delivered them: once per frame, on the queue it arrived on. */
+		if (i >= nfwd)
+			q->ctr[RFW_PORT_CTR_rx_bytes] += in[i]->pkt_len;
+		switch (classify(q, in[i], &views[out], now_tsc, i >= nfwd)) {
+		case RX_MINE:
 			pkts[out++] = in[i];
-		} else {
+			break;
+		case RX_DROP:
 			rte_pktmbuf_free(in[i]);
+			break;
+		case RX_STEERED:
+			break;
 		}
 	}
 	q->ctr[RFW_PORT_CTR_rx_rocev2] += out;

@@ -7,10 +7,13 @@
  * segment can reach us. See docs/dataplane.md.
  *
  * Threading: a struct rfw_queue belongs to one lcore (its RX and TX queue and its counters).
- * ARP/ND is answered by whichever queue receives it, and the neighbour table has a single
- * writer: poll queue 0 of a port for ARP/ND (the default when a port has one queue, and where
- * RSS puts non-IP frames). Telemetry reads counters from its own thread; they are 64-bit words
- * written by one lcore, so a read is never torn, only slightly stale.
+ * On a port of several RX queues, every queue's lcore hands the frames it does not own to
+ * their owner (rfw_steer.h): RoCEv2 frames by destination QPN to the queue of the NIC that
+ * owns it, ARP / ND / PAUSE to queue 0, so that queue 0's lcore alone answers and learns
+ * neighbours and keeps the pause state. Any queue's lcore may resolve (rfw_port_resolve):
+ * the neighbour table is under a lock no packet takes. Telemetry reads counters from its own
+ * thread; they are 64-bit words written by one lcore, so a read is never torn, only slightly
+ * stale.
  */
 #ifndef RFW_DATAPLANE_RFW_PORT_H
 #define RFW_DATAPLANE_RFW_PORT_H
@@ -23,6 +26,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_spinlock.h>
 
 #include "wire/frame.h"
 #include "dataplane/rfw_pfc.h"
@@ -72,6 +76,9 @@ extern "C" {
 	X(neigh_learned, "neighbour entries created or updated from received ARP/ND")              \
 	X(neigh_resolve_failed, "resolutions abandoned after the last unanswered probe")           \
 	X(neigh_table_full, "neighbours not recorded because the table was full")                  \
+	X(rx_steered, "frames handed to the queue of the NIC owning them (rfw_steer.h)")           \
+	X(rx_steer_in, "frames other queues handed to this one (classified here as received)")      \
+	X(rx_steer_full, "frames dropped: the owning queue's dispatch ring was full")             \
 	X(tx_pkts, "frames handed to the PMD and accepted")                                        \
 	X(tx_dropped, "frames the PMD did not accept at flush (freed)")                            \
 	X(tx_alloc_failed, "control frames (ARP/ND) not sent: mempool empty")
@@ -121,6 +128,7 @@ struct rfw_port_conf {
 
 struct rfw_port;
 struct rfw_neigh;
+struct rfw_steer;
 
 /* One RX/TX queue pair and its counters, owned by one lcore. */
 struct rfw_queue {
@@ -151,8 +159,12 @@ struct rfw_port {
 	uint16_t nb_rxq, nb_txq;
 	uint16_t mtu;
 	struct rfw_neigh *neigh;
+	/* The neighbour table is looked up and probed from every queue's lcore (a NIC resolving a
+	 * peer) and learnt into from queue 0's: never on the per-packet path, so a lock. */
+	rte_spinlock_t neigh_lock;
 	struct rfw_queue *q[RFW_MAX_QUEUES];
 	struct rfw_pfc *pfc;
+	struct rfw_steer *steer; /* several RX queues: the software dispatcher (rfw_steer.h) */
 };
 
 /* RoCEv2 frames handed out by rfw_rx_burst(): the parsed frame and IB headers (pointing into
@@ -266,7 +278,7 @@ static inline void rfw_tx_flush_if_due(struct rfw_queue *q, uint64_t now_tsc)
  * while a request/solicitation is outstanding (sent from here, one per probe interval);
  * -EHOSTUNREACH once the probes are exhausted (the entry is removed: a later call starts
  * again); -ENOSPC if the table is full; -EAFNOSUPPORT if the port has no address of @ip's
- * family. Call from the lcore that owns queue 0.
+ * family. Any queue's lcore may call it (probes go out on @q).
  */
 int rfw_port_resolve(struct rfw_queue *q, const uint8_t ip[16], uint64_t now_tsc,
                      struct rte_ether_addr *mac);
