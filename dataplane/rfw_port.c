@@ -187,9 +187,11 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 		if (ec.rx_adv_conf.rss_conf.rss_hf != 0)
 			ec.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		else
-			RFW_LOG(INFO, "port %u (%s): no RSS: queue i receives what the PMD gives it "
+			RFW_LOG(INFO,
+			        "port %u (%s): no RSS: queue i receives what the PMD gives it "
 			        "(memif, ring: what the peer sent on its queue i); the dispatcher "
-			        "brings each frame to its owner", p->port_id, di.driver_name);
+			        "brings each frame to its owner",
+			        p->port_id, di.driver_name);
 	}
 	mtu = mtu_admitted(p, &di, mtu);
 	ec.rxmode.mtu = mtu;
@@ -263,7 +265,9 @@ static int pool_and_neigh(struct rfw_port *p, const struct rfw_port_conf *c, int
 		/* Default: 8192, or 4096 per queue pair (its RX ring, TX ring and dispatch rings
 		 * full at once) when that is more. */
 		p->pool = rfw_pktmbuf_pool_create(
-		    name, DEF(c->nb_mbufs, RTE_MAX((unsigned)RFW_NB_MBUF_DEFAULT, 4096u * p->nb_rxq)), socket);
+		    name,
+		    DEF(c->nb_mbufs, RTE_MAX((unsigned)RFW_NB_MBUF_DEFAULT, 4096u * p->nb_rxq)),
+		    socket);
 		if (p->pool == NULL)
 			return -1;
 		p->own_pool = true;
@@ -730,8 +734,9 @@ static enum rx_verdict classify_other(struct rfw_queue *q, struct rte_mbuf *m,
 	bool nd = v->kind != RFW_FRAME_NOT_IP && v->ip_ver == 6 &&
 	          v->ip_proto == RFW_IPPROTO_ICMPV6 && v->l4_off + 1u <= m->data_len &&
 	          (d[v->l4_off] == RFW_ICMP6_NS || d[v->l4_off] == RFW_ICMP6_NA);
-	bool ctl = nd || (v->kind == RFW_FRAME_NOT_IP && (v->ethertype == RFW_ETHERTYPE_ARP ||
-	                                                 v->ethertype == RFW_ETHERTYPE_MAC_CONTROL));
+	bool ctl =
+	    nd || (v->kind == RFW_FRAME_NOT_IP && (v->ethertype == RFW_ETHERTYPE_ARP ||
+	                                           v->ethertype == RFW_ETHERTYPE_MAC_CONTROL));
 
 	/* The port's control plane lives on queue 0 (rfw_port.h "Threading"). */
 	if (ctl && may_steer && q->qid != 0 && q->port->steer != NULL) {

@@ -77,8 +77,8 @@ extern "C" {
 	X(neigh_resolve_failed, "resolutions abandoned after the last unanswered probe")           \
 	X(neigh_table_full, "neighbours not recorded because the table was full")                  \
 	X(rx_steered, "frames handed to the queue of the NIC owning them (rfw_steer.h)")           \
-	X(rx_steer_in, "frames other queues handed to this one (classified here as received)")      \
-	X(rx_steer_full, "frames dropped: the owning queue's dispatch ring was full")             \
+	X(rx_steer_in, "frames other queues handed to this one (classified here as received)")     \
+	X(rx_steer_full, "frames dropped: the owning queue's dispatch ring was full")              \
 	X(tx_pkts, "frames handed to the PMD and accepted")                                        \
 	X(tx_dropped, "frames the PMD did not accept at flush (freed)")                            \
 	X(tx_alloc_failed, "control frames (ARP/ND) not sent: mempool empty")

@@ -55,7 +55,7 @@ struct rfw_steer_range {
 
 struct rfw_steer {
 	uint16_t nq;
-	struct rfw_steer_range own[RFW_MAX_QUEUES]; /* by queue id */
+	struct rfw_steer_range own[RFW_MAX_QUEUES];            /* by queue id */
 	struct rte_ring *ring[RFW_MAX_QUEUES][RFW_MAX_QUEUES]; /* [to][from], SP/SC */
 };
 

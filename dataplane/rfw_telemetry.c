@@ -13,6 +13,7 @@
 #include "wire/neigh_wire.h"
 #include "dataplane/rfw_neigh.h"
 #include "dataplane/rfw_port.h"
+#include "dataplane/rfw_steer.h"
 
 static struct rfw_port *port_arg(const char *params)
 {
@@ -131,7 +132,7 @@ static int tel_counters(const char *cmd __rte_unused, const char *params __rte_u
 
 static int tel_neigh(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
 {
-	const struct rfw_port *p = port_arg(params);
+	struct rfw_port *p = port_arg(params);
 	uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
 	unsigned listed = 0;
 
@@ -140,6 +141,8 @@ static int tel_neigh(const char *cmd __rte_unused, const char *params, struct rt
 	/* DPDK 22.11 accepts only arrays inside arrays, so entries are a dict keyed by the
 	 * table slot, each a dict. */
 	rte_tel_data_start_dict(d);
+	/* Any queue's lcore may be resolving (rfw_port.h "Threading"). */
+	rte_spinlock_lock(&p->neigh_lock);
 	for (uint32_t i = 0; i < p->neigh->capacity && listed < 256; i++) {
 		const struct rfw_neigh_entry *e = &p->neigh->e[i];
 		struct rte_tel_data *x;
@@ -162,6 +165,38 @@ static int tel_neigh(const char *cmd __rte_unused, const char *params, struct rt
 		rte_tel_data_add_dict_container(d, key, x, 0);
 		listed++;
 	}
+	rte_spinlock_unlock(&p->neigh_lock);
+	return 0;
+}
+
+/* "P,Q": one queue's counters and, on a port of several queues, the QPNs its NIC owns. */
+static int tel_port_queue(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+{
+	const struct rfw_port *p;
+	const struct rfw_queue *q;
+	char *end;
+	unsigned long id, qid;
+
+	if (params == NULL)
+		return -EINVAL;
+	id = strtoul(params, &end, 10);
+	if (*end != ',' || id >= RTE_MAX_ETHPORTS || (p = rfw_port_get((uint16_t)id)) == NULL)
+		return -EINVAL;
+	qid = strtoul(end + 1, &end, 10);
+	if (*end != '\0' || qid >= RFW_MAX_QUEUES || (q = p->q[qid]) == NULL)
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "schema", "rocefw.port.queue/1");
+	rte_tel_data_add_dict_int(d, "port", p->port_id);
+	rte_tel_data_add_dict_int(d, "queue", q->qid);
+	if (p->steer != NULL && qid < p->steer->nq) {
+		uint32_t n = __atomic_load_n(&p->steer->own[qid].n, __ATOMIC_ACQUIRE);
+
+		rte_tel_data_add_dict_u64(d, "qpn_lo", n ? p->steer->own[qid].lo : 0);
+		rte_tel_data_add_dict_u64(d, "qpn_count", n);
+	}
+	for (unsigned c = 0; c < RFW_PORT_CTR__COUNT; c++)
+		rte_tel_data_add_dict_u64(d, rfw_port_ctr_name(c), q->ctr[c]);
 	return 0;
 }
 
@@ -174,6 +209,9 @@ RTE_INIT(rfw_telemetry_init)
 	    "Returns name, MAC, IPv4/IPv6, GID, MTU, link. Parameter: port id");
 	rte_telemetry_register_cmd("/rocefw/port/stats", tel_port_stats,
 	                           "Returns the rocefw counters of a port. Parameter: port id");
+	rte_telemetry_register_cmd("/rocefw/port/queue", tel_port_queue,
+	                           "Returns one queue's rocefw counters and the QPNs its NIC owns. "
+	                           "Parameters: port id,queue id");
 	rte_telemetry_register_cmd("/rocefw/port/counters", tel_counters,
 	                           "Returns what each /rocefw/port/stats counter means");
 	rte_telemetry_register_cmd(

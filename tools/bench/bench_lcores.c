@@ -60,21 +60,22 @@ struct opts {
 /* One sending QP of A and the QP of B it sends to. */
 struct pair {
 	struct rfw_qp *a, *b;
-	uint32_t gi;              /* global pair index, in the stamps */
-	uint8_t *src, *dst;       /* A's send slots, B's receive slots: depth x size each */
-	uint64_t posted, done;    /* A: SENDs posted and completed */
-	uint64_t recvd;           /* B: messages received and checked */
-	uint64_t final_posted;    /* A's count once it stopped posting (read by B's lcore) */
-	uint32_t a_final;         /* set (release) after final_posted */
-	uint64_t recvd_at_stop;   /* B's count when the measured window ended */
+	uint32_t gi;            /* global pair index, in the stamps */
+	uint8_t *src, *dst;     /* A's send slots, B's receive slots: depth x size each */
+	uint64_t posted, done;  /* A: SENDs posted and completed */
+	uint64_t recvd;         /* B: messages received and checked */
+	uint64_t final_posted;  /* A's count once it stopped posting (read by B's lcore) */
+	uint32_t a_final;       /* set (release) after final_posted */
+	uint64_t recvd_at_stop; /* B's count when the measured window ended */
 	struct rfw_mr *src_mr, *dst_mr;
+	struct rfw_nic *a_nic, *b_nic;
 };
 
 /* One queue pair of each port and its lcore's work. */
 struct lane {
-	struct rfw_ep a, b; /* NICs on queue i of A and of B */
-	struct pair *p[MAX_QPS];     /* pairs whose A side is on this lane */
-	struct pair *in[MAX_QPS];    /* pairs whose B side is on this lane */
+	struct rfw_ep a, b;       /* NICs on queue i of A and of B */
+	struct pair *p[MAX_QPS];  /* pairs whose A side is on this lane */
+	struct pair *in[MAX_QPS]; /* pairs whose B side is on this lane */
 	uint32_t np, nin;
 	struct run *R;
 	unsigned lcore;
@@ -97,43 +98,64 @@ struct run {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: %s [EAL options] -- [--nics N] [--qps Q] [--size B] [--depth D]\n"
-	           "       [--seconds S] [--cross] [--resolve] [--json FILE]\n"
-	           "  --nics N     NICs per port, one per queue pair and lcore (default: the "
-	           "lcores, 1..%u)\n"
-	           "  --qps Q      sending QPs per NIC (default 4, 1..%u)\n"
-	           "  --size B     SEND size in bytes (default 64, 1..1048576)\n"
-	           "  --depth D    SENDs outstanding per QP (default 16, 1..256)\n"
-	           "  --seconds S  measured window (default 2, 0.1..3600)\n"
-	           "  --cross      pair A's NIC i with B's NIC i+1: every frame dispatched\n"
-	           "  --resolve    start without peer MACs: ARP through the port's table\n"
-	           "  --json FILE  results as JSON (schema " SCHEMA ")\n",
+	fprintf(f,
+	        "usage: %s [EAL options] -- [--nics N] [--qps Q] [--size B] [--depth D]\n"
+	        "       [--seconds S] [--cross] [--resolve] [--json FILE]\n"
+	        "  --nics N     NICs per port, one per queue pair and lcore (default: the "
+	        "lcores, 1..%u)\n"
+	        "  --qps Q      sending QPs per NIC (default 4, 1..%u)\n"
+	        "  --size B     SEND size in bytes (default 64, 1..1048576)\n"
+	        "  --depth D    SENDs outstanding per QP (default 16, 1..256)\n"
+	        "  --seconds S  measured window (default 2, 0.1..3600)\n"
+	        "  --cross      pair A's NIC i with B's NIC i+1: every frame dispatched\n"
+	        "  --resolve    start without peer MACs: ARP through the port's table\n"
+	        "  --json FILE  results as JSON (schema " SCHEMA ")\n",
 	        PROG, RFW_MAX_QUEUES, MAX_QPS);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-	    {"nics", required_argument, NULL, 'n'},  {"qps", required_argument, NULL, 'q'},
-	    {"size", required_argument, NULL, 's'},  {"depth", required_argument, NULL, 'd'},
+	    {"nics", required_argument, NULL, 'n'},    {"qps", required_argument, NULL, 'q'},
+	    {"size", required_argument, NULL, 's'},    {"depth", required_argument, NULL, 'd'},
 	    {"seconds", required_argument, NULL, 't'}, {"cross", no_argument, NULL, 'x'},
-	    {"resolve", no_argument, NULL, 'r'},     {"json", required_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+	    {"resolve", no_argument, NULL, 'r'},       {"json", required_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
 	int c;
 
 	*o = (struct opts){.qps = 4, .size = 64, .depth = 16, .seconds = 2};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'n': o->nics = rfw_opt_u32_or_exit(PROG, "--nics", optarg, 1, RFW_MAX_QUEUES); break;
-		case 'q': o->qps = rfw_opt_u32_or_exit(PROG, "--qps", optarg, 1, MAX_QPS); break;
-		case 's': o->size = rfw_opt_u32_or_exit(PROG, "--size", optarg, 1, 1u << 20); break;
-		case 'd': o->depth = rfw_opt_u32_or_exit(PROG, "--depth", optarg, 1, 256); break;
-		case 't': o->seconds = rfw_opt_double_or_exit(PROG, "--seconds", optarg, 0.1, 3600); break;
-		case 'x': o->cross = true; break;
-		case 'r': o->resolve = true; break;
-		case 'j': o->json = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(RFW_OPT_EXIT_USAGE);
+		case 'n':
+			o->nics = rfw_opt_u32_or_exit(PROG, "--nics", optarg, 1, RFW_MAX_QUEUES);
+			break;
+		case 'q':
+			o->qps = rfw_opt_u32_or_exit(PROG, "--qps", optarg, 1, MAX_QPS);
+			break;
+		case 's':
+			o->size = rfw_opt_u32_or_exit(PROG, "--size", optarg, 1, 1u << 20);
+			break;
+		case 'd':
+			o->depth = rfw_opt_u32_or_exit(PROG, "--depth", optarg, 1, 256);
+			break;
+		case 't':
+			o->seconds = rfw_opt_double_or_exit(PROG, "--seconds", optarg, 0.1, 3600);
+			break;
+		case 'x':
+			o->cross = true;
+			break;
+		case 'r':
+			o->resolve = true;
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(RFW_OPT_EXIT_USAGE);
 		}
 	}
 	if (optind != argc) {
@@ -179,7 +201,8 @@ static bool check(const struct run *R, const struct pair *p, uint64_t k, const u
 	for (uint32_t off = 0; off < size; off += STAMP_GAP) {
 		uint32_t n = RTE_MIN(8u, size - off), rest = RTE_MIN(STAMP_GAP, size - off) - n;
 
-		if (memcmp(got + off, &v, n) != 0 || memcmp(got + off + n, want + off + n, rest) != 0)
+		if (memcmp(got + off, &v, n) != 0 ||
+		    memcmp(got + off + n, want + off + n, rest) != 0)
 			return false;
 	}
 	return true;
@@ -267,8 +290,8 @@ static void post_recv_slot(struct lane *L, struct pair *p, uint32_t in_idx, uint
 	struct rfw_sge sge = {.addr = (uintptr_t)(p->dst + (size_t)slot * size),
 	                      .length = size,
 	                      .lkey = rfw_mr_lkey(p->dst_mr)};
-	struct rfw_recv_wr wr = {.wr_id = (uint64_t)in_idx << 32 | slot, .sg_list = &sge,
-	                         .num_sge = 1};
+	struct rfw_recv_wr wr = {
+	    .wr_id = (uint64_t)in_idx << 32 | slot, .sg_list = &sge, .num_sge = 1};
 	struct rfw_recv_wr *bad;
 	int rc = rfw_post_recv(p->b, &wr, &bad, rfw_nic_now_ns(L->b.nic));
 
@@ -286,6 +309,8 @@ static void pair_make(struct run *R, uint32_t gi, struct lane *la, struct lane *
 	uint32_t in_idx = lb->nin++;
 
 	p->gi = gi;
+	p->a_nic = la->a.nic;
+	p->b_nic = lb->b.nic;
 	p->a = rfw_ep_qp_create(la->a.pd, la->a.cq, o->depth, 1, acc, &stage);
 	p->b = rfw_ep_qp_create(lb->b.pd, lb->b.cq, 1, o->depth, acc, &stage);
 	if (p->a == NULL || p->b == NULL)
@@ -356,7 +381,9 @@ static void post_sends(struct lane *L)
 			struct rfw_sge sge = {.addr = (uintptr_t)src,
 			                      .length = o->size,
 			                      .lkey = rfw_mr_lkey(p->src_mr)};
-			struct rfw_send_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			struct rfw_send_wr wr = {.wr_id = i,
+			                         .sg_list = &sge,
+			                         .num_sge = 1,
 			                         .opcode = RFW_WR_SEND,
 			                         .send_flags = RFW_SEND_SIGNALED};
 			struct rfw_send_wr *bad;
@@ -473,8 +500,10 @@ static int lane_main(void *arg)
 		if (__atomic_load_n(&R->lanes_done, __ATOMIC_ACQUIRE) == R->o.nics)
 			return 0;
 		if (now - R->t0 >= window + drain) {
-			lane_fail(L, "not drained %" PRIu64 " s after the window (%" PRIu64 " lanes were)",
-			          (uint64_t)DRAIN_S, __atomic_load_n(&R->lanes_done, __ATOMIC_RELAXED));
+			lane_fail(
+			    L,
+			    "not drained %" PRIu64 " s after the window (%" PRIu64 " lanes were)",
+			    (uint64_t)DRAIN_S, __atomic_load_n(&R->lanes_done, __ATOMIC_RELAXED));
 			return 0;
 		}
 	}
@@ -509,8 +538,8 @@ static void totals(struct run *R, struct totals *t)
 		struct lane *L = &R->lane[i];
 
 		t->errors += L->errors;
-		t->unknown_qp += dev_ctr(&L->a, RFW_CNT_rx_unknown_qp) +
-		                 dev_ctr(&L->b, RFW_CNT_rx_unknown_qp);
+		t->unknown_qp +=
+		    dev_ctr(&L->a, RFW_CNT_rx_unknown_qp) + dev_ctr(&L->b, RFW_CNT_rx_unknown_qp);
 		t->resolved += rfw_nic_ctr(L->a.nic, RFW_NIC_CTR_l2_resolved) +
 		               rfw_nic_ctr(L->b.nic, RFW_NIC_CTR_l2_resolved);
 	}
@@ -567,19 +596,23 @@ static int write_json(const struct run *R, const struct totals *t)
 
 	if (f == NULL)
 		return -errno;
-	fprintf(f, "{\"schema\": \"%s\", \"nics\": %u, \"lcores\": %u, \"qps_per_nic\": %u, "
-	           "\"size\": %u, \"depth\": %u, \"cross\": %s, \"resolve\": %s, ",
+	fprintf(f,
+	        "{\"schema\": \"%s\", \"nics\": %u, \"lcores\": %u, \"qps_per_nic\": %u, "
+	        "\"size\": %u, \"depth\": %u, \"cross\": %s, \"resolve\": %s, ",
 	        SCHEMA, o->nics, o->nics, o->qps, o->size, o->depth, o->cross ? "true" : "false",
 	        o->resolve ? "true" : "false");
-	fprintf(f, "\"seconds\": %.6f, \"messages\": %" PRIu64 ", \"msg_rate\": %.1f, "
-	           "\"goodput_gbps\": %.4f, \"verify_errors\": %" PRIu64 ", ",
+	fprintf(f,
+	        "\"seconds\": %.6f, \"messages\": %" PRIu64 ", \"msg_rate\": %.1f, "
+	        "\"goodput_gbps\": %.4f, \"verify_errors\": %" PRIu64 ", ",
 	        t->secs, t->msgs, rate, rate * o->size * 8 / 1e9, t->errors);
-	fprintf(f, "\"rx_unknown_qp\": %" PRIu64 ", \"pairs_idle\": %" PRIu64
-	           ", \"pairs_not_drained\": %" PRIu64 ", \"l2_resolved\": %" PRIu64 ", ",
+	fprintf(f,
+	        "\"rx_unknown_qp\": %" PRIu64 ", \"pairs_idle\": %" PRIu64
+	        ", \"pairs_not_drained\": %" PRIu64 ", \"l2_resolved\": %" PRIu64 ", ",
 	        t->unknown_qp, t->idle_pairs, t->lost, t->resolved);
-	fprintf(f, "\"ports\": {\"A\": {\"rx_steered\": %" PRIu64 ", \"rx_steer_in\": %" PRIu64
-	           ", \"rx_steer_full\": %" PRIu64 "}, \"B\": {\"rx_steered\": %" PRIu64
-	           ", \"rx_steer_in\": %" PRIu64 ", \"rx_steer_full\": %" PRIu64 "}}, ",
+	fprintf(f,
+	        "\"ports\": {\"A\": {\"rx_steered\": %" PRIu64 ", \"rx_steer_in\": %" PRIu64
+	        ", \"rx_steer_full\": %" PRIu64 "}, \"B\": {\"rx_steered\": %" PRIu64
+	        ", \"rx_steer_in\": %" PRIu64 ", \"rx_steer_full\": %" PRIu64 "}}, ",
 	        t->steered[0], t->steer_in[0], t->steer_full[0], t->steered[1], t->steer_in[1],
 	        t->steer_full[1]);
 	fprintf(f, "\"lanes\": [");
@@ -589,8 +622,9 @@ static int write_json(const struct run *R, const struct totals *t)
 
 		for (uint32_t j = 0; j < L->nin; j++)
 			m += L->in[j]->recvd_at_stop;
-		fprintf(f, "%s{\"lcore\": %u, \"queue\": %u, \"messages_received\": %" PRIu64
-		           ", \"errors\": %" PRIu64 "}",
+		fprintf(f,
+		        "%s{\"lcore\": %u, \"queue\": %u, \"messages_received\": %" PRIu64
+		        ", \"errors\": %" PRIu64 "}",
 		        i ? ", " : "", L->lcore, L->qid, m, L->errors);
 	}
 	fprintf(f, "], \"passed\": %s}\n", t->pass ? "true" : "false");
@@ -602,6 +636,8 @@ static void teardown(struct run *R)
 	for (uint64_t i = 0; i < (uint64_t)R->o.nics * R->o.qps; i++) {
 		struct pair *p = &R->pairs[i];
 
+		rfw_nic_qp_detach(p->a_nic, p->a);
+		rfw_nic_qp_detach(p->b_nic, p->b);
 		rfw_destroy_qp(p->a);
 		rfw_destroy_qp(p->b);
 		rfw_dereg_mr(p->src_mr);
