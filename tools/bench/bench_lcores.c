@@ -20,8 +20,14 @@
  * printed, not a failure: the transport recovers them as any loss. Prints the message rate and
  * goodput of the run.
  *
+ * --eal-ports takes A and B from the EAL's ports 0 and 1 instead: e.g. net_af_packet on the two
+ * ends of a veth pair with qpairs=2, where the kernel's packet fanout (by flow hash, as RSS)
+ * puts each frame on a queue of its choosing and the dispatcher corrects it. (Two net_memif
+ * vdevs of one socket in one process crash DPDK 22.11's interrupt thread at connect.)
+ *
  * usage: rocefw-bench-lcores [EAL options, e.g. -l 0,1] -- [--nics N] [--qps Q] [--size B]
- *                            [--depth D] [--seconds S] [--cross] [--resolve] [--json F]
+ *                            [--depth D] [--seconds S] [--cross] [--resolve] [--eal-ports]
+ *                            [--mtu B] [--json F]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -51,9 +57,9 @@
 #define DRAIN_S   10.0 /* after --seconds, the time allowed to finish what is in flight */
 
 struct opts {
-	uint32_t nics, qps, size, depth;
+	uint32_t nics, qps, size, depth, mtu;
 	double seconds;
-	bool cross, resolve;
+	bool cross, resolve, eal_ports;
 	const char *json;
 };
 
@@ -98,19 +104,22 @@ struct run {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: %s [EAL options] -- [--nics N] [--qps Q] [--size B] [--depth D]\n"
-	        "       [--seconds S] [--cross] [--resolve] [--json FILE]\n"
-	        "  --nics N     NICs per port, one per queue pair and lcore (default: the "
-	        "lcores, 1..%u)\n"
-	        "  --qps Q      sending QPs per NIC (default 4, 1..%u)\n"
-	        "  --size B     SEND size in bytes (default 64, 1..1048576)\n"
-	        "  --depth D    SENDs outstanding per QP (default 16, 1..256)\n"
-	        "  --seconds S  measured window (default 2, 0.1..3600)\n"
-	        "  --cross      pair A's NIC i with B's NIC i+1: every frame dispatched\n"
-	        "  --resolve    start without peer MACs: ARP through the port's table\n"
-	        "  --json FILE  results as JSON (schema " SCHEMA ")\n",
-	        PROG, RFW_MAX_QUEUES, MAX_QPS);
+	fprintf(
+	    f,
+	    "usage: %s [EAL options] -- [--nics N] [--qps Q] [--size B] [--depth D]\n"
+	    "       [--seconds S] [--cross] [--resolve] [--json FILE]\n"
+	    "  --nics N     NICs per port, one per queue pair and lcore (default: the "
+	    "lcores, 1..%u)\n"
+	    "  --qps Q      sending QPs per NIC (default 4, 1..%u)\n"
+	    "  --size B     SEND size in bytes (default 64, 1..1048576)\n"
+	    "  --depth D    SENDs outstanding per QP (default 16, 1..256)\n"
+	    "  --seconds S  measured window (default 2, 0.1..3600)\n"
+	    "  --cross      pair A's NIC i with B's NIC i+1: every frame dispatched\n"
+	    "  --resolve    start without peer MACs: ARP through the port's table\n"
+	    "  --eal-ports  A and B are the EAL's ports 0 and 1 (e.g. two net_af_packet vdevs)\n"
+	    "  --mtu B      path MTU (default 4096; 1024 on a 1500-byte link)\n"
+	    "  --json FILE  results as JSON (schema " SCHEMA ")\n",
+	    PROG, RFW_MAX_QUEUES, MAX_QPS);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -119,11 +128,12 @@ static void parse(int argc, char **argv, struct opts *o)
 	    {"nics", required_argument, NULL, 'n'},    {"qps", required_argument, NULL, 'q'},
 	    {"size", required_argument, NULL, 's'},    {"depth", required_argument, NULL, 'd'},
 	    {"seconds", required_argument, NULL, 't'}, {"cross", no_argument, NULL, 'x'},
+	    {"eal-ports", no_argument, NULL, 'e'},     {"mtu", required_argument, NULL, 'm'},
 	    {"resolve", no_argument, NULL, 'r'},       {"json", required_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
 	int c;
 
-	*o = (struct opts){.qps = 4, .size = 64, .depth = 16, .seconds = 2};
+	*o = (struct opts){.qps = 4, .size = 64, .depth = 16, .seconds = 2, .mtu = 4096};
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -146,6 +156,17 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'r':
 			o->resolve = true;
+			break;
+		case 'e':
+			o->eal_ports = true;
+			break;
+		case 'm':
+			o->mtu = rfw_opt_u32_or_exit(PROG, "--mtu", optarg, 256, 4096);
+			if (rfw_mtu_to_bytes(rfw_ep_mtu(o->mtu)) != o->mtu) {
+				fprintf(stderr, "%s: --mtu %u: 256, 512, 1024, 2048 or 4096\n",
+				        PROG, o->mtu);
+				exit(RFW_OPT_EXIT_USAGE);
+			}
 			break;
 		case 'j':
 			o->json = optarg;
@@ -210,6 +231,26 @@ static bool check(const struct run *R, const struct pair *p, uint64_t k, const u
 
 /* ---- set-up ---- */
 
+/* A and B: the EAL's ports 0 and 1, set up with the NICs' queues, links up. */
+static void ports_eal(struct run *R)
+{
+	struct rfw_port_conf pc = {.nb_rxq = (uint16_t)R->o.nics, .nb_txq = (uint16_t)R->o.nics};
+	struct rfw_identity ia = {.has_ip4 = true, .ip4 = 0x0a000001};
+	struct rfw_identity ib = {.has_ip4 = true, .ip4 = 0x0a000002};
+
+	if (rte_eth_dev_count_avail() < 2) {
+		fprintf(stderr, "%s: --eal-ports needs two DPDK ports (EAL --vdev): %u given\n",
+		        PROG, rte_eth_dev_count_avail());
+		exit(RFW_OPT_EXIT_USAGE);
+	}
+	R->pa = rfw_port_setup(0, &pc, &ia);
+	R->pb = rfw_port_setup(1, &pc, &ib);
+	if (R->pa == NULL || R->pb == NULL)
+		die("rfw_port_setup", rte_errno);
+	if (rfw_port_link_wait(R->pa, 10000) != 0 || rfw_port_link_wait(R->pb, 10000) != 0)
+		die("link up", ETIMEDOUT);
+}
+
 /* Ports A and B of the ring PMD, queue i of A joined to queue i of B both ways. */
 static void ports_make(struct run *R)
 {
@@ -256,13 +297,13 @@ static void ep_open(struct rfw_ep *ep, struct rfw_port *port, uint16_t qid, cons
 }
 
 static void qp_join(struct rfw_ep *s, struct rfw_qp *qp, const struct rfw_ep *peer,
-                    const struct rfw_qp *peer_qp, bool resolve)
+                    const struct rfw_qp *peer_qp, bool resolve, uint32_t mtu)
 {
 	struct rfw_ep_path pp;
 	const char *stage;
 	int rc;
 
-	rfw_ep_path_local(&pp, peer, peer_qp, RFW_MTU_4096, 14);
+	rfw_ep_path_local(&pp, peer, peer_qp, rfw_ep_mtu(mtu), 14);
 	if (resolve)
 		memset(&pp.mac, 0, sizeof(pp.mac)); /* ARP it through the port's table */
 	rc = rfw_ep_qp_connect(s->nic, qp, &pp, &stage);
@@ -315,8 +356,8 @@ static void pair_make(struct run *R, uint32_t gi, struct lane *la, struct lane *
 	p->b = rfw_ep_qp_create(lb->b.pd, lb->b.cq, 1, o->depth, acc, &stage);
 	if (p->a == NULL || p->b == NULL)
 		die(stage, errno);
-	qp_join(&la->a, p->a, &lb->b, p->b, o->resolve);
-	qp_join(&lb->b, p->b, &la->a, p->a, o->resolve);
+	qp_join(&la->a, p->a, &lb->b, p->b, o->resolve, o->mtu);
+	qp_join(&lb->b, p->b, &la->a, p->a, o->resolve, o->mtu);
 	/* Both parities of the pattern in A's slots: only the stamps change per message. */
 	p->src_mr = reg(la->a.pd, 2 * (size_t)o->depth * o->size, &p->src);
 	memcpy(p->src, R->pattern, 2 * (size_t)o->depth * o->size);
@@ -340,7 +381,10 @@ static void setup(struct run *R)
 	srand(4791);
 	for (size_t i = 0; i < plen; i++)
 		R->pattern[i] = (uint8_t)rand();
-	ports_make(R);
+	if (o->eal_ports)
+		ports_eal(R);
+	else
+		ports_make(R);
 	for (uint32_t i = 0; i < o->nics; i++) {
 		struct lane *L = &R->lane[i];
 
