@@ -6,6 +6,7 @@
  * a duplicate gets again.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +47,14 @@ struct rfw_cm *rfw_cm_create(const struct rfw_cm_ops *ops, void *host,
 	cm->timeout_ns = 4096ull << cm->cfg.cm_timeout;
 	cm->next_id = cfg->seed * 2654435761u | 1;
 	cm->next_tid = cfg->seed ^ 0x5a5a5a5au;
+	cm->hash_mask = 1;
+	while (cm->hash_mask + 1 < 2 * cm->cfg.max_conns)
+		cm->hash_mask = cm->hash_mask << 1 | 1;
 	cm->conns = calloc(cm->cfg.max_conns, sizeof(*cm->conns));
-	if (cm->conns == NULL) {
-		free(cm);
+	cm->rid_head = calloc(cm->hash_mask + 1, sizeof(*cm->rid_head));
+	cm->qpn_head = calloc(cm->hash_mask + 1, sizeof(*cm->qpn_head));
+	if (cm->conns == NULL || cm->rid_head == NULL || cm->qpn_head == NULL) {
+		rfw_cm_destroy(cm);
 		return NULL;
 	}
 	return cm;
@@ -59,6 +65,8 @@ void rfw_cm_destroy(struct rfw_cm *cm)
 	if (cm == NULL)
 		return;
 	free(cm->conns);
+	free(cm->rid_head);
+	free(cm->qpn_head);
 	free(cm);
 }
 
@@ -99,9 +107,15 @@ struct cm_conn *cm_conn_of(struct rfw_cm *cm, uint32_t h)
 	return &cm->conns[i];
 }
 
+/*
+ * A free slot, searched round robin from after the last one given: a slot just freed is the
+ * last to be reused (a late MAD for the old connection then finds nothing), and under churn
+ * the search ends at once. The local communication ID is random above the slot's bits.
+ */
 struct cm_conn *cm_conn_alloc(struct rfw_cm *cm)
 {
-	for (uint32_t i = 0; i < cm->cfg.max_conns; i++) {
+	for (uint32_t k = 0; k < cm->cfg.max_conns; k++) {
+		uint32_t i = (cm->alloc_next + k) % cm->cfg.max_conns;
 		struct cm_conn *c = &cm->conns[i];
 		uint32_t gen = (c->gen + 1) & ((1u << (32 - CM_IDX_BITS)) - 1);
 
@@ -109,17 +123,84 @@ struct cm_conn *cm_conn_alloc(struct rfw_cm *cm)
 			continue;
 		memset(c, 0, sizeof(*c));
 		c->gen = gen ? gen : 1;
-		c->local_id = cm->next_id++;
-		if (c->local_id == 0)
-			c->local_id = cm->next_id++;
+		c->local_id = cm->next_id++ << CM_IDX_BITS | (i + 1);
 		c->deadline = UINT64_MAX;
+		cm->alloc_next = i + 1;
 		return c;
 	}
 	return NULL;
 }
 
-void cm_conn_free(struct cm_conn *c)
+static uint32_t peer_hash(const struct rfw_cm *cm, uint32_t key, const uint8_t gid[16])
 {
+	uint32_t h = key * 2654435761u, w;
+
+	for (int i = 0; i < 16; i += 4) {
+		memcpy(&w, gid + i, 4);
+		h = (h ^ w) * 2654435761u;
+	}
+	return (h ^ h >> 16) & cm->hash_mask;
+}
+
+void cm_index(struct rfw_cm *cm, struct cm_conn *c)
+{
+	uint16_t slot = (uint16_t)(c - cm->conns + 1);
+	uint32_t hr = peer_hash(cm, c->remote_id, c->peer_gid);
+	uint32_t hq = peer_hash(cm, c->remote_qpn, c->peer_gid);
+
+	c->rid_next = cm->rid_head[hr];
+	cm->rid_head[hr] = slot;
+	c->qpn_next = cm->qpn_head[hq];
+	cm->qpn_head[hq] = slot;
+	c->indexed = true;
+}
+
+/* Take slot @slot off the chain starting at @head, linked through the field at @off. */
+static void chain_del(struct rfw_cm *cm, uint16_t *head, uint16_t slot, size_t off)
+{
+	for (uint16_t *p = head; *p != 0; p = (uint16_t *)((char *)&cm->conns[*p - 1] + off))
+		if (*p == slot) {
+			*p = *(uint16_t *)((char *)&cm->conns[slot - 1] + off);
+			return;
+		}
+}
+
+struct cm_conn *cm_by_remote(struct rfw_cm *cm, uint32_t remote_id, const uint8_t gid[16])
+{
+	for (uint16_t s = cm->rid_head[peer_hash(cm, remote_id, gid)]; s != 0;) {
+		struct cm_conn *c = &cm->conns[s - 1];
+
+		if (c->st != CM_IDLE && c->remote_id == remote_id && !memcmp(c->peer_gid, gid, 16))
+			return c;
+		s = c->rid_next;
+	}
+	return NULL;
+}
+
+struct cm_conn *cm_by_qpn(struct rfw_cm *cm, uint32_t qpn, const uint8_t gid[16])
+{
+	for (uint16_t s = cm->qpn_head[peer_hash(cm, qpn, gid)]; s != 0;) {
+		struct cm_conn *c = &cm->conns[s - 1];
+
+		if (c->st != CM_IDLE && c->st != CM_TIMEWAIT && c->remote_qpn == qpn &&
+		    !memcmp(c->peer_gid, gid, 16))
+			return c;
+		s = c->qpn_next;
+	}
+	return NULL;
+}
+
+void cm_conn_free(struct rfw_cm *cm, struct cm_conn *c)
+{
+	if (c->indexed) {
+		uint16_t slot = (uint16_t)(c - cm->conns + 1);
+
+		chain_del(cm, &cm->rid_head[peer_hash(cm, c->remote_id, c->peer_gid)], slot,
+		          offsetof(struct cm_conn, rid_next));
+		chain_del(cm, &cm->qpn_head[peer_hash(cm, c->remote_qpn, c->peer_gid)], slot,
+		          offsetof(struct cm_conn, qpn_next));
+		c->indexed = false;
+	}
 	c->st = CM_IDLE;
 	c->deadline = UINT64_MAX;
 }
@@ -148,7 +229,7 @@ void cm_resend(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
 void cm_arm(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
 {
 	c->retries = 0;
-	c->deadline = now + cm->timeout_ns;
+	cm_timer(cm, c, now + cm->timeout_ns);
 }
 
 void cm_event(struct rfw_cm *cm, struct cm_conn *c, struct rfw_cm_event *ev)
@@ -266,7 +347,7 @@ int rfw_cm_reject(struct rfw_cm *cm, uint32_t conn, uint16_t reason, const void 
 		memcpy(m.rej.pdata, pdata, len);
 	cm->cnt[RFW_CM_CNT_rejected_tx]++;
 	cm_send(cm, NULL, c->peer_gid, &m, now);
-	cm_conn_free(c);
+	cm_conn_free(cm, c);
 	return 0;
 }
 
@@ -294,7 +375,7 @@ static void send_drep(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
 	m.drep.local_comm_id = c->local_id;
 	m.drep.remote_comm_id = c->remote_id;
 	c->st = CM_TIMEWAIT;
-	c->deadline = now + cm->cfg.timewait_ns;
+	cm_timer(cm, c, now + cm->cfg.timewait_ns);
 	cm_send(cm, c, c->peer_gid, &m, now); /* kept: a duplicate DREQ gets it again */
 }
 
@@ -336,7 +417,7 @@ void rfw_cm_detach(struct rfw_cm *cm, uint32_t conn, uint64_t now)
 		rfw_cm_reject(cm, conn, RFW_CM_REJ_CONSUMER, NULL, 0, now);
 		return;
 	case CM_REQ_SENT:
-		cm_conn_free(c); /* a late REP is answered REJ invalid comm ID */
+		cm_conn_free(cm, c); /* a late REP is answered REJ invalid comm ID */
 		return;
 	case CM_ESTABLISHED:
 		rfw_cm_disconnect(cm, conn, now);
@@ -359,12 +440,12 @@ static void expire(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
 	if (c->st == CM_TIMEWAIT) {
 		ev.type = RFW_CM_EV_TIMEWAIT_EXIT;
 		cm_event(cm, c, &ev);
-		cm_conn_free(c);
+		cm_conn_free(cm, c);
 		return;
 	}
 	if (c->retries < cm->cfg.max_cm_retries) {
 		c->retries++;
-		c->deadline = now + cm->timeout_ns;
+		cm_timer(cm, c, now + cm->timeout_ns);
 		cm->cnt[RFW_CM_CNT_mad_resent]++;
 		cm_resend(cm, c, now);
 		return;
@@ -372,20 +453,29 @@ static void expire(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
 	cm->cnt[RFW_CM_CNT_timeouts]++;
 	if (c->st == CM_DREQ_SENT) { /* no DREP: disconnected all the same (IBA 12.9.7.2) */
 		c->st = CM_TIMEWAIT;
-		c->deadline = now + cm->cfg.timewait_ns;
+		cm_timer(cm, c, now + cm->cfg.timewait_ns);
 		ev.type = RFW_CM_EV_DREP;
 		cm_event(cm, c, &ev);
 		return;
 	}
 	ev.type = RFW_CM_EV_TIMEOUT; /* REQ_SENT, REP_SENT */
 	cm_event(cm, c, &ev);
-	cm_conn_free(c);
+	cm_conn_free(cm, c);
 }
 
+/*
+ * Nothing to do before next_due (a lower bound of every timer: cm_timer); then one walk over
+ * the slots expires what is due and finds the next. A host polling every few microseconds pays
+ * a compare per poll, and a walk per expiry batch (resends, TimeWait exits), not per poll.
+ */
 uint64_t rfw_cm_step(struct rfw_cm *cm, uint64_t now)
 {
 	uint64_t next = UINT64_MAX;
 
+	if (now < cm->next_due)
+		return cm->next_due;
+	/* Timers set by what expire() calls (the host's event handlers) lower it again. */
+	cm->next_due = UINT64_MAX;
 	for (uint32_t i = 0; i < cm->cfg.max_conns; i++) {
 		struct cm_conn *c = &cm->conns[i];
 
@@ -396,7 +486,9 @@ uint64_t rfw_cm_step(struct rfw_cm *cm, uint64_t now)
 		if (c->st != CM_IDLE && c->deadline < next)
 			next = c->deadline;
 	}
-	return next;
+	if (next < cm->next_due)
+		cm->next_due = next;
+	return cm->next_due;
 }
 
 void rfw_cm_counters(const struct rfw_cm *cm, uint64_t out[RFW_CM_CNT__COUNT])

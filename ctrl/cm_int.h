@@ -8,6 +8,7 @@
 #define CM_MAX_LISTEN 16
 #define CM_IDX_BITS   12 /* a connection handle: generation << 12 | (index + 1) */
 #define CM_MAX_CONNS  ((1u << CM_IDX_BITS) - 1)
+_Static_assert(CM_MAX_CONNS == RFW_CM_MAX_CONNS, "rfw_cm.h");
 
 /* IBA 12.9.6 / 12.9.7 states, one side's view. */
 enum cm_state {
@@ -38,6 +39,10 @@ struct cm_conn {
 	uint8_t retries;
 	uint8_t last[RFW_MAD_LEN]; /* the last MAD sent: resent on timeout or duplicate */
 	bool has_last;
+	/* In the peer indexes (cm_index) once remote_id / remote_qpn are known; the next slot
+	   (+1, 0: none) of each hash chain. */
+	bool indexed;
+	uint16_t rid_next, qpn_next;
 };
 
 struct cm_listen {
@@ -52,8 +57,15 @@ struct rfw_cm {
 	struct rfw_cm_config cfg;
 	uint64_t timeout_ns; /* 4.096 us * 2^cfg.cm_timeout */
 	uint32_t next_id, next_tid;
+	/* No timer is due before this (0: unknown, look): rfw_cm_step is O(1) until then. */
+	uint64_t next_due;
+	uint32_t alloc_next; /* where the search for a free slot starts (round robin) */
 	struct cm_listen listen[CM_MAX_LISTEN];
 	struct cm_conn *conns; /* [cfg.max_conns] */
+	/* Hash chains (slot + 1, 0: empty) by (remote comm ID, peer GID) and (remote QPN, peer
+	   GID): a REQ's duplicate and stale checks (IBA 12.9.8.1, 12.9.8.3.1) without a walk. */
+	uint32_t hash_mask;
+	uint16_t *rid_head, *qpn_head;
 	uint64_t cnt[RFW_CM_CNT__COUNT];
 };
 
@@ -64,7 +76,12 @@ static inline uint32_t cm_handle(const struct rfw_cm *cm, const struct cm_conn *
 
 struct cm_conn *cm_conn_of(struct rfw_cm *cm, uint32_t handle);
 struct cm_conn *cm_conn_alloc(struct rfw_cm *cm);
-void cm_conn_free(struct cm_conn *c);
+void cm_conn_free(struct rfw_cm *cm, struct cm_conn *c);
+/* Enter @c in the peer indexes (its remote_id, remote_qpn and peer_gid are set). */
+void cm_index(struct rfw_cm *cm, struct cm_conn *c);
+/* The live connection with this peer's communication ID / with this peer QP (not TimeWait). */
+struct cm_conn *cm_by_remote(struct rfw_cm *cm, uint32_t remote_id, const uint8_t gid[16]);
+struct cm_conn *cm_by_qpn(struct rfw_cm *cm, uint32_t qpn, const uint8_t gid[16]);
 /* Encode @m, keep it as the connection's last MAD (if @c), hand it to the host. */
 void cm_send(struct rfw_cm *cm, struct cm_conn *c, const uint8_t gid[16], struct rfw_cm_msg *m,
              uint64_t now);
@@ -75,5 +92,27 @@ void cm_event(struct rfw_cm *cm, struct cm_conn *c, struct rfw_cm_event *ev);
 void cm_rej_stateless(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *in,
                       uint16_t reason, uint64_t now);
 void cm_arm(struct rfw_cm *cm, struct cm_conn *c, uint64_t now);
+
+/* Set @c's timer to @at (ns). Every timer goes through here: it keeps next_due a lower bound. */
+static inline void cm_timer(struct rfw_cm *cm, struct cm_conn *c, uint64_t at)
+{
+	c->deadline = at;
+	if (at < cm->next_due)
+		cm->next_due = at;
+}
+
+/*
+ * The connection whose local communication ID is @local_id: the ID carries the slot in its low
+ * CM_IDX_BITS (cm_conn_alloc), so a MAD finds its connection without a search.
+ */
+static inline struct cm_conn *cm_by_local(struct rfw_cm *cm, uint32_t local_id)
+{
+	uint32_t i = (local_id & CM_MAX_CONNS) - 1;
+
+	if ((local_id & CM_MAX_CONNS) == 0 || i >= cm->cfg.max_conns)
+		return NULL;
+	return cm->conns[i].st != CM_IDLE && cm->conns[i].local_id == local_id ? &cm->conns[i]
+	                                                                       : NULL;
+}
 
 #endif

@@ -9,39 +9,6 @@
 
 #include "ctrl/cm_int.h"
 
-static struct cm_conn *by_local(struct rfw_cm *cm, uint32_t local_id)
-{
-	for (uint32_t i = 0; i < cm->cfg.max_conns; i++)
-		if (cm->conns[i].st != CM_IDLE && cm->conns[i].local_id == local_id)
-			return &cm->conns[i];
-	return NULL;
-}
-
-/* A REQ already seen: same remote communication ID from the same port. */
-static struct cm_conn *by_remote(struct rfw_cm *cm, uint32_t remote_id, const uint8_t gid[16])
-{
-	for (uint32_t i = 0; i < cm->cfg.max_conns; i++) {
-		struct cm_conn *c = &cm->conns[i];
-
-		if (c->st != CM_IDLE && c->remote_id == remote_id && !memcmp(c->peer_gid, gid, 16))
-			return c;
-	}
-	return NULL;
-}
-
-/* A live connection with the requester's QP from the same port (IBA 12.9.8.3.1). */
-static struct cm_conn *by_qpn(struct rfw_cm *cm, uint32_t qpn, const uint8_t gid[16])
-{
-	for (uint32_t i = 0; i < cm->cfg.max_conns; i++) {
-		struct cm_conn *c = &cm->conns[i];
-
-		if (c->st != CM_IDLE && c->st != CM_TIMEWAIT && c->remote_qpn == qpn &&
-		    !memcmp(c->peer_gid, gid, 16))
-			return c;
-	}
-	return NULL;
-}
-
 static struct cm_listen *listener(struct rfw_cm *cm, uint64_t service_id)
 {
 	for (int i = 0; i < CM_MAX_LISTEN; i++)
@@ -85,7 +52,7 @@ static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 	struct rfw_cm_event ev = {.type = RFW_CM_EV_REQ};
 	struct rfw_cm_params peer;
 	struct cm_listen *l;
-	struct cm_conn *c = by_remote(cm, m->req.local_comm_id, gid);
+	struct cm_conn *c = cm_by_remote(cm, m->req.local_comm_id, gid);
 
 	if (c != NULL) { /* IBA 12.9.8.1: a duplicate REQ; REP_SENT answers with the REP */
 		cm->cnt[RFW_CM_CNT_mad_rx_dup]++;
@@ -93,7 +60,7 @@ static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 			cm_resend(cm, c, now);
 		return;
 	}
-	if (by_qpn(cm, m->req.local_qpn, gid) != NULL) {
+	if (cm_by_qpn(cm, m->req.local_qpn, gid) != NULL) {
 		/* A new REQ from a QP we are still connected to: the old connection is stale
 		   (the peer lost it); refused with REJ reason 10, as IBA 12.9.8.3.1 says. */
 		cm->cnt[RFW_CM_CNT_req_stale]++;
@@ -118,6 +85,7 @@ static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 	c->tid = m->tid;
 	c->service_id = m->req.service_id;
 	memcpy(c->peer_gid, gid, 16);
+	cm_index(cm, c);
 	peer_of_req(&m->req, &peer);
 	ev.ctx = l->ctx;
 	ev.peer = &peer;
@@ -131,7 +99,7 @@ static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 static void rx_rep(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *m,
                    uint64_t now)
 {
-	struct cm_conn *c = by_local(cm, m->rep.remote_comm_id);
+	struct cm_conn *c = cm_by_local(cm, m->rep.remote_comm_id);
 	struct rfw_cm_event ev = {.type = RFW_CM_EV_REP};
 	struct rfw_cm_params peer = {0};
 
@@ -153,6 +121,7 @@ static void rx_rep(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 	c->deadline = UINT64_MAX;
 	c->remote_id = m->rep.local_comm_id;
 	c->remote_qpn = m->rep.local_qpn;
+	cm_index(cm, c);
 	peer = (struct rfw_cm_params){.qpn = m->rep.local_qpn,
 	                              .psn = m->rep.start_psn,
 	                              .resp_res = m->rep.resp_res,
@@ -168,7 +137,7 @@ static void rx_rep(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 
 static void rx_rtu(struct rfw_cm *cm, const struct rfw_cm_msg *m)
 {
-	struct cm_conn *c = by_local(cm, m->rtu.remote_comm_id);
+	struct cm_conn *c = cm_by_local(cm, m->rtu.remote_comm_id);
 	struct rfw_cm_event ev = {.type = RFW_CM_EV_RTU};
 
 	if (c == NULL || c->st != CM_REP_SENT || c->remote_id != m->rtu.local_comm_id) {
@@ -183,7 +152,7 @@ static void rx_rtu(struct rfw_cm *cm, const struct rfw_cm_msg *m)
 
 static void rx_rej(struct rfw_cm *cm, const struct rfw_cm_msg *m)
 {
-	struct cm_conn *c = by_local(cm, m->rej.remote_comm_id);
+	struct cm_conn *c = cm_by_local(cm, m->rej.remote_comm_id);
 	struct rfw_cm_event ev = {.type = RFW_CM_EV_REJ};
 
 	cm->cnt[RFW_CM_CNT_rejected_rx]++;
@@ -195,13 +164,13 @@ static void rx_rej(struct rfw_cm *cm, const struct rfw_cm_msg *m)
 	ev.pdata = m->rej.pdata;
 	ev.pdata_len = RFW_CM_REJ_PDATA;
 	cm_event(cm, c, &ev);
-	cm_conn_free(c);
+	cm_conn_free(cm, c);
 }
 
 /* MRA (IBA 12.6.6): the peer needs longer; wait its service timeout before resending. */
 static void rx_mra(struct rfw_cm *cm, const struct rfw_cm_msg *m, uint64_t now)
 {
-	struct cm_conn *c = by_local(cm, m->mra.remote_comm_id);
+	struct cm_conn *c = cm_by_local(cm, m->mra.remote_comm_id);
 	bool ok = c && ((c->st == CM_REQ_SENT && m->mra.msg_mraed == RFW_CM_MSG_REQ) ||
 	                (c->st == CM_REP_SENT && m->mra.msg_mraed == RFW_CM_MSG_REP));
 
@@ -209,13 +178,13 @@ static void rx_mra(struct rfw_cm *cm, const struct rfw_cm_msg *m, uint64_t now)
 		cm->cnt[c ? RFW_CM_CNT_mad_rx_ignored : RFW_CM_CNT_mad_rx_unknown_conn]++;
 		return;
 	}
-	c->deadline = now + cm->timeout_ns + (4096ull << m->mra.service_timeout);
+	cm_timer(cm, c, now + cm->timeout_ns + (4096ull << m->mra.service_timeout));
 }
 
 static void rx_dreq(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *m,
                     uint64_t now)
 {
-	struct cm_conn *c = by_local(cm, m->dreq.remote_comm_id);
+	struct cm_conn *c = cm_by_local(cm, m->dreq.remote_comm_id);
 	struct rfw_cm_event ev = {.type = RFW_CM_EV_DREQ};
 	struct rfw_cm_msg r = {.attr = RFW_CM_ATTR_DREP, .tid = m->tid};
 
@@ -254,7 +223,7 @@ static void rx_dreq(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_c
 
 static void rx_drep(struct rfw_cm *cm, const struct rfw_cm_msg *m, uint64_t now)
 {
-	struct cm_conn *c = by_local(cm, m->drep.remote_comm_id);
+	struct cm_conn *c = cm_by_local(cm, m->drep.remote_comm_id);
 	struct rfw_cm_event ev = {.type = RFW_CM_EV_DREP};
 
 	if (c == NULL || c->st != CM_DREQ_SENT) {
@@ -262,7 +231,7 @@ static void rx_drep(struct rfw_cm *cm, const struct rfw_cm_msg *m, uint64_t now)
 		return;
 	}
 	c->st = CM_TIMEWAIT;
-	c->deadline = now + cm->cfg.timewait_ns;
+	cm_timer(cm, c, now + cm->cfg.timewait_ns);
 	ev.pdata = m->drep.pdata;
 	ev.pdata_len = RFW_CM_DREP_PDATA;
 	cm_event(cm, c, &ev);

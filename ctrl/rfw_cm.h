@@ -94,7 +94,7 @@ struct rfw_cm_ops {
 struct rfw_cm_config {
 	uint8_t gid[16];        /* this port's GID (IPv4-mapped) */
 	uint64_t ca_guid;       /* Local CA GUID in REQ / REP */
-	uint32_t max_conns;     /* default 256 */
+	uint32_t max_conns;     /* default 256, 1..RFW_CM_MAX_CONNS */
 	uint8_t cm_timeout;     /* our CM response timeout, 4.096 us * 2^n; default 16 (268 ms) */
 	uint8_t max_cm_retries; /* default 15, 0..15 */
 	uint64_t timewait_ns;   /* TimeWait; default 100 ms */
@@ -102,6 +102,9 @@ struct rfw_cm_config {
 };
 
 struct rfw_cm;
+
+/* Connections one CM can hold at once (a handle keeps 12 bits for the slot). */
+#define RFW_CM_MAX_CONNS 4095
 
 struct rfw_cm *rfw_cm_create(const struct rfw_cm_ops *ops, void *host,
                              const struct rfw_cm_config *cfg);

@@ -78,8 +78,15 @@ void rfw_cma_step(struct rfw_eng *e)
 	if (cm == NULL || cm->eng != e)
 		return;
 	now = rfw_eng_clock_ns(e);
-	for (struct rfw_cma_id *c = cm->ids; c; c = c->next)
-		if (c->state == RFW_CMA_ADDR_QUERY)
-			addr_step(cm, c, now);
+	if (cm->addr_queries != 0) {
+		uint32_t still = 0;
+
+		for (struct rfw_cma_id *c = cm->ids; c; c = c->next)
+			if (c->state == RFW_CMA_ADDR_QUERY) {
+				addr_step(cm, c, now);
+				still += c->state == RFW_CMA_ADDR_QUERY;
+			}
+		cm->addr_queries = still;
+	}
 	rfw_cma_cm_step(cm, now);
 }

@@ -70,8 +70,8 @@ struct rfw_cma_conn {
 };
 
 struct rfw_cma_id {
-	struct rdma_cm_id id;    /* first: the application's handle */
-	struct rfw_cma_id *next; /* on the list of ids (under the engine lock) */
+	struct rdma_cm_id id;           /* first: the application's handle */
+	struct rfw_cma_id *next, *prev; /* on the list of ids (under the engine lock) */
 	enum rfw_cma_state state;
 	struct rfw_cma_id *listener; /* a connection request's listening id */
 	int backlog;
@@ -98,9 +98,33 @@ struct rfw_cma {
 	struct rfw_vrb_ctx *ctx;
 	struct rfw_eng *eng;
 	struct rfw_cma_id *ids;
+	/* Ids put in ADDR_QUERY since the last walk found none: the progress step walks the ids
+	   only while some may be waiting for ARP (a thousand connected ids cost nothing). */
+	uint32_t addr_queries;
 	uint16_t next_port; /* ephemeral ports for ids bound to port 0 */
 	void *agent;        /* QP1 and the CM (cma_agent.c) */
 };
+
+/* Put @c on / take it off the list of ids, in O(1) (under the engine lock). */
+static inline void rfw_cma_link(struct rfw_cma *cm, struct rfw_cma_id *c)
+{
+	c->prev = NULL;
+	c->next = cm->ids;
+	if (cm->ids != NULL)
+		cm->ids->prev = c;
+	cm->ids = c;
+}
+
+static inline void rfw_cma_unlink(struct rfw_cma *cm, struct rfw_cma_id *c)
+{
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else if (cm->ids == c)
+		cm->ids = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	c->next = c->prev = NULL;
+}
 
 /* The rdma_cm of the process, set up on first use; NULL and errno if there is no device. */
 struct rfw_cma *rfw_cma_get(void);

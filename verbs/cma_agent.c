@@ -3,8 +3,10 @@
  * QP1 of the rocefw device: the GSI QP (transport rfw_qp_set_gsi) that CM MADs arrive on and
  * leave from (IBA 12.2, 13.5.1), as UD SEND-Only with Q_Key 0x80010000 and P_Key 0xffff.
  * Transport objects of the device directly (not the verbs objects: this runs on the NIC's
- * thread with the engine lock held). Outgoing MADs wait in a small queue until ARP gives the
- * peer's MAC; an address handle per peer is kept.
+ * thread with the engine lock held). Outgoing MADs wait in a FIFO while ARP is asking for the
+ * peer's MAC or QP1's send queue is full (a burst of connections: cmtime -c 1000 asks for a
+ * thousand at once); an address handle per peer is kept. Queue sizes as Linux's ib_mad
+ * defaults (recv_queue_size 512, send_queue_size 128).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,10 +19,10 @@
 
 #define MAD_LEN  256
 #define GRH_LEN  40
-#define RECV_N   64
-#define SEND_N   64
+#define RECV_N   512
+#define SEND_N   128
 #define AH_MAX   64
-#define OUTQ_MAX 64
+#define OUTQ_MAX 4096 /* a power of two; RFW_CM_MAX_CONNS MADs at once fit */
 
 struct agent_ah {
 	uint32_t ip; /* network order; 0 = free */
@@ -42,6 +44,8 @@ struct cma_agent {
 	struct rfw_mr *mr;
 	uint8_t *buf; /* RECV_N x (GRH + MAD), then SEND_N x MAD */
 	uint32_t send_next;
+	uint32_t tx_busy;            /* sends posted and not completed */
+	uint32_t out_head, out_tail; /* FIFO of MADs waiting (ARP, or a full send queue) */
 	struct agent_ah ah[AH_MAX];
 	struct agent_out out[OUTQ_MAX];
 	uint64_t cnt[RFW_CMA_AGENT_CNT__COUNT];
@@ -178,8 +182,12 @@ static int send_now(struct cma_agent *a, struct rfw_ah *ah, const uint8_t *mad, 
 	struct rfw_sge s = {.addr = (uint64_t)(uintptr_t)send_slot(a, i),
 	                    .length = len,
 	                    .lkey = rfw_mr_lkey(a->mr)};
-	struct rfw_send_wr w = {
-	    .wr_id = RECV_N + i, .sg_list = &s, .num_sge = 1, .opcode = RFW_WR_SEND};
+	/* Signaled: the completion frees the slot (tx_busy). */
+	struct rfw_send_wr w = {.wr_id = RECV_N + i,
+	                        .sg_list = &s,
+	                        .num_sge = 1,
+	                        .opcode = RFW_WR_SEND,
+	                        .send_flags = RFW_SEND_SIGNALED};
 	struct rfw_send_wr *bad;
 
 	memcpy(send_slot(a, i), mad, len);
@@ -190,6 +198,7 @@ static int send_now(struct cma_agent *a, struct rfw_ah *ah, const uint8_t *mad, 
 		a->cnt[RFW_CMA_AGENT_CNT_mad_tx_dropped]++;
 		return -ENOBUFS;
 	}
+	a->tx_busy++;
 	a->cnt[RFW_CMA_AGENT_CNT_mad_tx]++;
 	return 0;
 }
@@ -201,42 +210,48 @@ int rfw_cma_agent_send(struct cma_agent *a, uint32_t ip, const uint8_t *mad, uin
 
 	if (len > MAD_LEN)
 		return -EMSGSIZE;
-	ah = ah_for(a, ip);
-	if (ah != NULL)
-		return send_now(a, ah, mad, len, now);
-	for (int i = 0; i < OUTQ_MAX; i++)
-		if (a->out[i].ip == 0) {
-			a->out[i].ip = ip;
-			a->out[i].len = len;
-			a->out[i].asked_ns = now;
-			memcpy(a->out[i].mad, mad, len);
-			return 0;
-		}
-	a->cnt[RFW_CMA_AGENT_CNT_mad_tx_dropped]++;
-	return -ENOBUFS;
+	/* Behind what already waits: MADs of one connection leave in the order the CM sent them. */
+	if (a->out_head == a->out_tail && a->tx_busy < SEND_N) {
+		ah = ah_for(a, ip);
+		if (ah != NULL)
+			return send_now(a, ah, mad, len, now);
+	}
+	if (a->out_tail - a->out_head == OUTQ_MAX) {
+		a->cnt[RFW_CMA_AGENT_CNT_mad_tx_dropped]++;
+		return -ENOBUFS;
+	}
+	struct agent_out *o = &a->out[a->out_tail++ % OUTQ_MAX];
+
+	o->ip = ip;
+	o->len = len;
+	o->asked_ns = now;
+	memcpy(o->mad, mad, len);
+	return 0;
 }
 
-/* MADs waiting for ARP: sent once the MAC is there, dropped after a while (the CM resends). */
+/*
+ * Waiting MADs, oldest first: sent while QP1's send queue has room and the peer's MAC is known;
+ * one whose peer gave no MAC for a second is dropped (the CM resends). The head waits for its
+ * MAC before anything behind it goes (one peer at a time is what a CM burst looks like).
+ */
 static void flush_out(struct cma_agent *a, uint64_t now)
 {
-	for (int i = 0; i < OUTQ_MAX; i++) {
-		struct agent_out *o = &a->out[i];
-		struct rfw_ah *ah;
+	while (a->out_head != a->out_tail && a->tx_busy < SEND_N) {
+		struct agent_out *o = &a->out[a->out_head % OUTQ_MAX];
+		struct rfw_ah *ah = ah_for(a, o->ip);
 
-		if (o->ip == 0)
-			continue;
-		ah = ah_for(a, o->ip);
 		if (ah != NULL)
 			send_now(a, ah, o->mad, o->len, now);
 		else if (now - o->asked_ns < 1000000000ull)
-			continue;
+			return;
 		else
 			a->cnt[RFW_CMA_AGENT_CNT_mad_tx_no_arp]++;
-		o->ip = 0;
+		a->out_head++;
 	}
 }
 
-void rfw_cma_agent_poll(struct cma_agent *a, uint64_t now, rfw_cma_agent_rx_fn rx, void *arg)
+/* One batch of QP1 completions; how many there were. */
+static int poll_batch(struct cma_agent *a, uint64_t now, rfw_cma_agent_rx_fn rx, void *arg)
 {
 	struct rfw_wc wc[16];
 	int n = rfw_poll_cq(a->cq, 16, wc);
@@ -245,8 +260,10 @@ void rfw_cma_agent_poll(struct cma_agent *a, uint64_t now, rfw_cma_agent_rx_fn r
 		const uint8_t *g;
 		uint32_t src;
 
-		if (wc[k].wr_id >= RECV_N)
-			continue; /* a send's completion */
+		if (wc[k].wr_id >= RECV_N) { /* a send's completion: its slot is free */
+			a->tx_busy--;
+			continue;
+		}
 		g = recv_slot(a, (uint32_t)wc[k].wr_id);
 		if (wc[k].status == RFW_WC_SUCCESS && wc[k].byte_len > GRH_LEN) {
 			/* IPv4 in the GRH's last 20 bytes (IBA 11.4.1.1 for RoCEv2): source at 12
@@ -258,6 +275,14 @@ void rfw_cma_agent_poll(struct cma_agent *a, uint64_t now, rfw_cma_agent_rx_fn r
 		if (a->qp && rfw_qp_state(a->qp) == RFW_QPS_RTS)
 			post_recv(a, (uint32_t)wc[k].wr_id, now);
 	}
+	return n;
+}
+
+void rfw_cma_agent_poll(struct cma_agent *a, uint64_t now, rfw_cma_agent_rx_fn rx, void *arg)
+{
+	/* Until the CQ is empty (bounded: the engine's other work waits meanwhile). */
+	for (int round = 0; round < 64 && poll_batch(a, now, rx, arg) == 16; round++)
+		;
 	flush_out(a, now);
 }
 

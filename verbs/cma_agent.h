@@ -11,7 +11,7 @@
 #define RFW_CMA_AGENT_COUNTERS(X)                                                                  \
 	X(mad_rx, "MADs received on QP1 (handed to the CM)")                                       \
 	X(mad_tx, "MADs posted on QP1")                                                            \
-	X(mad_tx_dropped, "MADs not sent: QP1's send queue or the ARP wait queue was full")        \
+	X(mad_tx_dropped, "MADs not sent: their wait queue was full, or QP1 refused the post")     \
 	X(mad_tx_no_arp, "MADs dropped after 1 s without the peer's MAC (the CM resends)")
 
 enum rfw_cma_agent_cnt {

@@ -179,7 +179,11 @@ static void on_event(void *arg, const struct rfw_cm_event *ev)
 		on_req(cm, ev);
 		return;
 	}
-	c = id_of_conn(cm, ev->conn);
+	/* The connection's context is its id once connect or accept named it (a detached
+	   connection's is NULL); before that, the listener's: then look the id up. */
+	c = ev->ctx;
+	if (c == NULL || c->cm_conn != ev->conn)
+		c = id_of_conn(cm, ev->conn);
 	if (c == NULL)
 		return;
 	switch (ev->type) {
@@ -223,7 +227,9 @@ int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now)
 {
 	static const struct rfw_cm_ops ops = {.send = send_cb, .event = on_event};
 	struct rfw_eng_port_info pi;
-	struct rfw_cm_config cfg = {.max_cm_retries = 15, .cm_timeout = 16};
+	/* As many connections as the CM can name (cmtime -c 4000 asks for them at once). */
+	struct rfw_cm_config cfg = {
+	    .max_cm_retries = 15, .cm_timeout = 16, .max_conns = RFW_CM_MAX_CONNS};
 
 	rfw_eng_port_info(cm->eng, &pi);
 	memcpy(cfg.gid, pi.gid, 16);

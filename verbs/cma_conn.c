@@ -249,8 +249,7 @@ void rfw_cma_on_req(struct rfw_cma *cm, struct rfw_cma_id *l, const struct rfw_c
 	rfw_cma_gid_of(s->sin_addr.s_addr, c->id.route.addr.addr.ibaddr.sgid.raw);
 	rfw_cma_gid_of(d->sin_addr.s_addr, c->id.route.addr.addr.ibaddr.dgid.raw);
 	c->state = RFW_CMA_REQ_RCVD;
-	c->next = cm->ids;
-	cm->ids = c;
+	rfw_cma_link(cm, c);
 	rfw_cma_bind_conn(cm, c);
 	rfw_cma_post(c, RDMA_CM_EVENT_CONNECT_REQUEST, 0, r->pdata, r->pdata_len, l);
 }

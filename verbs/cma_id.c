@@ -94,21 +94,10 @@ int rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id, void *
 	c->id.port_num = 1;
 	c->state = RFW_CMA_IDLE;
 	rfw_eng_lock(cm->eng);
-	c->next = cm->ids;
-	cm->ids = c;
+	rfw_cma_link(cm, c);
 	rfw_eng_unlock(cm->eng);
 	*id = &c->id;
 	return 0;
-}
-
-/* Under the engine lock. */
-static void unlink_id(struct rfw_cma *cm, struct rfw_cma_id *c)
-{
-	for (struct rfw_cma_id **p = &cm->ids; *p; p = &(*p)->next)
-		if (*p == c) {
-			*p = c->next;
-			return;
-		}
 }
 
 /* Bind @c to @a (NULL or INADDR_ANY: the device's address; port 0: an ephemeral one). */
@@ -174,6 +163,7 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockad
 		                                               : timeout_ms) *
 		                                    1000000u;
 		c->state = RFW_CMA_ADDR_QUERY; /* rfw_cma_step asks ARP and posts the event */
+		cm->addr_queries++;
 	}
 	rfw_eng_unlock(cm->eng);
 	if (rc != 0)
@@ -264,7 +254,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (c->state == RFW_CMA_LISTEN)
 		rfw_cma_cm_unlisten(cm, c);
 	rfw_cma_forget(cm, c); /* the CM keeps a connection's TimeWait, without the id */
-	unlink_id(cm, c);
+	rfw_cma_unlink(cm, c);
 	rfw_eng_unlock(cm->eng);
 	if (c->id.event)
 		rdma_ack_cm_event(c->id.event);

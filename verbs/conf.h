@@ -30,7 +30,17 @@ struct rfw_vconf {
 	enum rfw_vconf_progress progress;
 	/* ROCEFW_STATS=1: print the non-zero port and transport counters to stderr at exit. */
 	bool stats;
+	/* ROCEFW_MAX_QP: QPs the device holds (ibv_query_device max_qp), QP1 included;
+	 * default 256, range RFW_VCONF_MAX_QP_MIN..RFW_VCONF_MAX_QP_MAX. */
+	uint32_t max_qp;
 };
+
+#define RFW_VCONF_MAX_QP_DEFAULT 256
+#define RFW_VCONF_MAX_QP_MIN     16
+#define RFW_VCONF_MAX_QP_MAX     65536
+
+/* Parse a QP count in the range above; 0 or -EINVAL. Shared with rocefw-run. */
+int rfw_vconf_parse_max_qp(const char *s, uint32_t *max_qp);
 
 /* Default IPv4 address of the built-in loopback port (10.0.0.1). */
 #define RFW_VCONF_LOOPBACK_IP4 0x0a000001u

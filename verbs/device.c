@@ -16,7 +16,6 @@
 #include "verbs/vrb.h"
 
 /* Limits of the transport (transport/qp.c rfw_create_qp, transport/cq.c rfw_create_cq). */
-#define DEV_MAX_QP       256   /* rfw_dev_attr.max_qp the engine asks for */
 #define DEV_MAX_MR       1024  /* rfw_dev_attr.max_mr */
 #define DEV_MAX_QP_WR    65536 /* max_send_wr / max_recv_wr */
 #define DEV_MAX_SGE      32
@@ -54,7 +53,7 @@ int rfw_vrb_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->max_mr_size = RFW_MAX_MSG_SIZE;
 	a->page_size_cap = 0xfffff000; /* any power of two from 4 KiB: MRs are byte-granular */
 	a->vendor_id = 0xffffff;       /* no IEEE OUI of our own (rxe uses the same) */
-	a->max_qp = DEV_MAX_QP;
+	a->max_qp = (int)rfw_vrb_dev.conf.max_qp; /* what the engine asked the NIC for */
 	a->max_qp_wr = DEV_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_CURR_QP_STATE_MOD |
 	                      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_MEM_WINDOW |
@@ -68,7 +67,7 @@ int rfw_vrb_query_device(struct ibv_context *c, struct ibv_device_attr *a)
 	a->max_pd = DEV_MAX_PD;
 	a->max_qp_rd_atom = RFW_MAX_RD_ATOMIC;
 	a->max_qp_init_rd_atom = RFW_MAX_RD_ATOMIC;
-	a->max_res_rd_atom = RFW_MAX_RD_ATOMIC * DEV_MAX_QP;
+	a->max_res_rd_atom = RFW_MAX_RD_ATOMIC * a->max_qp;
 	a->atomic_cap = IBV_ATOMIC_HCA; /* atomics are atomic with respect to this NIC only */
 	a->max_ah = DEV_MAX_AH;
 	a->max_srq = DEV_MAX_SRQ;

@@ -164,7 +164,7 @@ static int eng_setup(struct rfw_eng *e, const struct rfw_vconf *c)
 		fprintf(stderr, "rocefw-verbs: port set-up failed: %s\n", rte_strerror(rte_errno));
 		return -rte_errno;
 	}
-	nc.dev_attr.max_qp = 256;
+	nc.dev_attr.max_qp = c->max_qp;
 	nc.dev_attr.max_mr = 1024;
 	e->nic = rfw_nic_create(e->port->q[0], &nc);
 	if (e->nic == NULL) {

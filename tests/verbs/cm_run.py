@@ -17,6 +17,10 @@ Groups:
                      NIC comes up then (one test per server: DPDK leaves its memif socket).
   reject             rping -c to an address and port nobody listens on: REJECTED, exit != 0,
                      and quickly (the REJ, not a timeout).
+  cmtime:N           cmtime (librdmacm's connection set-up timer) with N connections asked
+                     for at once (rocefw-run --max-qp above N): the client exits 0 with its
+                     table of steps, its CM established N, QP1 dropped no MAD; the figure
+                     is docs/scale.md's rdma_cm churn (tools/bench/bench_cm_churn.sh).
 
 usage: cm_run.py ROCEFW_RUN SANITIZE GROUP
 """
@@ -31,6 +35,7 @@ import time
 RUN, SANITIZE, GROUP = sys.argv[1:4]
 failures = []
 SERVER_IP, CLIENT_IP = "10.0.0.1", "10.0.0.2"
+RUN_EXTRA = []  # more rocefw-run options (cmtime: --max-qp)
 
 
 def check(cond, what):
@@ -48,7 +53,7 @@ def need(tool):
 def side(sock, role, ip, extra_eal=""):
     eal = f"--vdev=net_memif0,role={role},socket={sock},socket-abstract=no" + extra_eal
     # stdbuf: the programs' stdout is a pipe here; line buffering shows progress as it comes
-    return [RUN, "--eal", eal, "--ip", ip, "--", "stdbuf", "-oL"]
+    return [RUN] + RUN_EXTRA + ["--eal", eal, "--ip", ip, "--", "stdbuf", "-oL"]
 
 
 def wait_line(proc, pattern, secs=30):
@@ -281,6 +286,28 @@ def group_qperf(test):
     check("unexpected event" not in co and "failed" not in co, f"{test}: no CM error")
 
 
+def group_cmtime(n):
+    need("cmtime")
+    port = str(7000 + os.getpid() % 1000)
+    RUN_EXTRA.extend(["--max-qp", str(int(n) + 64)])
+    os.environ["ROCEFW_STATS"] = "1"
+    # cmtime's server never exits by itself: stopped once the client is done
+    _, _, crc, co, secs = pair(["cmtime", "-b", SERVER_IP, "-p", port, "-c", n],
+                               ["cmtime", "-s", SERVER_IP, "-p", port, "-c", n], None,
+                               stop_server=True)
+    del os.environ["ROCEFW_STATS"]
+    check(crc == 0, f"cmtime client exits 0 ({crc})")
+    steps = re.findall(r"^(create id|resolve addr|resolve route|create qp|connect|disconnect|"
+                       r"destroy)\s*:\s+([\d.]+)", co, re.M)
+    check(len(steps) == 7, f"client: all 7 steps timed ({[s[0] for s in steps]})")
+    m = re.search(r"^rocefw-verbs: cm established (\d+)$", co, re.M)
+    check(m is not None and int(m.group(1)) == int(n),
+          f"client: the CM established {n} connections ({m.group(1) if m else 0})")
+    check(re.search(r"^rocefw-verbs: qp1 mad_tx_dropped", co, re.M) is None,
+          "client: QP1 dropped no MAD (its send queue backlog held the burst)")
+    print(f"cmtime -c {n}: {secs:.2f} s for the client; steps (ms total): {dict(steps)}")
+
+
 def group_reject():
     need("rping")
     port = str(7000 + os.getpid() % 1000)
@@ -314,6 +341,8 @@ def main():
         group_qperf(g[1])
     elif g[0] == "reject":
         group_reject()
+    elif g[0] == "cmtime":
+        group_cmtime(g[1])
     else:
         sys.exit(f"unknown group {GROUP}")
     if failures:

@@ -3,6 +3,7 @@
  * rocefw-run: run an unmodified libibverbs program on the rocefw device (docs/verbs.md).
  *
  *   rocefw-run [--eal 'EAL OPTIONS'] [--ip A.B.C.D] [--dev NAME] [--progress thread|inline]
+ *              [--max-qp N]
  *              -- PROGRAM [ARGS...]
  *
  * Puts librocefw-verbs.so in front of LD_PRELOAD and hands the configuration to it in the
@@ -27,7 +28,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: rocefw-run [--eal 'EAL OPTIONS'] [--ip A.B.C.D] [--dev NAME]\n"
-	        "                  [--progress thread|inline] -- PROGRAM [ARGS...]\n"
+	        "                  [--progress thread|inline] [--max-qp N] -- PROGRAM [ARGS...]\n"
 	        "  --eal OPTS       DPDK EAL options of the port the device uses (e.g.\n"
 	        "                   '--vdev=net_memif0,role=server,socket=/tmp/m.sock'); without\n"
 	        "                   it: a built-in loopback port in this process\n"
@@ -36,6 +37,7 @@ static void usage(FILE *f)
 	        "  --dev NAME       device name (default rocefw0)\n"
 	        "  --progress MODE  thread: a progress thread drives the NIC (default);\n"
 	        "                   inline: the program's verb calls drive it\n"
+	        "  --max-qp N       QPs the device holds, QP1 included (default 256, 16..65536)\n"
 	        "Environment: ROCEFW_VERBS_LIB overrides the library's path.\n");
 }
 
@@ -93,11 +95,14 @@ static void set_or_unset(const char *name, const char *val)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"eal", required_argument, NULL, 'e'}, {"ip", required_argument, NULL, 'i'},
-	    {"dev", required_argument, NULL, 'd'}, {"progress", required_argument, NULL, 'p'},
-	    {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-	const char *eal = NULL, *ip = NULL, *dev = NULL, *prog = NULL;
+	static const struct option opts[] = {{"eal", required_argument, NULL, 'e'},
+	                                     {"ip", required_argument, NULL, 'i'},
+	                                     {"dev", required_argument, NULL, 'd'},
+	                                     {"progress", required_argument, NULL, 'p'},
+	                                     {"max-qp", required_argument, NULL, 'q'},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
+	const char *eal = NULL, *ip = NULL, *dev = NULL, *prog = NULL, *max_qp = NULL;
 	char libbuf[PATH_MAX + 64];
 	uint32_t ip4;
 	int c;
@@ -125,6 +130,11 @@ int main(int argc, char **argv)
 			if (strcmp(prog, "thread") != 0 && strcmp(prog, "inline") != 0)
 				bad("--progress", prog, "expected thread or inline");
 			break;
+		case 'q':
+			max_qp = optarg;
+			if (rfw_vconf_parse_max_qp(max_qp, &ip4) != 0)
+				bad("--max-qp", max_qp, "expected a QP count, 16..65536");
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -143,6 +153,7 @@ int main(int argc, char **argv)
 	set_or_unset("ROCEFW_IP", ip);
 	set_or_unset("ROCEFW_DEV", dev);
 	set_or_unset("ROCEFW_PROGRESS", prog);
+	set_or_unset("ROCEFW_MAX_QP", max_qp);
 	set_preload(library_path(libbuf, sizeof(libbuf)));
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "rocefw-run: %s: %s\n", argv[optind], strerror(errno));
