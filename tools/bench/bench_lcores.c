@@ -27,7 +27,7 @@
  *
  * usage: rocefw-bench-lcores [EAL options, e.g. -l 0,1] -- [--nics N] [--qps Q] [--size B]
  *                            [--depth D] [--seconds S] [--cross] [--resolve] [--eal-ports]
- *                            [--mtu B] [--json F]
+ *                            [--mtu B] [--ipv6] [--json F]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -59,7 +59,7 @@
 struct opts {
 	uint32_t nics, qps, size, depth, mtu;
 	double seconds;
-	bool cross, resolve, eal_ports;
+	bool cross, resolve, eal_ports, ipv6;
 	const char *json;
 };
 
@@ -116,6 +116,7 @@ static void usage(FILE *f)
 	    "  --seconds S  measured window (default 2, 0.1..3600)\n"
 	    "  --cross      pair A's NIC i with B's NIC i+1: every frame dispatched\n"
 	    "  --resolve    start without peer MACs: ARP through the port's table\n"
+	    "  --ipv6       fd00::1 and fd00::2 only: RoCEv2 over IPv6, ND instead of ARP\n"
 	    "  --eal-ports  A and B are the EAL's ports 0 and 1 (e.g. two net_af_packet vdevs)\n"
 	    "  --mtu B      path MTU (default 4096; 1024 on a 1500-byte link)\n"
 	    "  --json FILE  results as JSON (schema " SCHEMA ")\n",
@@ -124,13 +125,19 @@ static void usage(FILE *f)
 
 static void parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-	    {"nics", required_argument, NULL, 'n'},    {"qps", required_argument, NULL, 'q'},
-	    {"size", required_argument, NULL, 's'},    {"depth", required_argument, NULL, 'd'},
-	    {"seconds", required_argument, NULL, 't'}, {"cross", no_argument, NULL, 'x'},
-	    {"eal-ports", no_argument, NULL, 'e'},     {"mtu", required_argument, NULL, 'm'},
-	    {"resolve", no_argument, NULL, 'r'},       {"json", required_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+	static const struct option lo[] = {{"nics", required_argument, NULL, 'n'},
+	                                   {"qps", required_argument, NULL, 'q'},
+	                                   {"size", required_argument, NULL, 's'},
+	                                   {"depth", required_argument, NULL, 'd'},
+	                                   {"seconds", required_argument, NULL, 't'},
+	                                   {"cross", no_argument, NULL, 'x'},
+	                                   {"eal-ports", no_argument, NULL, 'e'},
+	                                   {"mtu", required_argument, NULL, 'm'},
+	                                   {"resolve", no_argument, NULL, 'r'},
+	                                   {"json", required_argument, NULL, 'j'},
+	                                   {"ipv6", no_argument, NULL, '6'},
+	                                   {"help", no_argument, NULL, 'h'},
+	                                   {NULL, 0, NULL, 0}};
 	int c;
 
 	*o = (struct opts){.qps = 4, .size = 64, .depth = 16, .seconds = 2, .mtu = 4096};
@@ -156,6 +163,9 @@ static void parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'r':
 			o->resolve = true;
+			break;
+		case '6':
+			o->ipv6 = true;
 			break;
 		case 'e':
 			o->eal_ports = true;
@@ -231,12 +241,24 @@ static bool check(const struct run *R, const struct pair *p, uint64_t k, const u
 
 /* ---- set-up ---- */
 
+/* A's and B's addresses: 10.0.0.1 / .2, or fd00::1 / ::2 alone (--ipv6: RoCEv2 over IPv6 and
+ * peers resolved with ND instead of ARP). */
+static void identities(const struct opts *o, struct rfw_identity *ia, struct rfw_identity *ib)
+{
+	*ia = (struct rfw_identity){.has_ip4 = !o->ipv6, .ip4 = 0x0a000001, .has_ip6 = o->ipv6};
+	*ib = (struct rfw_identity){.has_ip4 = !o->ipv6, .ip4 = 0x0a000002, .has_ip6 = o->ipv6};
+	ia->ip6[0] = ib->ip6[0] = 0xfd;
+	ia->ip6[15] = 1;
+	ib->ip6[15] = 2;
+}
+
 /* A and B: the EAL's ports 0 and 1, set up with the NICs' queues, links up. */
 static void ports_eal(struct run *R)
 {
 	struct rfw_port_conf pc = {.nb_rxq = (uint16_t)R->o.nics, .nb_txq = (uint16_t)R->o.nics};
-	struct rfw_identity ia = {.has_ip4 = true, .ip4 = 0x0a000001};
-	struct rfw_identity ib = {.has_ip4 = true, .ip4 = 0x0a000002};
+	struct rfw_identity ia, ib;
+
+	identities(&R->o, &ia, &ib);
 
 	if (rte_eth_dev_count_avail() < 2) {
 		fprintf(stderr, "%s: --eal-ports needs two DPDK ports (EAL --vdev): %u given\n",
@@ -256,8 +278,9 @@ static void ports_make(struct run *R)
 {
 	struct rte_ring *ab[RFW_MAX_QUEUES], *ba[RFW_MAX_QUEUES];
 	struct rfw_port_conf pc = {.nb_rxq = (uint16_t)R->o.nics, .nb_txq = (uint16_t)R->o.nics};
-	struct rfw_identity ia = {.has_ip4 = true, .ip4 = 0x0a000001};
-	struct rfw_identity ib = {.has_ip4 = true, .ip4 = 0x0a000002};
+	struct rfw_identity ia, ib;
+
+	identities(&R->o, &ia, &ib);
 	unsigned socket = rte_socket_id();
 	char name[RTE_RING_NAMESIZE];
 	int a, b;
@@ -611,7 +634,9 @@ static void report(const struct run *R, const struct totals *t)
 
 	printf("%s: %u NIC(s) per port on %u lcore(s), %u QPs each, %u B SENDs, depth %u%s%s\n",
 	       PROG, o->nics, o->nics, o->qps, o->size, o->depth, o->cross ? ", crossed" : "",
-	       o->resolve ? ", MACs by ARP" : "");
+	       !o->resolve ? ""
+	       : o->ipv6   ? ", IPv6, MACs by ND"
+	                   : ", MACs by ARP");
 	printf("  %.3f s: %" PRIu64 " messages, %.3f M msg/s, %.3f Gb/s goodput (every byte "
 	       "checked)\n",
 	       t->secs, t->msgs, rate / 1e6, rate * o->size * 8 / 1e9);
@@ -619,7 +644,7 @@ static void report(const struct run *R, const struct totals *t)
 	       " in, dropped on full rings %" PRIu64 "\n",
 	       t->steered[0], t->steer_in[0], t->steered[1], t->steer_in[1],
 	       t->steer_full[0] + t->steer_full[1]);
-	printf("  frames for a QP the NIC does not own: %" PRIu64 "; QPs resolved by ARP: %" PRIu64
+	printf("  frames for a QP the NIC does not own: %" PRIu64 "; QPs resolved by ARP/ND: %" PRIu64
 	       "/%" PRIu64 "\n",
 	       t->unknown_qp, o->resolve ? t->resolved : 0, o->resolve ? 2 * t->qps : 0);
 	for (uint32_t i = 0; i < o->nics; i++)
@@ -642,9 +667,9 @@ static int write_json(const struct run *R, const struct totals *t)
 		return -errno;
 	fprintf(f,
 	        "{\"schema\": \"%s\", \"nics\": %u, \"lcores\": %u, \"qps_per_nic\": %u, "
-	        "\"size\": %u, \"depth\": %u, \"cross\": %s, \"resolve\": %s, ",
+	        "\"size\": %u, \"depth\": %u, \"cross\": %s, \"resolve\": %s, \"ipv6\": %s, ",
 	        SCHEMA, o->nics, o->nics, o->qps, o->size, o->depth, o->cross ? "true" : "false",
-	        o->resolve ? "true" : "false");
+	        o->resolve ? "true" : "false", o->ipv6 ? "true" : "false");
 	fprintf(f,
 	        "\"seconds\": %.6f, \"messages\": %" PRIu64 ", \"msg_rate\": %.1f, "
 	        "\"goodput_gbps\": %.4f, \"verify_errors\": %" PRIu64 ", ",
