@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rocefw-gen-counters: prints docs/counters.md, every counter rocefw keeps, from the X-macro
- * tables themselves (transport, NIC, per-QP NIC, port, PFC, DCQCN RP / NP). With --list it
+ * tables themselves (transport, NIC, per-QP NIC, port, PFC, DCQCN RP / NP, the rdma_cm's CM and
+ * QP1 agent). With --list it
  * prints "table<TAB>telemetry key" lines instead, for tests that look each counter up in a
  * running process's telemetry (PFC per-priority names keep their "%u").
  *
@@ -12,10 +13,13 @@
 #include <string.h>
 
 #include "cc/dcqcn.h"
+#include "ctrl/rfw_cm.h"
 #include "dataplane/rfw_nic.h"
 #include "dataplane/rfw_pfc.h"
 #include "dataplane/rfw_port.h"
 #include "transport/rfw_counters.h"
+/* Only for RFW_CMA_AGENT_COUNTERS: its includes are plain C (verbs/engine.h, transport/). */
+#include "verbs/cma_agent.h"
 
 struct ctr {
 	const char *name; /* telemetry key; PFC per-priority: a format with one %u */
@@ -70,6 +74,8 @@ static const struct ctr pfc_ctrs[] = {RFW_FOREACH_PFC_CTR(C2)};
 static const struct ctr pfc_prio_ctrs[] = {RFW_FOREACH_PFC_PRIO_CTR(C3)};
 static const struct ctr rp_ctrs[] = {DCQCN_RP_COUNTERS(C2)};
 static const struct ctr np_ctrs[] = {DCQCN_NP_COUNTERS(C2)};
+static const struct ctr cm_ctrs[] = {RFW_CM_COUNTERS(C2)};
+static const struct ctr cm_qp1_ctrs[] = {RFW_CMA_AGENT_COUNTERS(C2)};
 #define C3T(n, m, d) {#n, d, m},
 static const struct ctr transport_ctrs[] = {RFW_FOREACH_COUNTER(C3T)};
 
@@ -87,7 +93,7 @@ static const struct table tables[] = {
     {"nic_qp", "NIC, per QP", "dataplane/rfw_nic.h RFW_FOREACH_NIC_QP_CTR",
      "`/rocefw/qp/info,N,QPN` `nic_counters`", nic_qp_ctrs, N(nic_qp_ctrs)},
     {"port", "Port (sum over queues)", "dataplane/rfw_port.h RFW_FOREACH_PORT_CTR",
-     "`/rocefw/port/stats,P`", port_ctrs, N(port_ctrs)},
+     "`/rocefw/port/stats,P`; one queue's: `/rocefw/port/queue,P,Q`", port_ctrs, N(port_ctrs)},
     {"pfc", "PFC / PAUSE (per port)", "dataplane/rfw_pfc.h RFW_FOREACH_PFC_CTR",
      "`/rocefw/port/pfc,P` (ports with PFC state)", pfc_ctrs, N(pfc_ctrs)},
     {"pfc_prio", "PFC, per priority (`%u` = 0..7)", "dataplane/rfw_pfc.h RFW_FOREACH_PFC_PRIO_CTR",
@@ -96,6 +102,12 @@ static const struct table tables[] = {
      "`/rocefw/cc/state,N,QPN` `rp_counters`", rp_ctrs, N(rp_ctrs)},
     {"dcqcn_np", "DCQCN notification point (per QP)", "cc/dcqcn.h DCQCN_NP_COUNTERS",
      "`/rocefw/cc/state,N,QPN` `np_counters`", np_ctrs, N(np_ctrs)},
+    {"cm", "rdma_cm: IBA CM (per process)", "ctrl/rfw_cm.h RFW_CM_COUNTERS",
+     "`/rocefw/cm` `cm` (schema rocefw.cm/1; registered once a process using librocefw-verbs "
+     "starts its rdma_cm)",
+     cm_ctrs, N(cm_ctrs)},
+    {"cm_qp1", "rdma_cm: QP1 agent (per process)", "verbs/cma_agent.h RFW_CMA_AGENT_COUNTERS",
+     "`/rocefw/cm` `qp1`", cm_qp1_ctrs, N(cm_qp1_ctrs)},
 };
 
 static int is_mlx5(const struct ctr *c)
