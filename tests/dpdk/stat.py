@@ -1,31 +1,37 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""rocefw-stat against a running rocefw-perf --loopback (docs/stat.md, issue 9).
+"""rocefw-stat against a running rocefw-perf --loopback and rocefw-bench-lcores (docs/stat.md,
+issue 9).
 
 Starts `rocefw-perf ... --file-prefix rfwstatPID -- write bw --loopback -D 20` (core 0) and a
 second one (prefix rfwstatPIDb, core 1) and, while they move traffic:
-- rocefw-stat --json: schema rocefw-stat/1, the process (pid), 2 ports, 2 NICs, one QP each;
-  every counter rocefw-gen-counters --list names (the generated docs/counters.md) is present
-  where the document says it is read; Estats: as /rocefw/estats says (absent / disabled /
-  rows with p50, p99, p999, max);
+- rocefw-stat --json: schema rocefw-stat/2, the process (pid), 2 ports of one queue each (no
+  per-queue view), 2 NICs, one QP each; every counter rocefw-gen-counters --list names (the
+  generated docs/counters.md) is present where the document says it is read (the rdma_cm's:
+  tests/verbs/cm_run.py reject); Estats: as /rocefw/estats says (absent / disabled / rows with
+  p50, p99, p999, max); no rdma_cm (absent, said so in the table);
 - a second --json read: TX counters grew;
 - --watch 1 --count 1 --json: rates per second > 0 for the TX / RX counters and consistent with
   the values (rate ~ delta / interval); --watch as a table and --csv;
 - dpdk-telemetry.py (DPDK's client) reads /rocefw/nic,0 with the same counter names and values
   not below rocefw-stat's earlier ones;
 - --file-prefix A --file-prefix B: both, in order, with rates; --all-processes finds both;
-then the errors: a prefix without a socket (names the path, exit 1), bad options (named, exit 2).
+then rocefw-bench-lcores (two ports of two queues, a NIC on each queue, QPs crossing queues) for
+the per-queue view: every port counter per queue, the QPN range each queue's NIC owns (its
+qpn_base), frames handed between queues both ways, queue sums not below the port's; the table
+of queues; --watch rates and --csv of portP.qQ.*; then the errors: a prefix without a socket (names the path, exit 1), bad options (named, exit 2).
 
-usage: stat.py ROCEFW_STAT ROCEFW_PERF ROCEFW_GEN_COUNTERS
+usage: stat.py ROCEFW_STAT ROCEFW_PERF ROCEFW_GEN_COUNTERS ROCEFW_BENCH_LCORES
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 
-STAT, PERF, GEN = sys.argv[1:4]
+STAT, PERF, GEN, LCORES = sys.argv[1:5]
 failures = []
 
 
@@ -127,6 +133,84 @@ def check_two(prefix, prefix_b, pids):
     check(prefix in found and prefix_b in found, "--all-processes finds both")
 
 
+def check_queue_json(p, port_keys):
+    """A rocefw-bench-lcores process in rocefw-stat/2: ports 0 and 1 of two queues, each
+    queue's counters and the QPNs its NIC owns."""
+    owner = {(n["config"]["port"], n["config"]["queue"]): n["config"]["qpn_base"]
+             for n in p["nics"]}
+    check(sorted(owner) == [(0, 0), (0, 1), (1, 0), (1, 1)], f"a NIC per queue: {sorted(owner)}")
+    for port in p["ports"]:
+        qs = port.get("queues", [])
+        pid = port["port"]
+        check(port.get("rx_queues") == 2 and port.get("tx_queues") == 2 and
+              [q["queue"] for q in qs] == [0, 1], f"port {pid}: 2 RX, 2 TX queues, both listed")
+        for q in qs:
+            c = q["counters"]
+            print(f"  port {pid} queue {q['queue']}: qpn {q.get('qpn_lo')}+{q.get('qpn_count')}"
+                  f", rx {c['rx_pkts']} (rocev2 {c['rx_rocev2']}), steered out "
+                  f"{c['rx_steered']} in {c['rx_steer_in']} full {c['rx_steer_full']}, tx "
+                  f"{c['tx_pkts']}")
+            check(set(c) == port_keys, f"port {pid} queue {q['queue']}: every port counter "
+                  f"of counters.md ({len(port_keys)}), no other")
+            check(q.get("qpn_lo") == owner.get((pid, q["queue"])) and q.get("qpn_count", 0) > 0,
+                  f"port {pid} queue {q['queue']}: owns QPNs from its NIC's qpn_base "
+                  f"{owner.get((pid, q['queue']))}")
+            check(all(c[k] > 0 for k in ("rx_pkts", "rx_rocev2", "rx_steered", "rx_steer_in",
+                                         "tx_pkts")),
+                  f"port {pid} queue {q['queue']}: received, handed out and in, sent")
+        # the queues are read after the port's sums, as the traffic goes on
+        low = [k for k in port_keys if sum(q["counters"][k] for q in qs) < port["counters"][k]]
+        check(not low, f"port {pid}: queue sums not below the port's (below: {low[:4]})")
+
+
+def check_queues(prefix, rows):
+    """rocefw-bench-lcores (ports 0 and 1 of two queues, QPs crossing queues, 6 s) read as
+    --json, table, --watch --json and --csv."""
+    port_keys = {k for t, k in rows if t == "port"}
+    lc = subprocess.Popen(
+        [LCORES, "--no-huge", "-m", "1024", "--no-pci", "--no-shconf", f"--file-prefix={prefix}",
+         "-l", "0,1", "--log-level=lib.eal:warning", "--", "--nics", "2", "--cross",
+         "--seconds", "6"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    path = os.path.join(sock_dir(), prefix, "dpdk_telemetry.v2")
+    try:
+        deadline = time.monotonic() + 15
+        while not os.path.exists(path) and lc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # set-up done, traffic flowing
+        r = stat("--file-prefix", prefix, "--json")
+        check(r.returncode == 0, f"lcores --json exit status {r.returncode} {r.stderr.strip()}")
+        p = json.loads(r.stdout)["processes"][0] if r.returncode == 0 else {"nics": [],
+                                                                              "ports": []}
+        check_queue_json(p, port_keys)
+        r = stat("--file-prefix", prefix)
+        table = re.findall(r"^ +([01]) +(\d+)\.\.(\d+)( +\d+){6}$", r.stdout, re.M)
+        check(r.returncode == 0 and r.stdout.count("queues (2 RX, 2 TX):") == 2 and
+              len(table) == 4 and "rdma_cm: absent" in r.stdout,
+              f"table: a row per queue of both ports ({len(table)})")
+        print("  " + "\n  ".join(x for x in r.stdout.splitlines() if "queue" in x or
+                                 re.match(r"^ +[01] +\d+\.\.", x)))
+        r = stat("--file-prefix", prefix, "--watch", "0.5", "--count", "1", "--json")
+        rates = json.loads(r.stdout)["processes"][0]["rates"] if r.returncode == 0 else {}
+        check(all(rates.get(f"port{pt}.q{q}.{k}", 0) > 0 for pt in (0, 1) for q in (0, 1)
+                  for k in ("rx_pkts", "rx_steered", "rx_steer_in", "tx_pkts")) and
+              not any(k.endswith(("qpn_lo", "qpn_count")) for k in rates),
+              "--watch --json: per-queue rates, none for the owned range")
+        r = stat("--file-prefix", prefix, "--csv")
+        csv = {x.split(",")[1]: int(x.split(",")[2]) for x in r.stdout.splitlines()[1:]}
+        q1 = p["ports"][0]["queues"][1] if p["ports"] and p["ports"][0].get("queues") else {}
+        check(csv.get("port0.q1.qpn_lo") == q1.get("qpn_lo") and
+              csv.get("port1.q0.rx_steer_in", 0) > 0, "--csv: portP.qQ.* counters and range")
+        out, _ = lc.communicate(timeout=60)
+    finally:
+        if lc.poll() is None:
+            lc.kill()
+            out, _ = lc.communicate()
+        shutil.rmtree(os.path.join(sock_dir(), prefix), ignore_errors=True)
+    check(lc.returncode == 0, f"rocefw-bench-lcores exit status {lc.returncode}")
+    if lc.returncode != 0:
+        print(out[-2000:])
+
+
 def main():
     prefix = f"rfwstat{os.getpid()}"
     rows = documented()
@@ -151,8 +235,8 @@ def main():
         t_json = time.monotonic() - t0
         check(r.returncode == 0, f"--json exit status {r.returncode} {r.stderr.strip()}")
         doc = json.loads(r.stdout)
-        check(doc["schema"] == "rocefw-stat/1" and len(doc["processes"]) == 1,
-              "--json: schema rocefw-stat/1, one process")
+        check(doc["schema"] == "rocefw-stat/2" and len(doc["processes"]) == 1,
+              "--json: schema rocefw-stat/2, one process")
         p = doc["processes"][0]
         print(f"  --json read in {t_json:.2f} s: pid {p['pid']}, ports {len(p['ports'])}, "
               f"nics {len(p['nics'])}")
@@ -160,9 +244,12 @@ def main():
               "--json: the process's pid, prefix and socket")
         check(len(p["ports"]) == 2 and len(p["nics"]) == 2 and
               all(len(n["qps"]) == 1 for n in p["nics"]), "--json: 2 ports, 2 NICs, 1 QP each")
-        # rocefw-perf has no rdma_cm: the CM's tables are checked by cm_rdma_server
-        missing = [f"{t}.{k}" for t, k in rows if t not in ("cm", "cm_qp1") and not where(p, t) or
-                   any(k not in d for d in where(p, t))]
+        check(all(x["rx_queues"] == 1 and x["tx_queues"] == 1 and "queues" not in x
+                  for x in p["ports"]), "--json: one queue per port, no per-queue view")
+        check(p["cm"] == {"available": False}, "--json: no rdma_cm (available false)")
+        # rocefw-perf has no rdma_cm: the CM's tables are checked by cm_reject
+        missing = [f"{t}.{k}" for t, k in rows if t not in ("cm", "cm_qp1") and
+                   (not where(p, t) or any(k not in d for d in where(p, t)))]
         check(not missing, f"every documented counter is in the telemetry ({len(rows)} "
               f"counters; missing: {missing[:8]})")
         qa = p["nics"][0]["qps"][0]
@@ -208,7 +295,9 @@ def main():
               any(x.startswith(f"{prefix},nic0.tx_frame_bytes,") for x in csv), "--csv")
         r = stat("--file-prefix", prefix)
         check(r.returncode == 0 and "nic0.tx_frame_bytes" in r.stdout and "estats" in r.stdout and
-              f"pid {perf.pid}" in r.stdout, "table: counters, QP line, estats line")
+              f"pid {perf.pid}" in r.stdout and
+              "rdma_cm: absent (no /rocefw/cm in this process)" in r.stdout and
+              "queues" not in r.stdout, "table: counters, QP line, estats line, rdma_cm absent")
         print("  " + "\n  ".join(r.stdout.splitlines()[:4]))
         path_b = os.path.join(sock_dir(), prefix_b, "dpdk_telemetry.v2")
         while not os.path.exists(path_b) and perf_b.poll() is None and \
@@ -247,6 +336,8 @@ def main():
             if pr.returncode != 0:
                 print(out[-2000:])
             shutil.rmtree(os.path.join(sock_dir(), pf), ignore_errors=True)
+
+    check_queues(prefix + "q", rows)
 
     # Errors: the socket path named, options named.
     r = stat("--file-prefix", prefix + "gone")

@@ -16,14 +16,17 @@ Groups:
                      address as its rocefw device; the server forks a child per test, whose
                      NIC comes up then (one test per server: DPDK leaves its memif socket).
   reject             rping -c to an address and port nobody listens on: REJECTED, exit != 0,
-                     and quickly (the REJ, not a timeout).
+                     and quickly (the REJ, not a timeout); then, the server still running,
+                     rocefw-stat shows its rdma_cm (every counter of the CM's and QP1's
+                     tables in counters.md, the REJ counted, the same values as /rocefw/cm).
   cmtime:N           cmtime (librdmacm's connection set-up timer) with N connections asked
                      for at once (rocefw-run --max-qp above N): the client exits 0 with its
                      table of steps, its CM established N, QP1 dropped no MAD; the figure
                      is docs/scale.md's rdma_cm churn (tools/bench/bench_cm_churn.sh).
 
-usage: cm_run.py ROCEFW_RUN SANITIZE GROUP
+usage: cm_run.py ROCEFW_RUN SANITIZE GROUP [ROCEFW_STAT ROCEFW_GEN_COUNTERS]
 """
+import json
 import os
 import re
 import shutil
@@ -33,6 +36,7 @@ import tempfile
 import time
 
 RUN, SANITIZE, GROUP = sys.argv[1:4]
+STAT, GEN = (sys.argv[4:6] + [None, None])[:2]
 failures = []
 SERVER_IP, CLIENT_IP = "10.0.0.1", "10.0.0.2"
 RUN_EXTRA = []  # more rocefw-run options (cmtime: --max-qp)
@@ -85,9 +89,10 @@ def unix_listening(path):
 
 
 def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
-         server_eal="", on_ready=None):
+         server_eal="", on_ready=None, after_client=None):
     """Start @server (@server_eal: more EAL options), wait for its @ready line, call
-    @on_ready(), run @client (then stop the server if @stop_server); both outputs."""
+    @on_ready(), run @client, call @after_client() (the server still running), then stop the
+    server if @stop_server; both outputs."""
     tmp = tempfile.mkdtemp(prefix="rocefw-cm-")
     sock = os.path.join(tmp, "memif.sock")
     srv = subprocess.Popen(side(sock, "server", SERVER_IP, server_eal) + server,
@@ -113,6 +118,8 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
         cli = subprocess.run(side(sock, "client", CLIENT_IP) + client, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
         secs = time.time() - t0
+        if after_client is not None:
+            after_client()
         # a client that failed leaves the server waiting for it for ever: stop it now
         if stop_server or cli.returncode != 0:
             srv.terminate()
@@ -146,6 +153,67 @@ def cm_telemetry(prefix):
     check(set(r.get("cm", {})) >= {"mad_rx", "mad_tx", "established", "req_no_listener"} and
           set(r.get("qp1", {})) >= {"mad_rx", "mad_tx"} and r["cm"]["established"] == 0,
           "telemetry /rocefw/cm: the CM's and QP1's counters, nothing established yet")
+
+
+def telemetry_cm(prefix):
+    """/rocefw/cm read directly (DPDK's protocol, tests/dpdk/telemetry_client.py)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dpdk"))
+    from telemetry_client import Telemetry
+    t = Telemetry(prefix)
+    r = t.query("/rocefw/cm") or {}
+    t.close()
+    return r
+
+
+def stat_cm(prefix):
+    """rocefw-stat on the rping server after it rejected one REQ: its rdma_cm in --json (every
+    counter counters.md lists for the CM and QP1, the values /rocefw/cm gives), the table and
+    --csv; its one-queue memif port has no per-queue view."""
+    if STAT is None or GEN is None:
+        print("NOTE: no ROCEFW_STAT / ROCEFW_GEN_COUNTERS arguments: rocefw-stat not checked")
+        return
+    doc = {"cm": set(), "cm_qp1": set()}
+    for line in subprocess.run([GEN, "--list"], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        table, key, _ = line.split("\t")
+        if table in doc:
+            doc[table].add(key)
+    r = subprocess.run([STAT, "--file-prefix", prefix, "--json"], capture_output=True,
+                       text=True, timeout=30)
+    check(r.returncode == 0, f"rocefw-stat --json exits 0 ({r.returncode} {r.stderr.strip()})")
+    out = json.loads(r.stdout) if r.returncode == 0 else {"processes": [{}]}
+    p = out["processes"][0]
+    cm = p.get("cm", {})
+    direct = telemetry_cm(prefix)
+    print(f"rocefw-stat: cm {cm}")
+    check(out.get("schema") == "rocefw-stat/2" and cm.get("available") is True and
+          cm.get("started") is True and cm.get("source_schema") == "rocefw.cm/1",
+          "rocefw-stat/2: rdma_cm available, started, from rocefw.cm/1")
+    check(set(cm.get("cm", {})) == doc["cm"] and set(cm.get("qp1", {})) == doc["cm_qp1"],
+          f"every counter of counters.md's CM ({len(doc['cm'])}) and QP1 "
+          f"({len(doc['cm_qp1'])}) tables, no other")
+    c, q = cm.get("cm", {}), cm.get("qp1", {})
+    check(c.get("req_no_listener", 0) >= 1 and c.get("rejected_tx", 0) >= 1 and
+          c.get("mad_rx", 0) >= 1 and c.get("mad_tx", 0) >= 1 and c.get("established") == 0 and
+          q.get("mad_rx", 0) >= 1 and q.get("mad_tx", 0) >= 1,
+          "the REJ counted: req_no_listener, rejected_tx, CM and QP1 MADs both ways")
+    # nothing moves on the server once the client has gone: the same values
+    check(direct.get("cm") == c and direct.get("qp1") == q,
+          "the values /rocefw/cm gives (dpdk telemetry read directly)")
+    check([(x.get("rx_queues"), "queues" in x) for x in p.get("ports", [])] == [(1, False)],
+          "one memif port, one RX queue: no per-queue view")
+    r = subprocess.run([STAT, "--file-prefix", prefix], capture_output=True, text=True,
+                       timeout=30)
+    check(r.returncode == 0 and
+          re.search(r"rdma_cm: established 0, timeouts 0, REJ sent [1-9]", r.stdout) and
+          re.search(r"^  cm\.req_no_listener +[1-9]", r.stdout, re.M) is not None and
+          re.search(r"^  cm\.qp1\.mad_rx +[1-9]", r.stdout, re.M) is not None,
+          "table: the rdma_cm line and cm.*, cm.qp1.* counters")
+    r = subprocess.run([STAT, "--file-prefix", prefix, "--csv", "--all"], capture_output=True,
+                       text=True, timeout=30)
+    rows = {x.split(",")[1] for x in r.stdout.splitlines()[1:]}
+    check(r.returncode == 0 and {"cm." + k for k in doc["cm"]} |
+          {"cm.qp1." + k for k in doc["cm_qp1"]} <= rows, "--csv --all: every cm.* counter")
 
 
 def cm_stats(out, side_name):
@@ -313,9 +381,12 @@ def group_reject():
     port = str(7000 + os.getpid() % 1000)
     # The "server" here is a program that opens the device and listens on nothing (a plain
     # ibv_devinfo would exit at once): an rping server on another port.
+    prefix = f"rfwcmrej{os.getpid()}"
     src, so, crc, co, secs = pair(["rping", "-s", "-d", "-a", SERVER_IP, "-p", "1"],
                                   ["rping", "-c", "-a", SERVER_IP, "-p", port, "-C", "1"],
-                                  r"rdma_listen", timeout=60, stop_server=True)
+                                  r"rdma_listen", timeout=60, stop_server=True,
+                                  server_eal=f" --file-prefix={prefix}",
+                                  after_client=lambda: stat_cm(prefix))
     check(crc != 0, f"rping client fails ({crc})")
     check(re.search(r"RDMA_CM_EVENT_REJECTED, error 8\b", co) is not None,
           "client: REJECTED with reason 8 (invalid service ID)")

@@ -2,8 +2,10 @@
 /*
  * rocefw-stat: reads the counters, congestion-control state and Estats latency quantiles of
  * running rocefw processes over DPDK telemetry (the /rocefw/ commands, docs/dataplane.md,
- * docs/nic.md, docs/pfc.md) and prints them as a table, one JSON object (schema rocefw-stat/1)
- * or CSV; --watch prints rates per second, like `watch ethtool -S`. See docs/stat.md.
+ * docs/nic.md, docs/pfc.md, docs/rdma-cm.md): ports and, on ports of several queues, each
+ * queue; NICs and their QPs; the rdma_cm. It prints them as a table, one JSON object (schema
+ * rocefw-stat/2) or CSV; --watch prints rates per second, like `watch ethtool -S`. See
+ * docs/stat.md.
  *
  * The telemetry socket (DPDK lib/telemetry): /var/run/dpdk/PREFIX/dpdk_telemetry.v2 for root,
  * $XDG_RUNTIME_DIR/dpdk/PREFIX (or /tmp/dpdk/PREFIX) otherwise, as EAL picks its runtime
@@ -31,7 +33,8 @@
 
 #define PROG "rocefw-stat"
 
-#define STAT_SCHEMA       "rocefw-stat/1"
+/* /2: ports[].rx_queues, tx_queues, queues[]; processes[].cm (docs/stat.md) */
+#define STAT_SCHEMA       "rocefw-stat/2"
 #define STAT_RATES_SCHEMA "rocefw-stat.rates/1"
 #define MAX_PROCS         64
 
@@ -43,6 +46,7 @@ struct proc {
 	size_t max_len;
 	char *buf;
 	json_t *cmds; /* reply to "/": the registered commands */
+	bool sampled; /* read once already: cmds is re-read (a command may come later) */
 	bool gone;
 };
 
@@ -370,11 +374,100 @@ static json_t *collect_nic(struct proc *p, long id, int *err)
 	return nic;
 }
 
+/* PFC state of port @id into @port, when the process has /rocefw/port/pfc. */
+static void collect_port_pfc(struct proc *p, long id, json_t *port, int *err)
+{
+	static const char *const pfc_skip[] = {"port", "link_mbps", "paused_mask", "storm_mask",
+	                                       NULL};
+	json_t *r;
+	char cmd[64];
+
+	if (!has_cmd(p, "/rocefw/port/pfc"))
+		return;
+	snprintf(cmd, sizeof(cmd), "/rocefw/port/pfc,%ld", id);
+	r = query(p, cmd);
+	if (r == NULL) {
+		*err = 1;
+		return;
+	}
+	if (json_is_object(r)) {
+		json_object_set_new(port, "pfc", counters_of(r, pfc_skip));
+		json_object_set(port, "pfc_paused_mask", json_object_get(r, "paused_mask"));
+		json_object_set(port, "pfc_storm_mask", json_object_get(r, "storm_mask"));
+	}
+	json_decref(r);
+}
+
+/* One queue (/rocefw/port/queue,P,Q, schema rocefw.port.queue/1): its counters and the QPN
+ * range its NIC owns; NULL when the queue does not exist (the command answers null). */
+static json_t *collect_queue(struct proc *p, long id, long qid, int *err)
+{
+	static const char *const skip[] = {"port", "queue", "qpn_lo", "qpn_count", NULL};
+	json_t *q, *r;
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "/rocefw/port/queue,%ld,%ld", id, qid);
+	r = query(p, cmd);
+	if (r == NULL) {
+		*err = 1;
+		return NULL;
+	}
+	if (!json_is_object(r)) {
+		json_decref(r);
+		return NULL;
+	}
+	q = json_object();
+	json_object_set_new(q, "queue", json_integer(qid));
+	/* only a port of several queues has a dispatcher, hence owners */
+	if (json_object_get(r, "qpn_count") != NULL) {
+		json_object_set(q, "qpn_lo", json_object_get(r, "qpn_lo"));
+		json_object_set(q, "qpn_count", json_object_get(r, "qpn_count"));
+	}
+	json_object_set_new(q, "counters", counters_of(r, skip));
+	json_decref(r);
+	return q;
+}
+
+/*
+ * The queue counts (/rocefw/port/info) and, for a port of several RX queues, every queue's
+ * counters: the port's are their sums, and which queue drops or hands frames on is what an
+ * operator of such a port asks. One queue: nothing more (its counters are the port's).
+ */
+static void collect_port_queues(struct proc *p, long id, json_t *port, int *err)
+{
+	json_t *r, *arr;
+	long rxq, txq;
+	char cmd[64];
+
+	if (!has_cmd(p, "/rocefw/port/info"))
+		return;
+	snprintf(cmd, sizeof(cmd), "/rocefw/port/info,%ld", id);
+	r = query(p, cmd);
+	if (r == NULL) {
+		*err = 1;
+		return;
+	}
+	rxq = (long)json_integer_value(json_object_get(r, "rx_queues"));
+	txq = (long)json_integer_value(json_object_get(r, "tx_queues"));
+	json_decref(r);
+	json_object_set_new(port, "rx_queues", json_integer(rxq));
+	json_object_set_new(port, "tx_queues", json_integer(txq));
+	if (rxq <= 1 || !has_cmd(p, "/rocefw/port/queue"))
+		return;
+	arr = json_array();
+	/* queues exist up to the larger count (rfw_port.c): a TX-only one has TX counters */
+	for (long q = 0; q < (rxq > txq ? rxq : txq) && !*err; q++) {
+		json_t *o = collect_queue(p, id, q, err);
+
+		if (o != NULL)
+			json_array_append_new(arr, o);
+	}
+	json_object_set_new(port, "queues", arr);
+}
+
 static json_t *collect_port(struct proc *p, long id, int *err)
 {
 	static const char *const skip[] = {"port", NULL};
-	static const char *const pfc_skip[] = {"port", "link_mbps", "paused_mask", "storm_mask",
-	                                       NULL};
 	json_t *port = json_object(), *r;
 	char cmd[64];
 
@@ -388,29 +481,59 @@ static json_t *collect_port(struct proc *p, long id, int *err)
 	json_object_set_new(port, "counters", counters_of(r, skip));
 	json_object_set_new(port, "malformed_by_reason", obj_or_empty(r, "malformed_by_reason"));
 	json_decref(r);
-	if (!has_cmd(p, "/rocefw/port/pfc"))
-		return port;
-	snprintf(cmd, sizeof(cmd), "/rocefw/port/pfc,%ld", id);
-	r = query(p, cmd);
-	if (r == NULL) {
-		*err = 1;
-		return port;
-	}
-	if (json_is_object(r)) {
-		json_object_set_new(port, "pfc", counters_of(r, pfc_skip));
-		json_object_set(port, "pfc_paused_mask", json_object_get(r, "paused_mask"));
-		json_object_set(port, "pfc_storm_mask", json_object_get(r, "storm_mask"));
-	}
-	json_decref(r);
+	collect_port_queues(p, id, port, err);
+	collect_port_pfc(p, id, port, err);
 	return port;
 }
 
-/* Everything one process exposes, as the "processes" entry of rocefw-stat/1. */
+/*
+ * The rdma_cm of a process using librocefw-verbs (/rocefw/cm, schema rocefw.cm/1): the IBA
+ * CM's counters ("cm") and its QP1 agent's ("qp1"). "available": the command is registered
+ * (it is once the rdma_cm starts); without it the process has no rdma_cm to show.
+ */
+static json_t *collect_cm(struct proc *p, int *err)
+{
+	json_t *out = json_object(), *r;
+	bool on;
+
+	json_object_set_new(out, "available", json_boolean(has_cmd(p, "/rocefw/cm")));
+	if (!has_cmd(p, "/rocefw/cm"))
+		return out;
+	r = query(p, "/rocefw/cm");
+	if (r == NULL) {
+		*err = 1;
+		return out;
+	}
+	if (json_object_get(r, "schema") != NULL)
+		json_object_set(out, "source_schema", json_object_get(r, "schema"));
+	on = truthy(json_object_get(r, "started"));
+	json_object_set_new(out, "started", json_boolean(on));
+	if (on) {
+		json_object_set_new(out, "cm", obj_or_empty(r, "cm"));
+		json_object_set_new(out, "qp1", obj_or_empty(r, "qp1"));
+	}
+	json_decref(r);
+	return out;
+}
+
+/* Everything one process exposes, as the "processes" entry of rocefw-stat/2. */
 static json_t *collect(struct proc *p, int *err)
 {
 	json_t *o = json_object(), *ids, *arr, *v;
 	size_t i;
 
+	/* --watch: a command registered since the last read (the rdma_cm starts with the
+	   program's first rdma_cm call) is read from now on */
+	if (p->sampled) {
+		v = query(p, "/");
+		if (v == NULL)
+			*err = 1;
+		else {
+			json_decref(p->cmds);
+			p->cmds = v;
+		}
+	}
+	p->sampled = true;
 	json_object_set_new(o, "file_prefix", json_string(p->prefix));
 	json_object_set_new(o, "socket", json_string(p->path));
 	json_object_set_new(o, "pid", json_integer(p->pid));
@@ -431,10 +554,12 @@ static json_t *collect(struct proc *p, int *err)
 	    json_array_append_new(arr, collect_nic(p, (long)json_integer_value(v), err));
 	json_decref(ids);
 	json_object_set_new(o, "nics", arr);
+	json_object_set_new(o, "cm", collect_cm(p, err));
 	return o;
 }
 
-/* ---- flattening: "port0.rx_pkts", "nic0.dev.tx_packets", "nic0.qp17.rp.rp_cnp_handled" ---- */
+/* ---- flattening: "port0.rx_pkts", "port0.q1.rx_steered", "nic0.dev.tx_packets",
+ *      "nic0.qp17.rp.rp_cnp_handled", "cm.established", "cm.qp1.mad_rx" ---- */
 
 static void flat_add(struct flat *f, const char *key, double v, bool counter)
 {
@@ -479,9 +604,9 @@ static void flat_dict(struct flat *f, const char *prefix, json_t *d, bool counte
 	}
 }
 
-static void flatten(struct flat *f, json_t *proc)
+static void flatten_ports(struct flat *f, json_t *proc)
 {
-	json_t *port, *nic, *qp, *row;
+	json_t *port, *q;
 	size_t i, j;
 	char pre[256];
 
@@ -495,7 +620,31 @@ static void flatten(struct flat *f, json_t *proc)
 		flat_dict(f, pre, json_object_get(port, "malformed_by_reason"), true);
 		snprintf(pre, sizeof(pre), "port%ld.pfc.", id);
 		flat_dict(f, pre, json_object_get(port, "pfc"), true);
+		json_array_foreach(json_object_get(port, "queues"), j, q)
+		{
+			char key[300];
+
+			snprintf(pre, sizeof(pre), "port%ld.q%lld.", id,
+			         (long long)json_integer_value(json_object_get(q, "queue")));
+			flat_dict(f, pre, json_object_get(q, "counters"), true);
+			/* the owned range is a setting, not a count: no rate */
+			if (json_object_get(q, "qpn_count") == NULL)
+				continue;
+			snprintf(key, sizeof(key), "%sqpn_lo", pre);
+			flat_add(f, key, json_number_value(json_object_get(q, "qpn_lo")), false);
+			snprintf(key, sizeof(key), "%sqpn_count", pre);
+			flat_add(f, key, json_number_value(json_object_get(q, "qpn_count")), false);
+		}
 	}
+}
+
+static void flatten(struct flat *f, json_t *proc)
+{
+	json_t *nic, *qp, *row, *cm = json_object_get(proc, "cm");
+	size_t i, j;
+	char pre[256];
+
+	flatten_ports(f, proc);
 	json_array_foreach(json_object_get(proc, "nics"), i, nic)
 	{
 		long id = (long)json_integer_value(json_object_get(nic, "nic"));
@@ -538,6 +687,8 @@ static void flatten(struct flat *f, json_t *proc)
 			}
 		}
 	}
+	flat_dict(f, "cm.", json_object_get(cm, "cm"), true);
+	flat_dict(f, "cm.qp1.", json_object_get(cm, "qp1"), true);
 }
 
 static double flat_get(const struct flat *f, const char *key, bool *found)
@@ -621,6 +772,79 @@ static void print_qps_table(json_t *proc)
 	}
 }
 
+/* Ports of several queues: a row per queue with the QPNs its NIC owns and where frames went. */
+static void print_queues_table(json_t *proc)
+{
+	static const char *const col[] = {"rx_pkts",     "rx_rocev2",     "rx_steered",
+	                                  "rx_steer_in", "rx_steer_full", "tx_pkts"};
+	json_t *port, *q;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(proc, "ports"), i, port)
+	{
+		long id = (long)json_integer_value(json_object_get(port, "port"));
+		long rxq = (long)json_integer_value(json_object_get(port, "rx_queues"));
+
+		if (rxq <= 1)
+			continue;
+		if (json_object_get(port, "queues") == NULL) {
+			printf("  port%ld queues (%ld RX): absent (no /rocefw/port/queue in this "
+			       "process)\n",
+			       id, rxq);
+			continue;
+		}
+		printf("  port%ld queues (%ld RX, %lld TX):\n  %6s %-17s", id, rxq,
+		       (long long)json_integer_value(json_object_get(port, "tx_queues")), "queue",
+		       "qpns");
+		for (unsigned k = 0; k < sizeof(col) / sizeof(col[0]); k++)
+			printf(" %14s", col[k]);
+		printf("\n");
+		json_array_foreach(json_object_get(port, "queues"), j, q)
+		{
+			long long lo = json_integer_value(json_object_get(q, "qpn_lo"));
+			long long n = json_integer_value(json_object_get(q, "qpn_count"));
+			char qpns[48] = "-";
+
+			if (n > 0)
+				snprintf(qpns, sizeof(qpns), "%lld..%lld", lo, lo + n - 1);
+			printf("  %6lld %-17s",
+			       (long long)json_integer_value(json_object_get(q, "queue")), qpns);
+			for (unsigned k = 0; k < sizeof(col) / sizeof(col[0]); k++)
+				printf(" %14lld", (long long)json_integer_value(json_object_get(
+				                      json_object_get(q, "counters"), col[k])));
+			printf("\n");
+		}
+	}
+}
+
+static long long cnt_of(json_t *cm, const char *table, const char *name)
+{
+	return (long long)json_integer_value(json_object_get(json_object_get(cm, table), name));
+}
+
+/* The rdma_cm in one line (every counter is in the flat list too, by its cm.* name). */
+static void print_cm_line(json_t *proc)
+{
+	json_t *cm = json_object_get(proc, "cm");
+
+	if (!json_is_true(json_object_get(cm, "available"))) {
+		printf("  rdma_cm: absent (no /rocefw/cm in this process)\n");
+		return;
+	}
+	if (!json_is_true(json_object_get(cm, "started"))) {
+		printf("  rdma_cm: not started\n");
+		return;
+	}
+	printf(
+	    "  rdma_cm: established %lld, timeouts %lld, REJ sent %lld received %lld; CM MADs rx "
+	    "%lld tx %lld resent %lld; QP1 MADs rx %lld tx %lld dropped %lld no_arp %lld\n",
+	    cnt_of(cm, "cm", "established"), cnt_of(cm, "cm", "timeouts"),
+	    cnt_of(cm, "cm", "rejected_tx"), cnt_of(cm, "cm", "rejected_rx"),
+	    cnt_of(cm, "cm", "mad_rx"), cnt_of(cm, "cm", "mad_tx"), cnt_of(cm, "cm", "mad_resent"),
+	    cnt_of(cm, "qp1", "mad_rx"), cnt_of(cm, "qp1", "mad_tx"),
+	    cnt_of(cm, "qp1", "mad_tx_dropped"), cnt_of(cm, "qp1", "mad_tx_no_arp"));
+}
+
 static void print_table(json_t *proc, bool all)
 {
 	struct flat f = {0};
@@ -630,6 +854,8 @@ static void print_table(json_t *proc, bool all)
 	       (long long)json_integer_value(json_object_get(proc, "pid")),
 	       json_string_value(json_object_get(proc, "socket")));
 	print_qps_table(proc);
+	print_queues_table(proc);
+	print_cm_line(proc);
 	flatten(&f, proc);
 	for (size_t i = 0; i < f.n; i++) {
 		if (!f.counter[i] || (!all && f.val[i] == 0))
