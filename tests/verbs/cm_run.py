@@ -204,6 +204,7 @@ def stat_cm(prefix):
           "one memif port, one RX queue: no per-queue view")
     r = subprocess.run([STAT, "--file-prefix", prefix], capture_output=True, text=True,
                        timeout=30)
+    print(r.stdout, end="")
     check(r.returncode == 0 and
           re.search(r"rdma_cm: established 0, timeouts 0, REJ sent [1-9]", r.stdout) and
           re.search(r"^  cm\.req_no_listener +[1-9]", r.stdout, re.M) is not None and
