@@ -206,13 +206,14 @@ static int send_now(struct cma_agent *a, struct rfw_ah *ah, const uint8_t *mad, 
 int rfw_cma_agent_send(struct cma_agent *a, uint32_t ip, const uint8_t *mad, uint16_t len,
                        uint64_t now)
 {
-	struct rfw_ah *ah;
+	struct agent_out *o;
 
 	if (len > MAD_LEN)
 		return -EMSGSIZE;
 	/* Behind what already waits: MADs of one connection leave in the order the CM sent them. */
 	if (a->out_head == a->out_tail && a->tx_busy < SEND_N) {
-		ah = ah_for(a, ip);
+		struct rfw_ah *ah = ah_for(a, ip);
+
 		if (ah != NULL)
 			return send_now(a, ah, mad, len, now);
 	}
@@ -220,8 +221,7 @@ int rfw_cma_agent_send(struct cma_agent *a, uint32_t ip, const uint8_t *mad, uin
 		a->cnt[RFW_CMA_AGENT_CNT_mad_tx_dropped]++;
 		return -ENOBUFS;
 	}
-	struct agent_out *o = &a->out[a->out_tail++ % OUTQ_MAX];
-
+	o = &a->out[a->out_tail++ % OUTQ_MAX];
 	o->ip = ip;
 	o->len = len;
 	o->asked_ns = now;

@@ -107,7 +107,8 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: %s [EAL options] -- [--nics N] [--qps Q] [--size B] [--depth D]\n"
-	    "       [--seconds S] [--cross] [--resolve] [--json FILE]\n"
+	    "       [--seconds S] [--cross] [--resolve] [--ipv6] [--eal-ports] [--mtu B]\n"
+	    "       [--json FILE]\n"
 	    "  --nics N     NICs per port, one per queue pair and lcore (default: the "
 	    "lcores, 1..%u)\n"
 	    "  --qps Q      sending QPs per NIC (default 4, 1..%u)\n"
@@ -120,7 +121,7 @@ static void usage(FILE *f)
 	    "  --eal-ports  A and B are the EAL's ports 0 and 1 (e.g. two net_af_packet vdevs)\n"
 	    "  --mtu B      path MTU (default 4096; 1024 on a 1500-byte link)\n"
 	    "  --json FILE  results as JSON (schema " SCHEMA ")\n",
-	    PROG, RFW_MAX_QUEUES, MAX_QPS);
+	    PROG, (unsigned)RFW_MAX_QUEUES, (unsigned)MAX_QPS);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -644,8 +645,8 @@ static void report(const struct run *R, const struct totals *t)
 	       " in, dropped on full rings %" PRIu64 "\n",
 	       t->steered[0], t->steer_in[0], t->steered[1], t->steer_in[1],
 	       t->steer_full[0] + t->steer_full[1]);
-	printf("  frames for a QP the NIC does not own: %" PRIu64 "; QPs resolved by ARP/ND: %" PRIu64
-	       "/%" PRIu64 "\n",
+	printf("  frames for a QP the NIC does not own: %" PRIu64
+	       "; QPs resolved by ARP/ND: %" PRIu64 "/%" PRIu64 "\n",
 	       t->unknown_qp, o->resolve ? t->resolved : 0, o->resolve ? 2 * t->qps : 0);
 	for (uint32_t i = 0; i < o->nics; i++)
 		if (R->lane[i].errors != 0)
