@@ -53,8 +53,9 @@ def states(tool, prefix):
     if isinstance(qpns, dict):
         qpns = qpns.get("qpns", [])
     rows = telemetry(tool, prefix, [f"/rocefw/cc/state,0,{q}" for q in qpns])
+    # null: the QP had no snapshot yet (a slow start) or was just gone; the caller reads again
     return [(r["/rocefw/cc/state"].get("rp_scope"), r["/rocefw/cc/state"].get("rate_kbps"))
-            for r in rows if "/rocefw/cc/state" in r]
+            for r in rows if r.get("/rocefw/cc/state")]
 
 
 def run_case(tool, profile):
