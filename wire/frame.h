@@ -155,8 +155,10 @@ enum rfw_frame_err rfw_frame_parse_l3(const uint8_t *buf, size_t len, size_t l3_
  * ICRC over an IP datagram: @l3 points at the IP header, @len covers it up to the byte before
  * the ICRC. Variant fields are treated as ones: IPv4 TOS, TTL and header checksum; IPv6
  * traffic class, flow label and hop limit; the UDP checksum; BTH FECN, BECN and Resv6. Needs
- * @len >= IP header + UDP + BTH; returns 0 otherwise. Chained CRC-32 (ISA-L), no copy of the
- * payload.
+ * @len >= IP header + UDP + BTH; returns 0 otherwise. Reads the datagram in place on x86-64
+ * with PCLMULQDQ (the masks an OR on the first 16-byte blocks, the CRC folded inline, ISA-L
+ * for the rest of a long packet); elsewhere a masked scratch copy of the headers and ISA-L.
+ * wire/icrc.c.
  */
 uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver);
 
