@@ -57,7 +57,9 @@ static uint32_t icrc_general(const uint8_t *l3, size_t len, unsigned ip_ver, siz
 #define ICRC_CLMUL     1
 #define ICRC_TARGET    __attribute__((target("pclmul,sse4.1")))
 #define ICRC_FAST_MAX  256 /* longer: the masked head here, the rest by ISA-L's 8-way fold */
-#define ICRC_MASK_BLKS 5   /* blocks that can hold a masked byte (IPv6: BTH byte 4 is byte 56) */
+#define ICRC_HEAD_BLKS 5   /* blocks that can hold a masked byte (IPv6: BTH byte 4 is byte 56) */
+/* Mask bytes for every block of a short stream: each block is ORed with its mask, no branch. */
+#define ICRC_MASK_LEN (16 + ICRC_FAST_MAX + 16)
 
 /*
  * The zlib CRC with its initial register of ones over 8 bytes of ones is the CRC with a zero
@@ -65,9 +67,9 @@ static uint32_t icrc_general(const uint8_t *l3, size_t len, unsigned ip_ver, siz
  * not move a zero register. So the stream folded here is: @s - 4 zero bytes (to make the
  * stream a whole number of 16-byte blocks), 4 bytes of ones, the datagram. The masks below are
  * that stream's ones from 16 - 4 on (16 zero bytes in front to read them at any shift): the
- * 4 leading ones, then an OR mask per datagram byte.
+ * 4 leading ones, then an OR mask per datagram byte (zero past the headers).
  */
-static const uint8_t icrc_mask4[16 + 16 * ICRC_MASK_BLKS] __attribute__((aligned(16))) = {
+static const uint8_t icrc_mask4[ICRC_MASK_LEN] __attribute__((aligned(16))) = {
     [12] = 0xff,      [13] = 0xff,      [14] = 0xff, [15] = 0xff, /* the 4 leading ones */
     [16 + 1] = 0xff,                                              /* TOS */
     [16 + 8] = 0xff,                                              /* TTL */
@@ -75,7 +77,7 @@ static const uint8_t icrc_mask4[16 + 16 * ICRC_MASK_BLKS] __attribute__((aligned
     [16 + 26] = 0xff, [16 + 27] = 0xff,                           /* UDP checksum */
     [16 + 32] = 0xff,                                             /* BTH FECN, BECN, Resv6 */
 };
-static const uint8_t icrc_mask6[16 + 16 * ICRC_MASK_BLKS] __attribute__((aligned(16))) = {
+static const uint8_t icrc_mask6[ICRC_MASK_LEN] __attribute__((aligned(16))) = {
     [12] = 0xff,      [13] = 0xff,      [14] = 0xff,     [15] = 0xff, /* the 4 leading ones */
     [16 + 0] = 0x0f,                                     /* traffic class, low nibble */
     [16 + 1] = 0xff,  [16 + 2] = 0xff,  [16 + 3] = 0xff, /* traffic class, flow label */
@@ -96,15 +98,11 @@ static const uint64_t k3k4[2] __attribute__((aligned(16))) = {0x01751997d0, 0x00
 static const uint64_t k5k0[2] __attribute__((aligned(16))) = {0x0163cd6124, 0};
 static const uint64_t kpoly[2] __attribute__((aligned(16))) = {0x01db710641, 0x01f7011641};
 
-/* Block @i of the stream (the datagram shifted up by @s), masked if it can hold a mask. */
-ICRC_TARGET static inline __m128i blk(const uint8_t *l3, const uint8_t *mask, unsigned s,
-                                      unsigned i)
+/* Block @i of the stream at @d (the datagram from l3 - s), ORed with its mask at @m. */
+ICRC_TARGET static inline __m128i blk(const uint8_t *d, const uint8_t *m, unsigned i)
 {
-	__m128i d = _mm_loadu_si128((const __m128i *)(l3 + 16 * i - s));
-
-	if (i < ICRC_MASK_BLKS)
-		d = _mm_or_si128(d, _mm_loadu_si128((const __m128i *)(mask + 16 + 16 * i - s)));
-	return d;
+	return _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + 16 * i)),
+	                    _mm_loadu_si128((const __m128i *)(m + 16 * i)));
 }
 
 ICRC_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
@@ -134,32 +132,33 @@ ICRC_TARGET static inline uint32_t reduce(__m128i x1)
 /*
  * The raw CRC register (zero initial value) of blocks 0 .. @nb - 1 of the stream: four
  * accumulators 64 bytes apart while at least four blocks remain (the multiplies of one round
- * do not wait on each other), then one.
+ * do not wait on each other), then one. Block 0 is the datagram's first 16 - @s bytes shifted
+ * up behind the zeros and ones; block i > 0 is read in place at l3 + 16 i - s.
  */
 ICRC_TARGET static uint32_t fold_blocks(const uint8_t *l3, const uint8_t *mask, unsigned s,
                                         unsigned nb)
 {
+	const uint8_t *d = l3 - s, *m = mask + 16 - s;
 	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
 	__m128i x1 = _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
-	                          _mm_loadu_si128((const __m128i *)(mask + 16 - s)));
+	                          _mm_loadu_si128((const __m128i *)m));
 	__m128i k = _mm_load_si128((const __m128i *)k3k4);
 	unsigned i = 1;
 
 	if (nb >= 4) {
 		__m128i k4 = _mm_load_si128((const __m128i *)k1k2);
-		__m128i x2 = blk(l3, mask, s, 1), x3 = blk(l3, mask, s, 2),
-		        x4 = blk(l3, mask, s, 3);
+		__m128i x2 = blk(d, m, 1), x3 = blk(d, m, 2), x4 = blk(d, m, 3);
 
 		for (i = 4; i + 4 <= nb; i += 4) {
-			x1 = fold(x1, k4, blk(l3, mask, s, i));
-			x2 = fold(x2, k4, blk(l3, mask, s, i + 1));
-			x3 = fold(x3, k4, blk(l3, mask, s, i + 2));
-			x4 = fold(x4, k4, blk(l3, mask, s, i + 3));
+			x1 = fold(x1, k4, blk(d, m, i));
+			x2 = fold(x2, k4, blk(d, m, i + 1));
+			x3 = fold(x3, k4, blk(d, m, i + 2));
+			x4 = fold(x4, k4, blk(d, m, i + 3));
 		}
 		x1 = fold(fold(fold(x1, k, x2), k, x3), k, x4);
 	}
 	for (; i < nb; i++)
-		x1 = fold(x1, k, blk(l3, mask, s, i));
+		x1 = fold(x1, k, blk(d, m, i));
 	return reduce(x1);
 }
 
@@ -174,19 +173,22 @@ ICRC_TARGET static uint32_t icrc_clmul(const uint8_t *l3, size_t len, const uint
 	unsigned s, nb;
 
 	if (len <= ICRC_FAST_MAX) {
-		s = 4 + (unsigned)((16 - (4 + len) % 16) % 16);
+		s = 4 + (unsigned)(-(4 + len) & 15);
 		nb = (unsigned)((s + len) / 16);
 		return ~fold_blocks(l3, mask, s, nb);
 	}
 	s = 4;
-	nb = ICRC_MASK_BLKS;
+	nb = ICRC_HEAD_BLKS;
 	return crc32_gzip_refl(~fold_blocks(l3, mask, s, nb), l3 + 16 * nb - s,
 	                       len - (16 * nb - s));
 }
 
-static bool have_clmul(void)
+static bool icrc_fast; /* PCLMULQDQ and SSE4.1, set once before main */
+
+__attribute__((constructor)) static void icrc_probe(void)
 {
-	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+	__builtin_cpu_init();
+	icrc_fast = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
 }
 #endif
 
@@ -194,6 +196,13 @@ uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
 {
 	size_t iphl;
 
+#ifdef ICRC_CLMUL
+	/* Every RoCEv2 packet of ours: the masks are laid out for IPv4 without options (IHL 5;
+	   40 bytes up to the end of the BTH) and for IPv6 (60 bytes). */
+	if (icrc_fast && (len & 3) == 0 &&
+	    (ip_ver == 4 ? len >= 40 && (l3[0] & 0xf) == 5 : len >= 60))
+		return icrc_clmul(l3, len, ip_ver == 4 ? icrc_mask4 : icrc_mask6);
+#endif
 	if (len < RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN)
 		return 0;
 	if (ip_ver == 4)
@@ -202,11 +211,6 @@ uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
 		iphl = RFW_IPV6_HLEN;
 	if (iphl < RFW_IPV4_HLEN || iphl > 60 || len < iphl + RFW_UDP_HLEN + RFW_BTH_LEN)
 		return 0;
-#ifdef ICRC_CLMUL
-	/* The masks are laid out for the fixed headers: no IPv4 options. */
-	if ((len & 3) == 0 && (ip_ver != 4 || iphl == RFW_IPV4_HLEN) && have_clmul())
-		return icrc_clmul(l3, len, ip_ver == 4 ? icrc_mask4 : icrc_mask6);
-#endif
 	return icrc_general(l3, len, ip_ver, iphl);
 }
 
