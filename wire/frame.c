@@ -76,6 +76,29 @@ static enum rfw_frame_err parse_udp(const uint8_t *buf, size_t end, struct rfw_f
 	return RFW_FRAME_ERR_OK;
 }
 
+/*
+ * Whether an IPv4 header of @ihl bytes (a multiple of 4) sums to all ones (RFC 791 3.1). The
+ * ones'-complement sum is taken over 32-bit words in host order and folded: the sum is the
+ * same in either byte order up to a swap of its two bytes (RFC 1071 2.(B)), and all ones
+ * swapped are all ones. Five additions instead of ten byte-pair loads on every frame received.
+ */
+static bool ipv4_csum_ok(const uint8_t *ip, size_t ihl)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < ihl; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, ip + i, sizeof(w));
+		sum += w;
+	}
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
 static enum rfw_frame_err parse_ipv4(const uint8_t *buf, size_t len, struct rfw_frame_view *v)
 {
 	const uint8_t *ip = buf + v->l3_off;
@@ -96,7 +119,7 @@ static enum rfw_frame_err parse_ipv4(const uint8_t *buf, size_t len, struct rfw_
 		return RFW_FRAME_ERR_IPV4_BAD_TOTAL_LENGTH;
 	if (len < v->l3_off + tot)
 		return RFW_FRAME_ERR_TRUNC_IPV4;
-	if (rfw_csum_fold(rfw_csum_add(0, ip, ihl)) != 0xffff)
+	if (!ipv4_csum_ok(ip, ihl))
 		return RFW_FRAME_ERR_IPV4_BAD_CHECKSUM;
 	v->ip_ver = 4;
 	v->tos = ip[1];

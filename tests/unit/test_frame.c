@@ -576,6 +576,43 @@ static void test_icrc_random_frames(void **state)
 	}
 }
 
+/*
+ * The receiver's IPv4 header checksum check (32-bit words in host order) against RFC 1071's
+ * byte-pair sum (rfw_csum_add): random headers of every IHL, with the right checksum or a
+ * random one, inside otherwise valid RoCEv2 frames.
+ */
+static void test_ipv4_checksum_random(void **state)
+{
+	uint8_t f[14 + 60 + 8 + 12 + 4];
+
+	(void)state;
+	for (unsigned it = 0; it < 20000; it++) {
+		size_t ihl = 4 * (5 + rnd() % 11), tot = ihl + 8 + 12 + 4;
+		uint8_t *ip = f + 14, *u = ip + ihl;
+		struct rfw_frame_view v;
+		bool good;
+
+		memset(f, 0, sizeof(f));
+		rfw_put_be16(f + 12, RFW_ETHERTYPE_IPV4);
+		for (size_t i = 0; i < ihl; i++)
+			ip[i] = (uint8_t)rnd();
+		ip[0] = (uint8_t)(0x40 | ihl / 4);
+		rfw_put_be16(ip + 2, (uint16_t)tot);
+		ip[6] &= 0x40; /* not a fragment: MF clear, offset 0 (DF random) */
+		ip[7] = 0;
+		ip[9] = RFW_IPPROTO_UDP;
+		rfw_put_be16(u + 2, RFW_ROCEV2_UDP_PORT);
+		rfw_put_be16(u + 4, (uint16_t)(tot - ihl));
+		if (rnd() & 1) {
+			rfw_put_be16(ip + 10, 0);
+			rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(rfw_csum_add(0, ip, ihl)));
+		}
+		good = rfw_csum_fold(rfw_csum_add(0, ip, ihl)) == 0xffff;
+		assert_int_equal(rfw_frame_parse_eth(f, 14 + tot, &v),
+		                 good ? RFW_FRAME_ERR_OK : RFW_FRAME_ERR_IPV4_BAD_CHECKSUM);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +627,7 @@ int main(void)
 	    cmocka_unit_test(test_isal_matches_zlib),
 	    cmocka_unit_test(test_icrc_random_datagrams),
 	    cmocka_unit_test(test_icrc_random_frames),
+	    cmocka_unit_test(test_ipv4_checksum_random),
 	};
 	return cmocka_run_group_tests_name("frame", tests, load, NULL);
 }
