@@ -20,20 +20,6 @@ const char *rfw_frame_err_name(enum rfw_frame_err err)
 	return (unsigned)err < RFW_FRAME_ERR__COUNT ? frame_err_names[err] : "unknown";
 }
 
-void rfw_ip4_to_mapped(uint8_t out[16], uint32_t ip)
-{
-	memset(out, 0, 10);
-	out[10] = out[11] = 0xff;
-	rfw_put_be32(out + 12, ip);
-}
-
-bool rfw_ip_is_mapped4(const uint8_t ip[16])
-{
-	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	return memcmp(ip, prefix, sizeof(prefix)) == 0;
-}
-
 const char *rfw_ip_to_str(const uint8_t ip[16], char *out, size_t outlen)
 {
 	if (rfw_ip_is_mapped4(ip))
