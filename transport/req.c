@@ -39,7 +39,7 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_sw
 	uint32_t n = 0;
 
 	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
-		const struct rfw_swqe *x = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *x = rfw_sq_at(qp, i);
 
 		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
 			continue;
@@ -84,7 +84,7 @@ static uint32_t first_unexecuted(const struct rfw_qp *qp)
 	uint32_t i = qp->req.idx;
 
 	while (i != qp->sq_prod) {
-		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *w = rfw_sq_at(qp, i);
 
 		if (!rfw_wqe_is_local(w) || w->state != SWQE_DONE || w->status != RFW_WC_SUCCESS)
 			break;
@@ -105,7 +105,7 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 	if (!rfw_qp_sq_active(qp) || qp->req.rnr_wait || idx == qp->sq_prod)
 		return NULL;
 	*idxp = idx;
-	w = &qp->sq[idx % qp->sq_size];
+	w = rfw_sq_at(qp, idx);
 	if (w->state == SWQE_DONE)
 		return NULL; /* an error WQE: the completer takes the QP to ERR */
 	/* SQD (IBA 10.3.1): finish the message in progress, start no new one. */
