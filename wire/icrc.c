@@ -91,10 +91,17 @@ static const uint8_t icrc_shift[32] = {
     0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,   11,   12,   13,   14,   15,
 };
 
-/* Fold by 4 blocks: x^(4*128+32), x^(4*128-32) mod P; by one: x^(128+32), x^(128-32); then x^64;
-   Barrett: P and mu = x^64 / P (all bit-reflected, as in the paper and Linux). */
-static const uint64_t k1k2[2] __attribute__((aligned(16))) = {0x0154442bd4, 0x01c6e41596};
-static const uint64_t k3k4[2] __attribute__((aligned(16))) = {0x01751997d0, 0x00ccaa009e};
+/*
+ * Folding forward by n 16-byte blocks multiplies by x^(128n+32) (low half) and x^(128n-32)
+ * (high half) mod P; bit-reflected and shifted left by one as in the paper ([1] and [4] are
+ * its k3, k4 and k1, k2; the others computed the same way and checked by the tests). Then
+ * x^64 to 64 bits, and Barrett's P and mu = x^64 / P.
+ */
+static const uint64_t kfold[7][2] __attribute__((aligned(16))) = {
+    [1] = {0x01751997d0, 0x00ccaa009e}, [2] = {0x00f1da05aa, 0x015a546366},
+    [3] = {0x003db1ecdc, 0x0174359406}, [4] = {0x0154442bd4, 0x01c6e41596},
+    [5] = {0x01c7569e54, 0x00ae0b5394}, [6] = {0x00df068dc2, 0x018cb44e58},
+};
 static const uint64_t k5k0[2] __attribute__((aligned(16))) = {0x0163cd6124, 0};
 static const uint64_t kpoly[2] __attribute__((aligned(16))) = {0x01db710641, 0x01f7011641};
 
@@ -116,7 +123,7 @@ ICRC_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
 ICRC_TARGET static inline uint32_t reduce(__m128i x1)
 {
 	const __m128i lo32 = _mm_setr_epi32(~0, 0, ~0, 0);
-	__m128i k = _mm_load_si128((const __m128i *)k3k4);
+	__m128i k = _mm_load_si128((const __m128i *)kfold[1]);
 	__m128i x2 = _mm_clmulepi64_si128(x1, k, 0x10);
 
 	x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
@@ -129,11 +136,20 @@ ICRC_TARGET static inline uint32_t reduce(__m128i x1)
 	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(x1, x2), 1);
 }
 
+/* @x moved forward by @n > 0 blocks, to be added to the block there. */
+ICRC_TARGET static inline __m128i fold_by(__m128i x, unsigned n)
+{
+	__m128i k = _mm_load_si128((const __m128i *)kfold[n]);
+
+	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
 /*
- * The raw CRC register (zero initial value) of blocks 0 .. @nb - 1 of the stream: four
- * accumulators 64 bytes apart while at least four blocks remain (the multiplies of one round
- * do not wait on each other), then one. Block 0 is the datagram's first 16 - @s bytes shifted
- * up behind the zeros and ones; block i > 0 is read in place at l3 + 16 i - s.
+ * The raw CRC register (zero initial value) of blocks 0 .. @nb - 1 of the stream. Block 0 is
+ * the datagram's first 16 - @s bytes shifted up behind the zeros and ones; block i > 0 is read
+ * in place at l3 + 16 i - s. Four accumulators 64 bytes apart while four blocks remain; then
+ * each accumulator and each block left is moved straight to the last block by its own
+ * distance, so the multiplies of that step run side by side instead of one after the other.
  */
 ICRC_TARGET static uint32_t fold_blocks(const uint8_t *l3, const uint8_t *mask, unsigned s,
                                         unsigned nb)
@@ -142,23 +158,33 @@ ICRC_TARGET static uint32_t fold_blocks(const uint8_t *l3, const uint8_t *mask, 
 	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
 	__m128i x1 = _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
 	                          _mm_loadu_si128((const __m128i *)m));
-	__m128i k = _mm_load_si128((const __m128i *)k3k4);
-	unsigned i = 1;
+	__m128i x2, x3, x4, k4;
+	unsigned i, r;
 
-	if (nb >= 4) {
-		__m128i k4 = _mm_load_si128((const __m128i *)k1k2);
-		__m128i x2 = blk(d, m, 1), x3 = blk(d, m, 2), x4 = blk(d, m, 3);
-
-		for (i = 4; i + 4 <= nb; i += 4) {
-			x1 = fold(x1, k4, blk(d, m, i));
-			x2 = fold(x2, k4, blk(d, m, i + 1));
-			x3 = fold(x3, k4, blk(d, m, i + 2));
-			x4 = fold(x4, k4, blk(d, m, i + 3));
-		}
-		x1 = fold(fold(fold(x1, k, x2), k, x3), k, x4);
+	if (nb < 4) {
+		for (i = 1; i < nb; i++)
+			x1 = fold(x1, _mm_load_si128((const __m128i *)kfold[1]), blk(d, m, i));
+		return reduce(x1);
 	}
-	for (; i < nb; i++)
-		x1 = fold(x1, k, blk(d, m, i));
+	x2 = blk(d, m, 1);
+	x3 = blk(d, m, 2);
+	x4 = blk(d, m, 3);
+	k4 = _mm_load_si128((const __m128i *)kfold[4]);
+	for (i = 4; i + 4 <= nb; i += 4) {
+		x1 = fold(x1, k4, blk(d, m, i));
+		x2 = fold(x2, k4, blk(d, m, i + 1));
+		x3 = fold(x3, k4, blk(d, m, i + 2));
+		x4 = fold(x4, k4, blk(d, m, i + 3));
+	}
+	r = nb - i; /* blocks left: 0 .. 3 */
+	x1 = _mm_xor_si128(_mm_xor_si128(fold_by(x1, 3 + r), fold_by(x2, 2 + r)),
+	                   fold_by(x3, 1 + r));
+	x1 = _mm_xor_si128(x1, r != 0 ? fold_by(x4, r) : x4);
+	for (; i < nb; i++) {
+		__m128i b = blk(d, m, i);
+
+		x1 = _mm_xor_si128(x1, i + 1 < nb ? fold_by(b, nb - 1 - i) : b);
+	}
 	return reduce(x1);
 }
 
