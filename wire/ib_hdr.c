@@ -108,6 +108,8 @@ static const char *const ib_err_names[] = {
 #undef RFW_IB_ERR_STR
 };
 
+const struct rfw_ib_pkt rfw_ib_pkt_zero;
+
 const char *rfw_ib_err_name(enum rfw_ib_err err)
 {
 	return (unsigned)err < RFW_IB_ERR__COUNT ? ib_err_names[err] : "unknown";
@@ -209,7 +211,9 @@ enum rfw_ib_err rfw_ib_parse(const uint8_t *buf, size_t len, struct rfw_ib_pkt *
 	size_t off = RFW_BTH_LEN, rest;
 	enum rfw_ib_err err;
 
-	memset(pkt, 0, sizeof(*pkt));
+	/* A copy of a zero object, not memset: one memset of this size compiles to `rep stosq`
+	   (generic tuning), whose start-up was a third of this function's time per packet. */
+	*pkt = rfw_ib_pkt_zero;
 	if (len < RFW_BTH_LEN)
 		return RFW_IB_ERR_TRUNC_BTH;
 	parse_bth(buf, &pkt->bth);

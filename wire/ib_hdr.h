@@ -404,6 +404,9 @@ const char *rfw_ib_err_name(enum rfw_ib_err err);
  */
 enum rfw_ib_err rfw_ib_parse(const uint8_t *buf, size_t len, struct rfw_ib_pkt *pkt);
 
+/* All zeros: `*p = rfw_ib_pkt_zero` clears a packet with plain stores on the packet path. */
+extern const struct rfw_ib_pkt rfw_ib_pkt_zero;
+
 /*
  * Write the BTH and the extended headers @pkt->bth.opcode calls for, from @pkt's fields, into
  * @buf (capacity @cap). Reserved fields are written as zero (IBA: transmitted as 0); PadCnt is
