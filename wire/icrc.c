@@ -158,28 +158,26 @@ ICRC_TARGET static uint32_t fold_blocks(const uint8_t *l3, const uint8_t *mask, 
 	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
 	__m128i x1 = _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
 	                          _mm_loadu_si128((const __m128i *)m));
-	__m128i x2, x3, x4, k4;
-	unsigned i, r;
+	unsigned i = 1;
 
-	if (nb < 4) {
-		for (i = 1; i < nb; i++)
-			x1 = fold(x1, _mm_load_si128((const __m128i *)kfold[1]), blk(d, m, i));
-		return reduce(x1);
+	if (nb >= 4) {
+		__m128i x2 = blk(d, m, 1), x3 = blk(d, m, 2), x4 = blk(d, m, 3);
+		__m128i k4 = _mm_load_si128((const __m128i *)kfold[4]);
+		unsigned r;
+
+		for (i = 4; i + 4 <= nb; i += 4) {
+			x1 = fold(x1, k4, blk(d, m, i));
+			x2 = fold(x2, k4, blk(d, m, i + 1));
+			x3 = fold(x3, k4, blk(d, m, i + 2));
+			x4 = fold(x4, k4, blk(d, m, i + 3));
+		}
+		r = nb - i; /* blocks left: 0 .. 3 */
+		x1 = _mm_xor_si128(_mm_xor_si128(fold_by(x1, 3 + r), fold_by(x2, 2 + r)),
+		                   fold_by(x3, 1 + r));
+		x1 = _mm_xor_si128(x1, r != 0 ? fold_by(x4, r) : x4);
+	} else if (nb > 1) {
+		x1 = fold_by(x1, nb - 1); /* an ACK's 3 blocks: side by side too */
 	}
-	x2 = blk(d, m, 1);
-	x3 = blk(d, m, 2);
-	x4 = blk(d, m, 3);
-	k4 = _mm_load_si128((const __m128i *)kfold[4]);
-	for (i = 4; i + 4 <= nb; i += 4) {
-		x1 = fold(x1, k4, blk(d, m, i));
-		x2 = fold(x2, k4, blk(d, m, i + 1));
-		x3 = fold(x3, k4, blk(d, m, i + 2));
-		x4 = fold(x4, k4, blk(d, m, i + 3));
-	}
-	r = nb - i; /* blocks left: 0 .. 3 */
-	x1 = _mm_xor_si128(_mm_xor_si128(fold_by(x1, 3 + r), fold_by(x2, 2 + r)),
-	                   fold_by(x3, 1 + r));
-	x1 = _mm_xor_si128(x1, r != 0 ? fold_by(x4, r) : x4);
 	for (; i < nb; i++) {
 		__m128i b = blk(d, m, i);
 
