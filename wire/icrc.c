@@ -94,16 +94,19 @@ static const uint8_t icrc_shift[32] = {
 /*
  * Folding forward by n 16-byte blocks multiplies by x^(128n+32) (low half) and x^(128n-32)
  * (high half) mod P; bit-reflected and shifted left by one as in the paper ([1] and [4] are
- * its k3, k4 and k1, k2; the others computed the same way and checked by the tests). Then
- * x^64 to 64 bits, and Barrett's P and mu = x^64 / P.
+ * its k3, k4 and k1, k2; the others computed the same way and checked by the tests).
  */
 static const uint64_t kfold[7][2] __attribute__((aligned(16))) = {
     [1] = {0x01751997d0, 0x00ccaa009e}, [2] = {0x00f1da05aa, 0x015a546366},
     [3] = {0x003db1ecdc, 0x0174359406}, [4] = {0x0154442bd4, 0x01c6e41596},
     [5] = {0x01c7569e54, 0x00ae0b5394}, [6] = {0x00df068dc2, 0x018cb44e58},
 };
-static const uint64_t k5k0[2] __attribute__((aligned(16))) = {0x0163cd6124, 0};
-static const uint64_t kpoly[2] __attribute__((aligned(16))) = {0x01db710641, 0x01f7011641};
+/*
+ * Barrett reduction of 96 bits: mu = x^96 / P bit-reflected over 65 bits (only the low 64 bits
+ * of the quotient's product are kept, so its 65th bit, zero anyway, never matters), and P
+ * bit-reflected over 33 bits (the paper's P').
+ */
+static const uint64_t kbarrett[2] __attribute__((aligned(16))) = {0xb4e5b025f7011641, 0x01db710641};
 
 /* Block @i of the stream at @d (the datagram from l3 - s), ORed with its mask at @m. */
 ICRC_TARGET static inline __m128i blk(const uint8_t *d, const uint8_t *m, unsigned i)
@@ -119,21 +122,21 @@ ICRC_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
 	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x11), next), lo);
 }
 
-/* 128 -> 32 bits: fold to 64 with x^64, then Barrett reduction. Returns the raw register. */
-ICRC_TARGET static inline uint32_t reduce(__m128i x1)
+/*
+ * 128 -> 32 bits, the raw register: the low half folded into the high one (96 bits left), then
+ * Barrett's quotient (its low 64 bits) and remainder. Three dependent multiplies where the
+ * paper's fold to 64 bits first takes four.
+ */
+ICRC_TARGET static inline uint32_t reduce(__m128i x)
 {
-	const __m128i lo32 = _mm_setr_epi32(~0, 0, ~0, 0);
 	__m128i k = _mm_load_si128((const __m128i *)kfold[1]);
-	__m128i x2 = _mm_clmulepi64_si128(x1, k, 0x10);
+	__m128i b = _mm_load_si128((const __m128i *)kbarrett);
+	__m128i q;
 
-	x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
-	k = _mm_loadl_epi64((const __m128i *)k5k0);
-	x2 = _mm_srli_si128(x1, 4);
-	x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, lo32), k, 0x00), x2);
-	k = _mm_load_si128((const __m128i *)kpoly);
-	x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, lo32), k, 0x10);
-	x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, lo32), k, 0x00);
-	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(x1, x2), 1);
+	x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k, 0x10));
+	q = _mm_clmulepi64_si128(x, b, 0x00);
+	q = _mm_clmulepi64_si128(q, b, 0x10);
+	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(x, q), 2);
 }
 
 /* @x moved forward by @n > 0 blocks, to be added to the block there. */
