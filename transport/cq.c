@@ -16,13 +16,14 @@ struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe)
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return NULL;
-	cq->ring = calloc(cqe, sizeof(*cq->ring));
+	cq->mask = rfw_ring_entries(cqe) - 1;
+	cq->ring = calloc(cq->mask + 1, sizeof(*cq->ring));
 	if (cq->ring == NULL) {
 		free(cq);
 		return NULL;
 	}
 	if (dev->attr.estats) {
-		cq->es = calloc(cqe, sizeof(*cq->es));
+		cq->es = calloc(cq->mask + 1, sizeof(*cq->es));
 		if (cq->es == NULL) {
 			free(cq->ring);
 			free(cq);
@@ -51,30 +52,31 @@ int rfw_resize_cq(struct rfw_cq *cq, uint32_t cqe)
 {
 	struct rfw_es_cqe *es = NULL;
 	struct rfw_wc *ring;
-	uint32_t n;
+	uint32_t n, mask = rfw_ring_entries(cqe) - 1;
 
 	if (cq == NULL || cqe == 0 || cqe > (1u << 24))
 		return -EINVAL;
 	n = cq->prod - cq->cons;
 	if (cqe < n)
 		return -EINVAL; /* ibv_resize_cq(3): not below the completions it holds */
-	ring = calloc(cqe, sizeof(*ring));
+	ring = calloc(mask + 1, sizeof(*ring));
 	if (ring != NULL && cq->es != NULL)
-		es = calloc(cqe, sizeof(*es));
+		es = calloc(mask + 1, sizeof(*es));
 	if (ring == NULL || (cq->es != NULL && es == NULL)) {
 		free(ring);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		ring[i] = cq->ring[(cq->cons + i) % cq->size];
+		ring[i] = cq->ring[(cq->cons + i) & cq->mask];
 		if (es != NULL)
-			es[i] = cq->es[(cq->cons + i) % cq->size];
+			es[i] = cq->es[(cq->cons + i) & cq->mask];
 	}
 	free(cq->ring);
 	free(cq->es);
 	cq->ring = ring;
 	cq->es = es;
 	cq->size = cqe;
+	cq->mask = mask;
 	cq->cons = 0;
 	cq->prod = n;
 	return 0;
@@ -92,7 +94,7 @@ int rfw_poll_cq_ts(struct rfw_cq *cq, int n, struct rfw_wc *wc, uint64_t now_ns)
 	if (cq == NULL || n < 0 || (n && wc == NULL))
 		return -EINVAL;
 	while (got < n && cq->cons != cq->prod) {
-		wc[got++] = cq->ring[cq->cons % cq->size];
+		wc[got++] = cq->ring[cq->cons & cq->mask];
 		if (cq->es)
 			rfw_es_polled(cq, cq->cons, now_ns);
 		cq->cons++;
@@ -112,6 +114,6 @@ void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc)
 		rfw_cnt(qp, RFW_CNT_cq_overflow);
 		return;
 	}
-	cq->ring[cq->prod % cq->size] = *wc;
+	cq->ring[cq->prod & cq->mask] = *wc;
 	cq->prod++;
 }

@@ -210,7 +210,7 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_cqe *c, uint64_t no
 
 void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last)
 {
-	struct rfw_es_wts *w = &qp->es->wts[idx % qp->sq_size];
+	struct rfw_es_wts *w = &qp->es->wts[idx & (qp->sq_size - 1)];
 
 	if (first && !(w->have & 2)) {
 		w->t[1] = qp->now;
@@ -225,7 +225,7 @@ void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last)
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe)
 {
 	struct rfw_es_qp *es = qp->es;
-	const struct rfw_es_wts *ts = &es->wts[qp->comp.idx % qp->sq_size];
+	const struct rfw_es_wts *ts = &es->wts[qp->comp.idx & (qp->sq_size - 1)];
 	struct rfw_es_cqe c;
 	struct rfw_cq *cq = qp->send_cq;
 
@@ -243,7 +243,7 @@ void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_st
 	c.wr_id = w->wr.wr_id;
 	c.qpn = qp->qpn;
 	if (cqe && cq->es != NULL && cq->prod - cq->cons < cq->size) {
-		cq->es[cq->prod % cq->size] = c; /* recorded when polled (T6) */
+		cq->es[cq->prod & cq->mask] = c; /* recorded when polled (T6) */
 		return;
 	}
 	if (!cqe)
@@ -252,7 +252,7 @@ void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_st
 
 void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now)
 {
-	struct rfw_es_cqe *c = &cq->es[idx % cq->size];
+	struct rfw_es_cqe *c = &cq->es[idx & cq->mask];
 	struct rfw_qp *qp;
 
 	if (!c->have)
@@ -365,7 +365,7 @@ int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
 	    .ack_timer_ns = qp->comp.timer,
 	};
 	for (uint32_t i = qp->comp.idx; i != qp->sq_prod && n < max; i++, n++) {
-		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *w = rfw_sq_at(qp, i);
 		struct rfw_es_wqe *o = &wqes[n];
 
 		*o = (struct rfw_es_wqe){
@@ -379,8 +379,8 @@ int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
 		};
 		if (qp->es != NULL)
 			for (unsigned k = 0; k < 3; k++)
-				if (qp->es->wts[i % qp->sq_size].have >> k & 1)
-					o->t[k] = qp->es->wts[i % qp->sq_size].t[k];
+				if (qp->es->wts[i & (qp->sq_size - 1)].have >> k & 1)
+					o->t[k] = qp->es->wts[i & (qp->sq_size - 1)].t[k];
 	}
 	return n;
 }

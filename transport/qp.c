@@ -31,7 +31,7 @@ static void qp_free_queues(struct rfw_qp *qp)
 			free(qp->sq[i].inline_buf);
 		}
 	if (qp->rq)
-		for (uint32_t i = 0; i < qp->rq_size; i++)
+		for (uint32_t i = 0; i <= qp->rq_mask; i++)
 			free(qp->rq[i].sge);
 	free(qp->sq);
 	free(qp->rq);
@@ -52,22 +52,27 @@ static void qp_rq_size(struct rfw_qp *qp, struct rfw_srq *srq)
 		qp->cap.max_recv_wr = 0;
 		qp->cap.max_recv_sge = srq->max_sge;
 		qp->rq_size = srq->size < QP_SRQ_RING ? srq->size : QP_SRQ_RING;
-		return;
+	} else {
+		if (qp->cap.max_recv_sge == 0)
+			qp->cap.max_recv_sge = 1;
+		qp->rq_size = qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1;
 	}
-	if (qp->cap.max_recv_sge == 0)
-		qp->cap.max_recv_sge = 1;
-	qp->rq_size = qp->cap.max_recv_wr ? qp->cap.max_recv_wr : 1;
+	qp->rq_mask = rfw_ring_entries(qp->rq_size) - 1;
 }
+
+_Static_assert(RFW_RSP_RING >= 2 * RFW_MAX_RD_ATOMIC + 8 &&
+                   (RFW_RSP_RING & (RFW_RSP_RING - 1)) == 0,
+               "the response ring holds nrsp entries and is indexed with a mask");
 
 /* Every per-packet structure is allocated here, none on the packet path. 0 or -ENOMEM. */
 static int qp_alloc_queues(struct rfw_qp *qp)
 {
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	qp->rq = calloc(qp->rq_mask + 1, sizeof(*qp->rq));
 	qp->resp.nres = RFW_MAX_RD_ATOMIC;
 	qp->resp.res = calloc(qp->resp.nres, sizeof(*qp->resp.res));
 	qp->resp.nrsp = 2 * RFW_MAX_RD_ATOMIC + 8;
-	qp->resp.rsp = calloc(qp->resp.nrsp, sizeof(*qp->resp.rsp));
+	qp->resp.rsp = calloc(RFW_RSP_RING, sizeof(*qp->resp.rsp));
 	if (!qp->sq || !qp->rq || !qp->resp.res || !qp->resp.rsp)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < qp->sq_size; i++) {
@@ -80,7 +85,7 @@ static int qp_alloc_queues(struct rfw_qp *qp)
 				return -ENOMEM;
 		}
 	}
-	for (uint32_t i = 0; i < qp->rq_size; i++) {
+	for (uint32_t i = 0; i <= qp->rq_mask; i++) {
 		qp->rq[i].sge = calloc(qp->cap.max_recv_sge, sizeof(struct rfw_sge));
 		if (qp->rq[i].sge == NULL)
 			return -ENOMEM;
@@ -127,7 +132,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	qp->wire_qpn = qp->qpn;
 	/* A receive-only QP may ask for no send WRs (qperf's servers do): one slot keeps the
 	   ring arithmetic defined, and posting finds the queue full (cap 0). */
-	qp->sq_size = qp->cap.max_send_wr ? qp->cap.max_send_wr : 1;
+	qp->sq_size = rfw_ring_entries(qp->cap.max_send_wr);
 	qp_rq_size(qp, ia->srq);
 	if (qp_alloc_queues(qp) != 0)
 		goto nomem;
@@ -341,7 +346,7 @@ void rfw_qp_error(struct rfw_qp *qp)
 	qp->req.rnr_wait = false;
 	qp->comp.timer = 0;
 	while (qp->rq_cons != qp->rq_prod) {
-		rfw_qp_complete_rwqe(qp, &qp->rq[qp->rq_cons % qp->rq_size], RFW_WC_WR_FLUSH_ERR,
+		rfw_qp_complete_rwqe(qp, rfw_rq_at(qp, qp->rq_cons), RFW_WC_WR_FLUSH_ERR,
 		                     RFW_WC_RECV, 0, 0, 0, 0);
 		qp->rq_cons++;
 	}
@@ -682,7 +687,7 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 		}
 		w = rfw_sq_at(qp, qp->sq_prod);
 		if (qp->es)
-			qp->es->wts[qp->sq_prod % qp->sq_size] =
+			qp->es->wts[qp->sq_prod & (qp->sq_size - 1)] =
 			    (struct rfw_es_wts){.t = {now_ns}, .have = 1};
 		w->wr = *wr;
 		w->wr.next = NULL;
@@ -741,8 +746,7 @@ static int post_recv_wrs(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_r
 		else if (qp->rq_prod - qp->rq_cons >= qp->rq_size)
 			err = ENOMEM;
 		else
-			err = rfw_rwqe_set(&qp->rq[qp->rq_prod % qp->rq_size], wr,
-			                   qp->cap.max_recv_sge);
+			err = rfw_rwqe_set(rfw_rq_at(qp, qp->rq_prod), wr, qp->cap.max_recv_sge);
 		if (err) {
 			if (bad_wr)
 				*bad_wr = wr;

@@ -169,7 +169,8 @@ uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, u
 
 	if (buf == NULL)
 		return NULL;
-	*p = (struct rfw_ib_pkt){.op = oi};
+	*p = rfw_ib_pkt_zero; /* not a compound literal: that compiles to `rep stosq` */
+	p->op = oi;
 	p->bth.opcode = opcode;
 	p->bth.pkey = 0xffff; /* the default partition (IBA 10.9.1.2) */
 	p->bth.padcnt = rfw_ib_padcnt(payload_len);

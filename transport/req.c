@@ -39,7 +39,7 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_sw
 	uint32_t n = 0;
 
 	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
-		const struct rfw_swqe *x = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *x = rfw_sq_at(qp, i);
 
 		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
 			continue;
@@ -84,7 +84,7 @@ static uint32_t first_unexecuted(const struct rfw_qp *qp)
 	uint32_t i = qp->req.idx;
 
 	while (i != qp->sq_prod) {
-		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *w = rfw_sq_at(qp, i);
 
 		if (!rfw_wqe_is_local(w) || w->state != SWQE_DONE || w->status != RFW_WC_SUCCESS)
 			break;
@@ -105,7 +105,7 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 	if (!rfw_qp_sq_active(qp) || qp->req.rnr_wait || idx == qp->sq_prod)
 		return NULL;
 	*idxp = idx;
-	w = &qp->sq[idx % qp->sq_size];
+	w = rfw_sq_at(qp, idx);
 	if (w->state == SWQE_DONE)
 		return NULL; /* an error WQE: the completer takes the QP to ERR */
 	/* SQD (IBA 10.3.1): finish the message in progress, start no new one. */
@@ -427,13 +427,18 @@ static uint8_t pick_opcode(const struct rfw_qp *qp, const struct rfw_swqe *w, ui
 	}
 }
 
+enum emit_flag {
+	EMIT_RETX = 1u << 0,       /* a retransmission (SR's hole resend) */
+	EMIT_KEYS_FRESH = 1u << 1, /* the caller validated @w's local keys in this very call */
+};
+
 /*
  * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
- * a READ request asks for). Outputs: whether it is the message's last packet, its data
- * length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
+ * a READ request asks for; @how: enum emit_flag). Outputs: whether it is the message's last
+ * packet, its data length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
  */
 static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
-                bool retx, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
+                unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
 {
 	struct rfw_ib_pkt p;
 	uint32_t paylen = 0, npsn = 1, left = w->length - off;
@@ -443,8 +448,9 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	uint8_t *buf;
 
 	/* The local MRs are looked up for every packet, not once: one deregistered or
-	   invalidated since (before a retransmission) is never read (IBA 10.6). */
-	if (paylen && !(w->wr.send_flags & RFW_SEND_INLINE) &&
+	   invalidated since (before a retransmission) is never read (IBA 10.6). Not twice in a
+	   row, though: a WQE's first packet follows its validation with no verb in between. */
+	if (paylen && !(how & EMIT_KEYS_FRESH) && !(w->wr.send_flags & RFW_SEND_INLINE) &&
 	    rfw_sge_check(qp, w->sge, w->wr.num_sge, 0))
 		return -EACCES;
 
@@ -456,7 +462,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 		put_sreth(buf + p.op->hdr_len, &p, w, off);
 	if (paylen)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
-	p.bth.ackreq = want_ackreq(qp, psn, npsn, last, retx);
+	p.bth.ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
 	/* gbn: time one new SEND/WRITE packet with AckReq to its ACK (the retry probe's RTT). */
 	if (!qp->sr && p.bth.ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
 	    rfw_psn_cmp(psn, qp->req.high_psn) >= 0) {
@@ -488,7 +494,7 @@ static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, ui
 	} else if (rfw_wqe_is_send_write(w)) {
 		off = (uint32_t)rfw_psn_diff(psn, w->first_psn) * seg;
 	}
-	rc = emit(qp, w, psn, off, rd_len, true, &last, &paylen, &np);
+	rc = emit(qp, w, psn, off, rd_len, EMIT_RETX, &last, &paylen, &np);
 	if (rc == -EACCES) {
 		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
 		return 0;
@@ -503,6 +509,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 {
 	struct rfw_swqe *w;
 	uint32_t paylen, npsn, rd_len;
+	unsigned how;
 	bool last;
 	int rc;
 
@@ -523,6 +530,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 			qp->req.idx = idx;
 			qp->req.off = 0;
 		}
+		how = 0;
 		if (!w->checked) {
 			unsigned acc = rfw_wqe_is_rd_atomic(w) ? RFW_ACCESS_LOCAL_WRITE : 0;
 
@@ -531,6 +539,8 @@ int rfw_req_tx(struct rfw_qp *qp)
 				return 0;
 			}
 			w->checked = true;
+			how = EMIT_KEYS_FRESH; /* access 0 or LOCAL_WRITE: what emit checks, or more
+			                        */
 		}
 		if (!rfw_wqe_is_local(w))
 			break;
@@ -540,7 +550,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 		assign_psns(qp, w);
 	/* A READ longer than rfw_read_span() goes as several requests (IBA 9.7.1 half space). */
 	rd_len = w->wr.opcode == RFW_WR_RDMA_READ ? read_chunk(qp, w, qp->req.off) : 0;
-	rc = emit(qp, w, qp->req.psn, qp->req.off, rd_len, false, &last, &paylen, &npsn);
+	rc = emit(qp, w, qp->req.psn, qp->req.off, rd_len, how, &last, &paylen, &npsn);
 	if (rc == -EACCES) {
 		req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
 		return 0;

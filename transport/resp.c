@@ -102,7 +102,7 @@ static bool rsp_full(const struct rfw_resp *r)
 static void rsp_flush_nak(struct rfw_resp *r)
 {
 	if (r->nak_pending && !rsp_full(r)) {
-		r->rsp[r->rsp_prod++ % r->nrsp] = r->nak_pend;
+		r->rsp[r->rsp_prod++ & (RFW_RSP_RING - 1)] = r->nak_pend;
 		r->nak_pending = false;
 	}
 }
@@ -116,7 +116,7 @@ static struct rfw_rsp *rsp_push(struct rfw_qp *qp)
 		rfw_cnt(qp, RFW_CNT_resp_queue_full);
 		return NULL;
 	}
-	return &r->rsp[r->rsp_prod++ % r->nrsp];
+	return &r->rsp[r->rsp_prod++ & (RFW_RSP_RING - 1)];
 }
 
 /*
@@ -129,7 +129,7 @@ static void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
 	struct rfw_rsp *t;
 
 	if (r->rsp_prod != r->rsp_cons && !r->nak_pending) {
-		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
+		t = &r->rsp[(r->rsp_prod - 1) & (RFW_RSP_RING - 1)];
 		if (t->kind == RSP_ACK && t->syndrome == ACK_SYNDROME && syndrome == ACK_SYNDROME) {
 			t->psn = psn;
 			t->msn = r->msn;
@@ -218,7 +218,7 @@ static bool res_busy(const struct rfw_qp *qp, const struct rfw_res *res)
 	if (res->type == RES_NONE)
 		return false;
 	for (uint32_t i = r->rsp_cons; i != r->rsp_prod; i++) {
-		const struct rfw_rsp *t = &r->rsp[i % r->nrsp];
+		const struct rfw_rsp *t = &r->rsp[i & (RFW_RSP_RING - 1)];
 
 		if ((t->kind == RSP_READ || t->kind == RSP_ATOMIC) && !t->replay &&
 		    rfw_psn_cmp(t->psn, res->first_psn) >= 0 &&
@@ -317,14 +317,14 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 		/* IBA 9.7.5.2.8: no receive WQE -> RNR NAK, nothing consumed. */
 		if (rfw_rq_avail(qp, 1) == 0)
 			return RESPST_ERR_RNR;
-		w = &qp->rq[qp->rq_cons % qp->rq_size];
+		w = rfw_rq_at(qp, qp->rq_cons);
 		if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE))
 			return RESPST_ERR_REMOTE_OP;
 		r->have_rwqe = true;
 		r->send_off = 0;
 	} else if ((c->flags & RFW_OPF_SEND) && r->have_rwqe) {
 		/* MIDDLE/LAST: the receive WQE's MRs are looked up again for every packet. */
-		struct rfw_rwqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+		struct rfw_rwqe *w = rfw_rq_at(qp, qp->rq_cons);
 
 		if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE))
 			return RESPST_ERR_REMOTE_OP;
@@ -408,7 +408,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		return RESPST_EXECUTE;
 	}
 	/* SEND: the message must fit the receive WQE (IBA 9.7.5.1 -> local length error). */
-	if ((uint64_t)r->send_off + p->payload_len > qp->rq[qp->rq_cons % qp->rq_size].length)
+	if ((uint64_t)r->send_off + p->payload_len > rfw_rq_at(qp, qp->rq_cons)->length)
 		return RESPST_ERR_LENGTH;
 	/* IBA 10.6: SEND with Invalidate names a fast-registration MR of our PD. */
 	if ((f & RFW_OPF_INV) && rfw_mr_invalidatable(qp, p->ieth_rkey) == NULL)
@@ -433,7 +433,7 @@ static enum resp_state execute(struct resp_ctx *c)
 		return RESPST_ATOMIC_REPLY;
 	}
 	if (f & RFW_OPF_SEND) {
-		struct rfw_rwqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+		struct rfw_rwqe *w = rfw_rq_at(qp, qp->rq_cons);
 
 		if (p->payload_len)
 			rfw_sge_copy_in(w->sge, w->num_sge, r->send_off, p->payload,
@@ -512,7 +512,7 @@ static enum resp_state complete(struct resp_ctx *c)
 
 	r->msn = (r->msn + 1) & RFW_MSN_MASK;
 	if (needs_rwqe(f) || ((f & RFW_OPF_SEND) && r->have_rwqe)) {
-		struct rfw_rwqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+		struct rfw_rwqe *w = rfw_rq_at(qp, qp->rq_cons);
 		unsigned wcf = 0;
 		uint32_t inv = 0;
 
@@ -655,8 +655,8 @@ static enum resp_state err_length(struct resp_ctx *c)
 	struct rfw_qp *qp = c->qp;
 
 	rfw_cnt(qp, RFW_CNT_resp_local_length_error);
-	rfw_qp_complete_rwqe(qp, &qp->rq[qp->rq_cons % qp->rq_size], RFW_WC_LOC_LEN_ERR,
-	                     RFW_WC_RECV, 0, 0, 0, 0);
+	rfw_qp_complete_rwqe(qp, rfw_rq_at(qp, qp->rq_cons), RFW_WC_LOC_LEN_ERR, RFW_WC_RECV, 0, 0,
+	                     0, 0);
 	qp->rq_cons++;
 	qp->resp.have_rwqe = false;
 	fatal(c, RFW_NAK_INVALID_REQUEST);
@@ -674,8 +674,8 @@ static enum resp_state err_remote_op(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
 
-	rfw_qp_complete_rwqe(qp, &qp->rq[qp->rq_cons % qp->rq_size], RFW_WC_LOC_PROT_ERR,
-	                     RFW_WC_RECV, 0, 0, 0, 0);
+	rfw_qp_complete_rwqe(qp, rfw_rq_at(qp, qp->rq_cons), RFW_WC_LOC_PROT_ERR, RFW_WC_RECV, 0, 0,
+	                     0, 0);
 	qp->rq_cons++;
 	fatal(c, RFW_NAK_REMOTE_OP_ERR);
 	return RESPST_EXIT;
@@ -736,7 +736,7 @@ void rfw_resp_queue_sr_state(struct rfw_qp *qp)
 	struct rfw_rsp *t;
 
 	if (r->rsp_prod != r->rsp_cons && !r->nak_pending) {
-		t = &r->rsp[(r->rsp_prod - 1) % r->nrsp];
+		t = &r->rsp[(r->rsp_prod - 1) & (RFW_RSP_RING - 1)];
 		if (t->kind == RSP_SR_STATE) {
 			t->psn = r->psn;
 			t->msn = r->msn;
@@ -832,7 +832,7 @@ int rfw_resp_tx(struct rfw_qp *qp)
 	rsp_flush_nak(r);
 	if (r->rsp_cons == r->rsp_prod)
 		return 0;
-	t = &r->rsp[r->rsp_cons % r->nrsp];
+	t = &r->rsp[r->rsp_cons & (RFW_RSP_RING - 1)];
 	if (t->kind == RSP_READ) {
 		int n = send_read_resp(qp, t);
 

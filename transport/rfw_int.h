@@ -15,6 +15,20 @@
 #include "transport/rfw_verbs.h"
 #include "transport/slots.h"
 
+/*
+ * Rings (SQ, RQ, CQ, the response queue) have a power-of-two number of entries at least their
+ * capacity, so that a free-running index finds its entry with a mask: a 32-bit divide by the
+ * capacity (26 cycles and more on the machines measured, several per message) was on the
+ * per-packet path. Capacities (what posting and pushing check) stay what the verbs asked for.
+ */
+static inline uint32_t rfw_ring_entries(uint32_t capacity)
+{
+	return capacity <= 1 ? 1 : 1u << (32 - __builtin_clz(capacity - 1));
+}
+
+/* The response queue's entries: nrsp (2 x RFW_MAX_RD_ATOMIC + 8) rounded up. */
+#define RFW_RSP_RING 64u
+
 struct rfw_dev {
 	struct rfw_dev_attr attr;
 	struct rfw_io_ops ops;
@@ -55,8 +69,9 @@ struct rfw_mr {
 
 struct rfw_cq {
 	struct rfw_dev *dev;
-	struct rfw_wc *ring;
-	uint32_t size;
+	struct rfw_wc *ring; /* mask + 1 entries */
+	uint32_t size;       /* capacity (cqe) */
+	uint32_t mask;       /* ring entries - 1: a power of two >= size, see rfw_ring_entries */
 	uint32_t prod, cons; /* free running */
 	uint32_t users;
 	struct rfw_es_cqe *es; /* Estats: per ring entry, the send WQE's T1..T5 (NULL: off) */
@@ -212,8 +227,8 @@ struct rfw_resp {
 	/* READ/atomic resources (max_dest_rd_atomic) and the response queue */
 	struct rfw_res *res;
 	uint32_t nres, res_next;
-	struct rfw_rsp *rsp;
-	uint32_t nrsp, rsp_prod, rsp_cons;
+	struct rfw_rsp *rsp;               /* RFW_RSP_RING entries */
+	uint32_t nrsp, rsp_prod, rsp_cons; /* nrsp: capacity */
 	/* A NAK the full ring could not take: queued first as soon as there is room, replaced by
 	   a newer NAK meanwhile (which supersedes it). NAKs are never dropped. */
 	struct rfw_rsp nak_pend;
@@ -262,12 +277,12 @@ struct rfw_qp {
 	uint32_t mtu;
 	bool sq_sig_all;
 	struct rfw_qp_cap cap;
-	/* send queue */
+	/* send queue: sq_size entries, a power of two (the capacity is cap.max_send_wr) */
 	struct rfw_swqe *sq;
 	uint32_t sq_size, sq_prod;
-	/* receive queue */
+	/* receive queue: rq_mask + 1 entries (a power of two), rq_size the capacity */
 	struct rfw_rwqe *rq;
-	uint32_t rq_size, rq_prod, rq_cons;
+	uint32_t rq_size, rq_mask, rq_prod, rq_cons;
 	struct rfw_req req;
 	struct rfw_comp comp;
 	struct rfw_resp resp;
@@ -290,9 +305,13 @@ static inline void rfw_cnt_add(struct rfw_qp *qp, enum rfw_counter c, uint64_t n
 	qp->cnt[c] += n;
 	qp->dev->cnt[c] += n;
 }
-static inline struct rfw_swqe *rfw_sq_at(struct rfw_qp *qp, uint32_t idx)
+static inline struct rfw_swqe *rfw_sq_at(const struct rfw_qp *qp, uint32_t idx)
 {
-	return &qp->sq[idx % qp->sq_size];
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+static inline struct rfw_rwqe *rfw_rq_at(const struct rfw_qp *qp, uint32_t idx)
+{
+	return &qp->rq[idx & qp->rq_mask];
 }
 static inline bool rfw_wqe_is_rd_atomic(const struct rfw_swqe *w)
 {
@@ -303,7 +322,7 @@ static inline bool rfw_wqe_is_rd_atomic(const struct rfw_swqe *w)
 static inline bool rfw_atomic_in_flight(const struct rfw_qp *qp)
 {
 	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
-		const struct rfw_swqe *w = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *w = rfw_sq_at(qp, i);
 
 		if (rfw_wqe_is_rd_atomic(w) && w->wr.opcode != RFW_WR_RDMA_READ &&
 		    w->state != SWQE_DONE)
@@ -322,6 +341,9 @@ static inline int32_t rfw_psn_diff(uint32_t a, uint32_t b)
 }
 static inline uint32_t rfw_div_up(uint64_t a, uint32_t b)
 {
+	/* Path MTUs are powers of two (IBA 9.7.1): a shift, not a 64-bit divide per message. */
+	if (b != 0 && (b & (b - 1)) == 0)
+		return (uint32_t)((a + b - 1) >> __builtin_ctz(b));
 	return (uint32_t)((a + b - 1) / b);
 }
 /* Packets a message of @len bytes takes at MTU @mtu (0 bytes: one). */

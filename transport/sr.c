@@ -165,7 +165,7 @@ static void sr_advance(struct rfw_qp *qp)
 					    r->psn);
 					return;
 				}
-				w = &qp->rq[qp->rq_cons % qp->rq_size];
+				w = rfw_rq_at(qp, qp->rq_cons);
 				if (s->flags & SR_SLOT_IMM)
 					wcf |= RFW_WC_WITH_IMM;
 				if (s->flags & SR_SLOT_INV) {
@@ -246,7 +246,7 @@ static bool sr_place_send(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const s
 		}
 		return false;
 	}
-	w = &qp->rq[(qp->rq_cons + (uint32_t)k) % qp->rq_size];
+	w = rfw_rq_at(qp, qp->rq_cons + (uint32_t)k);
 	if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE)) {
 		sr_fatal(qp, RFW_NAK_REMOTE_OP_ERR, p->bth.psn);
 		return false;
@@ -482,11 +482,11 @@ static bool sr_drained(const struct rfw_qp *qp)
 
 	if (qp->req.idx == qp->sq_prod)
 		return true;
-	w = &qp->sq[qp->req.idx % qp->sq_size];
+	w = rfw_sq_at(qp, qp->req.idx);
 	if (qp->req.off || !rfw_wqe_is_send_write(w))
 		return false;
 	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
-		const struct rfw_swqe *x = &qp->sq[i % qp->sq_size];
+		const struct rfw_swqe *x = rfw_sq_at(qp, i);
 
 		if (rfw_wqe_is_rd_atomic(x) && x->state != SWQE_DONE &&
 		    (x->wr.opcode != RFW_WR_RDMA_READ || (w->wr.send_flags & RFW_SEND_FENCE)))

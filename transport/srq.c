@@ -122,7 +122,7 @@ int rfw_post_srq_recv(struct rfw_srq *s, struct rfw_recv_wr *wr, struct rfw_recv
 static void srq_take(struct rfw_qp *qp, struct rfw_srq *s)
 {
 	struct rfw_rwqe *from = &s->rq[s->cons % s->size];
-	struct rfw_rwqe *to = &qp->rq[qp->rq_prod % qp->rq_size];
+	struct rfw_rwqe *to = rfw_rq_at(qp, qp->rq_prod);
 	struct rfw_rwqe t = *to;
 
 	*to = *from;

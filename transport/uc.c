@@ -93,7 +93,7 @@ static int uc_start(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 
 		if (rfw_rq_avail(qp, 1) == 0)
 			return -ENOBUFS;
-		w = &qp->rq[qp->rq_cons % qp->rq_size];
+		w = rfw_rq_at(qp, qp->rq_cons);
 		if (rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE))
 			return -EACCES;
 		r->send_off = 0;
@@ -117,7 +117,7 @@ static int uc_place(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	uint32_t n = p->payload_len;
 
 	if (r->cls == MSG_SEND) {
-		struct rfw_rwqe *w = &qp->rq[qp->rq_cons % qp->rq_size];
+		struct rfw_rwqe *w = rfw_rq_at(qp, qp->rq_cons);
 
 		if ((uint64_t)r->send_off + n > w->length ||
 		    rfw_sge_check(qp, w->sge, w->num_sge, RFW_ACCESS_LOCAL_WRITE))
@@ -146,16 +146,15 @@ static void uc_finish(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	bool imm = (p->op->flags & RFW_OPF_IMM) != 0;
 
 	if (r->cls == MSG_SEND) {
-		rfw_qp_complete_rwqe(qp, &qp->rq[qp->rq_cons % qp->rq_size], RFW_WC_SUCCESS,
-		                     RFW_WC_RECV, r->send_off, imm ? RFW_WC_WITH_IMM : 0, p->imm,
-		                     0);
+		rfw_qp_complete_rwqe(qp, rfw_rq_at(qp, qp->rq_cons), RFW_WC_SUCCESS, RFW_WC_RECV,
+		                     r->send_off, imm ? RFW_WC_WITH_IMM : 0, p->imm, 0);
 		qp->rq_cons++;
 	} else if (imm) {
 		/* The data is in place; with no receive WQE only the completion is lost. */
 		if (rfw_rq_avail(qp, 1) == 0) {
 			rfw_cnt(qp, RFW_CNT_uc_msgs_dropped);
 		} else {
-			rfw_qp_complete_rwqe(qp, &qp->rq[qp->rq_cons % qp->rq_size], RFW_WC_SUCCESS,
+			rfw_qp_complete_rwqe(qp, rfw_rq_at(qp, qp->rq_cons), RFW_WC_SUCCESS,
 			                     RFW_WC_RECV_RDMA_WITH_IMM, r->wtotal, RFW_WC_WITH_IMM,
 			                     p->imm, 0);
 			qp->rq_cons++;

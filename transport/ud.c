@@ -160,7 +160,7 @@ int rfw_ud_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct rfw_rx
 
 	if (rc)
 		return rc;
-	w = &qp->rq[qp->rq_cons % qp->rq_size];
+	w = rfw_rq_at(qp, qp->rq_cons);
 	if ((uint64_t)p->payload_len + UD_GRH_LEN > w->length) {
 		rfw_cnt(qp, RFW_CNT_ud_too_long);
 		return -EMSGSIZE;

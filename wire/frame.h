@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -155,8 +156,10 @@ enum rfw_frame_err rfw_frame_parse_l3(const uint8_t *buf, size_t len, size_t l3_
  * ICRC over an IP datagram: @l3 points at the IP header, @len covers it up to the byte before
  * the ICRC. Variant fields are treated as ones: IPv4 TOS, TTL and header checksum; IPv6
  * traffic class, flow label and hop limit; the UDP checksum; BTH FECN, BECN and Resv6. Needs
- * @len >= IP header + UDP + BTH; returns 0 otherwise. Chained CRC-32 (ISA-L), no copy of the
- * payload.
+ * @len >= IP header + UDP + BTH; returns 0 otherwise. Reads the datagram in place on x86-64
+ * with PCLMULQDQ (the masks an OR on the first 16-byte blocks, the CRC folded inline, ISA-L
+ * for the rest of a long packet); elsewhere a masked scratch copy of the headers and ISA-L.
+ * wire/icrc.c.
  */
 uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver);
 
@@ -199,9 +202,22 @@ int rfw_frame_build_hdrs(uint8_t *buf, size_t cap, const struct rfw_frame_spec *
  */
 size_t rfw_frame_finalize(uint8_t *buf, const struct rfw_frame_spec *s, size_t ib_len);
 
-/* Helpers for addresses in IPv4-mapped form. */
-void rfw_ip4_to_mapped(uint8_t out[16], uint32_t ip_host_order);
-bool rfw_ip_is_mapped4(const uint8_t ip[16]);
+/* Helpers for addresses in IPv4-mapped form (::ffff:a.b.c.d; inline: two per frame parsed). */
+static inline void rfw_ip4_to_mapped(uint8_t out[16], uint32_t ip_host_order)
+{
+	memset(out, 0, 10);
+	out[10] = out[11] = 0xff;
+	out[12] = (uint8_t)(ip_host_order >> 24);
+	out[13] = (uint8_t)(ip_host_order >> 16);
+	out[14] = (uint8_t)(ip_host_order >> 8);
+	out[15] = (uint8_t)ip_host_order;
+}
+static inline bool rfw_ip_is_mapped4(const uint8_t ip[16])
+{
+	static const uint8_t prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	return memcmp(ip, prefix, sizeof(prefix)) == 0;
+}
 /* Format @ip as text (dotted quad for mapped IPv4); @out needs 46 bytes. */
 const char *rfw_ip_to_str(const uint8_t ip[16], char *out, size_t outlen);
 

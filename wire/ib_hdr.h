@@ -148,8 +148,17 @@ struct rfw_ib_opcode_info {
 	uint8_t hdr_len;   /* BTH and every extended header, in bytes */
 };
 
-/* The table entry for an opcode, or NULL if rocefw does not decode it (reserved, RD, XRC). */
-const struct rfw_ib_opcode_info *rfw_ib_opcode_info(uint8_t opcode);
+/* The one opcode table (IBA table 38); entries without a name are not decoded. */
+extern const struct rfw_ib_opcode_info rfw_ib_op_table[256];
+
+/* The table entry for an opcode, or NULL if rocefw does not decode it (reserved, RD, XRC).
+   Inline: every packet looks its opcode up two or three times. */
+static inline const struct rfw_ib_opcode_info *rfw_ib_opcode_info(uint8_t opcode)
+{
+	const struct rfw_ib_opcode_info *oi = &rfw_ib_op_table[opcode];
+
+	return oi->name ? oi : NULL;
+}
 /* Name of an opcode: the table's, or "UNKNOWN". */
 const char *rfw_ib_opcode_name(uint8_t opcode);
 /* Opcode by table name; -ENOENT if no opcode has that name. */
@@ -394,6 +403,9 @@ const char *rfw_ib_err_name(enum rfw_ib_err err);
  * valid from the point the BTH was readable).
  */
 enum rfw_ib_err rfw_ib_parse(const uint8_t *buf, size_t len, struct rfw_ib_pkt *pkt);
+
+/* All zeros: `*p = rfw_ib_pkt_zero` clears a packet with plain stores on the packet path. */
+extern const struct rfw_ib_pkt rfw_ib_pkt_zero;
 
 /*
  * Write the BTH and the extended headers @pkt->bth.opcode calls for, from @pkt's fields, into

@@ -2,7 +2,8 @@
 /*
  * Frame codec and ICRC against the independent vectors in tests/data/icrc: parse, rebuild
  * byte-identically, verify; masked vs unmasked bit flips; every malformed frame's reason;
- * ISA-L's chained CRC against zlib's crc32 on a masked scratch copy.
+ * ISA-L's chained CRC against zlib's crc32 on a masked scratch copy; the in-place ICRC against
+ * that reference on random datagrams and on random frames from the builders.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -467,6 +468,151 @@ static void test_isal_matches_zlib(void **state)
 	free(buf);
 }
 
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return (uint32_t)(rnd_state >> 16);
+}
+
+/*
+ * rfw_icrc_compute (in place, PCLMULQDQ-folded on x86-64; the masked scratch copy for IPv4
+ * options and lengths that are not a multiple of 4) against ref_icrc on random datagrams:
+ * random bytes behind a valid version nibble / IHL, every length residue, both sides of the
+ * 256-byte switch to ISA-L, exactly-sized heap buffers (ASan catches a read past either end).
+ */
+static void test_icrc_random_datagrams(void **state)
+{
+	(void)state;
+	for (unsigned it = 0; it < 20000; it++) {
+		unsigned ver = rnd() & 1 ? 6 : 4;
+		size_t iphl = ver == 6 ? 40 : 4 * (5 + (rnd() % 4 == 0 ? rnd() % 11 : 0));
+		size_t min = iphl + RFW_UDP_HLEN + RFW_BTH_LEN, len;
+		uint8_t *d;
+
+		switch (rnd() % 4) {
+		case 0:
+			len = min + rnd() % 64;
+			break;
+		case 1:
+			len = min + rnd() % 400;
+			break;
+		case 2:
+			len = 240 + rnd() % 40;
+			break;
+		default:
+			len = min + rnd() % 9000;
+		}
+		if (rnd() % 8 != 0)
+			len &= ~(size_t)3; /* RoCEv2's own lengths; others take the general path */
+		if (len < min)
+			len = min;
+		d = malloc(len);
+		assert_non_null(d);
+		for (size_t i = 0; i < len; i++)
+			d[i] = (uint8_t)rnd();
+		d[0] = ver == 4 ? (uint8_t)(0x40 | iphl / 4) : (uint8_t)(0x60 | (d[0] & 0xf));
+		assert_int_equal(rfw_icrc_compute(d, len, ver), ref_icrc(d, len, ver));
+		free(d);
+	}
+}
+
+/*
+ * Whole frames from our builders (as the NIC sends them) with random opcodes, header fields,
+ * payloads, TOS / TTL / flow label, FECN / BECN, 0-2 VLAN tags, IPv4 and IPv6 (with and
+ * without the UDP checksum): the receiver's check passes and the ICRC equals ref_icrc.
+ */
+static void test_icrc_random_frames(void **state)
+{
+	static uint8_t f[4400];
+
+	(void)state;
+	for (unsigned it = 0; it < 5000; it++) {
+		struct rfw_frame_spec s = base_spec(rnd() & 1 ? 6 : 4);
+		struct rfw_ib_pkt p = {0};
+		struct rfw_frame_view v;
+		uint32_t plen;
+		size_t ib_len, len;
+		int off, hl;
+
+		do
+			p.op = rfw_ib_opcode_info((uint8_t)rnd());
+		while (p.op == NULL);
+		plen = !(p.op->flags & RFW_OPF_PAYLOAD) ? 0
+		       : rnd() % 4 == 0                 ? rnd() % 4097
+		                                        : rnd() % 300;
+		p.bth.opcode = p.op->opcode;
+		p.bth.padcnt = rfw_ib_padcnt(plen);
+		p.bth.fecn = rnd() & 1;
+		p.bth.becn = rnd() & 1;
+		p.bth.ackreq = rnd() & 1;
+		p.bth.pkey = (uint16_t)rnd();
+		p.bth.dqpn = rnd() & 0xffffff;
+		p.bth.psn = rnd() & 0xffffff;
+		s.tos = (uint8_t)rnd();
+		s.ttl = (uint8_t)rnd();
+		s.ip_id = (uint16_t)rnd();
+		s.flow_label = rnd() & 0xfffff;
+		s.udp_sport = (uint16_t)(0xc000 | (rnd() & 0x3fff));
+		s.udp_csum = s.ip_ver == 6 && (rnd() & 1);
+		s.nvlan = (uint8_t)(rnd() % 3);
+		s.vlan_tci[0] = (uint16_t)(rnd() & 0xefff);
+		s.vlan_tci[1] = (uint16_t)(rnd() & 0xefff);
+		ib_len = p.op->hdr_len + plen + p.bth.padcnt;
+		off = rfw_frame_build_hdrs(f, sizeof(f), &s, ib_len);
+		assert_true(off > 0);
+		hl = rfw_ib_build(f + off, sizeof(f) - (size_t)off, &p);
+		assert_int_equal(hl, p.op->hdr_len);
+		for (size_t k = RFW_BTH_LEN; k < ib_len; k++)
+			f[off + k] = (uint8_t)rnd(); /* extended headers, payload, pad */
+		len = rfw_frame_finalize(f, &s, ib_len);
+		assert_int_equal(rfw_frame_parse_eth(f, len, &v), RFW_FRAME_ERR_OK);
+		assert_int_equal(v.kind, RFW_FRAME_ROCEV2);
+		assert_true(rfw_frame_icrc_ok(f, &v));
+		assert_int_equal(v.icrc, ref_icrc(f + v.l3_off, rfw_frame_icrc_span(&v), v.ip_ver));
+	}
+}
+
+/*
+ * The receiver's IPv4 header checksum check (32-bit words in host order) against RFC 1071's
+ * byte-pair sum (rfw_csum_add): random headers of every IHL, with the right checksum or a
+ * random one, inside otherwise valid RoCEv2 frames.
+ */
+static void test_ipv4_checksum_random(void **state)
+{
+	uint8_t f[14 + 60 + 8 + 12 + 4];
+
+	(void)state;
+	for (unsigned it = 0; it < 20000; it++) {
+		size_t ihl = 4 * (5 + rnd() % 11), tot = ihl + 8 + 12 + 4;
+		uint8_t *ip = f + 14, *u = ip + ihl;
+		struct rfw_frame_view v;
+		bool good;
+
+		memset(f, 0, sizeof(f));
+		rfw_put_be16(f + 12, RFW_ETHERTYPE_IPV4);
+		for (size_t i = 0; i < ihl; i++)
+			ip[i] = (uint8_t)rnd();
+		ip[0] = (uint8_t)(0x40 | ihl / 4);
+		rfw_put_be16(ip + 2, (uint16_t)tot);
+		ip[6] &= 0x40; /* not a fragment: MF clear, offset 0 (DF random) */
+		ip[7] = 0;
+		ip[9] = RFW_IPPROTO_UDP;
+		rfw_put_be16(u + 2, RFW_ROCEV2_UDP_PORT);
+		rfw_put_be16(u + 4, (uint16_t)(tot - ihl));
+		if (rnd() & 1) {
+			rfw_put_be16(ip + 10, 0);
+			rfw_put_be16(ip + 10, (uint16_t)~rfw_csum_fold(rfw_csum_add(0, ip, ihl)));
+		}
+		good = rfw_csum_fold(rfw_csum_add(0, ip, ihl)) == 0xffff;
+		assert_int_equal(rfw_frame_parse_eth(f, 14 + tot, &v),
+		                 good ? RFW_FRAME_ERR_OK : RFW_FRAME_ERR_IPV4_BAD_CHECKSUM);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +625,9 @@ int main(void)
 	    cmocka_unit_test(test_vlan_tags_and_trailers),
 	    cmocka_unit_test(test_l3_l4_errors_and_kinds),
 	    cmocka_unit_test(test_isal_matches_zlib),
+	    cmocka_unit_test(test_icrc_random_datagrams),
+	    cmocka_unit_test(test_icrc_random_frames),
+	    cmocka_unit_test(test_ipv4_checksum_random),
 	};
 	return cmocka_run_group_tests_name("frame", tests, load, NULL);
 }

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The RoCEv2 ICRC (IBA Annex A17.3.3; masking rule in shared/testdata/icrc/README.md): CRC-32
+ * as zlib's over 8 bytes of ones standing in for the LRH, then the IP datagram up to the byte
+ * before the ICRC with its variant fields read as ones.
+ *
+ * Two ways to the same value. The general one copies the headers into a scratch buffer, masks
+ * them there and calls ISA-L (twice for long packets). The fast one (x86-64 with PCLMULQDQ)
+ * reads the datagram in place: the masking is an OR with a constant vector on the first few
+ * 16-byte blocks, and the CRC is folded inline with carry-less multiplies (Intel, "Fast CRC
+ * Computation for Generic Polynomials Using PCLMULQDQ", 2009; the constants are those of zlib's
+ * and Linux's crc32-pclmul for the reflected polynomial 0xEDB88320). For the ~50-130-byte
+ * frames of small messages the general path's fixed cost (scratch copy, byte stores read back
+ * by 16-byte loads, ISA-L's call and set-up) was most of the CRC's time.
+ */
+#include "wire/frame.h"
+
+#include <isa-l/crc.h>
+#include <string.h>
+
+#include "wire/ib_hdr.h"
+
+/*
+ * Datagrams up to this many bytes are copied whole into the masking scratch and take one CRC
+ * call: ISA-L's CRC costs about as much for 6 bytes as for 48 (call and fold set-up), so one
+ * call plus a short copy beats two calls.
+ */
+#define ICRC_ONE_CALL_MAX 256
+
+static uint32_t icrc_general(const uint8_t *l3, size_t len, unsigned ip_ver, size_t iphl)
+{
+	/* 8 bytes standing in for the LRH, then the datagram (or its headers), masked. */
+	uint8_t hdr[8 + ICRC_ONE_CALL_MAX];
+	size_t n = len <= ICRC_ONE_CALL_MAX ? len : iphl + RFW_UDP_HLEN + RFW_BTH_LEN;
+	uint32_t crc;
+
+	memset(hdr, 0xff, 8);
+	memcpy(hdr + 8, l3, n);
+	if (ip_ver == 4) {
+		hdr[8 + 1] = 0xff;                /* TOS */
+		hdr[8 + 8] = 0xff;                /* TTL */
+		hdr[8 + 10] = hdr[8 + 11] = 0xff; /* header checksum */
+	} else {
+		hdr[8 + 0] |= 0x0f; /* traffic class (low nibble of byte 0) */
+		hdr[8 + 1] = hdr[8 + 2] = hdr[8 + 3] = 0xff; /* traffic class, flow label */
+		hdr[8 + 7] = 0xff;                           /* hop limit */
+	}
+	hdr[8 + iphl + 6] = hdr[8 + iphl + 7] = 0xff; /* UDP checksum */
+	hdr[8 + iphl + RFW_UDP_HLEN + 4] = 0xff;      /* BTH FECN, BECN, Resv6 */
+	crc = crc32_gzip_refl(0, hdr, 8 + n);
+	return n == len ? crc : crc32_gzip_refl(crc, l3 + n, len - n);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define ICRC_CLMUL     1
+#define ICRC_TARGET    __attribute__((target("pclmul,sse4.1")))
+#define ICRC_FAST_MAX  256 /* longer: the masked head here, the rest by ISA-L's 8-way fold */
+#define ICRC_HEAD_BLKS 5   /* blocks that can hold a masked byte (IPv6: BTH byte 4 is byte 56) */
+/* Mask bytes for every block of a short stream: each block is ORed with its mask, no branch. */
+#define ICRC_MASK_LEN (16 + ICRC_FAST_MAX + 16)
+
+/*
+ * The zlib CRC with its initial register of ones over 8 bytes of ones is the CRC with a zero
+ * register over 4 bytes of ones (the ones cancel the first four), and leading zero bytes do
+ * not move a zero register. So the stream folded here is: @s - 4 zero bytes (to make the
+ * stream a whole number of 16-byte blocks), 4 bytes of ones, the datagram. The masks below are
+ * that stream's ones from 16 - 4 on (16 zero bytes in front to read them at any shift): the
+ * 4 leading ones, then an OR mask per datagram byte (zero past the headers).
+ */
+static const uint8_t icrc_mask4[ICRC_MASK_LEN] __attribute__((aligned(16))) = {
+    [12] = 0xff,      [13] = 0xff,      [14] = 0xff, [15] = 0xff, /* the 4 leading ones */
+    [16 + 1] = 0xff,                                              /* TOS */
+    [16 + 8] = 0xff,                                              /* TTL */
+    [16 + 10] = 0xff, [16 + 11] = 0xff,                           /* header checksum */
+    [16 + 26] = 0xff, [16 + 27] = 0xff,                           /* UDP checksum */
+    [16 + 32] = 0xff,                                             /* BTH FECN, BECN, Resv6 */
+};
+static const uint8_t icrc_mask6[ICRC_MASK_LEN] __attribute__((aligned(16))) = {
+    [12] = 0xff,      [13] = 0xff,      [14] = 0xff,     [15] = 0xff, /* the 4 leading ones */
+    [16 + 0] = 0x0f,                                     /* traffic class, low nibble */
+    [16 + 1] = 0xff,  [16 + 2] = 0xff,  [16 + 3] = 0xff, /* traffic class, flow label */
+    [16 + 7] = 0xff,                                     /* hop limit */
+    [16 + 46] = 0xff, [16 + 47] = 0xff,                  /* UDP checksum */
+    [16 + 52] = 0xff,                                    /* BTH FECN, BECN, Resv6 */
+};
+/* pshufb controls: 16 bytes from @16 - s shift a vector up by s bytes, zeros coming in. */
+static const uint8_t icrc_shift[32] = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,   11,   12,   13,   14,   15,
+};
+
+/*
+ * Folding forward by n 16-byte blocks multiplies by x^(128n+32) (low half) and x^(128n-32)
+ * (high half) mod P; bit-reflected and shifted left by one as in the paper ([1] and [4] are
+ * its k3, k4 and k1, k2; the others computed the same way and checked by the tests).
+ */
+static const uint64_t kfold[7][2] __attribute__((aligned(16))) = {
+    [1] = {0x01751997d0, 0x00ccaa009e}, [2] = {0x00f1da05aa, 0x015a546366},
+    [3] = {0x003db1ecdc, 0x0174359406}, [4] = {0x0154442bd4, 0x01c6e41596},
+    [5] = {0x01c7569e54, 0x00ae0b5394}, [6] = {0x00df068dc2, 0x018cb44e58},
+};
+/*
+ * Barrett reduction of 96 bits: mu = x^96 / P bit-reflected over 65 bits (only the low 64 bits
+ * of the quotient's product are kept, so its 65th bit, zero anyway, never matters), and P
+ * bit-reflected over 33 bits (the paper's P').
+ */
+static const uint64_t kbarrett[2] __attribute__((aligned(16))) = {0xb4e5b025f7011641, 0x01db710641};
+
+/* Block @i of the stream at @d (the datagram from l3 - s), ORed with its mask at @m. */
+ICRC_TARGET static inline __m128i blk(const uint8_t *d, const uint8_t *m, unsigned i)
+{
+	return _mm_or_si128(_mm_loadu_si128((const __m128i *)(d + 16 * i)),
+	                    _mm_loadu_si128((const __m128i *)(m + 16 * i)));
+}
+
+ICRC_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
+{
+	__m128i lo = _mm_clmulepi64_si128(x, k, 0x00);
+
+	return _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x11), next), lo);
+}
+
+/*
+ * 128 -> 32 bits, the raw register: the low half folded into the high one (96 bits left), then
+ * Barrett's quotient (its low 64 bits) and remainder. Three dependent multiplies where the
+ * paper's fold to 64 bits first takes four.
+ */
+ICRC_TARGET static inline uint32_t reduce(__m128i x)
+{
+	__m128i k = _mm_load_si128((const __m128i *)kfold[1]);
+	__m128i b = _mm_load_si128((const __m128i *)kbarrett);
+	__m128i q;
+
+	x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, k, 0x10));
+	q = _mm_clmulepi64_si128(x, b, 0x00);
+	q = _mm_clmulepi64_si128(q, b, 0x10);
+	return (uint32_t)_mm_extract_epi32(_mm_xor_si128(x, q), 2);
+}
+
+/* @x moved forward by @n > 0 blocks, to be added to the block there. */
+ICRC_TARGET static inline __m128i fold_by(__m128i x, unsigned n)
+{
+	__m128i k = _mm_load_si128((const __m128i *)kfold[n]);
+
+	return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00), _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+/*
+ * The raw CRC register (zero initial value) of blocks 0 .. @nb - 1 of the stream. Block 0 is
+ * the datagram's first 16 - @s bytes shifted up behind the zeros and ones; block i > 0 is read
+ * in place at l3 + 16 i - s. Four accumulators 64 bytes apart while four blocks remain; then
+ * each accumulator and each block left is moved straight to the last block by its own
+ * distance, so the multiplies of that step run side by side instead of one after the other.
+ */
+ICRC_TARGET static uint32_t fold_blocks(const uint8_t *l3, const uint8_t *mask, unsigned s,
+                                        unsigned nb)
+{
+	const uint8_t *d = l3 - s, *m = mask + 16 - s;
+	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
+	__m128i x1 = _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
+	                          _mm_loadu_si128((const __m128i *)m));
+	unsigned i = 1;
+
+	if (nb >= 4) {
+		__m128i x2 = blk(d, m, 1), x3 = blk(d, m, 2), x4 = blk(d, m, 3);
+		__m128i k4 = _mm_load_si128((const __m128i *)kfold[4]);
+		unsigned r;
+
+		for (i = 4; i + 4 <= nb; i += 4) {
+			x1 = fold(x1, k4, blk(d, m, i));
+			x2 = fold(x2, k4, blk(d, m, i + 1));
+			x3 = fold(x3, k4, blk(d, m, i + 2));
+			x4 = fold(x4, k4, blk(d, m, i + 3));
+		}
+		r = nb - i; /* blocks left: 0 .. 3 */
+		x1 = _mm_xor_si128(_mm_xor_si128(fold_by(x1, 3 + r), fold_by(x2, 2 + r)),
+		                   fold_by(x3, 1 + r));
+		x1 = _mm_xor_si128(x1, r != 0 ? fold_by(x4, r) : x4);
+	} else if (nb > 1) {
+		x1 = fold_by(x1, nb - 1); /* an ACK's 3 blocks: side by side too */
+	}
+	for (; i < nb; i++) {
+		__m128i b = blk(d, m, i);
+
+		x1 = _mm_xor_si128(x1, i + 1 < nb ? fold_by(b, nb - 1 - i) : b);
+	}
+	return reduce(x1);
+}
+
+/*
+ * The ICRC of a datagram whose length is a multiple of 4 (every RoCEv2 packet: the IB part is
+ * padded to 4 bytes, IP and UDP headers are multiples of 4) and whose headers are in the
+ * masked blocks. Short: the whole stream folded here, shifted by 4, 8, 12 or 16 to end on a
+ * block. Long: the masked head here, the rest chained through ISA-L.
+ */
+ICRC_TARGET static uint32_t icrc_clmul(const uint8_t *l3, size_t len, const uint8_t *mask)
+{
+	unsigned s, nb;
+
+	if (len <= ICRC_FAST_MAX) {
+		s = 4 + (unsigned)(-(4 + len) & 15);
+		nb = (unsigned)((s + len) / 16);
+		return ~fold_blocks(l3, mask, s, nb);
+	}
+	s = 4;
+	nb = ICRC_HEAD_BLKS;
+	return crc32_gzip_refl(~fold_blocks(l3, mask, s, nb), l3 + 16 * nb - s,
+	                       len - (16 * nb - s));
+}
+
+static bool icrc_fast; /* PCLMULQDQ and SSE4.1, set once before main */
+
+__attribute__((constructor)) static void icrc_probe(void)
+{
+	__builtin_cpu_init();
+	icrc_fast = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+}
+#endif
+
+uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
+{
+	size_t iphl;
+
+#ifdef ICRC_CLMUL
+	/* Every RoCEv2 packet of ours: the masks are laid out for IPv4 without options (IHL 5;
+	   40 bytes up to the end of the BTH) and for IPv6 (60 bytes). */
+	if (icrc_fast && (len & 3) == 0 &&
+	    (ip_ver == 4 ? len >= 40 && (l3[0] & 0xf) == 5 : len >= 60))
+		return icrc_clmul(l3, len, ip_ver == 4 ? icrc_mask4 : icrc_mask6);
+#endif
+	if (len < RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN)
+		return 0;
+	if (ip_ver == 4)
+		iphl = (size_t)(l3[0] & 0xf) * 4;
+	else
+		iphl = RFW_IPV6_HLEN;
+	if (iphl < RFW_IPV4_HLEN || iphl > 60 || len < iphl + RFW_UDP_HLEN + RFW_BTH_LEN)
+		return 0;
+	return icrc_general(l3, len, ip_ver, iphl);
+}
+
+bool rfw_frame_icrc_ok(const uint8_t *buf, const struct rfw_frame_view *v)
+{
+	if (v->kind != RFW_FRAME_ROCEV2)
+		return false;
+	return rfw_icrc_compute(buf + v->l3_off, rfw_frame_icrc_span(v), v->ip_ver) == v->icrc;
+}
