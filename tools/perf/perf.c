@@ -387,6 +387,7 @@ struct conn {
 	uint8_t *dst; /* depth (write/read) or 2 x depth (send receive buffers) slots */
 	uint64_t posted, done, recvd;
 	uint64_t last_done_ns;
+	bool ready;         /* in perf.ready: bw_loop posts on it next */
 	uint64_t peer_addr; /* two processes: where this QP's requests go at the peer */
 	uint32_t qpn;       /* two processes: qa's number (completions find their QP by it) */
 };
@@ -400,6 +401,9 @@ struct conn {
 struct perf {
 	struct rfw_ep a, b;
 	struct conn *conns; /* o.qps of them */
+	/* bw_loop: the QPs that may post (each once): all at the start, then those with new
+	 * completions, so that a poll iteration costs what completed, not the number of QPs */
+	uint32_t *ready, nready;
 	struct dcqcn_prof prof;
 	struct timely_prof tprof; /* --cc-profile timely */
 	/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to
@@ -681,6 +685,15 @@ static void check_send_wc(struct perf *P, const struct opts *o, struct conn *c, 
 	}
 }
 
+/* QP @qi has a completion: bw_loop looks at it again (once, however many completed). */
+static inline void conn_ready(struct perf *P, uint32_t qi)
+{
+	if (!P->conns[qi].ready) {
+		P->conns[qi].ready = true;
+		P->ready[P->nready++] = qi;
+	}
+}
+
 /* A's completions. The send completions counted. */
 static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                        struct result *r)
@@ -709,12 +722,14 @@ static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uin
 			if (wc[i].status != RFW_WC_SUCCESS) {
 				check_fail(P, rfw_wc_status_str(wc[i].status), qi, k);
 				P->conns[qi].done++;
+				conn_ready(P, qi);
 				continue;
 			}
 			if (k != P->conns[qi].done)
 				check_fail(P, "completion out of order", qi, k);
 			check_send_wc(P, o, &P->conns[qi], qi, k, depth, size, r);
 			P->conns[qi].done++;
+			conn_ready(P, qi);
 			total++;
 		}
 	}
@@ -956,13 +971,23 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 	uint64_t win = target == UINT64_MAX ? 0 : target / 16;
 	uint32_t qi;
 
+	P->nready = 0;
+	for (qi = 0; qi < o->qps; qi++) {
+		P->conns[qi].ready = false; /* a latency loop's completions may have queued it */
+		conn_ready(P, qi);
+	}
 	while (done < target) {
 		uint64_t t = now_ns(P);
+		uint32_t nready = P->nready;
 		unsigned got;
 
-		for (qi = 0; qi < o->qps; qi++) {
-			struct conn *c = &P->conns[qi];
+		/* Only the QPs reap queued: posting never queues one, so the list is stable. */
+		P->nready = 0;
+		for (uint32_t i = 0; i < nready; i++) {
+			struct conn *c = &P->conns[P->ready[i]];
 
+			qi = P->ready[i];
+			c->ready = false;
 			while (c->posted - c->done < depth &&
 			       (timed ? t < deadline : c->posted < iters)) {
 				if (d->post(P, c, qi, o, depth, size, c->posted, t) != 0)
@@ -1788,6 +1813,7 @@ static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth
 			if (wc[i].status != RFW_WC_SUCCESS) {
 				check_fail(P, rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
 				c->done++;
+				conn_ready(P, (uint32_t)qi);
 				continue;
 			}
 			if (k != c->done)
@@ -1811,6 +1837,7 @@ static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth
 					r->checked_bytes += 8;
 			}
 			c->done++;
+			conn_ready(P, (uint32_t)qi);
 			total++;
 		}
 	}
@@ -2787,7 +2814,8 @@ int main(int argc, char **argv)
 	parse_opts(argc - dd, argv + dd, &o);
 	nsizes = test_sizes(&o, sizes);
 	P->conns = calloc(o.qps, sizeof(*P->conns));
-	if (P->conns == NULL)
+	P->ready = calloc(o.qps, sizeof(*P->ready));
+	if (P->conns == NULL || P->ready == NULL)
 		die("--qps", ENOMEM);
 	if (cc_setup(P, &o) != 0)
 		return 2;
