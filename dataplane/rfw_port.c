@@ -360,9 +360,18 @@ void rfw_port_close(struct rfw_port *p)
 {
 	if (p == NULL)
 		return;
-	for (unsigned i = 0; i < p->nb_txq; i++)
-		if (p->q[i] != NULL)
-			rfw_tx_flush(p->q[i], rte_rdtsc());
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		struct rfw_queue *q = p->q[i];
+
+		if (q == NULL)
+			continue;
+		rfw_tx_flush(q, rte_rdtsc());
+		/* What the PMD still refuses (a peer gone) is freed with the port. */
+		q->ctr[RFW_PORT_CTR_tx_dropped] += q->txb->length;
+		rte_pktmbuf_free_bulk(q->txb->pkts, q->txb->length);
+		q->txb->length = 0;
+		q->tx_backlog = 0;
+	}
 	rte_eth_dev_stop(p->port_id);
 	rte_eth_dev_close(p->port_id);
 	ports[p->port_id] = NULL;

@@ -309,7 +309,7 @@ def version_case(tmp):
 
 
 def manyqp_group(tmp):
-    # 1,024 QPs: 32 records of 32 QPs each way, every byte of every message verified where it
+    # 1,024 QPs: a conn record and 31 qps records each way, every byte of every message verified where it
     # landed. Depth is cut as in the loopback (eff_depth): 64 KiB x 16, 64 B x 32 per QP.
     for args in (["write", "bw", "-s", "65536", "-n", "4", "-q", "1024"],
                  ["write", "bw", "-s", "64", "-n", "64", "-q", "1024"],

@@ -39,6 +39,10 @@ try:
 except Exception:
     print(0, 0, "false")
 PY
+	# a run that failed says why (on stderr, beside the table)
+	if ! grep -q '"verified": true' "$tmp"/c.json 2>/dev/null; then
+		tail -n 3 "$tmp"/c.out "$tmp"/s.out | sed 's/^/# /' >&2
+	fi
 }
 
 printf "%-7s %-5s %-22s %-22s\n" QPs size "M msg/s median (runs)" "Gb/s median (runs)"
