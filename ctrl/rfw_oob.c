@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-static const char *const type_names[RFW_OOB__TYPES] = {"conn", "result", "error"};
+static const char *const type_names[RFW_OOB__TYPES] = {"conn", "result", "error", "qps"};
 static const char *const test_names[RFW_OOB__TESTS] = {"write", "read", "send", "atomic"};
 static const char *const kind_names[RFW_OOB__KINDS] = {"bw", "lat"};
 static const char *const transport_names[RFW_OOB__TRANSPORTS] = {"gbn", "sr"};
@@ -121,6 +121,11 @@ static void put(struct out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
+static bool qp_valid(const struct rfw_oob_qp *q)
+{
+	return q->qpn <= PSN_QPN_MASK && q->psn <= PSN_QPN_MASK && q->addr + q->len >= q->addr;
+}
+
 static int conn_valid(const struct rfw_oob_conn *c)
 {
 	uint32_t i;
@@ -130,11 +135,30 @@ static int conn_valid(const struct rfw_oob_conn *c)
 	    c->size > SIZE_MAX_MSG || c->iters > ITERS_MAX || c->duration_s > DURATION_MAX ||
 	    c->depth == 0 || c->depth > DEPTH_MAX || c->qps == 0 || c->qps > RFW_OOB_MAX_QPS)
 		return -EINVAL;
-	for (i = 0; i < c->qps; i++)
-		if (c->qp[i].qpn > PSN_QPN_MASK || c->qp[i].psn > PSN_QPN_MASK ||
-		    c->qp[i].addr + c->qp[i].len < c->qp[i].addr)
+	for (i = 0; i < rfw_oob_conn_lines(c); i++)
+		if (!qp_valid(&c->qp[i]))
 			return -EINVAL;
 	return 0;
+}
+
+static int qps_valid(const struct rfw_oob_qps *b)
+{
+	uint32_t i;
+
+	if (b->n == 0 || b->n > RFW_OOB_BATCH_QPS || b->first >= RFW_OOB_MAX_QPS ||
+	    b->first + b->n > RFW_OOB_MAX_QPS)
+		return -EINVAL;
+	for (i = 0; i < b->n; i++)
+		if (!qp_valid(&b->qp[i]))
+			return -EINVAL;
+	return 0;
+}
+
+static void put_qps(struct out *o, const struct rfw_oob_qp *q, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		put(o, "qp=0x%06x,0x%06x,0x%016" PRIx64 ",%" PRIu64 "\n", q[i].qpn, q[i].psn,
+		    q[i].addr, q[i].len);
 }
 
 int rfw_oob_encode(const struct rfw_oob_msg *m, char *buf, size_t cap)
@@ -168,11 +192,15 @@ int rfw_oob_encode(const struct rfw_oob_msg *m, char *buf, size_t cap)
 			put(&o, "mac=%02x:%02x:%02x:%02x:%02x:%02x\n", c->mac[0], c->mac[1],
 			    c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
 		put(&o, "rkey=0x%08x\n", c->rkey);
-		for (i = 0; i < c->qps; i++)
-			put(&o, "qp=0x%06x,0x%06x,0x%016" PRIx64 ",%" PRIu64 "\n", c->qp[i].qpn,
-			    c->qp[i].psn, c->qp[i].addr, c->qp[i].len);
+		put_qps(&o, c->qp, rfw_oob_conn_lines(c));
 		break;
 	}
+	case RFW_OOB_QPS:
+		if (qps_valid(&m->u.qps) != 0)
+			return -EINVAL;
+		put(&o, "first=%u\n", m->u.qps.first);
+		put_qps(&o, m->u.qps.qp, m->u.qps.n);
+		break;
 	case RFW_OOB_RESULT: {
 		const struct rfw_oob_result *r = &m->u.result;
 
@@ -460,8 +488,8 @@ static int conn_field(struct dec *d, struct rfw_oob_conn *c, unsigned k, char *v
 	case K_RKEY:
 		return num32(d, "rkey", val, 0, UINT32_MAX, &c->rkey);
 	case K_QP:
-		if (*nqp == RFW_OOB_MAX_QPS)
-			return fail(d, "qp", "more than %u qp lines", RFW_OOB_MAX_QPS);
+		if (*nqp == RFW_OOB_BATCH_QPS)
+			return fail(d, "qp", "more than %u qp lines", RFW_OOB_BATCH_QPS);
 		if (parse_qp(d, val, &c->qp[*nqp]) != 0)
 			return -EPROTO;
 		(*nqp)++;
@@ -480,8 +508,9 @@ static int conn_finish(struct dec *d, struct rfw_oob_conn *c, uint32_t seen, uns
 	for (k = 0; k < K__COUNT; k++)
 		if (k != K_MAC && k != K_QP && !(seen & (1u << k)))
 			return fail(d, conn_keys[k], "missing");
-	if (nqp != c->qps)
-		return fail(d, "qp", "%u qp lines for qps=%u", nqp, c->qps);
+	if (nqp != rfw_oob_conn_lines(c))
+		return fail(d, "qp", "%u qp lines for qps=%u (the first %u QPs go here)", nqp,
+		            c->qps, rfw_oob_conn_lines(c));
 	if (memcmp(c->gid, prefix, 12) != 0)
 		return fail(d, "gid", "not an IPv4-mapped GID (::ffff:a.b.c.d)");
 	gip = (uint32_t)c->gid[12] << 24 | (uint32_t)c->gid[13] << 16 | (uint32_t)c->gid[14] << 8 |
@@ -524,15 +553,17 @@ static int decode_schema(struct dec *d, const char *line, size_t n, struct rfw_o
 	int t;
 
 	if (n < hdr + 2 || memcmp(line, RFW_OOB_SCHEMA, hdr) != 0 || line[hdr] != ' ') {
+		/* A peer of another version: say which, so the older side is the one updated. */
 		if (strncmp(line, "rocefw-oob/", 11) == 0)
 			return fail(d, "schema",
-			            "unsupported version '%.20s' (this side speaks %s)", line,
-			            RFW_OOB_SCHEMA);
+			            "unsupported version '%.*s': the peer speaks it, this side "
+			            "speaks %s",
+			            (int)strcspn(line, " "), line, RFW_OOB_SCHEMA);
 		return fail(d, "schema", "expected '%s TYPE'", RFW_OOB_SCHEMA);
 	}
 	t = lookup(type_names, RFW_OOB__TYPES, line + hdr + 1);
 	if (t < 0)
-		return fail(d, "schema", "unknown record type '%.20s' (conn, result, error)",
+		return fail(d, "schema", "unknown record type '%.20s' (conn, qps, result, error)",
 		            line + hdr + 1);
 	m->type = (enum rfw_oob_type)t;
 	return 0;
@@ -591,6 +622,24 @@ static int error_field(struct dec *d, struct rfw_oob_error *e, const char *key, 
 	return 0;
 }
 
+/* qps: first (bit 0), qp (repeated). */
+static int qps_field(struct dec *d, struct rfw_oob_qps *b, const char *key, char *val,
+                     uint32_t *seen)
+{
+	if (strcmp(key, "first") == 0)
+		return once(d, key, seen, 1)
+		           ? -EPROTO
+		           : num32(d, "first", val, 0, RFW_OOB_MAX_QPS - 1, &b->first);
+	if (strcmp(key, "qp") != 0)
+		return fail(d, key, "unknown field in a qps record");
+	if (b->n == RFW_OOB_BATCH_QPS)
+		return fail(d, "qp", "more than %u qp lines", RFW_OOB_BATCH_QPS);
+	if (parse_qp(d, val, &b->qp[b->n]) != 0)
+		return -EPROTO;
+	b->n++;
+	return 0;
+}
+
 /* One "key=value" line (@line, modified) of a record of @m's type. */
 static int decode_field(struct dec *d, char *line, struct rfw_oob_msg *m, uint32_t *seen,
                         unsigned *nqp)
@@ -616,6 +665,8 @@ static int decode_field(struct dec *d, char *line, struct rfw_oob_msg *m, uint32
 		return result_field(d, &m->u.result, line, eq + 1, seen);
 	case RFW_OOB_ERROR:
 		return error_field(d, &m->u.error, line, eq + 1, seen);
+	case RFW_OOB_QPS:
+		return qps_field(d, &m->u.qps, line, eq + 1, seen);
 	default:
 		return fail(d, NULL, "internal: type %d", (int)m->type);
 	}
@@ -638,6 +689,15 @@ static int decode_finish(struct dec *d, struct rfw_oob_msg *m, uint32_t seen, un
 	case RFW_OOB_ERROR:
 		if (!(seen & 1))
 			return fail(d, "reason", "missing");
+		return 0;
+	case RFW_OOB_QPS:
+		if (!(seen & 1))
+			return fail(d, "first", "missing");
+		if (m->u.qps.n == 0)
+			return fail(d, "qp", "missing (a qps record has 1..%u)", RFW_OOB_BATCH_QPS);
+		if (m->u.qps.first + m->u.qps.n > RFW_OOB_MAX_QPS)
+			return fail(d, "first", "QPs %u..%u: beyond %u", m->u.qps.first,
+			            m->u.qps.first + m->u.qps.n - 1, RFW_OOB_MAX_QPS);
 		return 0;
 	default:
 		return -EPROTO;

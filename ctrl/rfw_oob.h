@@ -5,7 +5,7 @@
  * MTU, rkey, buffer addresses, transport mode and the test's parameters), and the records that
  * close a run (result) or refuse it (error).
  *
- * The format is line-oriented ASCII ("key=value\n", first line "rocefw-oob/1 TYPE", last line
+ * The format is line-oriented ASCII ("key=value\n", first line "rocefw-oob/2 TYPE", last line
  * "end") so that a peer written in plain C with POSIX sockets and libibverbs, without DPDK (the
  * interop peer of issue 7), can speak it with snprintf/strtoul. This file and rfw_oob.c have no
  * DPDK dependency on purpose.
@@ -25,15 +25,18 @@
 extern "C" {
 #endif
 
-#define RFW_OOB_SCHEMA       "rocefw-oob/1"
+/* 2: a connection has up to RFW_OOB_MAX_QPS QPs, described RFW_OOB_BATCH_QPS per record (the
+ * conn record, then "qps" records); 1 had up to 32, all in the conn record. */
+#define RFW_OOB_SCHEMA       "rocefw-oob/2"
 #define RFW_OOB_PORT_DEFAULT 18515 /* perftest's default TCP port */
 #define RFW_OOB_RECORD_MAX   4096  /* bytes in one record, "end\n" included */
 #define RFW_OOB_LINE_MAX     256   /* bytes in one line, '\n' included */
-#define RFW_OOB_MAX_QPS      32
-#define RFW_OOB_TEXT_MAX     200 /* error reasons and result error texts */
-#define RFW_OOB_ERR_MAX      160 /* parse error messages */
+#define RFW_OOB_MAX_QPS      16384 /* QPs of one connection */
+#define RFW_OOB_BATCH_QPS    32    /* qp lines in one record (conn or qps) */
+#define RFW_OOB_TEXT_MAX     200   /* error reasons and result error texts */
+#define RFW_OOB_ERR_MAX      160   /* parse error messages */
 
-enum rfw_oob_type { RFW_OOB_CONN, RFW_OOB_RESULT, RFW_OOB_ERROR, RFW_OOB__TYPES };
+enum rfw_oob_type { RFW_OOB_CONN, RFW_OOB_RESULT, RFW_OOB_ERROR, RFW_OOB_QPS, RFW_OOB__TYPES };
 enum rfw_oob_test { RFW_OOB_WRITE, RFW_OOB_READ, RFW_OOB_SEND, RFW_OOB_ATOMIC, RFW_OOB__TESTS };
 enum rfw_oob_kind { RFW_OOB_BW, RFW_OOB_LAT, RFW_OOB__KINDS };
 /* Values equal enum rfw_transport_mode (transport/rfw_verbs.h). */
@@ -62,9 +65,23 @@ struct rfw_oob_conn {
 	bool has_mac;
 	uint8_t mac[6];
 	uint32_t rkey; /* R_Key of the MR all qp[].addr lie in */
-	uint32_t qps;  /* 1..RFW_OOB_MAX_QPS, the number of qp lines */
-	struct rfw_oob_qp qp[RFW_OOB_MAX_QPS];
+	uint32_t qps;  /* 1..RFW_OOB_MAX_QPS: QPs of the connection */
+	/* The first rfw_oob_conn_lines() QPs; "qps" records carry the others, in order. */
+	struct rfw_oob_qp qp[RFW_OOB_BATCH_QPS];
 };
+
+/* "qps": QPs first .. first + n - 1 of the sender, after its conn record. */
+struct rfw_oob_qps {
+	uint32_t first; /* 0..RFW_OOB_MAX_QPS - 1 */
+	uint32_t n;     /* 1..RFW_OOB_BATCH_QPS qp lines; first + n <= RFW_OOB_MAX_QPS */
+	struct rfw_oob_qp qp[RFW_OOB_BATCH_QPS];
+};
+
+/* The qp lines of a conn record: its first min(qps, RFW_OOB_BATCH_QPS) QPs. */
+static inline uint32_t rfw_oob_conn_lines(const struct rfw_oob_conn *c)
+{
+	return c->qps < RFW_OOB_BATCH_QPS ? c->qps : RFW_OOB_BATCH_QPS;
+}
 
 /* "result": one endpoint's account of a finished run. */
 struct rfw_oob_result {
@@ -85,6 +102,7 @@ struct rfw_oob_msg {
 		struct rfw_oob_conn conn;
 		struct rfw_oob_result result;
 		struct rfw_oob_error error;
+		struct rfw_oob_qps qps;
 	} u;
 };
 

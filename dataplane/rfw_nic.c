@@ -125,7 +125,23 @@ static void mb_send(void *host, uint8_t *frame, uint32_t len)
 	nic->sent++;
 }
 
-const struct rfw_fw_host_ops nic_host_ops = {.frame_alloc = mb_alloc, .frame_send = mb_send};
+/*
+ * Room for the QPs' frames while the port's queue took every frame of the last burst. A PMD
+ * whose queue fills (memif's ring when the peer is slower) leaves a backlog; the QPs then stay
+ * ready in the scheduler (tx_room_waits) instead of sending into a full queue and losing the
+ * frames, which go-back-N pays for with ACK timeouts of whole windows (at many QPs at once:
+ * retry counts exceeded). One class: @prio is not looked at.
+ */
+static bool mb_tx_room(void *host, uint8_t prio)
+{
+	const struct rfw_nic *nic = host;
+
+	(void)prio;
+	return nic->q->tx_backlog == 0;
+}
+
+const struct rfw_fw_host_ops nic_host_ops = {
+    .frame_alloc = mb_alloc, .frame_send = mb_send, .tx_room = mb_tx_room};
 
 int nic_mbuf_off_init(struct rfw_nic *nic)
 {
@@ -195,7 +211,15 @@ unsigned rfw_nic_poll(struct rfw_nic *nic)
 		rte_pktmbuf_free_bulk(pkts, nrx);
 	if (unlikely(nic->n_resolving != 0) && nic->now_ns >= nic->resolve_next_ns)
 		nic_l2_poll(nic, tsc);
-	rfw_fw_run(nic->fw, nic->now_ns);
+	/*
+	 * While the PMD's queue refuses frames, no turn: every QP would meet tx_room's refusal, and
+	 * a turn per ready QP per poll (16,384 at once) would slow this loop's RX, the peer's ACKs
+	 * included, until their QPs time out. Its timers wait too: nothing could be resent.
+	 */
+	if (likely(nic->q->tx_backlog == 0))
+		rfw_fw_run(nic->fw, nic->now_ns);
+	else
+		nic->ctr[RFW_NIC_HOST_CTR_tx_backlog_polls]++;
 	/* Flush every iteration that produced frames: the peer's poll loop is waiting for them,
 	 * and a burst is already as large as this iteration can make it. */
 	if (nic->sent != 0)

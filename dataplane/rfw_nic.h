@@ -49,6 +49,8 @@ extern "C" {
  */
 #define RFW_FOREACH_NIC_HOST_CTR(X)                                                                \
 	X(tx_no_mbuf, "frame buffers the mempool could not give (the QP retries next poll)")       \
+	X(tx_backlog_polls, "polls that gave the firmware no turn: the port's queue still held "   \
+	                    "frames the PMD had refused")                                          \
 	X(l2_resolved, "QPs attached with a zero dst_mac whose peer MAC ARP/ND resolved")          \
 	X(l2_resolve_failed, "QPs moved to ERR: their peer never answered ARP/ND")                 \
 	X(l2_tagged_probes, "ARP requests / NS sent by the NIC on a QP's VLAN while resolving")    \

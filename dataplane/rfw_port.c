@@ -252,6 +252,18 @@ static int queues_alloc(struct rfw_port *p, const struct rfw_port_conf *c, int s
 	return 0;
 }
 
+/* After a burst of which the PMD took only @sent frames: the others move to the front of the
+ * buffer, in order, for the next flush (out of line: the PMD's queue is full, rare). */
+void rfw_tx_keep(struct rfw_queue *q, uint16_t sent)
+{
+	struct rte_eth_dev_tx_buffer *b = q->txb;
+
+	b->length = (uint16_t)(b->length - sent);
+	memmove(b->pkts, b->pkts + sent, b->length * sizeof(b->pkts[0]));
+	q->tx_backlog = b->length;
+	q->ctr[RFW_PORT_CTR_tx_backlogged] += b->length;
+}
+
 /* The mbuf pool (the caller's, or our own) and the neighbour table. 0, or -1 (rte_errno). */
 static int pool_and_neigh(struct rfw_port *p, const struct rfw_port_conf *c, int socket)
 {
@@ -359,9 +371,18 @@ void rfw_port_close(struct rfw_port *p)
 {
 	if (p == NULL)
 		return;
-	for (unsigned i = 0; i < p->nb_txq; i++)
-		if (p->q[i] != NULL)
-			rfw_tx_flush(p->q[i], rte_rdtsc());
+	for (unsigned i = 0; i < p->nb_txq; i++) {
+		struct rfw_queue *q = p->q[i];
+
+		if (q == NULL)
+			continue;
+		rfw_tx_flush(q, rte_rdtsc());
+		/* What the PMD still refuses (a peer gone) is freed with the port. */
+		q->ctr[RFW_PORT_CTR_tx_dropped] += q->txb->length;
+		rte_pktmbuf_free_bulk(q->txb->pkts, q->txb->length);
+		q->txb->length = 0;
+		q->tx_backlog = 0;
+	}
 	rte_eth_dev_stop(p->port_id);
 	rte_eth_dev_close(p->port_id);
 	ports[p->port_id] = NULL;

@@ -80,7 +80,9 @@ extern "C" {
 	X(rx_steer_in, "frames other queues handed to this one (classified here as received)")     \
 	X(rx_steer_full, "frames dropped: the owning queue's dispatch ring was full")              \
 	X(tx_pkts, "frames handed to the PMD and accepted")                                        \
-	X(tx_dropped, "frames the PMD did not accept at flush (freed)")                            \
+	X(tx_dropped, "frames lost: the TX buffer was full and the PMD accepted none (freed)")     \
+	X(tx_backlogged,                                                                           \
+	  "frames the PMD did not accept at a burst, kept for the next (each time)")               \
 	X(tx_alloc_failed, "control frames (ARP/ND) not sent: mempool empty")
 
 enum rfw_port_ctr {
@@ -146,6 +148,10 @@ struct rfw_queue {
 	const uint16_t *pfc_state;
 	uint32_t pfc_held;
 	struct rfw_pfc_txq *pfc_txq;
+	/* Frames the PMD did not accept at the last burst, kept in order at the front of txb and
+	 * offered again at every flush; while there are any, the NIC holds back requests
+	 * (rfw_fw_host_ops.tx_room) instead of losing them. */
+	uint16_t tx_backlog;
 } __rte_cache_aligned;
 
 struct rfw_port {
@@ -236,19 +242,46 @@ uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **p
  * frames are held on this queue, the burst goes through rfw_pfc_tx_filter() first; otherwise
  * this costs one load and test per burst.
  */
+void rfw_tx_keep(struct rfw_queue *q, uint16_t sent);
+
 static inline void rfw_tx_burst_out(struct rfw_queue *q)
 {
+	struct rte_eth_dev_tx_buffer *b = q->txb;
+	uint16_t sent;
+
 	if (unlikely((__atomic_load_n(q->pfc_state, __ATOMIC_RELAXED) | q->pfc_held) != 0))
 		rfw_pfc_tx_filter(q);
-	q->ctr[RFW_PORT_CTR_tx_pkts] += rte_eth_tx_buffer_flush(q->port_id, q->qid, q->txb);
+	if (b->length == 0) {
+		q->tx_backlog = 0;
+		return;
+	}
+	sent = rte_eth_tx_burst(q->port_id, q->qid, b->pkts, b->length);
+	q->ctr[RFW_PORT_CTR_tx_pkts] += sent;
+	if (likely(sent == b->length)) {
+		b->length = 0;
+		q->tx_backlog = 0;
+		return;
+	}
+	rfw_tx_keep(q, sent); /* the PMD's queue is full: keep the rest for the next flush */
 }
 
-/* Buffer one frame for transmission on @q; sent when the buffer fills or at the deadline. */
+/*
+ * Buffer one frame for transmission on @q; sent when the buffer fills or at the deadline. Frames
+ * the PMD refused stay buffered (tx_backlog: the NIC's QPs wait, rfw_nic.c tx_room); a frame
+ * that finds the buffer still full of them is lost (tx_dropped).
+ */
 static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 {
 	struct rte_eth_dev_tx_buffer *b = q->txb;
 
-	/* rte_eth_tx_buffer(), with the burst going out through rfw_tx_burst_out(). */
+	if (unlikely(b->length == b->size)) {
+		rfw_tx_burst_out(q);
+		if (b->length == b->size) {
+			q->ctr[RFW_PORT_CTR_tx_dropped]++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
 	b->pkts[b->length++] = m;
 	if (b->length == b->size)
 		rfw_tx_burst_out(q);
@@ -267,7 +300,8 @@ static inline void rfw_tx_flush(struct rfw_queue *q, uint64_t now_tsc)
  */
 static inline void rfw_tx_flush_if_due(struct rfw_queue *q, uint64_t now_tsc)
 {
-	if (now_tsc - q->last_flush_tsc >= q->drain_tsc || unlikely(q->pfc_held != 0))
+	if (now_tsc - q->last_flush_tsc >= q->drain_tsc ||
+	    unlikely((q->pfc_held | q->tx_backlog) != 0))
 		rfw_tx_flush(q, now_tsc);
 }
 

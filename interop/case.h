@@ -8,7 +8,7 @@
  * shared by the rocefw side (interop/rfw_case.c, DPDK + rfw_verbs) and the guest peer
  * (interop/peer/peer.c, libibverbs). Each side plugs its verbs in through struct ic_backend.
  *
- * Records on the TCP connection are rocefw-oob/1 records (docs/oob.md): the two types
+ * Records on the TCP connection are rocefw-oob/2 records (docs/oob.md): the two types
  * defined here, `case` and `ready`, and rfw_oob.c's `conn` and `result`.
  */
 #ifndef RFW_INTEROP_CASE_H
@@ -75,7 +75,7 @@ int ic_case_check(const struct ic_case *c, char *err, size_t errlen);
  */
 int ic_case_set(struct ic_case *c, const char *kv, char *err, size_t errlen);
 
-/* "rocefw-oob/1 case" record: encode (length or -ENOSPC/-EINVAL), decode (0 or -EPROTO). */
+/* "rocefw-oob/2 case" record: encode (length or -ENOSPC/-EINVAL), decode (0 or -EPROTO). */
 int ic_case_encode(const struct ic_case *c, char *buf, size_t cap);
 int ic_case_decode(const char *buf, size_t len, struct ic_case *c, char *err, size_t errlen);
 

@@ -90,7 +90,7 @@ static void test_refusals(void **state)
 	    {"seed=", "seed=1\nseed=2\n", "twice"},
 	    {"tclass=", "colour=2\n", "unknown field 'colour'"},
 	    {"timeout=", "timeout=0\n", "'timeout'"},
-	    {"rocefw-oob/1 case", "rocefw-oob/2 case\n", "not a"},
+	    {"rocefw-oob/2 case", "rocefw-oob/1 case\n", "not a"},
 	    {"end", "end\nx=1\n", "after 'end'"},
 	};
 	char err[RFW_OOB_ERR_MAX];

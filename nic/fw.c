@@ -181,6 +181,7 @@ int rfw_fw_qp_attach(struct rfw_fw *fw, struct rfw_qp *qp, const struct rfw_fw_p
 	memset(fw->pub[i].ctr, 0, sizeof(fw->pub[i].ctr));
 	fq->ctr = fw->pub[i].ctr;
 	fw->qps[i] = fq;
+	fw->prio_qps[fq->prio]++;
 	rfw_fw_publish(fw, i, fw->now_ns);
 	fw_ready_push(fw, fq); /* work posted before the attach */
 	return 0;
@@ -197,6 +198,7 @@ void rfw_fw_qp_detach(struct rfw_fw *fw, struct rfw_qp *qp)
 	fw_wheel_remove(&fw->wheel, &fq->tmr);
 	fw_ready_remove(fw, fq);
 	fw_rate_detach(fw, fq);
+	fw->prio_qps[fq->prio]--;
 	fw->qps[i] = NULL;
 	rfw_fw_publish(fw, i, fw->now_ns); /* the slot now reads "not attached" */
 	free(fq);

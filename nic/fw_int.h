@@ -89,6 +89,10 @@ struct rfw_fw {
 	const struct timely_prof *timely;
 	unsigned sent; /* frames sent by the entry point running */
 	bool no_buf;   /* the host had no frame for a turn of this run: end the run */
+	/* tx_room: the classes refused during this run, and the attached QPs of each class; a
+	   run ends when every class with QPs has been refused (no later turn could send). */
+	uint8_t room_refused;
+	uint32_t prio_qps[8];
 	struct fw_qlist ready;
 	/* During a run: QPs whose class had no room before they sent anything, in ready order;
 	   put back at the head of the ready list when the run ends (they keep their turn). */

@@ -110,6 +110,7 @@ static uint8_t *io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
 	if (fw->ops.tx_room != NULL && !fw->ops.tx_room(fw->host, fq->prio)) {
 		fw->ctr[RFW_FW_CTR_tx_room_waits]++;
 		fq->room_wait = true;
+		fw->room_refused |= (uint8_t)(1u << fq->prio);
 		return NULL;
 	}
 	flen = fq->hdr_len + len + RFW_ICRC_LEN;
@@ -248,6 +249,15 @@ void fw_qp_nodes_init(struct fw_qp *fq)
 	fq->tmr.kind = WN_TMR;
 }
 
+/* Every class that has QPs refused room in this run: a turn of any ready QP would be refused. */
+static bool all_classes_refused(const struct rfw_fw *fw)
+{
+	for (unsigned p = 0; p < 8; p++)
+		if (fw->prio_qps[p] != 0 && !(fw->room_refused >> p & 1))
+			return false;
+	return true;
+}
+
 unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 {
 	unsigned nready;
@@ -256,12 +266,17 @@ unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 	fw->now_ns = now_ns;
 	fw->sent = 0;
 	fw->no_buf = false;
+	fw->room_refused = 0;
 	fw_wheel_expire(&fw->wheel, now_ns, fire, fw);
 	/* Each QP ready now gets one turn; QPs it re-queues wait for the next run. The run ends
-	 * when the host is out of frames: no later QP would get one either. */
+	 * when the host is out of frames, or its queues of every class in use are full: no later
+	 * QP would get one either (and 16,384 refused turns per run would slow the host's RX). */
 	nready = fw->ready.n;
-	while (nready-- != 0 && !fw->no_buf && (fq = ready_pop(fw)) != NULL)
+	while (nready-- != 0 && !fw->no_buf && (fq = ready_pop(fw)) != NULL) {
 		serve(fw, fq, now_ns);
+		if (fw->room_refused != 0 && all_classes_refused(fw))
+			break;
+	}
 	/* The blocked QPs back at the head of the ready list, in the order they were served. */
 	qlist_splice_front(&fw->ready, &fw->blocked);
 	return fw->sent;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """rocefw-perf in two processes over net_memif (docs/perf.md, docs/oob.md): a server on core 0,
-a client on core 1, connected out of band over TCP on 127.0.0.1 (rocefw-oob/1 records), each
+a client on core 1, connected out of band over TCP on 127.0.0.1 (rocefw-oob/2 records), each
 resolving the other's MAC by ARP over memif.
 
 Groups (one meson test each, to keep every test well under a minute; a process pair costs
@@ -10,6 +10,10 @@ Groups (one meson test each, to keep every test well under a minute; a process p
                 with path MTU MTU, every byte verified where it landed (server for WRITE/SEND,
                 client for READ), both processes' JSON checked.
   misc          FETCH_AND_ADD on three QPs, WRITE on four; WRITE/SEND/READ/atomic latency.
+  manyqp        1,024 QPs: WRITE at 64 KiB and 64 B, SEND and READ, every byte verified (the
+                QPs described 32 per record, streamed); a peer speaking rocefw-oob/1 refused
+                by both the server and the client, naming both versions; --qps out of range
+                and --perftest above 32 QPs named (exit 2).
   perftest      --perftest on both sides: perftest's exchange (versions, sys data, MTU, keys,
                 barriers, reports), each test's checks, bad --perftest combinations.
   refuse        the checker can fail across processes (a damaged byte at the checking side
@@ -19,7 +23,7 @@ Groups (one meson test each, to keep every test well under a minute; a process p
                 repeat is not implemented, verified runs once it is; bad two-process options
                 named (exit 2, before EAL starts); a client without a server gives up clearly.
 
-usage: perf_memif.py ROCEFW_PERF sizes:1024:write|...|misc|refuse|perftest
+usage: perf_memif.py ROCEFW_PERF sizes:1024:write|...|misc|refuse|manyqp|perftest
 """
 import json
 import os
@@ -222,6 +226,112 @@ def refuse_group(tmp):
           f"named ({p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ''})")
 
 
+def read_record(conn, timeout=20):
+    """One rocefw-oob record (up to its 'end' line) from a blocking socket."""
+    conn.settimeout(timeout)
+    buf = b""
+    while not (buf.endswith(b"\nend\n") or buf == b"end\n"):
+        d = conn.recv(4096)
+        if not d:
+            break
+        buf += d
+    return buf.decode(errors="replace")
+
+
+def version_case(tmp):
+    """A peer of rocefw-oob/1 (as rocefw before many QPs): a fake client of the real server
+    sends a /1 conn record, a fake server of the real client answers the client's /2 records
+    as a /1 server would. Both real sides exit 1 naming both versions."""
+    sock = os.path.join(tmp, "memif.sock")
+    if os.path.exists(sock):
+        os.unlink(sock)
+    memif = f"socket={sock},socket-abstract=no,bsize=8192"
+    port_s, port_f = free_port(), free_port()
+    lsock = socket.socket()
+    lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsock.bind(("127.0.0.1", port_f))
+    lsock.listen(1)
+    args = ["write", "bw", "-n", "10", "--oob-timeout", "10"]
+    srv = subprocess.Popen([PERF] + EAL + ["-l", "0", f"--vdev=net_memif0,role=server,{memif}",
+                                           "--"] + args + ["--ip", "10.9.0.2", "-p", str(port_s)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while time.time() - t0 < 10 and srv.poll() is None and not os.path.exists(sock):
+        time.sleep(0.02)
+    cli = subprocess.Popen([PERF] + EAL + ["-l", "1", f"--vdev=net_memif0,role=client,{memif}",
+                                           "--"] + args + ["--ip", "10.9.0.1", "-p", str(port_f),
+                                                           "127.0.0.1"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The real client's records, answered as a rocefw-oob/1 server answers them.
+    lsock.settimeout(20)
+    got_c = ""
+    try:
+        conn, _ = lsock.accept()
+        got_c = read_record(conn)
+        conn.sendall(b"rocefw-oob/1 error\nreason=line 1: field 'schema': unsupported version "
+                     b"'rocefw-oob/2 conn' (this side speaks rocefw-oob/1)\nend\n")
+    except OSError as e:
+        check(False, f"rocefw-oob/1 fake server: the client came ({e})")
+    # A rocefw-oob/1 client of the real server.
+    v1 = ("rocefw-oob/1 conn\ntest=write\nkind=bw\ntransport=gbn\nmtu=4096\nsize=65536\n"
+          "iters=10\nduration=0\ndepth=128\nqps=1\ngid=00000000000000000000ffff0a090001\n"
+          "ip=10.9.0.1\nrkey=0x00000101\nqp=0x000011,0x000000,0x00007f1234560000,16777216\n"
+          "end\n")
+    reply = ""
+    for _ in range(200):
+        try:
+            c = socket.create_connection(("127.0.0.1", port_s), timeout=1)
+            c.sendall(v1.encode())
+            reply = read_record(c)
+            c.close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        out_c, err_c = cli.communicate(timeout=30)
+        out_s, err_s = srv.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        cli.kill()
+        srv.kill()
+        out_c, err_c = cli.communicate()
+        out_s, err_s = srv.communicate()
+    lsock.close()
+    want = "unsupported version 'rocefw-oob/1': the peer speaks it, this side speaks rocefw-oob/2"
+    check(got_c.startswith("rocefw-oob/2 conn\n"), "the client speaks rocefw-oob/2")
+    check(srv.returncode == 1 and want in err_s,
+          f"server refuses a rocefw-oob/1 client: exit {srv.returncode}, "
+          f"'{err_s.strip().splitlines()[-1] if err_s.strip() else ''}'")
+    check(reply.startswith("rocefw-oob/2 error\n") and "rocefw-oob/1" in reply,
+          "the server's error record tells the old peer both versions")
+    check(cli.returncode == 1 and want in err_c,
+          f"client refuses a rocefw-oob/1 server: exit {cli.returncode}, "
+          f"'{err_c.strip().splitlines()[-1] if err_c.strip() else ''}'")
+
+
+def manyqp_group(tmp):
+    # 1,024 QPs: a conn record and 31 qps records each way, every byte of every message
+    # verified where it landed. Depth is cut as in the loopback (eff_depth): 64 KiB x 16, 64 B x
+    # 32 per QP, so up to 1 GiB is outstanding (READ: as responses queued at the server). At
+    # ~10 Gb/s that is longer than the default local ACK timeout (67 ms), and on the shared VM a
+    # descheduled process makes it fire too: go-back-N then resends whole windows and may give
+    # up (retry count). --ack-timeout 18 (1.07 s) keeps the test about the exchange and the data.
+    for args in (["write", "bw", "-s", "65536", "-n", "4", "-q", "1024", "-t", "4"],
+                 ["write", "bw", "-s", "64", "-n", "64", "-q", "1024"],
+                 ["send", "bw", "-s", "4097", "-n", "4", "-q", "1024"],
+                 ["read", "bw", "-s", "65536", "-n", "2", "-q", "1024", "-t", "4"]):
+        t0 = time.time()
+        verified_case(tmp, args + ["--ack-timeout", "18"], qps=1024)
+        print(f"     ({time.time() - t0:.1f} s)")
+    version_case(tmp)
+    for args, want in ((["write", "bw", "--ip", "10.0.0.1", "-q", "16385"], "--qps"),
+                       (["write", "bw", "--ip", "10.0.0.1", "-q", "33", "--perftest"],
+                        "--perftest: up to 32 QPs")):
+        p = subprocess.run([PERF] + EAL + ["-l", "0", "--"] + args, capture_output=True,
+                           text=True, timeout=10)
+        check(p.returncode == 2 and want in p.stderr and "EAL: " not in p.stderr,
+              f"bad options {' '.join(args)}: exit {p.returncode}, names {want}")
+
+
 def perftest_group(tmp):
     """--perftest on both sides: perftest's own exchange, spoken by both ends (the real
     perftest peer is interop/run's job; this runs the same code under the sanitizers)."""
@@ -310,6 +420,8 @@ def main():
             misc_group(tmp)
         elif GROUP == "refuse":
             refuse_group(tmp)
+        elif GROUP == "manyqp":
+            manyqp_group(tmp)
         elif GROUP == "perftest":
             perftest_group(tmp)
         else:

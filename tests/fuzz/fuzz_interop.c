@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fuzz target: the two record parsers of the interop harness (interop/case.c, the
- * "rocefw-oob/1 case" record; ctrl/perftest_oob.c, perftest's keys record). The first byte
+ * "rocefw-oob/2 case" record; ctrl/perftest_oob.c, perftest's keys record). The first byte
  * picks the parser (even: case record, odd: perftest keys), the rest is the record. Oracles: a
  * refusal always names its cause; a record that decodes encodes to bytes that decode again and
  * encode to the same bytes (the encoder's output is canonical).

@@ -28,8 +28,12 @@ static bool same(const struct rfw_oob_msg *a, const struct rfw_oob_msg *b)
 		       memcmp(x->gid, y->gid, 16) == 0 && x->ip4 == y->ip4 &&
 		       x->has_mac == y->has_mac &&
 		       (!x->has_mac || memcmp(x->mac, y->mac, 6) == 0) && x->rkey == y->rkey &&
-		       x->qps == y->qps && memcmp(x->qp, y->qp, sizeof(x->qp[0]) * x->qps) == 0;
+		       x->qps == y->qps &&
+		       memcmp(x->qp, y->qp, sizeof(x->qp[0]) * rfw_oob_conn_lines(x)) == 0;
 	}
+	case RFW_OOB_QPS:
+		return a->u.qps.first == b->u.qps.first && a->u.qps.n == b->u.qps.n &&
+		       memcmp(a->u.qps.qp, b->u.qps.qp, sizeof(a->u.qps.qp[0]) * a->u.qps.n) == 0;
 	case RFW_OOB_RESULT:
 		return a->u.result.messages == b->u.result.messages &&
 		       a->u.result.checked_bytes == b->u.result.checked_bytes &&

@@ -57,7 +57,7 @@ static void test_conn_round_trip(void **state)
 	n = rfw_oob_encode(&m, buf, sizeof(buf));
 	assert_true(n > 0);
 	assert_int_equal(rfw_oob_record_len(buf, (size_t)n), n);
-	assert_non_null(strstr(buf, "rocefw-oob/1 conn\n"));
+	assert_non_null(strstr(buf, "rocefw-oob/2 conn\n"));
 	assert_non_null(strstr(buf, "\ngid=00000000000000000000ffff0a000001\n"));
 	assert_non_null(strstr(buf, "\nqp=0x000012,0xabcdee,0x00007f0001000000,16777216\n"));
 	assert_int_equal(rfw_oob_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
@@ -89,7 +89,7 @@ static void test_result_error_round_trip(void **state)
 	m.u.result.checked_bytes = 1ull << 40;
 	m.u.result.verified = true;
 	n = rfw_oob_encode(&m, buf, sizeof(buf));
-	assert_string_equal(buf, "rocefw-oob/1 result\nmessages=12345678901\n"
+	assert_string_equal(buf, "rocefw-oob/2 result\nmessages=12345678901\n"
 	                         "checked_bytes=1099511627776\nverified=1\nend\n");
 	assert_int_equal(rfw_oob_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
 	assert_true(d.u.result.verified);
@@ -131,9 +131,81 @@ static void test_encode_refuses_bad_fields(void **state)
 	assert_int_equal(rfw_oob_encode(&m, buf, sizeof(buf)), -EINVAL);
 	sample_conn(&m);
 	assert_int_equal(rfw_oob_encode(&m, buf, 40), -ENOSPC);
-	/* The largest record (32 QPs) fits. */
+	/* The largest conn record (its 32 qp lines, every number at its longest) fits. */
 	m.u.conn.qps = RFW_OOB_MAX_QPS;
+	for (unsigned i = 0; i < RFW_OOB_BATCH_QPS; i++)
+		m.u.conn.qp[i] = (struct rfw_oob_qp){0xffffff, 0xffffff, 0, UINT64_MAX};
+	m.u.conn.iters = 1000000000000ull;
 	assert_true(rfw_oob_encode(&m, buf, sizeof(buf)) > 0);
+}
+
+static void sample_qps(struct rfw_oob_msg *m, uint32_t first, uint32_t n)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = RFW_OOB_QPS;
+	m->u.qps.first = first;
+	m->u.qps.n = n;
+	for (uint32_t i = 0; i < n; i++)
+		m->u.qps.qp[i] =
+		    (struct rfw_oob_qp){0x31 + i, i, 0x7f0000000000ull + i * 4096, 4096};
+}
+
+/* qps records: QPs after the conn record's 32, up to RFW_OOB_MAX_QPS. */
+static void test_qps_record(void **state)
+{
+	static const struct {
+		const char *rec, *want;
+	} bad[] = {
+	    {"rocefw-oob/2 qps\nqp=1,0,0,0\nend\n", "field 'first': missing"},
+	    {"rocefw-oob/2 qps\nfirst=32\nend\n", "field 'qp': missing"},
+	    {"rocefw-oob/2 qps\nfirst=16384\nqp=1,0,0,0\nend\n", "field 'first': 16384"},
+	    {"rocefw-oob/2 qps\nfirst=16383\nqp=1,0,0,0\nqp=2,0,0,0\nend\n",
+	     "field 'first': QPs 16383..16384: beyond 16384"},
+	    {"rocefw-oob/2 qps\nfirst=1\nfirst=2\nqp=1,0,0,0\nend\n", "field 'first': given twice"},
+	    {"rocefw-oob/2 qps\nfirst=1\nqp=1,0x1000000,0,0\nend\n", "field 'qp.psn'"},
+	    {"rocefw-oob/2 qps\nfirst=1\nmtu=4096\nend\n", "field 'mtu': unknown field in a qps"},
+	};
+	struct rfw_oob_msg m, d;
+	char buf[RFW_OOB_RECORD_MAX + 1], err[RFW_OOB_ERR_MAX];
+	int n;
+
+	(void)state;
+	sample_qps(&m, 32, 5);
+	n = rfw_oob_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_non_null(strstr(buf, "rocefw-oob/2 qps\nfirst=32\nqp=0x000031,"));
+	assert_int_equal(rfw_oob_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.type, RFW_OOB_QPS);
+	assert_memory_equal(&d.u.qps, &m.u.qps, sizeof(m.u.qps));
+	/* The largest: 32 lines, every number at its longest, the last QPs of 16,384. */
+	sample_qps(&m, RFW_OOB_MAX_QPS - RFW_OOB_BATCH_QPS, RFW_OOB_BATCH_QPS);
+	for (unsigned i = 0; i < RFW_OOB_BATCH_QPS; i++)
+		m.u.qps.qp[i] = (struct rfw_oob_qp){0xffffff, 0xffffff, 0, UINT64_MAX};
+	n = rfw_oob_encode(&m, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(rfw_oob_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	assert_memory_equal(&d.u.qps, &m.u.qps, sizeof(m.u.qps));
+	/* The encoder refuses what the decoder would. */
+	sample_qps(&m, RFW_OOB_MAX_QPS - 1, 2);
+	assert_int_equal(rfw_oob_encode(&m, buf, sizeof(buf)), -EINVAL);
+	sample_qps(&m, 0, 0);
+	assert_int_equal(rfw_oob_encode(&m, buf, sizeof(buf)), -EINVAL);
+	sample_qps(&m, 0, RFW_OOB_BATCH_QPS + 1);
+	assert_int_equal(rfw_oob_encode(&m, buf, sizeof(buf)), -EINVAL);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = rfw_oob_decode(bad[i].rec, strlen(bad[i].rec), &d, err, sizeof(err));
+
+		if (rc != -EPROTO || strstr(err, bad[i].want) == NULL)
+			fail_msg("qps case %u: rc %d, error '%s', wanted '%s'", i, rc, err,
+			         bad[i].want);
+	}
+	/* 33 qp lines: one too many for a record. */
+	strcpy(buf, "rocefw-oob/2 qps\nfirst=0\n");
+	for (unsigned i = 0; i <= RFW_OOB_BATCH_QPS; i++)
+		strcat(buf, "qp=1,0,0,0\n");
+	strcat(buf, "end\n");
+	assert_int_equal(rfw_oob_decode(buf, strlen(buf), &d, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "more than 32 qp lines"));
 }
 
 /* Replace line @key=... of the sample conn record with @line (NULL: delete it). */
@@ -170,9 +242,12 @@ static void test_refusals_name_the_field(void **state)
 	static const struct {
 		const char *key, *line, *want;
 	} cases[] = {
-	    {"rocefw-oob/1", "rocefw-oob/2 conn", "field 'schema': unsupported version"},
-	    {"rocefw-oob/1", "hello", "field 'schema'"},
-	    {"rocefw-oob/1", "rocefw-oob/1 hello", "unknown record type"},
+	    {"rocefw-oob/2", "rocefw-oob/1 conn",
+	     "field 'schema': unsupported version 'rocefw-oob/1': the peer speaks it, this side "
+	     "speaks rocefw-oob/2"},
+	    {"rocefw-oob/2", "rocefw-oob/3 conn", "unsupported version 'rocefw-oob/3'"},
+	    {"rocefw-oob/2", "hello", "field 'schema'"},
+	    {"rocefw-oob/2", "rocefw-oob/2 hello", "unknown record type"},
 	    {"test", "test=copy", "field 'test'"},
 	    {"kind", "kind=both", "field 'kind'"},
 	    {"transport", "transport=irn", "field 'transport'"},
@@ -185,8 +260,9 @@ static void test_refusals_name_the_field(void **state)
 	    {"iters", "iters=0", "field 'iters': 0 without a duration"},
 	    {"duration", "duration=5", "field 'duration': both iters and duration"},
 	    {"depth", "depth=0", "field 'depth'"},
-	    {"qps", "qps=33", "field 'qps'"},
+	    {"qps", "qps=16385", "field 'qps': 16385 is out of range 1..16384"},
 	    {"qps", "qps=2", "field 'qp': 3 qp lines for qps=2"},
+	    {"qps", "qps=33", "field 'qp': 3 qp lines for qps=33 (the first 32 QPs go here)"},
 	    {"gid", "gid=00", "field 'gid': expected 32 hex digits"},
 	    {"gid", "gid=0000000000000000000000000a000001", "field 'gid': not an IPv4-mapped"},
 	    {"gid", "gid=00000000000000000000ffff0a000002", "field 'gid': its IPv4 part differs"},
@@ -225,10 +301,10 @@ static void test_framing(void **state)
 {
 	struct rfw_oob_msg d;
 	char big[RFW_OOB_RECORD_MAX + 16], err[RFW_OOB_ERR_MAX];
-	const char *two = "rocefw-oob/1 error\nreason=x\nend\nrocefw-oob/1 error\n";
+	const char *two = "rocefw-oob/2 error\nreason=x\nend\nrocefw-oob/2 error\n";
 
 	(void)state;
-	assert_int_equal(rfw_oob_record_len("rocefw-oob/1 error\nreason=x\nen", 31), 0);
+	assert_int_equal(rfw_oob_record_len("rocefw-oob/2 error\nreason=x\nen", 31), 0);
 	assert_int_equal(rfw_oob_record_len(two, strlen(two)), 32);
 	/* "end" must be a whole line: "sendend\n" is not a terminator. */
 	assert_int_equal(rfw_oob_record_len("a\nxend\n", 7), 0);
@@ -237,15 +313,15 @@ static void test_framing(void **state)
 	/* Bytes after end, a line without newline, NUL bytes, CR line ends. */
 	assert_int_equal(rfw_oob_decode(two, strlen(two), &d, err, sizeof(err)), -EPROTO);
 	assert_non_null(strstr(err, "after 'end'"));
-	assert_int_equal(rfw_oob_decode("rocefw-oob/1 error\nreason=x", 27, &d, err, sizeof(err)),
+	assert_int_equal(rfw_oob_decode("rocefw-oob/2 error\nreason=x", 27, &d, err, sizeof(err)),
 	                 -EPROTO);
 	assert_non_null(strstr(err, "not terminated by a newline"));
 	assert_int_equal(
-	    rfw_oob_decode("rocefw-oob/1 error\nreason=a\0b\nend\n", 33, &d, err, sizeof(err)),
+	    rfw_oob_decode("rocefw-oob/2 error\nreason=a\0b\nend\n", 33, &d, err, sizeof(err)),
 	    -EPROTO);
 	assert_non_null(strstr(err, "NUL"));
 	assert_int_equal(
-	    rfw_oob_decode("rocefw-oob/1 error\r\nreason=x\r\nend\r\n", 35, &d, err, sizeof(err)),
+	    rfw_oob_decode("rocefw-oob/2 error\r\nreason=x\r\nend\r\n", 35, &d, err, sizeof(err)),
 	    -EPROTO);
 	assert_int_equal(rfw_oob_decode("", 0, &d, err, sizeof(err)), -EPROTO);
 	assert_non_null(strstr(err, "empty record"));
@@ -319,7 +395,7 @@ static void test_tcp_exchange(void **state)
 	assert_int_equal(got.type, RFW_OOB_RESULT);
 	assert_int_equal(got.u.result.messages, 7);
 	/* A bad record is refused with the field named; a closed peer is -EPIPE. */
-	assert_int_equal(write(cfd, "rocefw-oob/1 result\nmessages=x\nend\n", 35), 35);
+	assert_int_equal(write(cfd, "rocefw-oob/2 result\nmessages=x\nend\n", 35), 35);
 	for (i = 0, rc = 0; i < 200 && rc == 0; i++) {
 		rc = rfw_oob_recv(sfd, &rxs, &got, err, sizeof(err));
 		if (rc == 0)
@@ -346,6 +422,7 @@ int main(void)
 	    cmocka_unit_test(test_conn_round_trip),
 	    cmocka_unit_test(test_result_error_round_trip),
 	    cmocka_unit_test(test_encode_refuses_bad_fields),
+	    cmocka_unit_test(test_qps_record),
 	    cmocka_unit_test(test_refusals_name_the_field),
 	    cmocka_unit_test(test_framing),
 	    cmocka_unit_test(test_compare),

@@ -12,9 +12,10 @@
  * bytes once and computing their ICRC once (rfw_icrc_compute), per path-MTU packet.
  *
  * Without --loopback, two processes each drive one DPDK port (any PMD): the server (no address)
- * listens on a TCP port, the client connects to it; they exchange rocefw-oob/1 records
- * (docs/oob.md), resolve each other's MAC by ARP, run the test and exchange their accounts of
- * it, so that the side owning the memory reports what it verified.
+ * listens on a TCP port, the client connects to it; they exchange rocefw-oob/2 records
+ * (docs/oob.md: up to 16,384 QPs, 32 per record, streamed), resolve each other's MAC by ARP,
+ * run the test and exchange their accounts of it, so that the side owning the memory reports
+ * what it verified.
  * See docs/perf.md.
  */
 #include <arpa/inet.h>
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -51,7 +53,7 @@
 const char *const op_names[4] = {"write", "read", "send", "atomic"};
 
 #define PERF_SCHEMA     "rocefw-perf/1"
-#define MAX_QPS         16384       /* --loopback; two processes: RFW_OOB_MAX_QPS */
+#define MAX_QPS         16384       /* both modes (RFW_OOB_MAX_QPS); --perftest: PT_MAX_QPS */
 #define RING_SLOTS      16384       /* loopback rings */
 #define OUTSTANDING_MAX 32768       /* messages over all QPs (CQs of 65536): depth is cut */
 #define TOTAL_BYTES_MAX (1u << 30)  /* slot bytes over all QPs, per parity: depth is cut */
@@ -59,6 +61,7 @@ const char *const op_names[4] = {"write", "read", "send", "atomic"};
 #define SLOT_BYTES_MAX  (16u << 20) /* per QP and parity: depth is cut to fit */
 #define ALL_SIZE_MIN    2
 #define STALL_NS        (5ull * NS_PER_S) /* no completion for this long: fail */
+#define SERVER_CHECK_NS 1000000ull        /* the server looks for the client's result */
 
 static void usage(FILE *f)
 {
@@ -70,8 +73,7 @@ static void usage(FILE *f)
 	       "  -n, --iters N         messages per size, 1..1000000000 (default: bw 5000, lat "
 	       "1000)\n"
 	       "  -D, --duration S      run each size for S seconds instead, 1..3600\n"
-	       "  -q, --qps N           queue pairs, 1..16384 with --loopback, else 1..32 (default "
-	       "1)\n"
+	       "  -q, --qps N           queue pairs, 1..16384 (--perftest: 1..32; default 1)\n"
 	       "  -t, --tx-depth N      outstanding messages per QP, 1..1024 (default: bw 128, lat "
 	       "1)\n"
 	       "      --mtu BYTES       path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -282,11 +284,11 @@ static void check_modes(const struct opts *o)
 	} else if (o->has_ip) {
 		bad("--ip is a two-process option (not with --loopback)", NULL);
 	}
-	if (!o->loopback && o->qps > RFW_OOB_MAX_QPS)
-		bad("--qps above 32 needs --loopback (the out-of-band exchange carries up to 32 "
-		    "QPs)",
-		    NULL);
 	if (o->perftest) {
+		if (o->qps > PT_MAX_QPS)
+			bad("--perftest: up to 32 QPs (--qps; rocefw's own exchange, without "
+			    "--perftest, takes up to 16384)",
+			    NULL);
 		if (o->loopback)
 			bad("--perftest is a two-process mode (not with --loopback)", NULL);
 		if (o->lat && o->op != OP_WRITE)
@@ -386,6 +388,9 @@ struct conn {
 	uint8_t *dst; /* depth (write/read) or 2 x depth (send receive buffers) slots */
 	uint64_t posted, done, recvd;
 	uint64_t last_done_ns;
+	bool ready;         /* in perf.ready: bw_loop posts on it next */
+	uint64_t peer_addr; /* two processes: where this QP's requests go at the peer */
+	uint32_t qpn;       /* two processes: qa's number (completions find their QP by it) */
 };
 
 /*
@@ -397,6 +402,9 @@ struct conn {
 struct perf {
 	struct rfw_ep a, b;
 	struct conn *conns; /* o.qps of them */
+	/* bw_loop: the QPs that may post (each once): all at the start, then those with new
+	 * completions, so that a poll iteration costs what completed, not the number of QPs */
+	uint32_t *ready, nready;
 	struct dcqcn_prof prof;
 	struct timely_prof tprof; /* --cc-profile timely */
 	/* --ce-mark-every: A transmits into ring_cp; the poll loop marks and moves frames to
@@ -419,8 +427,7 @@ struct perf {
 	/* two-process mode */
 	int oob_fd;
 	struct rfw_oob_rx oob_rx;
-	struct rfw_oob_conn my_conn, peer_conn;
-	uint64_t peer_addr[RFW_OOB_MAX_QPS]; /* where this side's requests of QP i go */
+	struct rfw_oob_conn my_conn, peer_conn; /* peer_conn.qp: its first batch only */
 	uint32_t peer_rkey;
 	struct rte_ether_addr peer_mac;
 	bool is_server;
@@ -679,6 +686,15 @@ static void check_send_wc(struct perf *P, const struct opts *o, struct conn *c, 
 	}
 }
 
+/* QP @qi has a completion: bw_loop looks at it again (once, however many completed). */
+static inline void conn_ready(struct perf *P, uint32_t qi)
+{
+	if (!P->conns[qi].ready) {
+		P->conns[qi].ready = true;
+		P->ready[P->nready++] = qi;
+	}
+}
+
 /* A's completions. The send completions counted. */
 static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                        struct result *r)
@@ -707,12 +723,14 @@ static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uin
 			if (wc[i].status != RFW_WC_SUCCESS) {
 				check_fail(P, rfw_wc_status_str(wc[i].status), qi, k);
 				P->conns[qi].done++;
+				conn_ready(P, qi);
 				continue;
 			}
 			if (k != P->conns[qi].done)
 				check_fail(P, "completion out of order", qi, k);
 			check_send_wc(P, o, &P->conns[qi], qi, k, depth, size, r);
 			P->conns[qi].done++;
+			conn_ready(P, qi);
 			total++;
 		}
 	}
@@ -954,13 +972,23 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 	uint64_t win = target == UINT64_MAX ? 0 : target / 16;
 	uint32_t qi;
 
+	P->nready = 0;
+	for (qi = 0; qi < o->qps; qi++) {
+		P->conns[qi].ready = false; /* a latency loop's completions may have queued it */
+		conn_ready(P, qi);
+	}
 	while (done < target) {
 		uint64_t t = now_ns(P);
+		uint32_t nready = P->nready;
 		unsigned got;
 
-		for (qi = 0; qi < o->qps; qi++) {
-			struct conn *c = &P->conns[qi];
+		/* Only the QPs reap queued: posting never queues one, so the list is stable. */
+		P->nready = 0;
+		for (uint32_t i = 0; i < nready; i++) {
+			struct conn *c = &P->conns[P->ready[i]];
 
+			qi = P->ready[i];
+			c->ready = false;
 			while (c->posted - c->done < depth &&
 			       (timed ? t < deadline : c->posted < iters)) {
 				if (d->post(P, c, qi, o, depth, size, c->posted, t) != 0)
@@ -1601,14 +1629,16 @@ int qp_to_peer(struct rfw_ep *s, struct rfw_qp *qp, struct rfw_ep_path *pp, cons
 	return rfw_ep_qp_connect(s->nic, qp, pp, stage);
 }
 
-/* INIT -> RTR -> RTS toward the peer's QP @qi (transport mode set with RTR). */
-static void remote_qp_connect(struct perf *P, struct rfw_qp *qp, uint32_t qi, const struct opts *o)
+/* INIT -> RTR -> RTS toward the peer's QP @peer (transport mode set with RTR); this side's
+ * first PSN is 0 (my_qp). */
+static void remote_qp_connect(struct perf *P, struct rfw_qp *qp, const struct rfw_oob_qp *peer,
+                              const struct opts *o)
 {
 	struct rfw_ep_path pp = {.mac = P->peer_mac,
 	                         .mtu = rfw_ep_mtu(o->mtu),
-	                         .qpn = P->peer_conn.qp[qi].qpn,
-	                         .rq_psn = P->peer_conn.qp[qi].psn,
-	                         .sq_psn = P->my_conn.qp[qi].psn,
+	                         .qpn = peer->qpn,
+	                         .rq_psn = peer->psn,
+	                         .sq_psn = 0,
 	                         .max_rd_atomic = RFW_MAX_RD_ATOMIC,
 	                         .max_dest_rd_atomic = RFW_MAX_RD_ATOMIC,
 	                         .min_rnr_timer = 1};
@@ -1626,12 +1656,19 @@ static void remote_qp_connect(struct perf *P, struct rfw_qp *qp, uint32_t qi, co
 		        : "");
 }
 
+/*
+ * The index of the QP a completion names. One NIC numbers the QPs it creates from a ring of
+ * free slots, so on a fresh NIC they are consecutive and the index is an offset: O(1) per
+ * completion at 16,384 QPs. Checked; a scan if the numbers ever are not consecutive.
+ */
 static int conn_index(struct perf *P, uint32_t qpn, uint32_t qps)
 {
-	uint32_t i;
+	uint32_t i = qpn - P->conns[0].qpn;
 
+	if (i < qps && P->conns[i].qpn == qpn)
+		return (int)i;
 	for (i = 0; i < qps; i++)
-		if (rfw_qp_num(P->conns[i].qa) == qpn)
+		if (P->conns[i].qpn == qpn)
 			return (int)i;
 	return -1;
 }
@@ -1667,6 +1704,7 @@ static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct
 	struct rfw_send_wr wr = {0}, *badw;
 	uint8_t *dst = c->dst + (k % depth) * (size_t)size;
 
+	(void)qi; /* the QP's own peer address is in @c */
 	wr.wr_id = k;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -1680,7 +1718,7 @@ static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct
 		 * it (it cannot see plain WRITEs); lat: plain WRITE, the responder polls memory. */
 		wr.opcode = o->lat ? RFW_WR_RDMA_WRITE : RFW_WR_RDMA_WRITE_WITH_IMM;
 		wr.imm_data = (uint32_t)k;
-		wr.wr.rdma.remote_addr = P->peer_addr[qi] + (k % depth) * (uint64_t)size;
+		wr.wr.rdma.remote_addr = c->peer_addr + (k % depth) * (uint64_t)size;
 		wr.wr.rdma.rkey = P->peer_rkey;
 		break;
 	}
@@ -1692,14 +1730,14 @@ static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct
 	case OP_READ:
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_RDMA_READ;
-		wr.wr.rdma.remote_addr = P->peer_addr[qi] + slot_off(depth, size, k);
+		wr.wr.rdma.remote_addr = c->peer_addr + slot_off(depth, size, k);
 		wr.wr.rdma.rkey = P->peer_rkey;
 		break;
 	case OP_ATOMIC:
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + (k % depth) * 8), 8,
 		                       rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic.remote_addr = P->peer_addr[qi];
+		wr.wr.atomic.remote_addr = c->peer_addr;
 		wr.wr.atomic.compare_add = 1;
 		wr.wr.atomic.rkey = P->peer_rkey;
 		break;
@@ -1776,6 +1814,7 @@ static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth
 			if (wc[i].status != RFW_WC_SUCCESS) {
 				check_fail(P, rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
 				c->done++;
+				conn_ready(P, (uint32_t)qi);
 				continue;
 			}
 			if (k != c->done)
@@ -1799,6 +1838,7 @@ static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth
 					r->checked_bytes += 8;
 			}
 			c->done++;
+			conn_ready(P, (uint32_t)qi);
 			total++;
 		}
 	}
@@ -2018,7 +2058,7 @@ static void server_pong(struct perf *P, const struct opts *o, uint32_t depth, ui
 	wr.num_sge = 1;
 	wr.opcode = RFW_WR_RDMA_WRITE;
 	wr.send_flags = RFW_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = P->peer_addr[0];
+	wr.wr.rdma.remote_addr = c0->peer_addr;
 	wr.wr.rdma.rkey = P->peer_rkey;
 	if (rfw_post_send(c0->qa, &wr, &badw, now_ns(P)) != 0)
 		server_fail(P, "post_send (pong) failed", 0, k);
@@ -2074,13 +2114,19 @@ static void server_run(struct perf *P, const struct opts *o, uint32_t depth, uin
                        struct result *r, struct rfw_oob_result *client)
 {
 	bool have_client = false;
-	uint64_t t_client = 0;
+	uint64_t t_client = 0, t_check = 0, t;
 
 	for (;;) {
 		rfw_nic_poll(P->a.nic);
 		server_reap(P, o, depth, size, r);
 		if (o->lat && o->op == OP_WRITE)
 			server_pong(P, o, depth, size, r);
+		/* The socket (a syscall) and the sum over the QPs once a millisecond, not per poll:
+		 * at 1 QP the recv() of every poll cost the server most of its time. */
+		t = now_ns(P);
+		if (t - t_check < SERVER_CHECK_NS)
+			continue;
+		t_check = t;
 		if (!have_client) {
 			have_client = client_result_in(P, client);
 			if (have_client)
@@ -2134,10 +2180,12 @@ static uint32_t remote_setup(struct perf *P, const struct opts *o, uint32_t size
 	/* Per QP: the pattern area (2 x depth slots) and the receive area (2 x depth slots). */
 	per_qp = ((size_t)4 * depth * size + 63) & ~(size_t)63;
 	P->a.mem_len = ((size_t)o->qps * per_qp + 4095) & ~(size_t)4095;
-	P->a.mem = aligned_alloc(4096, P->a.mem_len);
-	if (P->a.mem == NULL)
-		die("memory", ENOMEM);
-	memset(P->a.mem, 0, P->a.mem_len);
+	/* Zero pages from the kernel: at 16,384 QPs x 64 KiB (4 GiB) a memset would touch every
+	 * page, the receive slots no message of the run ever reaches too. */
+	P->a.mem =
+	    mmap(NULL, P->a.mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (P->a.mem == MAP_FAILED)
+		die("memory (mmap of the QPs' slots)", errno);
 	P->a.mr = rfw_reg_mr(P->a.pd, P->a.mem, P->a.mem_len,
 	                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
 	                         RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC);
@@ -2152,12 +2200,29 @@ static uint32_t remote_setup(struct perf *P, const struct opts *o, uint32_t size
 			memset(c->src, 0, 8);
 		else
 			rfw_pattern_fill(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+		/* The slots messages land in, faulted in before the clock starts (as the loopback's
+		 * conns_fill): at 1,024 QPs x 64 KiB their first touches were 10 % of the server's
+		 * time in the run. SEND uses both halves of the receive area. */
+		memset(c->dst, 0, (o->op == OP_SEND ? 2ull : 1ull) * depth * size);
 	}
 	P->pong_buf = P->conns[0].dst; /* latency: where the client's pong lands */
 	return depth;
 }
 
-/* This side's conn record: parameters, address, and per QP where the peer's requests go. */
+/* What the peer needs of this side's QP @qi: its number, first PSN, where its requests go. */
+static struct rfw_oob_qp my_qp(struct perf *P, const struct opts *o, uint32_t qi, uint32_t depth,
+                               uint32_t size)
+{
+	const struct conn *c = &P->conns[qi];
+	bool src = o->op == OP_READ || o->op == OP_ATOMIC;
+
+	return (struct rfw_oob_qp){.qpn = c->qpn,
+	                           .psn = 0,
+	                           .addr = (uint64_t)(uintptr_t)(src ? c->src : c->dst),
+	                           .len = (uint64_t)2 * depth * size};
+}
+
+/* This side's conn record: parameters, address, and its first batch of QPs. */
 static void fill_conn(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size)
 {
 	uint32_t qi;
@@ -2177,14 +2242,65 @@ static void fill_conn(struct perf *P, const struct opts *o, uint32_t depth, uint
 	memcpy(P->my_conn.mac, P->a.port->id.mac.addr_bytes, 6);
 	P->my_conn.rkey = rfw_mr_rkey(P->a.mr);
 	P->my_conn.qps = o->qps;
-	for (qi = 0; qi < o->qps; qi++) {
-		struct conn *c = &P->conns[qi];
-		bool src = o->op == OP_READ || o->op == OP_ATOMIC;
+	for (qi = 0; qi < rfw_oob_conn_lines(&P->my_conn); qi++)
+		P->my_conn.qp[qi] = my_qp(P, o, qi, depth, size);
+}
 
-		P->my_conn.qp[qi].qpn = rfw_qp_num(c->qa);
-		P->my_conn.qp[qi].psn = 0;
-		P->my_conn.qp[qi].addr = (uint64_t)(uintptr_t)(src ? c->src : c->dst);
-		P->my_conn.qp[qi].len = (uint64_t)2 * depth * size;
+/*
+ * Write @m whole to the peer. The socket is non-blocking: while it is full this side polls its
+ * NIC, because the peer may be resolving this side's MAC by ARP before it reads on (with
+ * 16,384 QPs the records are 1 MB, more than a socket buffer may hold).
+ */
+static void remote_send(struct perf *P, const struct opts *o, const struct rfw_oob_msg *m)
+{
+	char buf[RFW_OOB_RECORD_MAX + 1];
+	int len = rfw_oob_encode(m, buf, sizeof(buf)), off = 0;
+	uint64_t t0 = now_ns(P);
+
+	if (len < 0)
+		remote_abort(P, "encoding a %s record failed: %s", rfw_oob_type_name(m->type),
+		             strerror(-len));
+	while (off < len) {
+		ssize_t n = send(P->oob_fd, buf + off, (size_t)(len - off), MSG_NOSIGNAL);
+
+		if (n > 0) {
+			off += (int)n;
+			t0 = now_ns(P);
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			fprintf(
+			    stderr,
+			    "rocefw-perf: connection to the peer lost sending a %s record: %s\n",
+			    rfw_oob_type_name(m->type), strerror(errno));
+			exit(1);
+		}
+		rfw_nic_poll(P->a.nic);
+		if (now_ns(P) - t0 > (uint64_t)o->oob_timeout_s * NS_PER_S) {
+			fprintf(stderr,
+			        "rocefw-perf: the peer read nothing for %u s (--oob-timeout)\n",
+			        o->oob_timeout_s);
+			exit(1);
+		}
+	}
+}
+
+/* This side's records: conn (parameters and the first QPs), then qps records for the others,
+ * back to back: no record waits for an answer. */
+static void send_records(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size)
+{
+	struct rfw_oob_msg m = {.type = RFW_OOB_CONN, .u.conn = P->my_conn};
+	uint32_t first = rfw_oob_conn_lines(&P->my_conn);
+
+	remote_send(P, o, &m);
+	while (first < o->qps) {
+		m = (struct rfw_oob_msg){.type = RFW_OOB_QPS};
+		m.u.qps.first = first;
+		m.u.qps.n = RTE_MIN(o->qps - first, (uint32_t)RFW_OOB_BATCH_QPS);
+		for (uint32_t i = 0; i < m.u.qps.n; i++)
+			m.u.qps.qp[i] = my_qp(P, o, first + i, depth, size);
+		remote_send(P, o, &m);
+		first += m.u.qps.n;
 	}
 }
 
@@ -2192,7 +2308,6 @@ static void fill_conn(struct perf *P, const struct opts *o, uint32_t depth, uint
 static void take_peer_conn(struct perf *P, const struct opts *o, const struct rfw_oob_msg *m)
 {
 	char err[RFW_OOB_ERR_MAX];
-	uint32_t qi;
 
 	if (m->type != RFW_OOB_CONN)
 		remote_abort(P, "expected a conn record, got %s", rfw_oob_type_name(m->type));
@@ -2216,8 +2331,46 @@ static void take_peer_conn(struct perf *P, const struct opts *o, const struct rf
 	if (P->peer_conn.ip4 == o->ip4)
 		remote_abort(P, "the peer has this side's own address (field 'ip')");
 	P->peer_rkey = P->peer_conn.rkey;
-	for (qi = 0; qi < o->qps; qi++)
-		P->peer_addr[qi] = P->peer_conn.qp[qi].addr;
+}
+
+/* The peer's QPs @first .. @first + @n - 1 (@q): this side's QPs connected to them; the server
+ * posts their receives too (the client may send as soon as it has the server's records). */
+static void take_peer_qps(struct perf *P, const struct opts *o, uint32_t first, uint32_t n,
+                          const struct rfw_oob_qp *q, uint32_t depth, uint32_t size)
+{
+	bool recvs = P->is_server && (o->op == OP_SEND || (o->op == OP_WRITE && !o->lat));
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct conn *c = &P->conns[first + i];
+
+		c->peer_addr = q[i].addr;
+		remote_qp_connect(P, c->qa, &q[i], o);
+		for (uint64_t s = 0; recvs && s < 2ull * depth; s++)
+			if (remote_post_recv(P, c, o, size, s, now_ns(P)) != 0)
+				remote_abort(P, "post_recv failed");
+	}
+	/* ARP and the peer's frames answered while thousands of QPs are set up */
+	rfw_nic_poll(P->a.nic);
+}
+
+/* The peer's QPs: the conn record's batch, then its qps records, each connected as it comes. */
+static void recv_peer_qps(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size)
+{
+	uint32_t got = rfw_oob_conn_lines(&P->peer_conn);
+	struct rfw_oob_msg m;
+
+	take_peer_qps(P, o, 0, got, P->peer_conn.qp, depth, size);
+	while (got < o->qps) {
+		remote_recv(P, &m, (uint64_t)o->oob_timeout_s * NS_PER_S, "qps");
+		if (m.type != RFW_OOB_QPS)
+			remote_abort(P, "expected a qps record (QP %u of %u), got %s", got, o->qps,
+			             rfw_oob_type_name(m.type));
+		if (m.u.qps.first != got || m.u.qps.n > o->qps - got)
+			remote_abort(P, "qps record of QPs %u..%u: expected QPs from %u (of %u)",
+			             m.u.qps.first, m.u.qps.first + m.u.qps.n - 1, got, o->qps);
+		take_peer_qps(P, o, got, m.u.qps.n, m.u.qps.qp, depth, size);
+		got += m.u.qps.n;
+	}
 }
 
 static void print_ip(const char *what, uint32_t ip, const struct rte_ether_addr *mac)
@@ -2265,22 +2418,16 @@ static void server_connect(struct perf *P, const struct opts *o, uint32_t depth,
 	remote_recv(P, &m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
 	take_peer_conn(P, o, &m);
 	remote_resolve(P, o);
-	for (uint32_t qi = 0; qi < o->qps; qi++)
-		remote_qp_connect(P, P->conns[qi].qa, qi, o);
-	/* Receives before our record goes out: the client may send at once. */
-	for (uint32_t qi = 0; qi < o->qps && (o->op == OP_SEND || (o->op == OP_WRITE && !o->lat));
-	     qi++)
-		for (uint64_t s = 0; s < 2ull * depth; s++)
-			if (remote_post_recv(P, &P->conns[qi], o, size, s, now_ns(P)) != 0)
-				remote_abort(P, "post_recv failed");
-	m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = P->my_conn};
-	if (rfw_oob_send(P->oob_fd, &m) != 0)
-		remote_abort(P, "sending the conn record failed");
+	/* Every QP connected and its receives posted before our records go out: the client may
+	 * send at once. */
+	recv_peer_qps(P, o, depth, size);
+	send_records(P, o, depth, size);
 	snprintf(how, howlen, "server on port %s", P->a.port->name);
 }
 
-/* Client: connect, send our conn record first, take the server's, connect the QPs. */
-static void client_connect(struct perf *P, const struct opts *o, char *how, size_t howlen)
+/* Client: connect, send our records first, take the server's, connect the QPs. */
+static void client_connect(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                           char *how, size_t howlen)
 {
 	struct rfw_oob_msg m;
 
@@ -2290,14 +2437,11 @@ static void client_connect(struct perf *P, const struct opts *o, char *how, size
 		        o->server, o->tcp_port, strerror(-P->oob_fd));
 		exit(1);
 	}
-	m = (struct rfw_oob_msg){.type = RFW_OOB_CONN, .u.conn = P->my_conn};
-	if (rfw_oob_send(P->oob_fd, &m) != 0)
-		remote_abort(P, "sending the conn record failed");
+	send_records(P, o, depth, size);
 	remote_recv(P, &m, (uint64_t)o->oob_timeout_s * NS_PER_S, "conn");
 	take_peer_conn(P, o, &m);
 	remote_resolve(P, o);
-	for (uint32_t qi = 0; qi < o->qps; qi++)
-		remote_qp_connect(P, P->conns[qi].qa, qi, o);
+	recv_peer_qps(P, o, depth, size);
 	snprintf(how, howlen, "client of %s on port %s", o->server, P->a.port->name);
 }
 
@@ -2415,8 +2559,25 @@ static void remote_close(struct perf *P, const struct opts *o)
 	rfw_nic_destroy(P->a.nic);
 	rfw_port_close(P->a.port);
 	close(P->oob_fd); /* the server's hang-up comes after its port is closed */
-	free(P->a.mem);
+	munmap(P->a.mem, P->a.mem_len);
 	rfw_eal_cleanup();
+}
+
+/*
+ * This side's QPs, with WRs for the depth eff_depth gives 1-byte messages (as the loopback's
+ * conns_up: 2 each at 16,384 QPs), at least 16 for latency tests: a pong may be posted before
+ * the previous one is acknowledged.
+ */
+static void remote_qps(struct perf *P, const struct opts *o)
+{
+	uint32_t wrs = eff_depth(o, 1);
+
+	if (o->lat && wrs < 16)
+		wrs = 16;
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
+		P->conns[qi].qa = make_qp(&P->a, wrs);
+		P->conns[qi].qpn = rfw_qp_num(P->conns[qi].qa);
+	}
 }
 
 static int run_remote(struct perf *P, const struct opts *o, uint32_t size)
@@ -2432,13 +2593,12 @@ static int run_remote(struct perf *P, const struct opts *o, uint32_t size)
 	memset(&res, 0, sizeof(res));
 	res.bytes = size;
 	P->corrupt_at = o->duration_s ? 0 : (o->iters ? o->iters : (o->lat ? 1000 : 5000)) / 2;
-	for (uint32_t qi = 0; qi < o->qps; qi++)
-		P->conns[qi].qa = make_qp(&P->a, 1024);
+	remote_qps(P, o);
 	fill_conn(P, o, depth, size);
 	if (P->is_server)
 		server_connect(P, o, depth, size, how, sizeof(how));
 	else
-		client_connect(P, o, how, sizeof(how));
+		client_connect(P, o, depth, size, how, sizeof(how));
 	P->header_extra = print_addresses;
 	print_header(P, o, depth, how);
 	fflush(stdout);
@@ -2665,7 +2825,8 @@ int main(int argc, char **argv)
 	parse_opts(argc - dd, argv + dd, &o);
 	nsizes = test_sizes(&o, sizes);
 	P->conns = calloc(o.qps, sizeof(*P->conns));
-	if (P->conns == NULL)
+	P->ready = calloc(o.qps, sizeof(*P->ready));
+	if (P->conns == NULL || P->ready == NULL)
 		die("--qps", ENOMEM);
 	if (cc_setup(P, &o) != 0)
 		return 2;

@@ -14,6 +14,9 @@
 #include "tools/common/rfw_endpoint.h"
 
 enum test_op { OP_WRITE, OP_READ, OP_SEND, OP_ATOMIC };
+
+/* --perftest: QPs of perftest's exchange (one keys record each, perftest_mode.c). */
+#define PT_MAX_QPS 32u
 extern const char *const op_names[4]; /* "write", "read", "send", "atomic" */
 
 struct opts {

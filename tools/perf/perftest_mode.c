@@ -47,8 +47,7 @@
 #define PT_PEER_MIN_MINOR 70
 #define PT_CYCLE_BUFFER   4096u /* perftest's default: the page size */
 #define PT_CACHE_LINE     64u
-#define PT_RX_DEPTH       512u /* receives posted by a SEND server (perftest's --rx-depth) */
-#define PT_MAX_QPS        32u
+#define PT_RX_DEPTH       512u        /* receives posted by a SEND server (perftest's --rx-depth) */
 #define PT_AREA_MAX       (16u << 20) /* per QP landing / receive area: depth is cut to fit */
 #define PT_STALL_NS       (5ull * NS_PER_S)
 #define PT_MIN_RNR_TIMER  12 /* as perftest sets it (MIN_RNR_TIMER) */
