@@ -89,6 +89,8 @@ struct rfw_nic {
 	uint64_t resolve_next_ns;
 	uint64_t snapshot_ns, pub_next_ns;
 	uint32_t pub_cursor;
+	uint64_t pub_round_ns; /* when the round under way began */
+	uint32_t pub_round_n;  /* snapshots it wrote so far */
 	const struct dcqcn_prof *cc_prof;
 	const struct timely_prof *timely_prof;
 	uint8_t src_mac[6];
