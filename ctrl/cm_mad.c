@@ -243,11 +243,13 @@ static void simple_encode(const struct rfw_cm_simple *r, uint16_t attr, uint8_t 
 
 int rfw_cm_mad_decode(const uint8_t *b, size_t len, struct rfw_cm_msg *m)
 {
-	const uint8_t *d = b + RFW_MAD_HDR_LEN;
+	const uint8_t *d;
 
+	/* (d only once b is known not to be NULL: an offset on NULL is undefined, UBSan says) */
 	if (b == NULL || len < RFW_MAD_LEN || b[0] != 1 || b[1] != RFW_MAD_CLASS_CM ||
 	    b[2] != RFW_MAD_CM_CLASS_VER || b[3] != RFW_MAD_METHOD_SEND)
 		return -EBADMSG;
+	d = b + RFW_MAD_HDR_LEN;
 	memset(m, 0, sizeof(*m));
 	m->method = b[3];
 	m->status = get16(b + 4);
