@@ -9,7 +9,8 @@ A connection is the request stream host A -> host B to QP X plus the response st
 to the requester's QP Y. Responses are paired with their requests by the UDP source port of
 the responder (rocefw: 0xC000 | QPN low 14 bits; rxe without a flow label: 0xC000 +
 hash_32(QPN, 14)), else by PSN: the one request stream between the two hosts that had sent a
-request at the first response's PSN (or the PSN before it, for a NAK).
+request at the first response's PSN (or the PSN before it, for a NAK). The PSN also overrules
+a port that names a stream with no request there when exactly one other stream has one.
 Rules (each reported as `frame N: rule: detail`, exit status 1):
 
   ack_in_read_atomic   a positive ACK (AETH syndrome 000xxxxx) carrying a PSN of a READ
@@ -155,9 +156,13 @@ def pair_streams(pkts):
             continue
         cands = reqs.get((p["dst"], p["src"]), set())
         hit = [x for x in cands if p["sport"] in (rxe_port(x), rocefw_port(x))]
-        if len(hit) != 1:
-            hit = [x for x in cands
-                   if {p["psn"], psn_add(p["psn"], -1)} & psns[(p["dst"], p["src"], x)]]
+        at_psn = [x for x in cands
+                  if {p["psn"], psn_add(p["psn"], -1)} & psns[(p["dst"], p["src"], x)]]
+        # The port names a stream that sent nothing at this PSN while exactly one other did:
+        # the port guess is wrong (seen with rxe under ibv_srq_pingpong's 16 QPs: QP 0x29
+        # answered with hash_32(0x2a)'s port), so the PSN decides.
+        if len(hit) != 1 or (hit[0] not in at_psn and len(at_psn) == 1):
+            hit = at_psn
         pairing[key] = (p["dst"], p["src"], hit[0]) if len(hit) == 1 else None
     return pairing
 
