@@ -209,8 +209,9 @@ static struct rfw_qp *h_qp(struct h_nic *n, int peer, uint32_t src_host, uint32_
 	return h_qp_prio(n, peer, src_host, dst_host, 0);
 }
 
-/* RTR + RTS toward @dqpn, the path's addresses as h_qp()'s (the transport checks them). */
-static int h_connect(struct rfw_qp *qp, uint32_t dqpn, uint32_t src_host, uint32_t dst_host)
+/* RTR + RTS toward @dqpn between the GIDs @sgid and @dgid (IPv4-mapped or IPv6). */
+static int h_connect_gids(struct rfw_qp *qp, uint32_t dqpn, const uint8_t *sgid,
+                          const uint8_t *dgid)
 {
 	struct rfw_qp_attr a = {.qp_state = RFW_QPS_RTR,
 	                        .path_mtu = H_MTU,
@@ -219,8 +220,8 @@ static int h_connect(struct rfw_qp *qp, uint32_t dqpn, uint32_t src_host, uint32
 	                        .min_rnr_timer = 1};
 	int rc;
 
-	rfw_ip4_to_mapped(a.ah_attr.sgid, 0x0a000001u + src_host);
-	rfw_ip4_to_mapped(a.ah_attr.dgid, 0x0a000001u + dst_host);
+	memcpy(a.ah_attr.sgid, sgid, 16);
+	memcpy(a.ah_attr.dgid, dgid, 16);
 	rc = rfw_modify_qp(qp, &a,
 	                   RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
 	                       RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER);
@@ -235,6 +236,16 @@ static int h_connect(struct rfw_qp *qp, uint32_t dqpn, uint32_t src_host, uint32
 	                               RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT |
 	                                   RFW_QP_RETRY_CNT | RFW_QP_RNR_RETRY |
 	                                   RFW_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* RTR + RTS toward @dqpn, the path's addresses as h_qp()'s (the transport checks them). */
+static int h_connect(struct rfw_qp *qp, uint32_t dqpn, uint32_t src_host, uint32_t dst_host)
+{
+	uint8_t sgid[16], dgid[16];
+
+	rfw_ip4_to_mapped(sgid, 0x0a000001u + src_host);
+	rfw_ip4_to_mapped(dgid, 0x0a000001u + dst_host);
+	return h_connect_gids(qp, dqpn, sgid, dgid);
 }
 
 /* RDMA WRITE of @len bytes from @n's memory at @off to @peer's at @roff. */

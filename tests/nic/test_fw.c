@@ -482,31 +482,6 @@ static void test_wheel(void **state)
 	assert_int_equal(fw_wheel_next(&w), UINT64_MAX);
 }
 
-/* RTR + RTS toward @dqpn between the GIDs @sgid and @dgid (IPv4-mapped or IPv6). */
-static int connect_gids(struct rfw_qp *qp, uint32_t dqpn, const uint8_t *sgid, const uint8_t *dgid)
-{
-	struct rfw_qp_attr a = {.qp_state = RFW_QPS_RTR,
-	                        .path_mtu = H_MTU,
-	                        .dest_qp_num = dqpn,
-	                        .max_dest_rd_atomic = 4,
-	                        .min_rnr_timer = 1};
-
-	memcpy(a.ah_attr.sgid, sgid, 16);
-	memcpy(a.ah_attr.dgid, dgid, 16);
-	if (rfw_modify_qp(qp, &a,
-	                  RFW_QP_STATE | RFW_QP_AV | RFW_QP_PATH_MTU | RFW_QP_DEST_QPN |
-	                      RFW_QP_RQ_PSN | RFW_QP_MAX_DEST_RD_ATOMIC | RFW_QP_MIN_RNR_TIMER))
-		return -1;
-	a.qp_state = RFW_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return rfw_modify_qp(qp, &a,
-	                     RFW_QP_STATE | RFW_QP_SQ_PSN | RFW_QP_TIMEOUT | RFW_QP_RETRY_CNT |
-	                         RFW_QP_RNR_RETRY | RFW_QP_MAX_QP_RD_ATOMIC);
-}
-
 /*
  * The frame the NIC sends from its per-QP template (copied in 32-byte pieces, lengths, IPv4
  * checksum and ICRC patched in) is byte for byte the one wire/'s general builder makes from
@@ -547,7 +522,7 @@ static void frame_case(unsigned ver, bool vlan, bool udp6_csum)
 		memcpy(p.dst_ip, "\x20\x01\x0d\xb8\0\0\0\0\0\0\0\0\0\0\0\x02", 16);
 	}
 	assert_int_equal(rfw_fw_qp_attach(a->fw, qp, &p), 0);
-	assert_int_equal(connect_gids(qp, 0x42, p.src_ip, p.dst_ip), 0);
+	assert_int_equal(h_connect_gids(qp, 0x42, p.src_ip, p.dst_ip), 0);
 	for (uint32_t i = 0; i < 200; i++)
 		a->mem[i] = (uint8_t)(i * 13 + ver + vlan);
 	memset(net->q[0].data, 0xa5, H_FRAME); /* every byte of the frame must be written */
