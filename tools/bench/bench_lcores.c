@@ -49,12 +49,12 @@
 #include "dataplane/rfw_steer.h"
 #include "tools/common/rfw_endpoint.h"
 #include "tools/common/rfw_opt.h"
+#include "tools/common/rfw_pattern.h"
 
-#define PROG      "rocefw-bench-lcores"
-#define SCHEMA    "rocefw-bench-lcores/1"
-#define MAX_QPS   64   /* per NIC */
-#define STAMP_GAP 256u /* a stamp every 256 bytes: each packet of any path MTU carries one */
-#define DRAIN_S   10.0 /* after --seconds, the time allowed to finish what is in flight */
+#define PROG    "rocefw-bench-lcores"
+#define SCHEMA  "rocefw-bench-lcores/1"
+#define MAX_QPS 64   /* per NIC */
+#define DRAIN_S 10.0 /* after --seconds, the time allowed to finish what is in flight */
 
 struct opts {
 	uint32_t nics, qps, size, depth, mtu;
@@ -202,7 +202,7 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-/* ---- the data: an immutable pattern, a stamp of (pair, message) every STAMP_GAP bytes ---- */
+/* ---- the data: an immutable pattern, a stamp of (pair, message) (rfw_pattern_stamp) ---- */
 
 static inline uint64_t stamp_of(uint32_t gi, uint64_t k)
 {
@@ -217,12 +217,6 @@ static inline const uint8_t *pattern_slot(const struct run *R, uint64_t k)
 	       (k % o->depth) * (size_t)o->size;
 }
 
-static void stamp(uint8_t *p, uint32_t size, uint64_t v)
-{
-	for (uint32_t off = 0; off < size; off += STAMP_GAP)
-		memcpy(p + off, &v, RTE_MIN(8u, size - off));
-}
-
 /* Message @k of pair @p as it must have arrived at @got; false at the first wrong byte. */
 static bool check(const struct run *R, const struct pair *p, uint64_t k, const uint8_t *got)
 {
@@ -230,8 +224,9 @@ static bool check(const struct run *R, const struct pair *p, uint64_t k, const u
 	uint64_t v = stamp_of(p->gi, k);
 	uint32_t size = R->o.size;
 
-	for (uint32_t off = 0; off < size; off += STAMP_GAP) {
-		uint32_t n = RTE_MIN(8u, size - off), rest = RTE_MIN(STAMP_GAP, size - off) - n;
+	for (uint32_t off = 0; off < size; off += RFW_PATTERN_STAMP_GAP) {
+		uint32_t n = RTE_MIN(8u, size - off);
+		uint32_t rest = RTE_MIN(RFW_PATTERN_STAMP_GAP, size - off) - n;
 
 		if (memcmp(got + off, &v, n) != 0 ||
 		    memcmp(got + off + n, want + off + n, rest) != 0)
@@ -402,9 +397,7 @@ static void setup(struct run *R)
 	R->pairs = calloc((size_t)o->nics * o->qps, sizeof(*R->pairs));
 	if (R->pattern == NULL || R->pairs == NULL)
 		die("memory", ENOMEM);
-	srand(4791);
-	for (size_t i = 0; i < plen; i++)
-		R->pattern[i] = (uint8_t)rand();
+	rfw_pattern_fill(R->pattern, plen, 4791);
 	if (o->eal_ports)
 		ports_eal(R);
 	else
@@ -457,7 +450,7 @@ static void post_sends(struct lane *L)
 			struct rfw_send_wr *bad;
 			int rc;
 
-			stamp(src, o->size, stamp_of(p->gi, k));
+			rfw_pattern_stamp(src, o->size, stamp_of(p->gi, k));
 			rc = rfw_post_send(p->a, &wr, &bad, now);
 			if (rc != 0) {
 				lane_fail(L, "post_send on pair %" PRIu64 ": error %" PRIu64, p->gi,

@@ -525,17 +525,6 @@ struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth)
  * carries bytes no earlier message left in that slot. The checker compares every byte.
  */
 
-static inline void stamp(uint8_t *p, uint32_t size, uint64_t k)
-{
-	uint32_t off;
-
-	for (off = 0; off < size; off += 256) {
-		uint32_t n = size - off < 8 ? size - off : 8;
-
-		memcpy(p + off, &k, n);
-	}
-}
-
 /*
  * WRITE latency is a ping-pong, as perftest's write_lat: the receiver learns of a WRITE only by
  * watching its memory, so the last bytes of message k carry k + 1 (never the previous message's
@@ -606,7 +595,7 @@ static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32
 	wr.send_flags = RFW_SEND_SIGNALED;
 	switch (o->op) {
 	case OP_WRITE:
-		stamp(src, size, k);
+		rfw_pattern_stamp(src, size, k);
 		if (o->lat)
 			stamp_last(src, size, k + 1);
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
@@ -615,13 +604,13 @@ static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32
 		wr.wr.rdma.rkey = rfw_mr_rkey(P->b.mr);
 		break;
 	case OP_SEND:
-		stamp(src, size, k);
+		rfw_pattern_stamp(src, size, k);
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_SEND;
 		break;
 	case OP_READ:
 		/* The data lives at B (src) and lands at A (dst). */
-		stamp(src, size, k);
+		rfw_pattern_stamp(src, size, k);
 		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(P->a.mr)};
 		wr.opcode = RFW_WR_RDMA_READ;
 		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)src;
@@ -1684,7 +1673,7 @@ static const uint8_t *expect_msg(struct conn *c, const struct opts *o, uint32_t 
 	uint8_t *p = slot_src(c, depth, size, k);
 
 	if (o->op == OP_WRITE || o->op == OP_SEND) {
-		stamp(p, size, k);
+		rfw_pattern_stamp(p, size, k);
 		if (o->lat && o->op == OP_WRITE)
 			stamp_last(p, size, k + 1);
 	}
