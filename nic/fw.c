@@ -50,6 +50,7 @@ const char *rfw_fw_qp_ctr_doc(enum rfw_fw_qp_ctr c)
 static int conf_fill(struct rfw_fw_conf *c)
 {
 	if (c->pacer_burst_ns > 1000000 || c->quantum > 64 || c->wheel_shift > 16 ||
+	    c->timer_wheel_shift > 20 ||
 	    (c->frame_max != 0 && (c->frame_max < 256 || c->frame_max > 65535)))
 		return -EINVAL;
 	if ((c->cc == RFW_FW_CC_DCQCN && c->dcqcn == NULL) ||
@@ -61,6 +62,8 @@ static int conf_fill(struct rfw_fw_conf *c)
 		c->quantum = 16;
 	if (!c->wheel_shift_set && c->wheel_shift == 0)
 		c->wheel_shift = 8;
+	if (!c->timer_wheel_shift_set && c->timer_wheel_shift == 0)
+		c->timer_wheel_shift = 16;
 	if (c->frame_max == 0)
 		c->frame_max = 4352;
 	if (c->dev_attr.max_qp == 0)
@@ -122,6 +125,7 @@ struct rfw_fw *rfw_fw_create(const struct rfw_fw_conf *conf, const struct rfw_fw
 	fw->dcqcn = c.dcqcn;
 	fw->timely = c.timely;
 	fw_wheel_init(&fw->wheel, c.wheel_shift, 0);
+	fw_wheel_init(&fw->twheel, c.timer_wheel_shift, 0);
 	fw->dev = rfw_dev_create(&c.dev_attr, &fw_io_ops, fw);
 	if (fw->dev == NULL) {
 		int e = errno;
@@ -195,7 +199,7 @@ void rfw_fw_qp_detach(struct rfw_fw *fw, struct rfw_qp *qp)
 	if (i >= fw->max_qp || (fq = fw->qps[i]) == NULL)
 		return;
 	fw_wheel_remove(&fw->wheel, &fq->dep);
-	fw_wheel_remove(&fw->wheel, &fq->tmr);
+	fw_wheel_remove(&fw->twheel, &fq->tmr);
 	fw_ready_remove(fw, fq);
 	fw_rate_detach(fw, fq);
 	fw->prio_qps[fq->prio]--;

@@ -102,7 +102,8 @@ struct rfw_fw {
 	struct fw_pub *pub;    /* [max_qp] */
 	struct fw_dev_pub dev_pub;
 	uint64_t ctr[RFW_FW_CTR__COUNT];
-	struct fw_wheel wheel;
+	struct fw_wheel wheel;  /* pacer departures: fine slots, a short lap */
+	struct fw_wheel twheel; /* transport timers: coarse slots, a lap longer than they wait */
 };
 
 static inline struct fw_qp *fw_qp_of(const struct rfw_fw *fw, const struct rfw_qp *qp)

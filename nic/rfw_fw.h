@@ -52,7 +52,7 @@ extern "C" {
 #define RFW_FOREACH_FW_CTR(X)                                                                      \
 	X(sched_turns, "scheduler turns given to ready QPs")                                       \
 	X(pacer_waits, "turns that ended with requests waiting for the pacer's departure time")    \
-	X(timer_fired, "transport timer wheel entries that expired")                               \
+	X(timer_fired, "transport timers that came due (rfw_qp_timer called)")                     \
 	X(tx_no_buf, "frames the host could not give a buffer for (the QP retries next turn)")     \
 	X(tx_room_waits,                                                                           \
 	  "frames held back: the host's queue of the QP's class was full (tx_room)")               \
@@ -134,6 +134,11 @@ struct rfw_fw_conf {
 	 * simulators that wake exactly at rfw_fw_next_ns()). */
 	uint8_t wheel_shift;
 	bool wheel_shift_set;
+	/* The transport timers' wheel slot width, log2 ns; default 16 (65.5 us: a lap of 268 ms,
+	 * so the usual ACK timeouts never wait out a lap in their slot), range 0..20. An entry
+	 * still fires at the first rfw_fw_run() at or after its time whatever the width. */
+	uint8_t timer_wheel_shift;
+	bool timer_wheel_shift_set;
 	/* IPv6: compute the UDP checksum (RFC 8200 8.1); default off (0, as Linux rxe). */
 	bool udp6_csum;
 	/* Largest frame the host can carry, bytes; default 4352 (4096-byte MTU payload + the

@@ -165,7 +165,7 @@ static void rearm_timer(struct rfw_fw *fw, struct fw_qp *fq)
 	uint64_t d = rfw_qp_next_deadline(fq->qp);
 
 	if (d != UINT64_MAX && (!fq->tmr.armed || fq->tmr.at > d))
-		fw_wheel_insert(&fw->wheel, &fq->tmr, d);
+		fw_wheel_insert(&fw->twheel, &fq->tmr, d);
 }
 
 /*
@@ -235,6 +235,16 @@ static void fire(void *ctx, struct fw_wnode *n)
 	struct fw_qp *fq = n->owner;
 
 	if (n->kind == WN_TMR) {
+		uint64_t d = rfw_qp_next_deadline(fq->qp);
+
+		/* The entry keeps the deadline it was armed with; ACKs since moved the transport's
+		 * later (rearm_timer): file it there, no turn. Nothing pending: nothing to do. */
+		if (d == UINT64_MAX)
+			return;
+		if (d > fw->now_ns) {
+			fw_wheel_insert(&fw->twheel, &fq->tmr, d);
+			return;
+		}
 		fw->ctr[RFW_FW_CTR_timer_fired]++;
 		rfw_qp_timer(fq->qp, fw->now_ns);
 	}
@@ -267,6 +277,7 @@ unsigned rfw_fw_run(struct rfw_fw *fw, uint64_t now_ns)
 	fw->sent = 0;
 	fw->no_buf = false;
 	fw->room_refused = 0;
+	fw_wheel_expire(&fw->twheel, now_ns, fire, fw);
 	fw_wheel_expire(&fw->wheel, now_ns, fire, fw);
 	/* Each QP ready now gets one turn; QPs it re-queues wait for the next run. The run ends
 	 * when the host is out of frames, or its queues of every class in use are full: no later
@@ -289,7 +300,9 @@ bool rfw_fw_ready(const struct rfw_fw *fw)
 
 uint64_t rfw_fw_next_ns(const struct rfw_fw *fw)
 {
-	return fw_wheel_next(&fw->wheel);
+	uint64_t d = fw_wheel_next(&fw->wheel), t = fw_wheel_next(&fw->twheel);
+
+	return d < t ? d : t;
 }
 
 /* ---- packets in ---- */

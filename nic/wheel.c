@@ -10,7 +10,7 @@ void fw_wheel_init(struct fw_wheel *w, uint8_t shift, uint64_t now_ns)
 	for (unsigned i = 0; i < FW_WHEEL_SLOTS; i++)
 		w->head[i].next = w->head[i].prev = &w->head[i];
 	w->shift = shift;
-	w->tick = (now_ns >> shift) != 0 ? (now_ns >> shift) - 1 : 0;
+	w->next = now_ns >> shift;
 }
 
 void fw_wheel_remove(struct fw_wheel *w, struct fw_wnode *n)
@@ -34,8 +34,8 @@ void fw_wheel_insert(struct fw_wheel *w, struct fw_wnode *n, uint64_t at)
 
 	fw_wheel_remove(w, n);
 	/* Never into a slot already visited: it would wait a whole lap. */
-	if (tick <= w->tick)
-		tick = w->tick + 1;
+	if (tick < w->next)
+		tick = w->next;
 	n->slot = (uint16_t)(tick & FW_WHEEL_MASK);
 	head = &w->head[n->slot];
 	n->at = at;
@@ -88,25 +88,25 @@ static void expire_slot(struct fw_wheel *w, unsigned slot, uint64_t now_ns,
 }
 
 /*
- * Slots (tick, cur] are visited, cur included so that an entry due exactly now fires now; the
- * current slot is then left unvisited (tick = cur - 1), since entries due later in its tick
- * must be looked at again. After a stall of a lap or more every slot is visited once.
+ * Slots [next, cur] are visited, cur included so that an entry due exactly now fires now; the
+ * current slot is then left unvisited (next = cur), since entries due later in its tick must be
+ * looked at again. After a stall of a lap or more every slot is visited once.
  */
 void fw_wheel_expire(struct fw_wheel *w, uint64_t now_ns,
                      void (*fire)(void *ctx, struct fw_wnode *n), void *ctx)
 {
 	uint64_t cur = now_ns >> w->shift;
-	uint64_t span = cur > w->tick ? cur - w->tick : 0;
+	uint64_t span = cur >= w->next ? cur - w->next + 1 : 0;
 	unsigned count = span < FW_WHEEL_SLOTS ? (unsigned)span : FW_WHEEL_SLOTS;
-	unsigned from = (unsigned)((w->tick + 1) & FW_WHEEL_MASK);
+	unsigned from = (unsigned)(w->next & FW_WHEEL_MASK);
 	unsigned off = 0;
 
 	while ((off += next_occupied(w, (from + off) & FW_WHEEL_MASK, count - off)) < count) {
 		expire_slot(w, (from + off) & FW_WHEEL_MASK, now_ns, fire, ctx);
 		off++;
 	}
-	if (cur > 0 && cur - 1 > w->tick)
-		w->tick = cur - 1;
+	if (cur > w->next)
+		w->next = cur;
 }
 
 /* The earliest entry of @slot due before @lap_end, else the earliest of all; *in_lap says. */
@@ -129,8 +129,8 @@ static uint64_t slot_min(const struct fw_wheel *w, unsigned slot, uint64_t lap_e
  */
 uint64_t fw_wheel_next(const struct fw_wheel *w)
 {
-	unsigned from = (unsigned)((w->tick + 1) & FW_WHEEL_MASK), off = 0;
-	uint64_t lap_end = w->tick + 1 + FW_WHEEL_SLOTS, best = UINT64_MAX;
+	unsigned from = (unsigned)(w->next & FW_WHEEL_MASK), off = 0;
+	uint64_t lap_end = w->next + FW_WHEEL_SLOTS, best = UINT64_MAX;
 
 	while ((off += next_occupied(w, (from + off) & FW_WHEEL_MASK, FW_WHEEL_SLOTS - off)) <
 	       FW_WHEEL_SLOTS) {

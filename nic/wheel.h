@@ -26,7 +26,7 @@ struct fw_wnode {
 };
 
 struct fw_wheel {
-	uint64_t tick; /* every slot up to this tick has been visited */
+	uint64_t next; /* the first tick not yet visited (every one before it has been) */
 	uint8_t shift;
 	uint64_t occ[FW_WHEEL_WORDS]; /* bit set: the slot's list is not empty */
 	struct fw_wnode head[FW_WHEEL_SLOTS];

@@ -60,15 +60,23 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
 			corpus=$(mktemp -d)
 			cp "$root/tests/fuzz/corpus/$t/"* "$corpus/"
 			if (cd "$corpus" && "$root/build-fuzz/tests/fuzz/fuzz_$t" \
-				-max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$corpus" \
+				-max_total_time="$FUZZ_SECONDS" -timeout=60 -print_final_stats=1 "$corpus" \
 				>"$root/build-fuzz/fuzz-$t.log" 2>&1); then
 				echo "OK fuzz:$t" >>"$results"
 				grep -E "^(Done|stat::number_of_executed_units)" "$root/build-fuzz/fuzz-$t.log"
 			else
-				echo "FAIL fuzz:$t" >>"$results"
+				# What failed and the input, on the results line: a CI log may keep only
+				# its tail (a timeout: one input ran over 60 s).
+				why=$(grep -m1 -E "ERROR: |SUMMARY: |deadly signal|Timeout|timeout after" \
+					"$root/build-fuzz/fuzz-$t.log" | cut -c1-200)
+				art=$(ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* \
+					"$corpus"/oom-* 2>/dev/null | head -1)
+				echo "FAIL fuzz:$t ($why) input base64: $([ -n "$art" ] &&
+					base64 -w0 "$art" | cut -c1-600)" >>"$results"
 				tail -40 "$root/build-fuzz/fuzz-$t.log"
-				ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* 2>/dev/null
-				cp "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* "$root/build-fuzz/" \
+				ls "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* "$corpus"/oom-* 2>/dev/null
+				cp "$corpus"/crash-* "$corpus"/leak-* "$corpus"/timeout-* "$corpus"/oom-* \
+					"$root/build-fuzz/" \
 					2>/dev/null
 			fi
 			rm -rf "$corpus"

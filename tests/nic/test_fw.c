@@ -480,6 +480,85 @@ static void test_wheel(void **state)
 	fw_wheel_insert(&w, &n[0], f.now + 10000);
 	fw_wheel_remove(&w, &n[0]);
 	assert_int_equal(fw_wheel_next(&w), UINT64_MAX);
+	/* Started at time 0 with 65.5 us slots, an entry due in the first slot fires when its time
+	 * comes (the first tick had been taken as visited: a simulator waking at the time
+	 * fw_wheel_next() gave found nothing due, asked again, and spun). */
+	fw_wheel_init(&w, 16, 0);
+	f.n = 0;
+	fw_wheel_insert(&w, &n[0], 10000);
+	assert_int_equal(fw_wheel_next(&w), 10000);
+	f.now = 10000;
+	fw_wheel_expire(&w, f.now, on_fire, &f);
+	assert_int_equal(f.n, 1);
+}
+
+struct wheel_model {
+	struct fw_wnode n[64];
+	uint64_t now;
+	unsigned early, fired;
+};
+
+static void model_fire(void *ctx, struct fw_wnode *n)
+{
+	struct wheel_model *m = ctx;
+
+	m->early += n->at > m->now;
+	m->fired++;
+}
+
+/* The earliest armed entry's time by looking at every entry: what fw_wheel_next() must say. */
+static uint64_t model_next(const struct wheel_model *m, unsigned *due)
+{
+	uint64_t best = UINT64_MAX;
+
+	*due = 0;
+	for (unsigned i = 0; i < 64; i++) {
+		if (!m->n[i].armed)
+			continue;
+		best = m->n[i].at < best ? m->n[i].at : best;
+		*due += m->n[i].at <= m->now;
+	}
+	return best;
+}
+
+/*
+ * The wheel against its definition, over random inserts, removals and advances (steps of a few
+ * slots to several laps) at slot widths 1 ns to 64 us: after each advance nothing due is left
+ * armed and nothing fired early, and fw_wheel_next() is the earliest armed time.
+ */
+static void test_wheel_model(void **state)
+{
+	static struct fw_wheel w;
+	static struct wheel_model m;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	for (unsigned shift = 0; shift <= 16; shift += 4) {
+		const uint64_t lap = (uint64_t)FW_WHEEL_SLOTS << shift;
+
+		memset(&m, 0, sizeof(m));
+		m.now = 12345;
+		fw_wheel_init(&w, (uint8_t)shift, m.now);
+		for (unsigned step = 0; step < 20000; step++) {
+			unsigned i, due;
+
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			i = (unsigned)(seed >> 58);
+			if ((seed >> 40 & 7) == 0)
+				fw_wheel_remove(&w, &m.n[i]);
+			else if ((seed >> 40 & 7) < 5)
+				fw_wheel_insert(&w, &m.n[i],
+				                m.now + (seed >> 20 & 0xfffff) % (3 * lap));
+			else
+				m.now += (seed >> 8 & 0xffff) %
+				         ((seed >> 44 & 1) ? 4 * lap : 64ull << shift);
+			fw_wheel_expire(&w, m.now, model_fire, &m);
+			assert_int_equal(fw_wheel_next(&w), model_next(&m, &due));
+			assert_int_equal(due, 0);
+		}
+		assert_int_equal(m.early, 0);
+		assert_true(m.fired > 1000);
+	}
 }
 
 /*
@@ -567,12 +646,19 @@ static void test_frame_bytes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_write_doorbell), cmocka_unit_test(test_scope_port),
-	    cmocka_unit_test(test_scope_dst),      cmocka_unit_test(test_snapshot_unchanged),
-	    cmocka_unit_test(test_paced_schedule), cmocka_unit_test(test_byte_unit),
-	    cmocka_unit_test(test_timely),         cmocka_unit_test(test_wheel),
-	    cmocka_unit_test(test_tx_room),        cmocka_unit_test(test_tx_room_round_robin),
-	    cmocka_unit_test(test_frame_bytes),    cmocka_unit_test(test_tx_room_run_ends),
+	    cmocka_unit_test(test_write_doorbell),
+	    cmocka_unit_test(test_scope_port),
+	    cmocka_unit_test(test_scope_dst),
+	    cmocka_unit_test(test_snapshot_unchanged),
+	    cmocka_unit_test(test_paced_schedule),
+	    cmocka_unit_test(test_byte_unit),
+	    cmocka_unit_test(test_timely),
+	    cmocka_unit_test(test_wheel),
+	    cmocka_unit_test(test_wheel_model),
+	    cmocka_unit_test(test_tx_room),
+	    cmocka_unit_test(test_tx_room_round_robin),
+	    cmocka_unit_test(test_frame_bytes),
+	    cmocka_unit_test(test_tx_room_run_ends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
