@@ -38,6 +38,7 @@ struct fw_qp {
 	uint64_t turn_rate;   /* the rate requests of the current turn are charged at (0: none) */
 	struct fw_wnode dep;  /* pacer departure */
 	struct fw_wnode tmr;  /* transport timer (rfw_qp_next_deadline) */
+	uint64_t tmr_due;     /* that deadline as the QP's last turn left it (UINT64_MAX: none) */
 	struct fw_rate *rate; /* NULL: no congestion control */
 	/* What its last snapshot saw (rfw_fw_publish): unchanged, the snapshot is only re-dated */
 	uint64_t pub_tx, pub_rx;

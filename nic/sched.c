@@ -164,6 +164,7 @@ static void rearm_timer(struct rfw_fw *fw, struct fw_qp *fq)
 {
 	uint64_t d = rfw_qp_next_deadline(fq->qp);
 
+	fq->tmr_due = d;
 	if (d != UINT64_MAX && (!fq->tmr.armed || fq->tmr.at > d))
 		fw_wheel_insert(&fw->twheel, &fq->tmr, d);
 }
@@ -235,10 +236,16 @@ static void fire(void *ctx, struct fw_wnode *n)
 	struct fw_qp *fq = n->owner;
 
 	if (n->kind == WN_TMR) {
-		uint64_t d = rfw_qp_next_deadline(fq->qp);
+		uint64_t d = fq->tmr_due;
 
-		/* The entry keeps the deadline it was armed with; ACKs since moved the transport's
-		 * later (rearm_timer): file it there, no turn. Nothing pending: nothing to do. */
+		/*
+		 * The entry keeps the deadline it was armed with; ACKs since moved the transport's
+		 * later: file it there, no turn. The QP's last turn saw that deadline (every
+		 * packet in gives a turn, and a turn that moves it earlier moves the entry), so the
+		 * QP's own state, cold with thousands of QPs, is read only when it looks due.
+		 */
+		if (d <= fw->now_ns)
+			d = rfw_qp_next_deadline(fq->qp);
 		if (d == UINT64_MAX)
 			return;
 		if (d > fw->now_ns) {
