@@ -26,6 +26,9 @@
 
 #define SCHEMA_VERSION         2
 #define DEFAULT_LINE_RATE_MBPS 100000u
+/* The latest script time, ns (2^62, about 146 years): the machine's deadlines are the event's
+ * time plus periods of at most seconds, and must not wrap past 2^64. */
+#define SCRIPT_T_MAX (UINT64_C(1) << 62)
 
 static const char *prog = "rocefw-cc";
 
@@ -362,6 +365,11 @@ static int parse_line(char *s, char *f[4], uint64_t *t, uint64_t *arg, uint64_t 
 	if (!parse_u64(f[0], t)) {
 		fprintf(stderr, "%s: %s:%u: bad time '%s' (expected ns, an integer)\n", prog, name,
 		        lineno, f[0]);
+		return -1;
+	}
+	if (*t > SCRIPT_T_MAX) {
+		fprintf(stderr, "%s: %s:%u: time %" PRIu64 " beyond the latest, %" PRIu64 " ns\n", prog,
+		        name, lineno, *t, SCRIPT_T_MAX);
 		return -1;
 	}
 	if (*t < last_t) {
