@@ -795,6 +795,8 @@ int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr 
 		return EINVAL;
 	prod = qp->rq_prod;
 	rc = post_recv_wrs(qp, wr, bad_wr, now_ns);
+	if (qp->rq_prod != prod && qp->sr != NULL && qp->state != RFW_QPS_ERR)
+		rfw_sr_recv_posted(qp);
 	if (qp->rq_prod != prod)
 		ring_doorbell(qp);
 	return rc;

@@ -154,9 +154,11 @@ static void sr_advance(struct rfw_qp *qp)
 
 				if (rfw_rq_avail(qp, 1) == 0) {
 					/* WRITE with immediate and no receive WQE (IBA 9.7.5.2.8):
-					 * forget the last packet (its data is rewritten by the
-					 * retransmission) and send an RNR NAK for it. */
-					rfw_bit_clr(sr->rx_bits, sr->win, r->psn);
+					 * RNR NAK, and the ePSN waits here. The packet is kept: a
+					 * SACK may have reported it, and the requester never
+					 * resends a SACKed PSN (forgetting it lost the completion
+					 * for good). A receive posted (rfw_sr_recv_posted) or the
+					 * packet resent lets the advance go on. */
 					rfw_cnt(qp, RFW_CNT_rnr_nak_sent);
 					rfw_resp_queue_nak(
 					    qp,
@@ -406,10 +408,14 @@ void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	}
 	if (d < 0 || (d < (int32_t)sr->win && rfw_bit(sr->rx_bits, sr->win, p->bth.psn))) {
 		/* Already received: never placed twice (IBA 9.7.5.1.3); acknowledge again so a
-		 * requester that lost the ACK learns it. */
+		 * requester that lost the ACK learns it. At the ePSN it is a message end kept
+		 * while no receive WQE was there: try again (RNR NAK again if still none). */
 		rfw_cnt(qp, RFW_CNT_duplicate_request);
 		rfw_cnt(qp, RFW_CNT_spurious_retransmissions);
-		rfw_resp_queue_sr_state(qp);
+		if (d == 0)
+			sr_advance(qp);
+		if (qp->state != RFW_QPS_ERR)
+			rfw_resp_queue_sr_state(qp);
 		return;
 	}
 	if (d >= (int32_t)sr->win) {
@@ -417,6 +423,19 @@ void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 		return;
 	}
 	sr_place(qp, p, d);
+}
+
+/* A receive WQE was posted: a message end waiting at the ePSN for one completes now. */
+void rfw_sr_recv_posted(struct rfw_qp *qp)
+{
+	struct rfw_sr *sr = qp->sr;
+	uint32_t old = qp->resp.psn;
+
+	if (rfw_psn_cmp(sr->rx_high, old) <= 0 || !rfw_bit(sr->rx_bits, sr->win, old))
+		return;
+	sr_advance(qp);
+	if (qp->resp.psn != old && qp->state != RFW_QPS_ERR)
+		rfw_resp_queue_sr_state(qp); /* the requester learns the new ePSN */
 }
 
 uint32_t rfw_sr_sack_len(const struct rfw_qp *qp)
