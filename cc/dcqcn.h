@@ -17,7 +17,8 @@
  * work (alpha update, end of a rate-reduce monitor period, rate-increase timer); UINT64_MAX when
  * none. Call dcqcn_rp_on_timer() at or after it. Every entry point first runs the work that was
  * due before its now_ns, at the time it was due, so the trajectory does not depend on how late
- * the host's timer wheel fires, only on the order of CNP / tx events.
+ * the host's timer wheel fires, only on the order of CNP / tx events. Times stay below 2^62 ns
+ * (deadlines are a time plus a period and must not wrap; rocefw-cc refuses later script times).
  */
 #ifndef RFW_CC_DCQCN_H
 #define RFW_CC_DCQCN_H

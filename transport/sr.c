@@ -196,6 +196,19 @@ static void sr_advance(struct rfw_qp *qp)
 		sr->rx_high = r->psn;
 }
 
+/*
+ * The ePSN held at a message end that found no receive WQE (sr_advance): try it again. Moved,
+ * the requester learns the new ePSN; still held, sr_advance has queued another RNR NAK.
+ */
+static void sr_retry_held(struct rfw_qp *qp)
+{
+	uint32_t old = qp->resp.psn;
+
+	sr_advance(qp);
+	if (qp->resp.psn != old && qp->state != RFW_QPS_ERR)
+		rfw_resp_queue_sr_state(qp);
+}
+
 /* SRETH (docs/transport-sr.md): WRITE: VA of this packet's data, R_Key; SEND: RSN. Both: the
  * byte offset of this packet's data in its message. */
 struct sreth {
@@ -407,15 +420,17 @@ void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 		return;
 	}
 	if (d < 0 || (d < (int32_t)sr->win && rfw_bit(sr->rx_bits, sr->win, p->bth.psn))) {
+		/* At the ePSN: the message end held for a receive WQE, resent as our RNR NAK
+		 * asked (not a duplicate): try it again. */
+		if (d == 0) {
+			sr_retry_held(qp);
+			return;
+		}
 		/* Already received: never placed twice (IBA 9.7.5.1.3); acknowledge again so a
-		 * requester that lost the ACK learns it. At the ePSN it is a message end kept
-		 * while no receive WQE was there: try again (RNR NAK again if still none). */
+		 * requester that lost the ACK learns it. */
 		rfw_cnt(qp, RFW_CNT_duplicate_request);
 		rfw_cnt(qp, RFW_CNT_spurious_retransmissions);
-		if (d == 0)
-			sr_advance(qp);
-		if (qp->state != RFW_QPS_ERR)
-			rfw_resp_queue_sr_state(qp);
+		rfw_resp_queue_sr_state(qp);
 		return;
 	}
 	if (d >= (int32_t)sr->win) {
@@ -429,13 +444,10 @@ void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 void rfw_sr_recv_posted(struct rfw_qp *qp)
 {
 	struct rfw_sr *sr = qp->sr;
-	uint32_t old = qp->resp.psn;
 
-	if (rfw_psn_cmp(sr->rx_high, old) <= 0 || !rfw_bit(sr->rx_bits, sr->win, old))
-		return;
-	sr_advance(qp);
-	if (qp->resp.psn != old && qp->state != RFW_QPS_ERR)
-		rfw_resp_queue_sr_state(qp); /* the requester learns the new ePSN */
+	if (rfw_psn_cmp(sr->rx_high, qp->resp.psn) > 0 &&
+	    rfw_bit(sr->rx_bits, sr->win, qp->resp.psn))
+		sr_retry_held(qp);
 }
 
 uint32_t rfw_sr_sack_len(const struct rfw_qp *qp)

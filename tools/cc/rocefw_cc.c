@@ -368,8 +368,8 @@ static int parse_line(char *s, char *f[4], uint64_t *t, uint64_t *arg, uint64_t 
 		return -1;
 	}
 	if (*t > SCRIPT_T_MAX) {
-		fprintf(stderr, "%s: %s:%u: time %" PRIu64 " beyond the latest, %" PRIu64 " ns\n", prog,
-		        name, lineno, *t, SCRIPT_T_MAX);
+		fprintf(stderr, "%s: %s:%u: time %" PRIu64 " beyond the latest, %" PRIu64 " ns\n",
+		        prog, name, lineno, *t, SCRIPT_T_MAX);
 		return -1;
 	}
 	if (*t < last_t) {
