@@ -172,8 +172,10 @@ int rfw_destroy_qp(struct rfw_qp *qp)
 	qp->pd->users--;
 	qp->send_cq->users--;
 	qp->recv_cq->users--;
-	if (qp->srq != NULL)
+	if (qp->srq != NULL) {
+		rfw_srq_unwait(qp);
 		qp->srq->users--;
+	}
 	qp_free_queues(qp);
 	free(qp);
 	return 0;
@@ -764,7 +766,7 @@ static int post_recv_wrs(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_r
  * once WRs are in the queue the host's scheduler is told, including for the WRs before a
  * refused one.
  */
-static void ring_doorbell(struct rfw_qp *qp)
+void rfw_qp_doorbell(struct rfw_qp *qp)
 {
 	if (qp->dev->ops.doorbell != NULL)
 		qp->dev->ops.doorbell(qp->dev->io_ctx, qp);
@@ -781,7 +783,7 @@ int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr 
 	prod = qp->sq_prod;
 	rc = post_send_wrs(qp, wr, bad_wr, now_ns);
 	if (qp->sq_prod != prod)
-		ring_doorbell(qp);
+		rfw_qp_doorbell(qp);
 	return rc;
 }
 
@@ -798,7 +800,7 @@ int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr 
 	if (qp->rq_prod != prod && qp->sr != NULL && qp->state != RFW_QPS_ERR)
 		rfw_sr_recv_posted(qp);
 	if (qp->rq_prod != prod)
-		ring_doorbell(qp);
+		rfw_qp_doorbell(qp);
 	return rc;
 }
 

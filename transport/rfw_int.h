@@ -254,6 +254,9 @@ struct rfw_srq {
 	uint32_t limit; /* armed: the event fires when fewer than this are left */
 	bool armed;
 	uint32_t users; /* QPs attached */
+	/* Selective-repeat QPs whose ePSN waits at a message end for a WQE (sr.c sr_advance):
+	 * a post wakes them, since their requester may never resend a SACKed PSN. */
+	struct rfw_qp *waiters;
 };
 
 struct rfw_ah {
@@ -266,7 +269,9 @@ struct rfw_qp {
 	struct rfw_pd *pd;
 	enum rfw_qp_type type;
 	struct rfw_cq *send_cq, *recv_cq;
-	struct rfw_srq *srq; /* receive WQEs come from it; rq[] then holds the ones taken */
+	struct rfw_srq *srq;     /* receive WQEs come from it; rq[] then holds the ones taken */
+	struct rfw_qp *srq_next; /* on srq->waiters (srq_waiting) */
+	bool srq_waiting;
 	void *context;
 	void (*event)(void *qp_context, struct rfw_qp *qp, enum rfw_qp_event ev);
 	bool comm_est;     /* RFW_QP_EV_COMM_EST sent since the last RESET */
@@ -489,6 +494,9 @@ int rfw_rwqe_set(struct rfw_rwqe *w, const struct rfw_recv_wr *wr, uint32_t max_
 
 /* srq.c: receive WQEs ready at rq_cons (up to @want, taking them from the SRQ if any). */
 uint32_t rfw_rq_avail(struct rfw_qp *qp, uint32_t want);
+void rfw_srq_wait(struct rfw_qp *qp);    /* wake @qp at the SRQ's next post (srq.c) */
+void rfw_srq_unwait(struct rfw_qp *qp);  /* off the SRQ's waiters: the QP goes away */
+void rfw_qp_doorbell(struct rfw_qp *qp); /* tell the host the QP has something to send */
 
 void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_wc_status st,
                           enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,

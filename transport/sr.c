@@ -157,8 +157,9 @@ static void sr_advance(struct rfw_qp *qp)
 					 * RNR NAK, and the ePSN waits here. The packet is kept: a
 					 * SACK may have reported it, and the requester never
 					 * resends a SACKed PSN (forgetting it lost the completion
-					 * for good). A receive posted (rfw_sr_recv_posted) or the
-					 * packet resent lets the advance go on. */
+					 * for good). A receive posted (rfw_sr_recv_posted; to an
+					 * SRQ, rfw_srq_wait) or the packet resent lets it go on. */
+					rfw_srq_wait(qp);
 					rfw_cnt(qp, RFW_CNT_rnr_nak_sent);
 					rfw_resp_queue_nak(
 					    qp,

@@ -99,23 +99,83 @@ void *rfw_srq_context(const struct rfw_srq *s)
 	return s->context;
 }
 
+/*
+ * WQEs were posted: the selective-repeat QPs held at a message end for one try again (in
+ * waiting order while WQEs last; one that still finds none waits again).
+ */
+static void srq_wake(struct rfw_srq *s)
+{
+	struct rfw_qp *q = s->waiters;
+
+	s->waiters = NULL;
+	while (q != NULL && s->prod != s->cons) {
+		struct rfw_qp *next = q->srq_next;
+
+		q->srq_next = NULL;
+		q->srq_waiting = false;
+		if (q->sr != NULL && q->state != RFW_QPS_ERR && q->state != RFW_QPS_RESET) {
+			rfw_sr_recv_posted(q);
+			rfw_qp_doorbell(q);
+		}
+		q = next;
+	}
+	while (q != NULL) { /* the rest keep waiting */
+		struct rfw_qp *next = q->srq_next;
+
+		q->srq_next = s->waiters;
+		s->waiters = q;
+		q = next;
+	}
+}
+
+void rfw_srq_wait(struct rfw_qp *qp)
+{
+	struct rfw_srq *s = qp->srq;
+
+	if (s == NULL || qp->srq_waiting)
+		return;
+	qp->srq_waiting = true;
+	qp->srq_next = s->waiters;
+	s->waiters = qp;
+}
+
+void rfw_srq_unwait(struct rfw_qp *qp)
+{
+	struct rfw_qp **pp;
+
+	if (!qp->srq_waiting)
+		return;
+	for (pp = &qp->srq->waiters; *pp != NULL; pp = &(*pp)->srq_next)
+		if (*pp == qp) {
+			*pp = qp->srq_next;
+			break;
+		}
+	qp->srq_waiting = false;
+	qp->srq_next = NULL;
+}
+
 int rfw_post_srq_recv(struct rfw_srq *s, struct rfw_recv_wr *wr, struct rfw_recv_wr **bad_wr)
 {
+	uint32_t prod;
+	int err = 0;
+
 	if (s == NULL)
 		return EINVAL;
+	prod = s->prod;
 	for (; wr; wr = wr->next) {
-		int err = s->prod - s->cons >= s->size
-		              ? ENOMEM
-		              : rfw_rwqe_set(&s->rq[s->prod % s->size], wr, s->max_sge);
-
+		err = s->prod - s->cons >= s->size
+		          ? ENOMEM
+		          : rfw_rwqe_set(&s->rq[s->prod % s->size], wr, s->max_sge);
 		if (err) {
 			if (bad_wr)
 				*bad_wr = wr;
-			return err;
+			break;
 		}
 		s->prod++;
 	}
-	return 0;
+	if (s->prod != prod && s->waiters != NULL)
+		srq_wake(s);
+	return err;
 }
 
 /* One WQE from the SRQ into the QP's ring: the slots swap, scatter lists included. */

@@ -16,8 +16,10 @@
  *                       bit7 set the selective-repeat marker (BTH Resv7 = RFW_SR_MARK) and,
  *                            with bit3, rebase the SRETH VA/R_Key of a WRITE too
  *
- * Every input runs twice: on a go-back-N pair and on a selective-repeat pair
- * (docs/transport-sr.md), so both parsers, the SACK reader and the mode check are reached.
+ * Every input runs three times: on a go-back-N pair, on a selective-repeat pair
+ * (docs/transport-sr.md), so both parsers, the SACK reader and the mode check are reached, and
+ * on a selective-repeat pair whose B takes its receives from an SRQ (the same receives, posted
+ * to the SRQ; taken in posting order since B is its only QP).
  *   bytes 1-2  length (big-endian), then that many bytes: the IB part, BTH first
  *
  * A record shorter than a BTH injects nothing: its byte 0 is the argument of bit5 (time) and
@@ -114,6 +116,7 @@ struct fz {
 	struct rfw_pd *pd[2];
 	struct rfw_cq *cq[2];
 	struct rfw_qp *qp[2];
+	struct rfw_srq *srq; /* B's receives come from it in the third run (NULL otherwise) */
 	struct rfw_mr *mr[2];
 	struct rfw_mr *bigmr[2];
 	struct rfw_mr *spare; /* A's plain MR that nothing uses: what K_INV_PLAIN invalidates */
@@ -214,7 +217,8 @@ static void post_recv_b(struct fz *f)
 	struct rfw_recv_wr wr = {.wr_id = k, .sg_list = &sge, .num_sge = 1};
 	struct rfw_recv_wr *bad;
 
-	if (rfw_post_recv(f->qp[1], &wr, &bad, f->now) == 0)
+	if ((f->srq ? rfw_post_srq_recv(f->srq, &wr, &bad)
+	            : rfw_post_recv(f->qp[1], &wr, &bad, f->now)) == 0)
 		f->bk.recv_posted++;
 }
 
@@ -536,7 +540,7 @@ static void settle(struct fz *f)
 		       f->bk.recv_ok <= f->bk.recv_sends_ok + f->bk.recv_sends_err);
 }
 
-static void setup(struct fz *f, bool sr)
+static void setup(struct fz *f, bool sr, bool srq)
 {
 	for (int s = 0; s < 2; s++) {
 		struct rfw_dev_attr da = {.ack_every = 4,
@@ -548,6 +552,12 @@ static void setup(struct fz *f, bool sr)
 		f->dev[s] = rfw_dev_create(&da, &fz_ops, &f->out[s]);
 		f->pd[s] = rfw_alloc_pd(f->dev[s]);
 		f->cq[s] = rfw_create_cq(f->dev[s], 64);
+		if (s == 1 && srq) {
+			struct rfw_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 2}};
+
+			f->srq = rfw_create_srq(f->pd[1], &sa);
+			qa.srq = f->srq;
+		}
 		qa.send_cq = qa.recv_cq = f->cq[s];
 		qa.cap.max_send_wr = 8;
 		qa.cap.max_recv_wr = 4;
@@ -581,6 +591,8 @@ static void teardown(struct fz *f)
 			oracle(f->big[s][i] == 0xa5 && f->big[s][CANARY + BIGLEN + i] == 0xa5);
 		}
 		rfw_destroy_qp(f->qp[s]);
+		if (s == 1 && f->srq != NULL)
+			oracle(rfw_destroy_srq(f->srq) == 0);
 		rfw_dereg_mr(f->mr[s]);
 		rfw_dereg_mr(f->bigmr[s]);
 		if (s == 0)
@@ -624,13 +636,13 @@ static void shape(struct fz *f, uint8_t ctl, int to, uint8_t *pkt, const struct 
 		pkt[8] = (uint8_t)((pkt[8] & 0x80) | RFW_SR_MARK);
 }
 
-static void run_one(const uint8_t *data, size_t size, bool sr)
+static void run_one(const uint8_t *data, size_t size, bool sr, bool srq)
 {
 	static struct fz f;
 	static uint8_t pkt[MAXPKT];
 
 	memset(&f, 0, sizeof(f));
-	setup(&f, sr);
+	setup(&f, sr, srq);
 	post_one(&f, K_WRITE);
 	post_one(&f, K_READ);
 	post_one(&f, K_FETCH_ADD);
@@ -678,7 +690,8 @@ static void run_one(const uint8_t *data, size_t size, bool sr)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	run_one(data, size, false);
-	run_one(data, size, true);
+	run_one(data, size, false, false);
+	run_one(data, size, true, false);
+	run_one(data, size, true, true);
 	return 0;
 }

@@ -6,7 +6,8 @@
  * completion names the QP that received it, an empty SRQ answers RNR and the message lands once
  * a WQE is posted, the armed limit fires once, a QP on an SRQ refuses its own receives, the
  * SRQ cannot be destroyed under a QP, and a QP in error flushes only what it took. Then the
- * same under selective repeat with a lost first packet (messages placed by RSN, out of order).
+ * same under selective repeat with a lost first packet (messages placed by RSN, out of order),
+ * and a WRITE with immediate held at the ePSN for a WQE, woken by a post to the SRQ.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -261,12 +262,71 @@ static void test_srq_selective_repeat(void **s)
 	free(f);
 }
 
+/* Drop the first packet of the first RDMA WRITE once. */
+static enum lb_verdict drop_first_write(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                        void *arg)
+{
+	int *seen = arg;
+
+	(void)lb;
+	(void)len;
+	if (from == 0 && ib[0] == RFW_OP_RC_RDMA_WRITE_FIRST && (*seen)++ == 0)
+		return LB_DROP;
+	return LB_PASS;
+}
+
+/*
+ * Selective repeat, a WRITE with immediate into an empty SRQ, its first packet lost: the rest
+ * arrive out of order and are SACKed, so once the hole is filled the message end waits at the
+ * ePSN for a WQE that the requester will never resend for. A WQE posted to the SRQ must wake
+ * that QP: the receive completion comes with nothing more from the requester.
+ */
+static void test_srq_sr_write_imm_waits(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct srq_fix *f = calloc(1, sizeof(*f));
+	uint64_t cnt[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+	int seen = 0;
+
+	(void)s;
+	c.mode[0] = c.mode[1] = RFW_TRANSPORT_SR;
+	fix_setup(f, &c);
+	f->lb->filter = drop_first_write;
+	f->lb->farg = &seen;
+	f->lb->ep[0].qp = f->a[0];
+	f->lb->ep[1].qp = f->b[0];
+	assert_int_equal(lb_post_op(&f->lb->ep[0], RFW_WR_RDMA_WRITE_WITH_IMM, 41, f->sbuf, 4000,
+	                            f->smr, (uint64_t)(uintptr_t)f->rbuf[0], rfw_mr_rkey(f->rmr)),
+	                 0);
+	lb_run(f->lb, 20000000); /* 20 ms: RNR NAKs, the requester's timers, nothing completes */
+	assert_int_equal(f->lb->dropped, 1);
+	rfw_qp_counters(f->b[0], cnt);
+	assert_true(cnt[RFW_CNT_rnr_nak_sent] >= 1);
+	assert_true(cnt[RFW_CNT_ooo_accepted] >= 1);
+	assert_int_equal(rfw_poll_cq(f->lb->ep[1].rcq, 1, &wc), 0);
+	assert_int_equal(srq_post(f, 5), 0);
+	lb_run(f->lb, 100000000);
+	assert_int_equal(rfw_poll_cq(f->lb->ep[1].rcq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.opcode, RFW_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc.imm_data, 0xabcd0000u + 41);
+	assert_int_equal(wc.qp_num, rfw_qp_num(f->b[0]));
+	assert_int_equal(rfw_poll_cq(f->lb->ep[1].rcq, 1, &wc), 0);
+	assert_memory_equal(f->rbuf[0], f->sbuf, 4000);
+	drain_send_cq(f, 1);
+	fix_teardown(f);
+	free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_srq_shared_in_order),
 	    cmocka_unit_test(test_srq_full_and_flush),
 	    cmocka_unit_test(test_srq_selective_repeat),
+	    cmocka_unit_test(test_srq_sr_write_imm_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
