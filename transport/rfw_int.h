@@ -344,11 +344,12 @@ static inline int32_t rfw_psn_diff(uint32_t a, uint32_t b)
 {
 	return rfw_psn_cmp(a, b) / 256;
 }
-static inline uint32_t rfw_div_up(uint64_t a, uint32_t b)
+static inline uint32_t rfw_div_up(uint64_t a, uint32_t b) /* b > 0 */
 {
-	/* Path MTUs are powers of two (IBA 9.7.1): a shift, not a 64-bit divide per message. */
-	if (b != 0 && (b & (b - 1)) == 0)
-		return (uint32_t)((a + b - 1) >> __builtin_ctz(b));
+	/* Path MTUs are powers of two (IBA 9.7.1): a shift, not a 64-bit divide per message.
+	 * Bit 31 in the ctz argument only keeps it defined for b == 0 (callers never pass 0). */
+	if ((b & (b - 1)) == 0)
+		return (uint32_t)((a + b - 1) >> __builtin_ctz(b | 0x80000000u));
 	return (uint32_t)((a + b - 1) / b);
 }
 /* Packets a message of @len bytes takes at MTU @mtu (0 bytes: one). */

@@ -419,6 +419,7 @@ struct perf {
 	uint64_t bad_msgs;
 	uint64_t corrupt_at;              /* --check-corrupt-one: which message of QP 0 */
 	char first_err[RFW_OOB_TEXT_MAX]; /* two-process mode: reported to the peer */
+	bool qp_dumped;                   /* the first failed QP's counters went to stderr */
 	/* output */
 	void (*header_extra)(struct perf *P); /* two-process mode: addresses, before the columns */
 	const char *json_mode;                /* "loopback", "server", "client" */
@@ -647,6 +648,29 @@ void check_fail(struct perf *P, const char *what, uint32_t qi, uint64_t k)
 	P->failed = true;
 }
 
+/*
+ * A completion with an error status: recorded like any failed check, and the first failed QP's
+ * non-zero transport counters go to stderr (retries, timeouts, NAKs: why it gave up), since no
+ * JSON is written for a failed run.
+ */
+static void wc_fail(struct perf *P, struct rfw_qp *qp, enum rfw_wc_status st, uint32_t qi,
+                    uint64_t k)
+{
+	uint64_t cnt[RFW_CNT__COUNT];
+
+	check_fail(P, rfw_wc_status_str(st), qi, k);
+	if (P->qp_dumped || qp == NULL)
+		return;
+	P->qp_dumped = true;
+	rfw_qp_counters(qp, cnt);
+	fprintf(stderr, "rocefw-perf: qp %u counters at the error:", qi);
+	for (int i = 0; i < RFW_CNT__COUNT; i++)
+		if (cnt[i] != 0)
+			fprintf(stderr, " %s=%" PRIu64, rfw_counter_name((enum rfw_counter)i),
+			        cnt[i]);
+	fputc('\n', stderr);
+}
+
 /* Completions of both CQs; every message is checked here. Returns messages completed. */
 /* A successful send-side completion @k of QP @qi: the data where it landed (WRITE at B, READ at
  * A), or the value an atomic add returned. */
@@ -710,7 +734,7 @@ static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uin
 				continue;
 			}
 			if (wc[i].status != RFW_WC_SUCCESS) {
-				check_fail(P, rfw_wc_status_str(wc[i].status), qi, k);
+				wc_fail(P, P->conns[qi].qa, wc[i].status, qi, k);
 				P->conns[qi].done++;
 				conn_ready(P, qi);
 				continue;
@@ -966,8 +990,11 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 		P->conns[qi].ready = false; /* a latency loop's completions may have queued it */
 		conn_ready(P, qi);
 	}
+	/* One clock read per round, the NIC's own at its poll (a TSC read of the tool's own per
+	 * round showed as 4-5 % of a process in this VM). */
+	uint64_t t = now_ns(P);
+
 	while (done < target) {
-		uint64_t t = now_ns(P);
 		uint32_t nready = P->nready;
 		unsigned got;
 
@@ -988,7 +1015,7 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 		d->poll(P);
 		got = d->reap(P, o, depth, size, r);
 		done += got;
-		t = now_ns(P);
+		t = rfw_nic_now_ns(P->a.nic);
 		if (got != 0) {
 			last_progress = t;
 			win_done += got;
@@ -1801,7 +1828,7 @@ static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth
 				continue;
 			}
 			if (wc[i].status != RFW_WC_SUCCESS) {
-				check_fail(P, rfw_wc_status_str(wc[i].status), (uint32_t)qi, k);
+				wc_fail(P, c->qa, wc[i].status, (uint32_t)qi, k);
 				c->done++;
 				conn_ready(P, (uint32_t)qi);
 				continue;
