@@ -22,13 +22,6 @@
 /* Telemetry snapshots: QP slots looked at, and snapshots written, per poll iteration. */
 #define NIC_PUB_SCAN  64
 #define NIC_PUB_BATCH 8
-/*
- * Snapshots written per second at most, whatever the QP count: each costs a cache miss or
- * more on a QP's state, so at 16,384 QPs a round per 1 ms period took 46 % of a memif
- * server's time (docs/scale.md). Beyond snapshot_us x this many QPs, a round stretches: 100,000
- * a second is a round of 1,024 QPs per 10 ms, of 16,384 per 164 ms.
- */
-#define NIC_PUB_PER_S 100000u
 
 static const char *const nic_ctr_names[] = {
 #define X(name, doc) #name,
@@ -183,7 +176,7 @@ static void pub_step(struct rfw_nic *nic)
 	}
 	nic->pub_round_n += written;
 	if (nic->pub_cursor >= nic->max_qp) {
-		uint64_t min_round = (uint64_t)nic->pub_round_n * NS_PER_S / NIC_PUB_PER_S;
+		uint64_t min_round = (uint64_t)nic->pub_round_n * NS_PER_S / nic->pub_max_per_s;
 
 		rfw_fw_publish_dev(nic->fw, nic->now_ns);
 		if (nic->es_pub != NULL && nic->now_ns >= nic->es_pub_next_ns)

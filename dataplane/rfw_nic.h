@@ -124,6 +124,10 @@ struct rfw_nic_conf {
 	/* Interval at which the NIC lcore publishes each attached QP's state for telemetry, in
 	 * us; default 1000, range 10..1000000. */
 	uint32_t snapshot_us;
+	/* Snapshots written per second at most, whatever the QP count (each costs a cache miss or
+	 * more on a QP's state): beyond snapshot_us x this / 10^6 attached QPs a round takes
+	 * longer than snapshot_us. Default 100000, range 1000..10000000. */
+	uint32_t snapshot_max_per_s;
 	/*
 	 * Estats (docs/estats.md): per-WQE timestamps and latency histograms on every QP and CQ of
 	 * the device, telemetry /rocefw/estats. Programs that take these from the environment

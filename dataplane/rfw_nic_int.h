@@ -88,6 +88,7 @@ struct rfw_nic {
 	uint32_t n_resolving;
 	uint64_t resolve_next_ns;
 	uint64_t snapshot_ns, pub_next_ns;
+	uint32_t pub_max_per_s; /* snapshot_max_per_s */
 	uint32_t pub_cursor;
 	uint64_t pub_round_ns; /* when the round under way began */
 	uint32_t pub_round_n;  /* snapshots it wrote so far */

@@ -68,7 +68,9 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 		return -EINVAL;
 	if (c->dscp > 63 || c->pacer_burst_ns > 1000000 || c->quantum > RFW_MAX_BURST ||
 	    c->pcp > 7 || (c->vlan && (c->vlan_id == 0 || c->vlan_id > 4094)) ||
-	    (c->snapshot_us != 0 && (c->snapshot_us < 10 || c->snapshot_us > 1000000)))
+	    (c->snapshot_us != 0 && (c->snapshot_us < 10 || c->snapshot_us > 1000000)) ||
+	    (c->snapshot_max_per_s != 0 &&
+	     (c->snapshot_max_per_s < 1000 || c->snapshot_max_per_s > 10000000)))
 		return -EINVAL;
 	if (c->estats) {
 		if (c->estats_interval_ms == 0)
@@ -83,6 +85,8 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 		c->pcp = NIC_PCP_DEFAULT;
 	if (c->snapshot_us == 0)
 		c->snapshot_us = 1000;
+	if (c->snapshot_max_per_s == 0)
+		c->snapshot_max_per_s = 100000; /* 1,024 QPs a round per 10 ms, 16,384 per 164 ms */
 	if (c->dev_attr.max_qp == 0)
 		c->dev_attr.max_qp = 64;
 	/* Several NICs on one port number their QPs apart (rfw_steer.h). */
@@ -147,6 +151,7 @@ static struct rfw_nic *nic_alloc(struct rfw_queue *q, const struct rfw_nic_conf 
 	nic->quantum = c->quantum != 0 ? c->quantum : 16;
 	nic->pacer_burst_ns = c->pacer_burst_ns != 0 ? c->pacer_burst_ns : 2000;
 	nic->snapshot_ns = (uint64_t)c->snapshot_us * 1000;
+	nic->pub_max_per_s = c->snapshot_max_per_s;
 	nic->es_interval_ns = c->dev_attr.estats_interval_ns;
 	nic->es_threshold_ns = c->dev_attr.estats_threshold_ns;
 	memcpy(nic->src_mac, q->port->id.mac.addr_bytes, 6);

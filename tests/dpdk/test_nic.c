@@ -538,6 +538,9 @@ static void run_bad_input(void)
 	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: PCP 9 refused");
 	conf = (struct rfw_nic_conf){.snapshot_us = 5};
 	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: snapshot_us 5 refused");
+	conf = (struct rfw_nic_conf){.snapshot_max_per_s = 999};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL,
+	      "NIC conf: snapshot_max_per_s 999 refused");
 
 	/* An IPv6-only port: IPv6 paths only, GID = its IPv6 address. */
 	rx = rte_ring_create("nic_c_in", 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
