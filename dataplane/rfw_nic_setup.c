@@ -57,6 +57,14 @@ int rfw_nic_conf_env(struct rfw_nic_conf *c)
 		c->estats_threshold_us = (uint32_t)x;
 	if (getenv("ROCEFW_ESTATS_DUMP_DIR") != NULL && *getenv("ROCEFW_ESTATS_DUMP_DIR"))
 		c->estats_dump_dir = getenv("ROCEFW_ESTATS_DUMP_DIR");
+	if ((rc = env_u64("ROCEFW_SNAPSHOT_US", 10, 1000000, &x)) < 0)
+		return rc;
+	if (rc)
+		c->snapshot_us = (uint32_t)x;
+	if ((rc = env_u64("ROCEFW_SNAPSHOT_MAX_PER_S", 1000, 10000000, &x)) < 0)
+		return rc;
+	if (rc)
+		c->snapshot_max_per_s = (uint32_t)x;
 	return 0;
 }
 

@@ -110,11 +110,16 @@ def test_off_and_bad():
     for k in ("ROCEFW_ESTATS", "ROCEFW_ESTATS_THRESHOLD_US", "ROCEFW_ESTATS_DUMP_DIR",
               "ROCEFW_ESTATS_INTERVAL_MS"):
         env.pop(k, None)
+    env["ROCEFW_SNAPSHOT_MAX_PER_S"] = "20000"
     prefix = f"rfwes{os.getpid()}b"
     p, exp = start(prefix, env)
     try:
-        es = Telemetry(prefix).query(f"/rocefw/estats,{exp['nic_a']}")
+        tel = Telemetry(prefix)
+        es = tel.query(f"/rocefw/estats,{exp['nic_a']}")
         check(es["enabled"] == 0 and not es["rows"], "Estats off: enabled 0, no rows")
+        nic = tel.query(f"/rocefw/nic,{exp['nic_a']}")
+        check(nic.get("snapshot_max_per_s") == 20000 and nic.get("snapshot_us") == 1000,
+              "ROCEFW_SNAPSHOT_MAX_PER_S=20000 reaches the NIC (/rocefw/nic)")
     finally:
         stop(p, "Estats off (the C API reports no rows)")
     env["ROCEFW_ESTATS"] = "1"
@@ -123,6 +128,12 @@ def test_off_and_bad():
                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
     check(r.returncode != 0 and "ROCEFW_ESTATS_INTERVAL_MS" in r.stderr,
           "ROCEFW_ESTATS_INTERVAL_MS=0: refused, saying which variable")
+    env["ROCEFW_ESTATS_INTERVAL_MS"] = "1000"
+    env["ROCEFW_SNAPSHOT_MAX_PER_S"] = "999"
+    r = subprocess.run([BIN] + eal(f"rfwes{os.getpid()}d") + ["--", "1"], env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    check(r.returncode != 0 and "ROCEFW_SNAPSHOT_MAX_PER_S" in r.stderr,
+          "ROCEFW_SNAPSHOT_MAX_PER_S=999: refused, saying which variable")
 
 
 with tempfile.TemporaryDirectory() as tmp:
