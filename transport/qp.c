@@ -26,10 +26,9 @@ const char *rfw_qp_state_str(enum rfw_qp_state s)
 static void qp_free_queues(struct rfw_qp *qp)
 {
 	if (qp->sq)
-		for (uint32_t i = 0; i < qp->sq_size; i++) {
-			free(qp->sq[i].sge);
+		for (uint32_t i = 0; i < qp->sq_size; i++)
 			free(qp->sq[i].inline_buf);
-		}
+	free(qp->sq_sge);
 	if (qp->rq)
 		for (uint32_t i = 0; i <= qp->rq_mask; i++)
 			free(qp->rq[i].sge);
@@ -67,18 +66,21 @@ _Static_assert(RFW_RSP_RING >= 2 * RFW_MAX_RD_ATOMIC + 8 &&
 /* Every per-packet structure is allocated here, none on the packet path. 0 or -ENOMEM. */
 static int qp_alloc_queues(struct rfw_qp *qp)
 {
+	uint32_t nsge = qp->cap.max_send_sge ? qp->cap.max_send_sge : 1;
+
 	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	/* One array of scatter lists beside the ring, not one allocation per WQE: a WQE's
+	 * list is then near its neighbours' (posting and sending touch it per message). */
+	qp->sq_sge = calloc((size_t)qp->sq_size * nsge, sizeof(struct rfw_sge));
 	qp->rq = calloc(qp->rq_mask + 1, sizeof(*qp->rq));
 	qp->resp.nres = RFW_MAX_RD_ATOMIC;
 	qp->resp.res = calloc(qp->resp.nres, sizeof(*qp->resp.res));
 	qp->resp.nrsp = 2 * RFW_MAX_RD_ATOMIC + 8;
 	qp->resp.rsp = calloc(RFW_RSP_RING, sizeof(*qp->resp.rsp));
-	if (!qp->sq || !qp->rq || !qp->resp.res || !qp->resp.rsp)
+	if (!qp->sq || !qp->sq_sge || !qp->rq || !qp->resp.res || !qp->resp.rsp)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < qp->sq_size; i++) {
-		qp->sq[i].sge = calloc(qp->cap.max_send_sge, sizeof(struct rfw_sge));
-		if (qp->sq[i].sge == NULL)
-			return -ENOMEM;
+		qp->sq[i].sge = qp->sq_sge + (size_t)i * nsge;
 		if (qp->cap.max_inline_data) {
 			qp->sq[i].inline_buf = malloc(qp->cap.max_inline_data);
 			if (qp->sq[i].inline_buf == NULL)
@@ -114,9 +116,11 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 		errno = ENOMEM;
 		return NULL;
 	}
-	qp = calloc(1, sizeof(*qp));
+	/* Cache-line aligned: the per-packet fields are laid out by line (rfw_int.h). */
+	qp = aligned_alloc(64, (sizeof(*qp) + 63) & ~(size_t)63);
 	if (qp == NULL)
 		return NULL;
+	memset(qp, 0, sizeof(*qp));
 	qp->dev = dev;
 	qp->pd = pd;
 	qp->type = ia->qp_type;

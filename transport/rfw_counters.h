@@ -12,6 +12,13 @@ extern "C" {
 #endif
 
 #define RFW_FOREACH_COUNTER(X)                                                                     \
+	/* traffic: first, on rfw_qp.now's cache line (every packet counts) */                     \
+	X(tx_packets, 0, "packets produced")                                                       \
+	X(tx_bytes, 0, "IB bytes (BTH to pad) produced")                                           \
+	X(rx_packets, 0, "packets accepted by a QP's demux")                                       \
+	X(rx_bytes, 0, "IB bytes (BTH to pad) accepted by a QP's demux")                           \
+	X(tx_acks, 0, "ACK/NAK/atomic ACK packets sent")                                           \
+	X(rx_acks, 0, "ACK-type packets received")                                                 \
 	/* responder (mlx5 names) */                                                               \
 	X(out_of_sequence, 1, "request packets with a PSN ahead of the expected one")              \
 	X(duplicate_request, 1, "request packets with a PSN behind the expected one")              \
@@ -70,13 +77,6 @@ extern "C" {
 	X(np_ecn_marked_roce_packets, 1, "CE-marked data packets received")                        \
 	X(np_cnp_sent, 1, "CNPs sent")                                                             \
 	X(rp_cnp_handled, 1, "CNPs received and handed to the reaction point")                     \
-	/* traffic */                                                                              \
-	X(tx_packets, 0, "packets produced")                                                       \
-	X(tx_bytes, 0, "IB bytes (BTH to pad) produced")                                           \
-	X(rx_packets, 0, "packets accepted by a QP's demux")                                       \
-	X(rx_bytes, 0, "IB bytes (BTH to pad) accepted by a QP's demux")                           \
-	X(tx_acks, 0, "ACK/NAK/atomic ACK packets sent")                                           \
-	X(rx_acks, 0, "ACK-type packets received")                                                 \
 	/* drops */                                                                                \
 	X(rx_unknown_qp, 0, "packets for a QP number that does not exist")                         \
 	X(rx_addr_mismatch, 0,                                                                     \

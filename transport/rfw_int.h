@@ -284,6 +284,7 @@ struct rfw_qp {
 	struct rfw_qp_cap cap;
 	/* send queue: sq_size entries, a power of two (the capacity is cap.max_send_wr) */
 	struct rfw_swqe *sq;
+	struct rfw_sge *sq_sge; /* the send WQEs' scatter lists, one array (sq[i].sge into it) */
 	uint32_t sq_size, sq_prod;
 	/* receive queue: rq_mask + 1 entries (a power of two), rq_size the capacity */
 	struct rfw_rwqe *rq;
@@ -295,7 +296,9 @@ struct rfw_qp {
 	struct rfw_sr *sr; /* mode SR only */
 	const struct rfw_cc_ops *cc_ops;
 	void *cc;
-	uint64_t now; /* time of the current entry point */
+	/* The time and the traffic counters (first in the table) share one cache line: every
+	 * packet writes both (rfw_create_qp allocates the QP cache-line aligned). */
+	_Alignas(64) uint64_t now; /* time of the current entry point */
 	uint64_t cnt[RFW_CNT__COUNT];
 	struct rfw_es_qp *es; /* Estats state (docs/estats.md); NULL when off */
 };
