@@ -94,7 +94,7 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 	if (c->snapshot_us == 0)
 		c->snapshot_us = 1000;
 	if (c->snapshot_max_per_s == 0)
-		c->snapshot_max_per_s = 100000; /* 1,024 QPs a round per 10 ms, 16,384 per 164 ms */
+		c->snapshot_max_per_s = 20000; /* 1,024 QPs a round per 51 ms, 16,384 per 0.82 s */
 	if (c->dev_attr.max_qp == 0)
 		c->dev_attr.max_qp = 64;
 	/* Several NICs on one port number their QPs apart (rfw_steer.h). */
