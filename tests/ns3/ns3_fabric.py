@@ -5,7 +5,9 @@
   the flows' sizes and start times), no flow beats its standalone FCT by more than 5 %;
 - CNPs are sent by the receiver and handled by the senders (DCQCN through ECN marking);
 - with PFC on and a small buffer the switch pauses, the NICs receive the PFC frames, nothing is
-  dropped; with PFC off the same incast drops and go-back-N recovers;
+  dropped; with PFC off the same incast drops and go-back-N recovers, and so does selective
+  repeat (its RTO options reach the transport: --sr-rto-low-pkts 65536 makes every expiry an
+  RTO_low one);
 - the per-host captures decode in tshark (InfiniBand over UDP, nothing malformed, PFC frames
   as MAC Control) and rocefw-replay check finds every ICRC good;
 - bad options exit 2 naming the option; a run cut short by --sim-time-ms exits 1;
@@ -193,6 +195,16 @@ def main():
     o = run("--topology", topo9, "--flows", ff9, "--fct-out", fct9, "--buffer-mb", "1",
             "--pfc", "off", "--transport", "sr", "--ack-timeout", "8")
     check(o.get("flows_completed") == len(fl9) and o.get("transport") == "sr", f"sr: {o}")
+    check(o.get("rto_low_timeouts", 0) + o.get("rto_high_timeouts", 0) == o.get("ack_timeouts"),
+          f"sr: RTO_low + RTO_high expiries are not the ACK timeouts: {o}")
+    # 4b. The RTO options reach the transport: with RTO_low for up to 65536 packets in flight,
+    #     every expiry is an RTO_low one.
+    o = run("--topology", topo9, "--flows", ff9, "--fct-out", fct9, "--buffer-mb", "1",
+            "--pfc", "off", "--transport", "sr", "--ack-timeout", "8", "--sr-rto-low-us", "20",
+            "--sr-rto-high-us", "300", "--sr-rto-low-pkts", "65536")
+    check(o.get("flows_completed") == len(fl9) and o.get("rto_low_timeouts", 0) > 0 and
+          o.get("rto_high_timeouts") == 0 and o.get("sr_rto_low_us") == 20 and
+          o.get("sr_rto_high_us") == 300 and o.get("sr_rto_low_pkts") == 65536, f"sr rto: {o}")
 
     # 5. Cut short: exit 1, fewer flows in the FCT file.
     o = run("--topology", topo, "--flows", ff, "--fct-out", fct, "--sim-time-ms", "0.1",
@@ -206,7 +218,11 @@ def main():
     for args, name in ((["--transport", "xx"], "--transport"), (["--pfc", "maybe"], "--pfc"),
                        (["--sim-time-ms", "-1"], "--sim-time-ms"), (["--mtu", "1000"], "--mtu"),
                        (["--profile", "nope"], "--profile"), (["--bogus"], "--bogus"),
-                       (["--kmin-kb", "5"], "--kmax-kb")):
+                       (["--kmin-kb", "5"], "--kmax-kb"),
+                       (["--sr-rto-low-us", "200", "--sr-rto-high-us", "150"], "--sr-rto-low-us"),
+                       (["--sr-rto-high-us", "50"], "--sr-rto-high-us"),
+                       (["--sr-rto-low-us", "0"], "--sr-rto-low-us"),
+                       (["--sr-rto-low-pkts", "1.5"], "--sr-rto-low-pkts")):
         p = subprocess.run([NS3, "--topology", topo, "--flows", ff, "--fct-out", fct, *args],
                            capture_output=True, text=True)
         check(p.returncode == 2 and name in p.stderr, f"{args}: exit {p.returncode}: {p.stderr}")

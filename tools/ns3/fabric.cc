@@ -287,6 +287,9 @@ bool Fabric::BuildHosts(std::string *err)
 		hc.link_bps = host[h]->rate_bps();
 		hc.base_rtt_ns = rtt[h] ? rtt[h] : 10000;
 		hc.timeout = c.ack_timeout;
+		hc.sr_rto_low_ns = c.sr_rto_low_ns;
+		hc.sr_rto_high_ns = c.sr_rto_high_ns;
+		hc.sr_rto_low_pkts = c.sr_rto_low_pkts;
 		std::memcpy(hc.mac, host[h]->mac(), 6);
 		hc.ip = rfw_hpcc_node_ip(h);
 		hc.mem = mem;
@@ -433,6 +436,9 @@ void Fabric::Collect()
 		r->ecn_marked_rx += cnt[RFW_CNT_np_ecn_marked_roce_packets];
 		r->retransmissions += cnt[RFW_CNT_retransmitted_packets];
 		r->ack_timeouts += cnt[RFW_CNT_local_ack_timeout_err];
+		r->rto_low_timeouts += cnt[RFW_CNT_rto_low_timeouts];
+		r->rto_high_timeouts += cnt[RFW_CNT_rto_high_timeouts];
+		r->spurious_retransmissions += cnt[RFW_CNT_spurious_retransmissions];
 		r->rx_bad_frame += st.rx_bad_frame;
 		r->pauses_received += host[i]->pauses_received;
 	}

@@ -21,6 +21,10 @@ struct FabricConf {
 	bool sr = false;          /* --transport sr */
 	uint32_t mtu = 1024;      /* --mtu: path MTU bytes */
 	uint8_t ack_timeout = 14; /* --ack-timeout: local ACK timeout 4.096 us x 2^N (14: 67 ms) */
+	/* --sr-rto-low-us, --sr-rto-high-us, --sr-rto-low-pkts: selective repeat's timers
+	 * (rfw_dev_attr.sr_rto_*); 0: the transport's default (100 us, 1 ms, 3). */
+	uint64_t sr_rto_low_ns = 0, sr_rto_high_ns = 0;
+	uint32_t sr_rto_low_pkts = 0;
 	uint64_t sim_time_ns = 1000000000ull;
 	std::string pcap_dir;       /* --pcap: host-<id>.pcap per host */
 	FILE *rates = nullptr;      /* --rates: 'time_us,flow,rate_gbps' of every sending flow */
@@ -34,6 +38,7 @@ struct FabricResult {
 	uint64_t pfc_pauses = 0, pfc_resumes = 0, pfc_refreshes = 0, pauses_received = 0;
 	uint64_t drops = 0, link_losses = 0, no_route = 0;
 	uint64_t retransmissions = 0, ack_timeouts = 0, rx_bad_frame = 0;
+	uint64_t rto_low_timeouts = 0, rto_high_timeouts = 0, spurious_retransmissions = 0;
 	uint64_t events = 0, sim_time_ns = 0, last_fct_ns = 0;
 	double wall_s = 0;
 };

@@ -48,6 +48,9 @@ struct rfw_hn_conf {
 	uint64_t link_bps;             /* for the SR bytes-in-flight cap */
 	uint64_t base_rtt_ns;          /* idem */
 	uint8_t timeout;               /* local ACK timeout code (4.096 us x 2^timeout) */
+	uint64_t sr_rto_low_ns;        /* selective repeat's RTO_low; 0: the transport's default */
+	uint64_t sr_rto_high_ns;       /* its RTO_high; idem */
+	uint32_t sr_rto_low_pkts;      /* RTO_low with at most this many in flight; idem */
 	uint8_t mac[6];
 	uint32_t ip; /* host order */
 	/* Message memory shared by every flow (not verified: flows move bytes, not data). */

@@ -66,7 +66,13 @@ void Usage()
 	    "                      Gb/s of the port, Pmax 0.2)\n"
 	    "  --ack-timeout N     local ACK timeout 4.096 us x 2^N, 1..31 (default 14: 67 ms,\n"
 	    "                      perftest's; 8 fired spuriously in an 8:1 incast under the\n"
-	    "                      paper profile: 64-packet ACK coalescing at its lowest rates)\n");
+	    "                      paper profile: 64-packet ACK coalescing at its lowest rates)\n"
+	    "  --sr-rto-low-us U   selective repeat's RTO_low, us (default 100, 1..1e6): the "
+	    "timer\n"
+	    "                      with few packets in flight or the send queue drained\n"
+	    "  --sr-rto-high-us U  its RTO_high, us (default 1000, 1..1e6, not below RTO_low)\n"
+	    "  --sr-rto-low-pkts N RTO_low applies with at most N packets in flight (default 3,\n"
+	    "                      1..65536); the three have no effect with --transport gbn\n");
 }
 
 double Num(const char *opt, const char *v, double lo, double hi)
@@ -109,13 +115,50 @@ enum {
 	O_ACKTO,
 	O_RATES,
 	O_SAMPLE,
+	O_RTOLOW,
+	O_RTOHIGH,
+	O_RTOPKTS,
 	O_HELP
 };
+
+/* The transport's options (--transport, --ack-timeout, the SR timers); false: not one. */
+bool SetTransport(rfw::FabricConf &f, int c, const char *v)
+{
+	switch (c) {
+	case O_TRANSPORT:
+		if (std::strcmp(v, "gbn") && std::strcmp(v, "sr"))
+			Bad("--transport", std::string("'") + v + "': expected gbn or sr");
+		f.sr = std::strcmp(v, "sr") == 0;
+		break;
+	case O_ACKTO:
+		f.ack_timeout = (uint8_t)Num("--ack-timeout", v, 1, 31);
+		break;
+	case O_RTOLOW:
+		f.sr_rto_low_ns = (uint64_t)std::llround(Num("--sr-rto-low-us", v, 1, 1e6) * 1e3);
+		break;
+	case O_RTOHIGH:
+		f.sr_rto_high_ns = (uint64_t)std::llround(Num("--sr-rto-high-us", v, 1, 1e6) * 1e3);
+		break;
+	case O_RTOPKTS: {
+		double n = Num("--sr-rto-low-pkts", v, 1, 65536);
+		if (n != std::floor(n))
+			Bad("--sr-rto-low-pkts",
+			    std::string("'") + v + "': expected a whole number");
+		f.sr_rto_low_pkts = (uint32_t)n;
+		break;
+	}
+	default:
+		return false;
+	}
+	return true;
+}
 
 void Set(Opts &o, int c, const char *v)
 {
 	rfw::FabricConf &f = o.fc;
 
+	if (SetTransport(f, c, v))
+		return;
 	switch (c) {
 	case O_TOPO:
 		o.topology = v;
@@ -130,11 +173,6 @@ void Set(Opts &o, int c, const char *v)
 		f.profile = std::strcmp(v, "none") == 0 ? -1 : dcqcn_profile_lookup(v);
 		if (f.profile < 0 && std::strcmp(v, "none") != 0)
 			Bad("--profile", std::string("unknown profile '") + v + "'");
-		break;
-	case O_TRANSPORT:
-		if (std::strcmp(v, "gbn") && std::strcmp(v, "sr"))
-			Bad("--transport", std::string("'") + v + "': expected gbn or sr");
-		f.sr = std::strcmp(v, "sr") == 0;
 		break;
 	case O_PFC:
 		f.sw.pfc = OnOff("--pfc", v);
@@ -176,9 +214,6 @@ void Set(Opts &o, int c, const char *v)
 	case O_PMAX:
 		f.sw.pmax = Num("--pmax", v, 0, 1);
 		break;
-	case O_ACKTO:
-		f.ack_timeout = (uint8_t)Num("--ack-timeout", v, 1, 31);
-		break;
 	case O_RATES:
 		o.rates = v;
 		break;
@@ -186,6 +221,23 @@ void Set(Opts &o, int c, const char *v)
 		f.sample_ns = (uint64_t)std::llround(Num("--sample-us", v, 0.1, 1e6) * 1e3);
 		break;
 	}
+}
+
+/* RTO_low above RTO_high is refused (rfw_dev_create would fail), each unset one taken at the
+ * transport's default (100 us, 1 ms); the option named is the one given (low if both). */
+void CheckRto(const rfw::FabricConf &f)
+{
+	uint64_t lo = f.sr_rto_low_ns ? f.sr_rto_low_ns : 100000;
+	uint64_t hi = f.sr_rto_high_ns ? f.sr_rto_high_ns : 1000000;
+	char m[160];
+
+	if (lo <= hi)
+		return;
+	std::snprintf(m, sizeof(m), "RTO_low %g us is above RTO_high %g us%s", lo / 1e3, hi / 1e3,
+	              f.sr_rto_low_ns == 0    ? " (RTO_low at its default)"
+	              : f.sr_rto_high_ns == 0 ? " (RTO_high at its default)"
+	                                      : "");
+	Bad(f.sr_rto_low_ns ? "--sr-rto-low-us" : "--sr-rto-high-us", m);
 }
 
 Opts Parse(int argc, char **argv)
@@ -209,6 +261,9 @@ Opts Parse(int argc, char **argv)
 	                                   {"mark-at", 1, 0, O_MARKAT},
 	                                   {"rates", 1, 0, O_RATES},
 	                                   {"sample-us", 1, 0, O_SAMPLE},
+	                                   {"sr-rto-low-us", 1, 0, O_RTOLOW},
+	                                   {"sr-rto-high-us", 1, 0, O_RTOHIGH},
+	                                   {"sr-rto-low-pkts", 1, 0, O_RTOPKTS},
 	                                   {"help", 0, 0, O_HELP},
 	                                   {0, 0, 0, 0}};
 	Opts o;
@@ -238,7 +293,14 @@ Opts Parse(int argc, char **argv)
 	if ((o.fc.sw.kmin_kb >= 0) != (o.fc.sw.kmax_kb >= 0))
 		Bad(o.fc.sw.kmin_kb >= 0 ? "--kmax-kb" : "--kmin-kb",
 		    "give --kmin-kb and --kmax-kb together");
+	CheckRto(o.fc);
 	return o;
+}
+
+/* A timer setting in us as the transport uses it (0: its default @def_ns). */
+double RtoUs(uint64_t ns, uint64_t def_ns)
+{
+	return (double)(ns ? ns : def_ns) / 1e3;
 }
 
 void Report(const Opts &o, const rfw::FabricResult &r)
@@ -272,6 +334,14 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	    (json_int_t)r.retransmissions, "ack_timeouts", (json_int_t)r.ack_timeouts,
 	    "rx_bad_frames", (json_int_t)r.rx_bad_frame, "events", (json_int_t)r.events,
 	    "sim_time_ms", (double)r.sim_time_ns / 1e6, "wall_s", r.wall_s);
+	json_object_set_new(j, "rto_low_timeouts", json_integer((json_int_t)r.rto_low_timeouts));
+	json_object_set_new(j, "rto_high_timeouts", json_integer((json_int_t)r.rto_high_timeouts));
+	json_object_set_new(j, "spurious_retransmissions",
+	                    json_integer((json_int_t)r.spurious_retransmissions));
+	json_object_set_new(j, "sr_rto_low_us", json_real(RtoUs(o.fc.sr_rto_low_ns, 100000)));
+	json_object_set_new(j, "sr_rto_high_us", json_real(RtoUs(o.fc.sr_rto_high_ns, 1000000)));
+	json_object_set_new(j, "sr_rto_low_pkts",
+	                    json_integer(o.fc.sr_rto_low_pkts ? o.fc.sr_rto_low_pkts : 3));
 	json_dumpf(j, stdout, JSON_INDENT(2));
 	std::printf("\n");
 	json_decref(j);
