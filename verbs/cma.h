@@ -25,13 +25,18 @@
 struct rfw_cma_ev {
 	struct rdma_cm_event ev; /* first: what rdma_get_cm_event hands out */
 	struct rfw_cma_ev *next;
+	/* The id the event counts against until acked: ev.id, or for a connection request the
+	   listener (as librdmacm does: the new id may be destroyed before the ack). */
+	struct rfw_cma_id *owner;
 	uint8_t pdata[RFW_CMA_PDATA_MAX];
 };
 
 struct rfw_cma_chan {
-	struct rdma_event_channel ch; /* ch.fd: an eventfd in semaphore mode, a count per event */
+	struct rdma_event_channel ch; /* ch.fd: an eventfd, readable while the queue is not empty */
 	pthread_mutex_t lock;
+	pthread_cond_t acked; /* an event of the channel was acked (rdma_destroy_id waits) */
 	struct rfw_cma_ev *head, *tail;
+	unsigned refs; /* atomic: the channel's own, and one per rdma_get_cm_event under way */
 };
 
 /* Where an id is in librdmacm's life cycle (the events it has delivered). */
@@ -83,6 +88,7 @@ struct rfw_cma_id {
 	bool sync;        /* created without a channel: calls wait for their event (cma_ep.c) */
 	bool own_chan;    /* id.channel is the id's private one */
 	bool ep_attr_set; /* rdma_create_ep on a passive id: each request gets a QP like this */
+	unsigned ev_out;  /* events rdma_get_cm_event handed out, not acked yet (channel lock) */
 	struct ibv_qp_init_attr ep_attr;
 	struct ibv_pd *ep_pd;
 };
@@ -129,6 +135,9 @@ static inline void rfw_cma_unlink(struct rfw_cma *cm, struct rfw_cma_id *c)
 /* The rdma_cm of the process, set up on first use; NULL and errno if there is no device. */
 struct rfw_cma *rfw_cma_get(void);
 
+/* rdma_destroy_id: drop @c's events not handed out yet, wait for those handed out to be
+ * acked (not under the engine lock). */
+void rfw_cma_chan_forget(struct rfw_cma_id *c);
 /* Queue @type on @id's channel (under the engine lock). 0 or -ENOMEM. */
 int rfw_cma_post(struct rfw_cma_id *id, enum rdma_cm_event_type type, int status, const void *pdata,
                  uint8_t pdata_len, struct rfw_cma_id *listener);

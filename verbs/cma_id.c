@@ -258,6 +258,9 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	rfw_eng_unlock(cm->eng);
 	if (c->id.event)
 		rdma_ack_cm_event(c->id.event);
+	/* Nothing posts for @c any more: its queued events go, and another thread still handling
+	   one it got (rping's CM thread, while main tears down) finishes before @c is freed. */
+	rfw_cma_chan_forget(c);
 	if (c->own_chan)
 		rdma_destroy_event_channel(c->id.channel);
 	if (c->pd_ours && c->id.qp == NULL)
