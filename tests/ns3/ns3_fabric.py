@@ -222,7 +222,8 @@ def main():
                        (["--sr-rto-low-us", "200", "--sr-rto-high-us", "150"], "--sr-rto-low-us"),
                        (["--sr-rto-high-us", "50"], "--sr-rto-high-us"),
                        (["--sr-rto-low-us", "0"], "--sr-rto-low-us"),
-                       (["--sr-rto-low-pkts", "1.5"], "--sr-rto-low-pkts")):
+                       (["--sr-rto-low-pkts", "1.5"], "--sr-rto-low-pkts"),
+                       (["--window-kb", "-1"], "--window-kb")):
         p = subprocess.run([NS3, "--topology", topo, "--flows", ff, "--fct-out", fct, *args],
                            capture_output=True, text=True)
         check(p.returncode == 2 and name in p.stderr, f"{args}: exit {p.returncode}: {p.stderr}")

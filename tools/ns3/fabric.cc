@@ -3,6 +3,7 @@
 #include "fabric.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -290,6 +291,7 @@ bool Fabric::BuildHosts(std::string *err)
 		hc.sr_rto_low_ns = c.sr_rto_low_ns;
 		hc.sr_rto_high_ns = c.sr_rto_high_ns;
 		hc.sr_rto_low_pkts = c.sr_rto_low_pkts;
+		hc.max_unacked_psns = WindowPsns(c);
 		std::memcpy(hc.mac, host[h]->mac(), 6);
 		hc.ip = rfw_hpcc_node_ip(h);
 		hc.mem = mem;
@@ -447,6 +449,14 @@ void Fabric::Collect()
 }
 
 } // namespace
+
+uint32_t WindowPsns(const FabricConf &c)
+{
+	if (c.window_kb <= 0)
+		return 0;
+	double psns = std::ceil(c.window_kb * 1024 / c.mtu);
+	return psns < 1 ? 1 : (uint32_t)psns;
+}
 
 int RunFabric(const struct rfw_topo &t, const struct rfw_flow_spec *flows, uint32_t nflows,
               const FabricConf &c, FILE *fct, FabricResult *r, std::string *err)

@@ -25,6 +25,9 @@ struct FabricConf {
 	 * (rfw_dev_attr.sr_rto_*); 0: the transport's default (100 us, 1 ms, 3). */
 	uint64_t sr_rto_low_ns = 0, sr_rto_high_ns = 0;
 	uint32_t sr_rto_low_pkts = 0;
+	/* --window-kb: each QP's in-flight data cap, KB; 0: the transport's default window
+	 * (1024 PSNs). Applied as rfw_dev_attr.max_unacked_psns = WindowPsns(). */
+	double window_kb = 0;
 	uint64_t sim_time_ns = 1000000000ull;
 	std::string pcap_dir;       /* --pcap: host-<id>.pcap per host */
 	FILE *rates = nullptr;      /* --rates: 'time_us,flow,rate_gbps' of every sending flow */
@@ -42,6 +45,10 @@ struct FabricResult {
 	uint64_t events = 0, sim_time_ns = 0, last_fct_ns = 0;
 	double wall_s = 0;
 };
+
+/* The go-back-N requester window in PSNs for c.window_kb: ceil(window_kb * 1024 / mtu), at
+ * least 1; 0 when window_kb is 0 (the transport's default). */
+uint32_t WindowPsns(const FabricConf &c);
 
 /* 0, or -1 with *err set (setup failure). Flows not finished by sim_time_ns are reported as
  * flows - completed - failed. */

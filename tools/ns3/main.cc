@@ -72,7 +72,11 @@ void Usage()
 	    "                      with few packets in flight or the send queue drained\n"
 	    "  --sr-rto-high-us U  its RTO_high, us (default 1000, 1..1e6, not below RTO_low)\n"
 	    "  --sr-rto-low-pkts N RTO_low applies with at most N packets in flight (default 3,\n"
-	    "                      1..65536); the three have no effect with --transport gbn\n");
+	    "                      1..65536); the three have no effect with --transport gbn\n"
+	    "  --window-kb X       cap each QP's in-flight data at X KB (0..1e6; default 0: the\n"
+	    "                      transport's 1024 PSNs): go-back-N's requester window of\n"
+	    "                      ceil(X*1024 / path MTU) PSNs, at least 1 (no effect with\n"
+	    "                      --transport sr, which keeps its own BDP cap)\n");
 }
 
 double Num(const char *opt, const char *v, double lo, double hi)
@@ -118,6 +122,7 @@ enum {
 	O_RTOLOW,
 	O_RTOHIGH,
 	O_RTOPKTS,
+	O_WINDOW,
 	O_HELP
 };
 
@@ -147,6 +152,9 @@ bool SetTransport(rfw::FabricConf &f, int c, const char *v)
 		f.sr_rto_low_pkts = (uint32_t)n;
 		break;
 	}
+	case O_WINDOW:
+		f.window_kb = Num("--window-kb", v, 0, 1e6);
+		break;
 	default:
 		return false;
 	}
@@ -264,6 +272,7 @@ Opts Parse(int argc, char **argv)
 	                                   {"sr-rto-low-us", 1, 0, O_RTOLOW},
 	                                   {"sr-rto-high-us", 1, 0, O_RTOHIGH},
 	                                   {"sr-rto-low-pkts", 1, 0, O_RTOPKTS},
+	                                   {"window-kb", 1, 0, O_WINDOW},
 	                                   {"help", 0, 0, O_HELP},
 	                                   {0, 0, 0, 0}};
 	Opts o;
@@ -340,6 +349,8 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	                    json_integer((json_int_t)r.spurious_retransmissions));
 	json_object_set_new(j, "sr_rto_low_us", json_real(RtoUs(o.fc.sr_rto_low_ns, 100000)));
 	json_object_set_new(j, "sr_rto_high_us", json_real(RtoUs(o.fc.sr_rto_high_ns, 1000000)));
+	json_object_set_new(j, "window_kb", json_real(o.fc.window_kb));
+	json_object_set_new(j, "window_psns", json_integer(rfw::WindowPsns(o.fc)));
 	json_object_set_new(j, "sr_rto_low_pkts",
 	                    json_integer(o.fc.sr_rto_low_pkts ? o.fc.sr_rto_low_pkts : 3));
 	json_dumpf(j, stdout, JSON_INDENT(2));
