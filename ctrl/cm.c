@@ -496,6 +496,22 @@ void rfw_cm_counters(const struct rfw_cm *cm, uint64_t out[RFW_CM_CNT__COUNT])
 	memcpy(out, cm->cnt, sizeof(cm->cnt));
 }
 
+unsigned rfw_cm_dreq_pending(const struct rfw_cm *cm)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < cm->cfg.max_conns; i++)
+		n += cm->conns[i].st == CM_DREQ_SENT;
+	return n;
+}
+
+bool rfw_cm_dreq_unanswered(const struct rfw_cm *cm, uint32_t conn)
+{
+	struct cm_conn *c = cm_conn_of((struct rfw_cm *)cm, conn);
+
+	return c != NULL && c->st == CM_DREQ_SENT;
+}
+
 const char *rfw_cm_conn_state(const struct rfw_cm *cm, uint32_t conn)
 {
 	struct cm_conn *c = cm_conn_of((struct rfw_cm *)cm, conn);

@@ -199,6 +199,11 @@ void rfw_nic_publish(struct rfw_nic *nic)
 	nic->pub_next_ns = nic->now_ns + nic->snapshot_ns;
 }
 
+bool rfw_nic_tx_idle(const struct rfw_nic *nic)
+{
+	return nic->q->tx_backlog == 0 && nic->q->txb->length == 0;
+}
+
 unsigned rfw_nic_poll(struct rfw_nic *nic)
 {
 	struct rte_mbuf *pkts[RFW_MAX_BURST];

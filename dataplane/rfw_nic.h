@@ -241,6 +241,9 @@ void rfw_nic_qp_detach(struct rfw_nic *nic, struct rfw_qp *qp);
  */
 unsigned rfw_nic_poll(struct rfw_nic *nic);
 
+/* Nothing waits in the port's TX buffer (frames made, not yet handed to the PMD). */
+bool rfw_nic_tx_idle(const struct rfw_nic *nic);
+
 /*
  * Publish every attached QP's state for telemetry now (normally done by rfw_nic_poll every
  * snapshot_us, a slice per poll). From the NIC's lcore.

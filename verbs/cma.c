@@ -6,14 +6,69 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "verbs/cma.h"
 #include "verbs/cma_agent.h"
 
+/* How long rfw_cma_settle waits for what the CM owes its peers: a few CM round trips on a
+   live peer, and short enough to go unnoticed when the peer is gone. */
+#define CMA_LINGER_NS 200000000ull
+
 static struct rfw_cma *the_cma; /* set once (pthread_once), then read-only */
 static int the_err;
+static pid_t the_pid; /* the process the CM was set up in (a forked child's exit is not its) */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * What the CM and the NIC committed to send must be out before the process (and with it its CM
+ * and NIC) is gone. The kernel's CM outlives a process that calls rdma_disconnect, destroys its
+ * id and exits: its DREQ (and the DREQ's resends) still reach the peer. Ours lives in this
+ * process: rdma_disconnect only posts the DREQ on QP1, and a process that exits before its
+ * NIC's next poll takes the DREQ down with it; over memif, a DREQ in the ring as the process
+ * exits is lost too when the peer's port sees the disconnect before its NIC reads the ring.
+ * The peer then never sees DISCONNECTED (rping's server waits for ever). So rdma_destroy_id
+ * (for its connection) and exit (for every other) drive the NIC here until QP1 has sent every
+ * MAD, the DREQ has had its DREP (the peer has read all we sent before it: the RC QPs' last
+ * ACKs too, on the same in-order port) and the port's TX buffer is empty; for at most
+ * CMA_LINGER_NS, so that nothing hangs on a peer that is gone. The NIC's thread, if any, still
+ * runs meanwhile: both take the engine lock.
+ */
+void rfw_cma_settle(struct rfw_cma *cm, uint32_t conn)
+{
+	uint64_t end = mono_ns() + CMA_LINGER_NS;
+	bool owed = true;
+
+	while (owed && mono_ns() < end) {
+		if (rfw_eng_trylock(cm->eng)) {
+			rfw_vrb_progress_step(cm->eng);
+			owed = rfw_cma_cm_owes(cm, conn) || !rfw_eng_tx_idle(cm->eng);
+			rfw_eng_unlock(cm->eng);
+		}
+		if (owed)
+			sched_yield();
+	}
+}
+
+/* At exit (atexit). Not in a forked child: the NIC is its parent's. */
+static void cma_linger(void)
+{
+	struct rfw_cma *cm = __atomic_load_n(&the_cma, __ATOMIC_ACQUIRE);
+
+	if (cm != NULL && getpid() == the_pid)
+		rfw_cma_settle(cm, 0);
+}
 
 static void cma_setup(void)
 {
@@ -39,7 +94,9 @@ static void cma_setup(void)
 		fprintf(stderr, "rocefw-verbs: rdma_cm: no CM on %s\n", rfw_vrb_dev.conf.dev_name);
 		return;
 	}
+	the_pid = getpid();
 	__atomic_store_n(&the_cma, cm, __ATOMIC_RELEASE);
+	atexit(cma_linger);
 }
 
 struct rfw_cma *rfw_cma_get(void)

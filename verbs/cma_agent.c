@@ -286,6 +286,11 @@ void rfw_cma_agent_poll(struct cma_agent *a, uint64_t now, rfw_cma_agent_rx_fn r
 	flush_out(a, now);
 }
 
+bool rfw_cma_agent_idle(const struct cma_agent *a)
+{
+	return a->out_head == a->out_tail && a->tx_busy == 0;
+}
+
 void rfw_cma_agent_counters(const struct cma_agent *a, uint64_t out[RFW_CMA_AGENT_CNT__COUNT])
 {
 	memcpy(out, a->cnt, sizeof(a->cnt));

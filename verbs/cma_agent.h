@@ -35,6 +35,8 @@ int rfw_cma_agent_send(struct cma_agent *a, uint32_t ip, const uint8_t *mad, uin
                        uint64_t now_ns);
 /* Received MADs to @rx; completed sends retired; queued MADs sent when their MAC is known. */
 void rfw_cma_agent_poll(struct cma_agent *a, uint64_t now_ns, rfw_cma_agent_rx_fn rx, void *arg);
+/* No MAD waits to be posted and every posted send has completed. */
+bool rfw_cma_agent_idle(const struct cma_agent *a);
 void rfw_cma_agent_counters(const struct cma_agent *a, uint64_t out[RFW_CMA_AGENT_CNT__COUNT]);
 
 #endif

@@ -270,6 +270,15 @@ void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now)
 	rfw_cm_step(h->cm, now);
 }
 
+bool rfw_cma_cm_owes(struct rfw_cma *cm, uint32_t conn)
+{
+	struct cma_host *h = host_of(cm);
+
+	if (!rfw_cma_agent_idle(h->agent))
+		return true;
+	return conn != 0 ? rfw_cm_dreq_unanswered(h->cm, conn) : rfw_cm_dreq_pending(h->cm) != 0;
+}
+
 static void params_of(const struct rfw_cma_conn *l, struct rfw_cm_params *p)
 {
 	*p = (struct rfw_cm_params){.qpn = l->qpn,

@@ -247,15 +247,19 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct rfw_cma *cm = rfw_cma_get();
 	struct rfw_cma_id *c = rfw_cma_of(id);
+	uint32_t conn;
 
 	if (cm == NULL || id == NULL)
 		return fail(EINVAL, "rdma_destroy_id", NULL);
 	rfw_eng_lock(cm->eng);
 	if (c->state == RFW_CMA_LISTEN)
 		rfw_cma_cm_unlisten(cm, c);
+	conn = c->cm_conn;
 	rfw_cma_forget(cm, c); /* the CM keeps a connection's TimeWait, without the id */
 	rfw_cma_unlink(cm, c);
 	rfw_eng_unlock(cm->eng);
+	if (conn != 0) /* its DREQ (or DREP) out, and answered, before the program may exit */
+		rfw_cma_settle(cm, conn);
 	if (c->id.event)
 		rdma_ack_cm_event(c->id.event);
 	/* Nothing posts for @c any more: its queued events go, and another thread still handling

@@ -290,6 +290,11 @@ unsigned rfw_eng_poll(struct rfw_eng *e)
 	return rfw_nic_poll(e->nic);
 }
 
+bool rfw_eng_tx_idle(struct rfw_eng *e)
+{
+	return rfw_nic_tx_idle(e->nic);
+}
+
 uint64_t rfw_eng_clock_ns(struct rfw_eng *e)
 {
 	return rfw_nic_clock_ns(e->nic);

@@ -63,6 +63,8 @@ void rfw_eng_qp_detach(struct rfw_eng *e, struct rfw_qp *qp);
 
 /* One poll iteration of the NIC; frames received + sent (0: idle). */
 unsigned rfw_eng_poll(struct rfw_eng *e);
+/* Nothing the NIC made waits to be handed to the port (engine lock held). */
+bool rfw_eng_tx_idle(struct rfw_eng *e);
 /* The NIC's clock in ns, for posting work. */
 uint64_t rfw_eng_clock_ns(struct rfw_eng *e);
 

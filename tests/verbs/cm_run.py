@@ -19,6 +19,12 @@ Groups:
                      and quickly (the REJ, not a timeout); then, the server still running,
                      rocefw-stat shows its rdma_cm (every counter of the CM's and QP1's
                      tables in counters.md, the REJ counted, the same values as /rocefw/cm).
+  exit_after_disconnect
+                     rping -s, and a client (cm_exit_client.py, pyverbs, --progress inline:
+                     no thread drives its NIC) that connects, calls rdma_disconnect and exits
+                     at once: the DREQ goes out as the process exits (the provider's exit
+                     drives the NIC until the CM owes nothing), and the server sees
+                     DISCONNECTED and exits by itself within 10 s.
   cmtime:N           cmtime (librdmacm's connection set-up timer) with N connections asked
                      for at once (rocefw-run --max-qp above N): the client exits 0 with its
                      table of steps, its CM established N, QP1 dropped no MAD; the figure
@@ -89,10 +95,11 @@ def unix_listening(path):
 
 
 def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
-         server_eal="", on_ready=None, after_client=None):
+         server_eal="", on_ready=None, after_client=None, server_secs=60, client_run=None):
     """Start @server (@server_eal: more EAL options), wait for its @ready line, call
     @on_ready(), run @client, call @after_client() (the server still running), then stop the
-    server if @stop_server; both outputs."""
+    server if @stop_server (else wait @server_secs for it to exit); both outputs. @client_run:
+    rocefw-run options for the client only."""
     tmp = tempfile.mkdtemp(prefix="rocefw-cm-")
     sock = os.path.join(tmp, "memif.sock")
     srv = subprocess.Popen(side(sock, "server", SERVER_IP, server_eal) + server,
@@ -115,7 +122,10 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
         if on_ready is not None:
             on_ready()
         t0 = time.time()
-        cli = subprocess.run(side(sock, "client", CLIENT_IP) + client, stdout=subprocess.PIPE,
+        cside = side(sock, "client", CLIENT_IP)
+        if client_run:
+            cside[1:1] = client_run
+        cli = subprocess.run(cside + client, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True, timeout=timeout)
         secs = time.time() - t0
         if after_client is not None:
@@ -123,7 +133,7 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
         # a client that failed leaves the server waiting for it for ever: stop it now
         if stop_server or cli.returncode != 0:
             srv.terminate()
-        so, _ = srv.communicate(timeout=60)
+        so, _ = srv.communicate(timeout=server_secs)
     except subprocess.TimeoutExpired:
         srv.kill()
         so, _ = srv.communicate()
@@ -355,6 +365,26 @@ def group_qperf(test):
     check("unexpected event" not in co and "failed" not in co, f"{test}: no CM error")
 
 
+def group_exit_after_disconnect():
+    need("rping")
+    if not os.path.exists("/usr/lib/python3/dist-packages/pyverbs"):
+        print("SKIP: python3-pyverbs not installed (tools/install-deps.sh installs it)")
+        sys.exit(77)
+    port = str(7000 + os.getpid() % 1000)
+    client = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cm_exit_client.py")
+    try:
+        src, so, crc, co, _ = pair(["rping", "-s", "-d", "-a", SERVER_IP, "-p", port, "-C", "1"],
+                                   ["/usr/bin/python3", client, CLIENT_IP, SERVER_IP, port],
+                                   r"rdma_listen", timeout=30, server_secs=10,
+                                   client_run=["--progress", "inline"])
+    except subprocess.TimeoutExpired:
+        check(False, "server: DISCONNECTED within 10 s of the client's exit (it hung)")
+        return
+    check(crc == 0 and "disconnected, exiting" in co, f"client: connected, disconnected ({crc})")
+    check("ESTABLISHED" in so, "server: ESTABLISHED (the client's RTU went out)")
+    check("DISCONNECT EVENT" in so, "server: DISCONNECTED event")
+
+
 def group_cmtime(n):
     need("cmtime")
     port = str(7000 + os.getpid() % 1000)
@@ -416,6 +446,8 @@ def main():
         group_qperf(g[1])
     elif g[0] == "reject":
         group_reject()
+    elif g[0] == "exit_after_disconnect":
+        group_exit_after_disconnect()
     elif g[0] == "cmtime":
         group_cmtime(g[1])
     else:
