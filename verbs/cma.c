@@ -22,6 +22,10 @@
 static struct rfw_cma *the_cma; /* set once (pthread_once), then read-only */
 static int the_err;
 static pid_t the_pid; /* the process the CM was set up in (a forked child's exit is not its) */
+/* What waiting for DREPs may take in all in this process (atomic): a peer that is gone costs
+   it once, not once per id (cmtime destroys thousands); then only QP1 and the port are waited
+   for. */
+static uint64_t drep_budget_ns = CMA_LINGER_NS;
 
 static uint64_t mono_ns(void)
 {
@@ -42,23 +46,32 @@ static uint64_t mono_ns(void)
  * (for its connection) and exit (for every other) drive the NIC here until QP1 has sent every
  * MAD, the DREQ has had its DREP (the peer has read all we sent before it: the RC QPs' last
  * ACKs too, on the same in-order port) and the port's TX buffer is empty; for at most
- * CMA_LINGER_NS, so that nothing hangs on a peer that is gone. The NIC's thread, if any, still
+ * CMA_LINGER_NS, and DREPs for at most drep_budget_ns in all, so that nothing hangs on a peer
+ * that is gone. The NIC's thread, if any, still
  * runs meanwhile: both take the engine lock.
  */
 void rfw_cma_settle(struct rfw_cma *cm, uint32_t conn)
 {
-	uint64_t end = mono_ns() + CMA_LINGER_NS;
+	uint64_t t0 = mono_ns(), now = t0, spent, left;
+	uint64_t budget = __atomic_load_n(&drep_budget_ns, __ATOMIC_RELAXED);
 	bool owed = true;
 
-	while (owed && mono_ns() < end) {
+	while (owed && now - t0 < CMA_LINGER_NS) {
 		if (rfw_eng_trylock(cm->eng)) {
 			rfw_vrb_progress_step(cm->eng);
-			owed = rfw_cma_cm_owes(cm, conn) || !rfw_eng_tx_idle(cm->eng);
+			owed = rfw_cma_cm_owes(cm, conn, now - t0 < budget) ||
+			       !rfw_eng_tx_idle(cm->eng);
 			rfw_eng_unlock(cm->eng);
 		}
 		if (owed)
 			sched_yield();
+		now = mono_ns();
 	}
+	spent = now - t0;
+	left = __atomic_load_n(&drep_budget_ns, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&drep_budget_ns, &left, left > spent ? left - spent : 0,
+	                                    false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 /* At exit (atexit). Not in a forked child: the NIC is its parent's. */

@@ -166,9 +166,9 @@ struct rfw_cma_req {
 
 int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now_ns);
 void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now_ns);
-/* Whether the CM still has MADs to send on QP1, or a DREQ without its DREP: @conn's, or any
-   connection's when @conn is 0 (engine lock). */
-bool rfw_cma_cm_owes(struct rfw_cma *cm, uint32_t conn);
+/* Whether the CM still has MADs to send on QP1, or (@answers) a DREQ without its DREP: @conn's,
+   or any connection's when @conn is 0 (engine lock). */
+bool rfw_cma_cm_owes(struct rfw_cma *cm, uint32_t conn, bool answers);
 /* Drive the NIC until the CM owes nothing (rfw_cma_cm_owes) and the port has sent all the NIC
    made, for at most ~200 ms (verbs/cma.c). */
 void rfw_cma_settle(struct rfw_cma *cm, uint32_t conn);

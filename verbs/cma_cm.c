@@ -270,12 +270,14 @@ void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now)
 	rfw_cm_step(h->cm, now);
 }
 
-bool rfw_cma_cm_owes(struct rfw_cma *cm, uint32_t conn)
+bool rfw_cma_cm_owes(struct rfw_cma *cm, uint32_t conn, bool answers)
 {
 	struct cma_host *h = host_of(cm);
 
 	if (!rfw_cma_agent_idle(h->agent))
 		return true;
+	if (!answers)
+		return false;
 	return conn != 0 ? rfw_cm_dreq_unanswered(h->cm, conn) : rfw_cm_dreq_pending(h->cm) != 0;
 }
 
