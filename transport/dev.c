@@ -93,7 +93,7 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	if (dev->attr.qpn_base == 0)
 		dev->attr.qpn_base = 17;
 	if (dev->attr.max_unacked_psns == 0)
-		dev->attr.max_unacked_psns = 1024;
+		dev->attr.max_unacked_psns = RFW_DEF_MAX_UNACKED_PSNS;
 	/* Half the PSN space at most: beyond it serial arithmetic cannot tell old from new. */
 	if (dev->attr.max_unacked_psns > (1u << 22))
 		dev->attr.max_unacked_psns = 1u << 22;
@@ -103,11 +103,11 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 	if (dev->attr.estats_interval_ns == 0)
 		dev->attr.estats_interval_ns = 60000000000ull;
 	if (dev->attr.sr_rto_low_ns == 0)
-		dev->attr.sr_rto_low_ns = 100000;
+		dev->attr.sr_rto_low_ns = RFW_DEF_SR_RTO_LOW_NS;
 	if (dev->attr.sr_rto_high_ns == 0)
-		dev->attr.sr_rto_high_ns = 1000000;
+		dev->attr.sr_rto_high_ns = RFW_DEF_SR_RTO_HIGH_NS;
 	if (dev->attr.sr_rto_low_pkts == 0)
-		dev->attr.sr_rto_low_pkts = 3;
+		dev->attr.sr_rto_low_pkts = RFW_DEF_SR_RTO_LOW_PKTS;
 	if (dev->attr.link_gbps == 0)
 		dev->attr.link_gbps = 100;
 	if (dev->attr.base_rtt_ns == 0)

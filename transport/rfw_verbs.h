@@ -86,6 +86,13 @@ struct rfw_io_ops {
 	void (*doorbell)(void *io_ctx, struct rfw_qp *qp);
 };
 
+/* Defaults rfw_dev_create gives a 0 in these rfw_dev_attr fields (hosts that report them use
+ * these names rather than their own copies of the numbers). */
+#define RFW_DEF_MAX_UNACKED_PSNS 1024u
+#define RFW_DEF_SR_RTO_LOW_NS    100000ull
+#define RFW_DEF_SR_RTO_HIGH_NS   1000000ull
+#define RFW_DEF_SR_RTO_LOW_PKTS  3u
+
 struct rfw_dev_attr {
 	uint32_t max_qp;           /* QP table size (default 64) */
 	uint32_t max_mr;           /* MR table size (default 256) */

@@ -22,6 +22,7 @@
 
 #include "cc/dcqcn_params.h"
 #include "fabric.h"
+#include "transport/rfw_verbs.h"
 
 namespace
 {
@@ -235,8 +236,8 @@ void Set(Opts &o, int c, const char *v)
  * transport's default (100 us, 1 ms); the option named is the one given (low if both). */
 void CheckRto(const rfw::FabricConf &f)
 {
-	uint64_t lo = f.sr_rto_low_ns ? f.sr_rto_low_ns : 100000;
-	uint64_t hi = f.sr_rto_high_ns ? f.sr_rto_high_ns : 1000000;
+	uint64_t lo = f.sr_rto_low_ns ? f.sr_rto_low_ns : RFW_DEF_SR_RTO_LOW_NS;
+	uint64_t hi = f.sr_rto_high_ns ? f.sr_rto_high_ns : RFW_DEF_SR_RTO_HIGH_NS;
 	char m[160];
 
 	if (lo <= hi)
@@ -347,12 +348,15 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	json_object_set_new(j, "rto_high_timeouts", json_integer((json_int_t)r.rto_high_timeouts));
 	json_object_set_new(j, "spurious_retransmissions",
 	                    json_integer((json_int_t)r.spurious_retransmissions));
-	json_object_set_new(j, "sr_rto_low_us", json_real(RtoUs(o.fc.sr_rto_low_ns, 100000)));
-	json_object_set_new(j, "sr_rto_high_us", json_real(RtoUs(o.fc.sr_rto_high_ns, 1000000)));
+	json_object_set_new(j, "sr_rto_low_us",
+	                    json_real(RtoUs(o.fc.sr_rto_low_ns, RFW_DEF_SR_RTO_LOW_NS)));
+	json_object_set_new(j, "sr_rto_high_us",
+	                    json_real(RtoUs(o.fc.sr_rto_high_ns, RFW_DEF_SR_RTO_HIGH_NS)));
 	json_object_set_new(j, "window_kb", json_real(o.fc.window_kb));
 	json_object_set_new(j, "window_psns", json_integer(rfw::WindowPsns(o.fc)));
-	json_object_set_new(j, "sr_rto_low_pkts",
-	                    json_integer(o.fc.sr_rto_low_pkts ? o.fc.sr_rto_low_pkts : 3));
+	json_object_set_new(
+	    j, "sr_rto_low_pkts",
+	    json_integer(o.fc.sr_rto_low_pkts ? o.fc.sr_rto_low_pkts : RFW_DEF_SR_RTO_LOW_PKTS));
 	json_dumpf(j, stdout, JSON_INDENT(2));
 	std::printf("\n");
 	json_decref(j);
