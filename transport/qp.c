@@ -801,10 +801,10 @@ int rfw_post_recv(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_recv_wr 
 		return EINVAL;
 	prod = qp->rq_prod;
 	rc = post_recv_wrs(qp, wr, bad_wr, now_ns);
-	if (qp->rq_prod != prod && qp->sr != NULL && qp->state != RFW_QPS_ERR)
+	if (qp->rq_prod != prod) {
 		rfw_sr_recv_posted(qp);
-	if (qp->rq_prod != prod)
 		rfw_qp_doorbell(qp);
+	}
 	return rc;
 }
 

@@ -540,7 +540,7 @@ void rfw_sr_reset_resp(struct rfw_qp *qp); /* RQ_PSN set */
 void rfw_sr_reset_req(struct rfw_qp *qp);  /* SQ_PSN set */
 void rfw_sr_mtu(struct rfw_qp *qp);        /* path MTU set */
 void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
-void rfw_sr_recv_posted(struct rfw_qp *qp); /* a receive WQE posted: a held ePSN goes on */
+void rfw_sr_recv_posted(struct rfw_qp *qp); /* a receive WQE posted: a held ePSN goes on (any QP) */
 void rfw_sr_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
 void rfw_sr_timer(struct rfw_qp *qp);
 void rfw_sr_rnr_expired(struct rfw_qp *qp);

@@ -441,11 +441,14 @@ void rfw_sr_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p)
 	sr_place(qp, p, d);
 }
 
-/* A receive WQE was posted: a message end waiting at the ePSN for one completes now. */
+/* A receive WQE was posted (to the QP or its SRQ): a message end waiting at the ePSN for one
+ * completes now. Any QP may be passed; only a selective-repeat one that can receive acts. */
 void rfw_sr_recv_posted(struct rfw_qp *qp)
 {
 	struct rfw_sr *sr = qp->sr;
 
+	if (sr == NULL || qp->state == RFW_QPS_ERR || qp->state == RFW_QPS_RESET)
+		return;
 	if (rfw_psn_cmp(sr->rx_high, qp->resp.psn) > 0 &&
 	    rfw_bit(sr->rx_bits, sr->win, qp->resp.psn))
 		sr_retry_held(qp);

@@ -100,31 +100,20 @@ void *rfw_srq_context(const struct rfw_srq *s)
 }
 
 /*
- * WQEs were posted: the selective-repeat QPs held at a message end for one try again (in
- * waiting order while WQEs last; one that still finds none waits again).
+ * WQEs were posted: the selective-repeat QPs held at a message end for one try again while
+ * WQEs last (the most recent waiter first). A retry takes a WQE if one is left, so one that
+ * waits again (back on the list) only does so once the SRQ is empty: the loop ends.
  */
 static void srq_wake(struct rfw_srq *s)
 {
-	struct rfw_qp *q = s->waiters;
+	while (s->waiters != NULL && s->prod != s->cons) {
+		struct rfw_qp *q = s->waiters;
 
-	s->waiters = NULL;
-	while (q != NULL && s->prod != s->cons) {
-		struct rfw_qp *next = q->srq_next;
-
+		s->waiters = q->srq_next;
 		q->srq_next = NULL;
 		q->srq_waiting = false;
-		if (q->sr != NULL && q->state != RFW_QPS_ERR && q->state != RFW_QPS_RESET) {
-			rfw_sr_recv_posted(q);
-			rfw_qp_doorbell(q);
-		}
-		q = next;
-	}
-	while (q != NULL) { /* the rest keep waiting */
-		struct rfw_qp *next = q->srq_next;
-
-		q->srq_next = s->waiters;
-		s->waiters = q;
-		q = next;
+		rfw_sr_recv_posted(q);
+		rfw_qp_doorbell(q);
 	}
 }
 
