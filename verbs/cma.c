@@ -47,8 +47,7 @@ static uint64_t mono_ns(void)
  * MAD, the DREQ has had its DREP (the peer has read all we sent before it: the RC QPs' last
  * ACKs too, on the same in-order port) and the port's TX buffer is empty; for at most
  * CMA_LINGER_NS, and DREPs for at most drep_budget_ns in all, so that nothing hangs on a peer
- * that is gone. The NIC's thread, if any, still
- * runs meanwhile: both take the engine lock.
+ * that is gone. The NIC's thread, if any, still runs meanwhile: both take the engine lock.
  */
 void rfw_cma_settle(struct rfw_cma *cm, uint32_t conn)
 {

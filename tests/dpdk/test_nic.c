@@ -499,6 +499,23 @@ static unsigned churn(unsigned ms)
 	return n;
 }
 
+/* NIC configurations out of range are refused. */
+static void bad_nic_confs(void)
+{
+	struct rfw_nic_conf conf;
+
+	conf = (struct rfw_nic_conf){.vlan = true, .vlan_id = 0};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL && rte_errno == EINVAL,
+	      "NIC conf: VLAN id 0 refused");
+	conf = (struct rfw_nic_conf){.pcp = 9};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: PCP 9 refused");
+	conf = (struct rfw_nic_conf){.snapshot_us = 5};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: snapshot_us 5 refused");
+	conf = (struct rfw_nic_conf){.snapshot_max_per_s = 999};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL,
+	      "NIC conf: snapshot_max_per_s 999 refused");
+}
+
 /* Bad paths and configurations are refused, nothing half-attached is left behind. */
 static void run_bad_input(void)
 {
@@ -508,7 +525,6 @@ static void run_bad_input(void)
 	struct rfw_port *pc;
 	struct rfw_identity id6 = {.has_ip6 = true};
 	struct rfw_nic *nc;
-	struct rfw_nic_conf conf;
 
 	ok.dst_mac = B.port->id.mac;
 	memcpy(ok.dst_ip, B.ip4m, 16);
@@ -531,16 +547,7 @@ static void run_bad_input(void)
 	rfw_nic_qp_detach(A.nic, qa);
 	rfw_destroy_qp(qa);
 
-	conf = (struct rfw_nic_conf){.vlan = true, .vlan_id = 0};
-	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL && rte_errno == EINVAL,
-	      "NIC conf: VLAN id 0 refused");
-	conf = (struct rfw_nic_conf){.pcp = 9};
-	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: PCP 9 refused");
-	conf = (struct rfw_nic_conf){.snapshot_us = 5};
-	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: snapshot_us 5 refused");
-	conf = (struct rfw_nic_conf){.snapshot_max_per_s = 999};
-	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL,
-	      "NIC conf: snapshot_max_per_s 999 refused");
+	bad_nic_confs();
 
 	/* An IPv6-only port: IPv6 paths only, GID = its IPv6 address. */
 	rx = rte_ring_create("nic_c_in", 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
