@@ -74,6 +74,15 @@ static int conf_fill(struct rfw_fw_conf *c)
 	 * The transport's defaults for these two apply only to a NULL attribute struct, where 0
 	 * is a value of its own; a conf left zero means "defaults" as for every other field.
 	 */
+	/*
+	 * A window that follows the rate can shrink under packets already in flight; unless each
+	 * asked for its ACK, none of them may (ack_every, AckReq at the window's edge), and the QP
+	 * would wait out its ACK timeout. HPCC's receiver ACKs every packet.
+	 */
+	if (c->var_win_bytes != 0 && c->dev_attr.ack_every > 1)
+		return -EINVAL;
+	if (c->var_win_bytes != 0)
+		c->dev_attr.ack_every = 1;
 	if (c->dev_attr.ack_every == 0)
 		c->dev_attr.ack_every = 64;
 	if (c->dev_attr.np_min_time_between_cnps_ns == 0)
@@ -120,6 +129,7 @@ struct rfw_fw *rfw_fw_create(const struct rfw_fw_conf *conf, const struct rfw_fw
 	fw->quantum = c.quantum;
 	fw->pacer_burst_ns = c.pacer_burst_ns;
 	fw->frame_max = c.frame_max;
+	fw->var_win_bytes = c.var_win_bytes;
 	fw->udp6_csum = c.udp6_csum;
 	fw->cc = c.cc;
 	fw->dcqcn = c.dcqcn;

@@ -84,6 +84,7 @@ struct rfw_fw {
 	uint32_t quantum;
 	uint32_t pacer_burst_ns;
 	uint32_t frame_max;
+	uint32_t var_win_bytes; /* rfw_fw_conf.var_win_bytes: 0 off */
 	bool udp6_csum;
 	enum rfw_fw_cc cc;
 	const struct dcqcn_prof *dcqcn;
@@ -124,6 +125,7 @@ extern const struct rfw_io_ops fw_io_ops;
 int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);
 void fw_rate_detach(struct rfw_fw *fw, struct fw_qp *fq);
 uint64_t fw_rate_kbps(const struct rfw_fw *fw, struct fw_rate *r, uint64_t now_ns);
+void fw_rate_win(const struct rfw_fw *fw, struct fw_qp *fq, uint64_t now_ns);
 void fw_rate_on_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns);
 void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m, uint64_t now_ns);
 

@@ -130,6 +130,27 @@ uint64_t fw_rate_kbps(const struct rfw_fw *fw, struct fw_rate *r, uint64_t now_n
 }
 
 /*
+ * The window of a QP under var_win_bytes, as HPCC's RdmaQueuePair::GetWin: the configured
+ * bytes scaled by the rate over the maximum rate, at least one byte; no rate limiter (at the
+ * maximum, or not cut yet) means the whole window. The transport counts it in PSNs.
+ */
+void fw_rate_win(const struct rfw_fw *fw, struct fw_qp *fq, uint64_t now_ns)
+{
+	uint64_t w = fw->var_win_bytes, rate, max;
+
+	if (fq->rate == NULL)
+		return;
+	rate = fw_rate_kbps(fw, fq->rate, now_ns);
+	max = fq->rate->prof != NULL ? fq->rate->prof->max_kbps : fw->timely->max_kbps;
+	if (rate != 0 && rate < max) {
+		w = w * rate / max;
+		if (w == 0)
+			w = 1;
+	}
+	rfw_qp_set_window_bytes(fq->qp, w);
+}
+
+/*
  * A request frame of @flen bytes leaves: charge the pacer at the turn's rate and feed the rate
  * machine's byte counter. TIMELY: one request asking for an ACK at a time is the RTT probe.
  */

@@ -144,6 +144,14 @@ struct rfw_fw_conf {
 	/* Largest frame the host can carry, bytes; default 4352 (4096-byte MTU payload + the
 	 * largest headers), range 256..65535. */
 	uint32_t frame_max;
+	/*
+	 * A go-back-N requester window that follows the rate (HPCC's VAR_WIN, its DCQCN+win):
+	 * each turn a QP with a rate machine may have var_win_bytes x rate / max rate bytes in
+	 * flight (at least 1 byte; the whole window at the maximum rate), counted in PSNs of its
+	 * path MTU and never more than dev_attr.max_unacked_psns. Bytes; default 0 (off: the
+	 * fixed window max_unacked_psns), range 0..2^32-1. Selective repeat keeps its own cap.
+	 */
+	uint32_t var_win_bytes;
 };
 
 /* Where a QP's frames go: everything in front of the BTH, resolved by the host. */

@@ -175,9 +175,14 @@ static void rearm_timer(struct rfw_fw *fw, struct fw_qp *fq)
  */
 static bool serve_requests(struct rfw_fw *fw, struct fw_qp *fq, unsigned budget, uint64_t now)
 {
-	while (budget != 0 && rfw_qp_has_requests(fq->qp, now)) {
-		uint64_t rate = fw_rate_kbps(fw, fq->rate, now);
-		uint64_t at;
+	for (;;) {
+		uint64_t rate, at;
+
+		if (fw->var_win_bytes != 0)
+			fw_rate_win(fw, fq, now); /* the window at this packet's rate, as HPCC */
+		if (budget == 0 || !rfw_qp_has_requests(fq->qp, now))
+			break;
+		rate = fw_rate_kbps(fw, fq->rate, now);
 
 		fq->turn_rate = rate;
 		if (rate == 0)

@@ -243,6 +243,15 @@ void rfw_qp_set_cc(struct rfw_qp *qp, const struct rfw_cc_ops *ops, void *cc)
 	qp->cc = cc;
 }
 
+void rfw_qp_set_window_bytes(struct rfw_qp *qp, uint64_t bytes)
+{
+	uint32_t mtu = qp->mtu != 0 ? qp->mtu : 256;
+
+	qp->req.win = bytes != 0 && bytes < (uint64_t)qp->dev->attr.max_unacked_psns * mtu
+	                  ? rfw_div_up(bytes, mtu)
+	                  : 0;
+}
+
 bool rfw_qp_sq_active(const struct rfw_qp *qp)
 {
 	return qp->state == RFW_QPS_RTS || qp->state == RFW_QPS_SQD;

@@ -125,10 +125,8 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 		 * (docs/transport.md "Ordering", issue 13.14). */
 		if (qp->req.off == 0 && rfw_wqe_is_send_write(w) && rfw_atomic_in_flight(qp))
 			return NULL;
-	} else if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >=
-	           (int32_t)qp->dev->attr.max_unacked_psns) {
-		/* The window: at most max_unacked_psns PSNs beyond the oldest unacknowledged one.
-		 */
+	} else if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)rfw_req_win(qp)) {
+		/* The window: at most that many PSNs beyond the oldest unacknowledged one. */
 		return NULL;
 	}
 	if (qp->req.off == 0 && (w->wr.send_flags & RFW_SEND_FENCE) &&
@@ -387,8 +385,7 @@ static bool want_ackreq(struct rfw_qp *qp, uint32_t psn, uint32_t npsn, bool las
 		    /* the first packet of a go-back-N restart: its ACK ends the retry probe */
 		    (qp->comp.retrying && psn == qp->comp.retry_psn) ||
 		    /* the window closes behind this packet: ask, or nothing would reopen it */
-		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >=
-		        (int32_t)qp->dev->attr.max_unacked_psns;
+		    rfw_psn_diff(rfw_psn_add(psn, npsn), qp->comp.psn) >= (int32_t)rfw_req_win(qp);
 	if (ask && !retx)
 		qp->req.since_ackreq = 0;
 	return ask;

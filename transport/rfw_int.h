@@ -192,6 +192,7 @@ struct rfw_req {
 	uint64_t rnr_deadline;
 	uint32_t rnr_psn;
 	uint32_t high_psn; /* one past the highest PSN ever sent: lower ones are retransmits */
+	uint32_t win;      /* go-back-N window in PSNs set by the host; 0: max_unacked_psns */
 };
 
 struct rfw_comp {
@@ -355,6 +356,12 @@ static inline uint32_t rfw_div_up(uint64_t a, uint32_t b) /* b > 0 */
 		return (uint32_t)((a + b - 1) >> __builtin_ctz(b | 0x80000000u));
 	return (uint32_t)((a + b - 1) / b);
 }
+/* The go-back-N requester window in PSNs (rfw_qp_set_window_bytes, else the device's). */
+static inline uint32_t rfw_req_win(const struct rfw_qp *qp)
+{
+	return qp->req.win != 0 ? qp->req.win : qp->dev->attr.max_unacked_psns;
+}
+
 /* Packets a message of @len bytes takes at MTU @mtu (0 bytes: one). */
 static inline uint32_t rfw_msg_npkts(uint64_t len, uint32_t mtu)
 {

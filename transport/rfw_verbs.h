@@ -576,6 +576,12 @@ void rfw_qp_timer(struct rfw_qp *qp, uint64_t now_ns);
 
 /* Attach a congestion-control machine (NULL ops: the built-in notification point only). */
 void rfw_qp_set_cc(struct rfw_qp *qp, const struct rfw_cc_ops *ops, void *cc);
+/*
+ * The go-back-N requester window of @qp from now on: @bytes of path MTU packets in flight,
+ * ceil(bytes / MTU) PSNs, at most the device's max_unacked_psns; 0: that device window. For
+ * a host that scales it with the rate (nic/'s var_win_bytes); selective repeat ignores it.
+ */
+void rfw_qp_set_window_bytes(struct rfw_qp *qp, uint64_t bytes);
 
 /* IBA table 45: RNR NAK timer code -> nanoseconds. */
 uint64_t rfw_rnr_timer_ns(unsigned code);

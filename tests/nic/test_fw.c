@@ -274,6 +274,115 @@ static void test_paced_schedule(void **state)
 	net_free(net, q, 2);
 }
 
+/*
+ * The oracle: HPCC's RdmaQueuePair::GetWin with m_var_win (simulation/src/point-to-point/
+ * model/rdma-queue-pair.cc), in its own integer arithmetic: the window in bytes, the rate
+ * over the maximum rate, never 0. A packet may leave while the bytes in flight are below it
+ * (IsWinBound), so with full-MTU packets at most ceil(w / MTU) are in flight.
+ */
+static uint64_t hpcc_var_win_pkts(uint64_t win, uint64_t rate_bps, uint64_t max_bps, uint64_t mtu)
+{
+	uint64_t w = win * rate_bps / max_bps;
+
+	if (w == 0)
+		w = 1;
+	return (w + mtu - 1) / mtu;
+}
+
+/*
+ * A's WRITE of @len after the cut; returns the most request PSNs it had in flight, each
+ * checked against @win_bytes at the rate of that moment (the rate only rises after the cut,
+ * so the rate after a step bounds the one each packet left at) and, with @var, against the
+ * oracle; *@max_allowed: the oracle's largest window seen.
+ */
+static uint32_t var_win_run(struct h_net *net, struct rfw_qp **q, uint32_t len, bool var,
+                            uint64_t win_bytes, const struct dcqcn_prof *prof,
+                            uint64_t *max_allowed)
+{
+	struct h_nic *a = &net->nic[0], *b = &net->nic[1];
+	unsigned first = a->nsent, seen = a->nsent, acks = b->nsent;
+	uint32_t psn0 = 0, next = 0, acked = 0, most = 0;
+	bool started = false;
+
+	assert_int_equal(h_write(a, q[0], 0, len, b, 0), 0);
+	for (unsigned i = 0; i < 10000000 && h_reap(a) == 0; i++) {
+		uint64_t rate, allowed;
+
+		h_run(net, 100, 100);
+		rate = rfw_fw_qp_rate_kbps(a->fw, q[0], net->now);
+		allowed = hpcc_var_win_pkts(win_bytes, (rate ? rate : prof->max_kbps) * 1000,
+		                            prof->max_kbps * 1000, 1024);
+		if (allowed > *max_allowed)
+			*max_allowed = allowed;
+		for (; acks < b->nsent && b->sent[acks].t + H_DELAY <= net->now; acks++)
+			if (b->sent[acks].opcode == RFW_OP_RC_ACKNOWLEDGE && started)
+				acked = b->sent[acks].psn - psn0 + 1;
+		for (; seen < a->nsent; seen++) {
+			const struct h_sent *s = &a->sent[seen];
+
+			if (s->opcode > RFW_OP_RC_RDMA_WRITE_ONLY_IMM)
+				continue;
+			if (!started)
+				psn0 = s->psn, started = true;
+			assert_true(s->ackreq || !var); /* var: every request asks for its ACK */
+			next = s->psn - psn0 + 1;
+			if (next - acked > most)
+				most = next - acked;
+			if (var)
+				assert_true(next - acked <= allowed);
+		}
+	}
+	assert_int_equal(h_reap(b), 0);
+	assert_true(a->nsent > first);
+	return most;
+}
+
+/*
+ * rfw_fw_conf.var_win_bytes: the go-back-N window follows the rate as HPCC's VAR_WIN. After
+ * a cut, A may have at most the oracle's window in flight, and does reach it; with the fixed
+ * window of the same size it reaches the whole of it. ack_every other than 1 is refused.
+ */
+static void test_var_win(void **state)
+{
+	struct dcqcn_prof prof = prof_of("unified", NULL);
+	struct rfw_fw_conf c = {.cc = RFW_FW_CC_DCQCN,
+	                        .dcqcn = &prof,
+	                        .pacer_burst_set = true,
+	                        .dev_attr = {.max_unacked_psns = 8}};
+	struct rfw_fw_conf cv = c;
+	struct rfw_qp *q[2];
+	struct h_net *net;
+	uint64_t allowed = 0;
+	uint32_t most;
+
+	(void)state;
+	cv.var_win_bytes = 8 * 1024;
+	cv.dev_attr.ack_every = 64;
+	assert_null(rfw_fw_create(&cv, &h_ops, NULL));
+	cv.dev_attr.ack_every = 0;
+	for (int var = 0; var < 2; var++) {
+		net = net_new(var ? &cv : &c, &c);
+		pair(net, &q[0], &q[1], 1);
+		for (int k = 0; k < 4 && !(rfw_fw_qp_rate_kbps(net->nic[0].fw, q[0], net->now) <
+		                           prof.max_kbps * 4 / 5);
+		     k++)
+			cut_rate(net, q[0]);
+		assert_true(rfw_fw_qp_rate_kbps(net->nic[0].fw, q[0], net->now) <
+		            prof.max_kbps * 4 / 5);
+		allowed = 0;
+		most = var_win_run(net, q, 128 * 1024, var, 8 * 1024, &prof, &allowed);
+		print_message("var_win %d: most in flight %u, oracle's largest window %lu\n", var,
+		              most, (unsigned long)allowed);
+		if (var) {
+			assert_true(allowed < 8);
+			assert_int_equal(most, allowed); /* at most the oracle's, and all of it */
+		} else {
+			assert_int_equal(most, 8);
+		}
+		net_free(net, q, 2);
+	}
+}
+
 /* The byte counter counts the frame as it leaves: Ethernet header to ICRC. */
 static void test_byte_unit(void **state)
 {
@@ -652,6 +761,7 @@ int main(void)
 	    cmocka_unit_test(test_snapshot_unchanged),
 	    cmocka_unit_test(test_paced_schedule),
 	    cmocka_unit_test(test_byte_unit),
+	    cmocka_unit_test(test_var_win),
 	    cmocka_unit_test(test_timely),
 	    cmocka_unit_test(test_wheel),
 	    cmocka_unit_test(test_wheel_model),

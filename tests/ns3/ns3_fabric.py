@@ -142,6 +142,22 @@ def main():
     check(any(r[1] == "129" for r in rx), "host-5.pcap: no CNP (opcode 0x81) in the capture")
     check_capture(os.path.join(pc, "host-1.pcap"), "host-1.pcap")
 
+    # 1b. HPCC's DCQCN+win (--var-win): the window follows the rate; every request asks for
+    #     its ACK (tshark reads the BTH's AckReq bit), and a window that shrinks under packets
+    #     in flight never waits for the ACK timeout.
+    pcv = os.path.join(d, "pcapv")
+    os.mkdir(pcv)
+    o = run("--topology", topo, "--flows", ff, "--fct-out", fct, "--pcap", pcv, "--kmin-kb",
+            "5", "--kmax-kb", "200", "--pmax", "0.01", "--window-kb", "20", "--var-win")
+    check(o.get("flows_completed") == len(flows) and o.get("var_win") is True and
+          o.get("window_psns") == 20 and o.get("cnps_sent", 0) > 0, f"var-win: {o}")
+    check(o.get("ack_timeouts") == 0 and o.get("retransmissions") == 0, f"var-win: {o}")
+    req = [r for r in tshark_rows(os.path.join(pcv, "host-1.pcap"), "ip.src",
+                                  "infiniband.bth.opcode", "infiniband.bth.a")
+           if len(r) == 3 and r[0] == "11.0.1.1" and r[1] != "" and int(r[1]) <= 11]
+    check(len(req) > 0 and all(r[2] in ("1", "True") for r in req),
+          f"var-win: requests without AckReq: {[r for r in req if r[2] not in ('1', 'True')][:3]}")
+
     # 2. 8:1 incast into a 1 MB buffer, PFC on: pauses, honoured, nothing dropped.
     topo9 = write_star(d, 9, "star9.txt")
     fl9 = [(h, 9, 3, 100, 1000000, 0.000001) for h in range(1, 9)]
@@ -223,7 +239,9 @@ def main():
                        (["--sr-rto-high-us", "50"], "--sr-rto-high-us"),
                        (["--sr-rto-low-us", "0"], "--sr-rto-low-us"),
                        (["--sr-rto-low-pkts", "1.5"], "--sr-rto-low-pkts"),
-                       (["--window-kb", "-1"], "--window-kb")):
+                       (["--window-kb", "-1"], "--window-kb"), (["--var-win"], "--var-win"),
+                       (["--var-win", "--window-kb", "9", "--transport", "sr"], "--var-win"),
+                       (["--var-win", "--window-kb", "9", "--profile", "none"], "--var-win")):
         p = subprocess.run([NS3, "--topology", topo, "--flows", ff, "--fct-out", fct, *args],
                            capture_output=True, text=True)
         check(p.returncode == 2 and name in p.stderr, f"{args}: exit {p.returncode}: {p.stderr}")

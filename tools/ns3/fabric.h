@@ -28,6 +28,8 @@ struct FabricConf {
 	/* --window-kb: each QP's in-flight data cap, KB; 0: the transport's default window
 	 * (1024 PSNs). Applied as rfw_dev_attr.max_unacked_psns = WindowPsns(). */
 	double window_kb = 0;
+	/* --var-win: the window scales with the QP's rate (rfw_fw_conf.var_win_bytes) */
+	bool var_win = false;
 	uint64_t sim_time_ns = 1000000000ull;
 	std::string pcap_dir;       /* --pcap: host-<id>.pcap per host */
 	FILE *rates = nullptr;      /* --rates: 'time_us,flow,rate_gbps' of every sending flow */

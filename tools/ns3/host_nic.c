@@ -82,7 +82,8 @@ static int hn_fw_init(struct rfw_hn *hn)
 	                         .dcqcn = c->prof,
 	                         .pacer_burst_set = true,
 	                         .wheel_shift_set = true,
-	                         .frame_max = RFW_HN_FRAME_MAX};
+	                         .frame_max = RFW_HN_FRAME_MAX,
+	                         .var_win_bytes = c->var_win_bytes};
 
 	hn->fw = rfw_fw_create(&fc, &hn_fw_ops, hn);
 	if (hn->fw == NULL)

@@ -52,6 +52,7 @@ struct rfw_hn_conf {
 	uint64_t sr_rto_high_ns;       /* its RTO_high; idem */
 	uint32_t sr_rto_low_pkts;      /* RTO_low with at most this many in flight; idem */
 	uint32_t max_unacked_psns;     /* requester window in PSNs; 0: the transport's default */
+	uint32_t var_win_bytes;        /* the window follows the rate (rfw_fw_conf); 0: fixed */
 	uint8_t mac[6];
 	uint32_t ip; /* host order */
 	/* Message memory shared by every flow (not verified: flows move bytes, not data). */

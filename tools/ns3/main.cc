@@ -77,7 +77,11 @@ void Usage()
 	    "  --window-kb X       cap each QP's in-flight data at X KB (0..1e6; default 0: the\n"
 	    "                      transport's 1024 PSNs): go-back-N's requester window of\n"
 	    "                      ceil(X*1024 / path MTU) PSNs, at least 1 (no effect with\n"
-	    "                      --transport sr, which keeps its own BDP cap)\n");
+	    "                      --transport sr, which keeps its own BDP cap)\n"
+	    "  --var-win           the window follows the QP's rate: X KB x rate / max rate,\n"
+	    "                      at least 1 byte (HPCC's VAR_WIN, its DCQCN+win); needs\n"
+	    "                      --window-kb, go-back-N, a profile; every packet asks for\n"
+	    "                      its ACK (ack_every 1, as HPCC's receiver ACKs each)\n");
 }
 
 double Num(const char *opt, const char *v, double lo, double hi)
@@ -124,6 +128,7 @@ enum {
 	O_RTOHIGH,
 	O_RTOPKTS,
 	O_WINDOW,
+	O_VARWIN,
 	O_HELP
 };
 
@@ -155,6 +160,9 @@ bool SetTransport(rfw::FabricConf &f, int c, const char *v)
 	}
 	case O_WINDOW:
 		f.window_kb = Num("--window-kb", v, 0, 1e6);
+		break;
+	case O_VARWIN:
+		f.var_win = true;
 		break;
 	default:
 		return false;
@@ -274,6 +282,7 @@ Opts Parse(int argc, char **argv)
 	                                   {"sr-rto-high-us", 1, 0, O_RTOHIGH},
 	                                   {"sr-rto-low-pkts", 1, 0, O_RTOPKTS},
 	                                   {"window-kb", 1, 0, O_WINDOW},
+	                                   {"var-win", 0, 0, O_VARWIN},
 	                                   {"help", 0, 0, O_HELP},
 	                                   {0, 0, 0, 0}};
 	Opts o;
@@ -304,6 +313,10 @@ Opts Parse(int argc, char **argv)
 		Bad(o.fc.sw.kmin_kb >= 0 ? "--kmax-kb" : "--kmin-kb",
 		    "give --kmin-kb and --kmax-kb together");
 	CheckRto(o.fc);
+	if (o.fc.var_win && (o.fc.window_kb <= 0 || o.fc.sr || o.fc.profile < 0))
+		Bad("--var-win", o.fc.window_kb <= 0 ? "needs --window-kb above 0"
+		                 : o.fc.sr ? "needs --transport gbn (sr keeps its own cap)"
+		                           : "needs a profile (no rate to follow)");
 	return o;
 }
 
@@ -353,7 +366,10 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	json_object_set_new(j, "sr_rto_high_us",
 	                    json_real(RtoUs(o.fc.sr_rto_high_ns, RFW_DEF_SR_RTO_HIGH_NS)));
 	json_object_set_new(j, "window_kb", json_real(o.fc.window_kb));
-	json_object_set_new(j, "window_psns", json_integer(rfw::WindowPsns(o.fc)));
+	json_object_set_new(
+	    j, "window_psns",
+	    json_integer(o.fc.window_kb > 0 ? rfw::WindowPsns(o.fc) : RFW_DEF_MAX_UNACKED_PSNS));
+	json_object_set_new(j, "var_win", json_boolean(o.fc.var_win));
 	json_object_set_new(
 	    j, "sr_rto_low_pkts",
 	    json_integer(o.fc.sr_rto_low_pkts ? o.fc.sr_rto_low_pkts : RFW_DEF_SR_RTO_LOW_PKTS));
