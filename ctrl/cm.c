@@ -201,7 +201,7 @@ void cm_conn_free(struct rfw_cm *cm, struct cm_conn *c)
 		          offsetof(struct cm_conn, qpn_next));
 		c->indexed = false;
 	}
-	c->st = CM_IDLE;
+	cm_set_st(cm, c, CM_IDLE);
 	c->deadline = UINT64_MAX;
 }
 
@@ -292,7 +292,7 @@ int rfw_cm_connect(struct rfw_cm *cm, void *ctx, const uint8_t peer_gid[16], uin
 	fill_req(cm, c, p, &m.req);
 	if (len)
 		memcpy(m.req.pdata, pdata, len);
-	c->st = CM_REQ_SENT;
+	cm_set_st(cm, c, CM_REQ_SENT);
 	cm_send(cm, c, c->peer_gid, &m, now);
 	cm_arm(cm, c, now);
 	return (int)cm_handle(cm, c);
@@ -323,7 +323,7 @@ int rfw_cm_accept(struct rfw_cm *cm, uint32_t conn, void *ctx, const struct rfw_
 	m.rep.local_ca_guid = cm->cfg.ca_guid;
 	if (len)
 		memcpy(m.rep.pdata, pdata, len);
-	c->st = CM_REP_SENT;
+	cm_set_st(cm, c, CM_REP_SENT);
 	cm_send(cm, c, c->peer_gid, &m, now);
 	cm_arm(cm, c, now);
 	return 0;
@@ -361,7 +361,7 @@ int rfw_cm_rtu(struct rfw_cm *cm, uint32_t conn, uint64_t now)
 	m.tid = c->tid;
 	m.rtu.local_comm_id = c->local_id;
 	m.rtu.remote_comm_id = c->remote_id;
-	c->st = CM_ESTABLISHED;
+	cm_set_st(cm, c, CM_ESTABLISHED);
 	c->deadline = UINT64_MAX;
 	cm->cnt[RFW_CM_CNT_established]++;
 	cm_send(cm, c, c->peer_gid, &m, now); /* kept: a duplicate REP gets it again */
@@ -374,7 +374,7 @@ static void send_drep(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
 
 	m.drep.local_comm_id = c->local_id;
 	m.drep.remote_comm_id = c->remote_id;
-	c->st = CM_TIMEWAIT;
+	cm_set_st(cm, c, CM_TIMEWAIT);
 	cm_timer(cm, c, now + cm->cfg.timewait_ns);
 	cm_send(cm, c, c->peer_gid, &m, now); /* kept: a duplicate DREQ gets it again */
 }
@@ -399,7 +399,7 @@ int rfw_cm_disconnect(struct rfw_cm *cm, uint32_t conn, uint64_t now)
 	m.dreq.local_comm_id = c->local_id;
 	m.dreq.remote_comm_id = c->remote_id;
 	m.dreq.remote_qpn = c->remote_qpn;
-	c->st = CM_DREQ_SENT;
+	cm_set_st(cm, c, CM_DREQ_SENT);
 	cm_send(cm, c, c->peer_gid, &m, now);
 	cm_arm(cm, c, now);
 	return 0;
@@ -452,7 +452,7 @@ static void expire(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
 	}
 	cm->cnt[RFW_CM_CNT_timeouts]++;
 	if (c->st == CM_DREQ_SENT) { /* no DREP: disconnected all the same (IBA 12.9.7.2) */
-		c->st = CM_TIMEWAIT;
+		cm_set_st(cm, c, CM_TIMEWAIT);
 		cm_timer(cm, c, now + cm->cfg.timewait_ns);
 		ev.type = RFW_CM_EV_DREP;
 		cm_event(cm, c, &ev);
@@ -498,11 +498,7 @@ void rfw_cm_counters(const struct rfw_cm *cm, uint64_t out[RFW_CM_CNT__COUNT])
 
 unsigned rfw_cm_dreq_pending(const struct rfw_cm *cm)
 {
-	unsigned n = 0;
-
-	for (uint32_t i = 0; i < cm->cfg.max_conns; i++)
-		n += cm->conns[i].st == CM_DREQ_SENT;
-	return n;
+	return cm->dreq_sent;
 }
 
 bool rfw_cm_dreq_unanswered(const struct rfw_cm *cm, uint32_t conn)

@@ -59,6 +59,7 @@ struct rfw_cm {
 	uint32_t next_id, next_tid;
 	/* No timer is due before this (0: unknown, look): rfw_cm_step is O(1) until then. */
 	uint64_t next_due;
+	uint32_t dreq_sent;  /* connections in CM_DREQ_SENT (cm_set_st keeps it) */
 	uint32_t alloc_next; /* where the search for a free slot starts (round robin) */
 	struct cm_listen listen[CM_MAX_LISTEN];
 	struct cm_conn *conns; /* [cfg.max_conns] */
@@ -77,6 +78,13 @@ static inline uint32_t cm_handle(const struct rfw_cm *cm, const struct cm_conn *
 struct cm_conn *cm_conn_of(struct rfw_cm *cm, uint32_t handle);
 struct cm_conn *cm_conn_alloc(struct rfw_cm *cm);
 void cm_conn_free(struct rfw_cm *cm, struct cm_conn *c);
+
+/* Every state change goes through here: it keeps the count rfw_cm_dreq_pending() returns. */
+static inline void cm_set_st(struct rfw_cm *cm, struct cm_conn *c, enum cm_state st)
+{
+	cm->dreq_sent += (uint32_t)(st == CM_DREQ_SENT) - (uint32_t)(c->st == CM_DREQ_SENT);
+	c->st = st;
+}
 /* Enter @c in the peer indexes (its remote_id, remote_qpn and peer_gid are set). */
 void cm_index(struct rfw_cm *cm, struct cm_conn *c);
 /* The live connection with this peer's communication ID / with this peer QP (not TimeWait). */

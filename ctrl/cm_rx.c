@@ -79,7 +79,7 @@ static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 		cm_rej_stateless(cm, gid, m, RFW_CM_REJ_NO_RESOURCES, now);
 		return;
 	}
-	c->st = CM_REQ_RCVD;
+	cm_set_st(cm, c, CM_REQ_RCVD);
 	c->remote_id = m->req.local_comm_id;
 	c->remote_qpn = m->req.local_qpn;
 	c->tid = m->tid;
@@ -117,7 +117,7 @@ static void rx_rep(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 		cm->cnt[RFW_CM_CNT_mad_rx_ignored]++;
 		return;
 	}
-	c->st = CM_REP_RCVD;
+	cm_set_st(cm, c, CM_REP_RCVD);
 	c->deadline = UINT64_MAX;
 	c->remote_id = m->rep.local_comm_id;
 	c->remote_qpn = m->rep.local_qpn;
@@ -144,7 +144,7 @@ static void rx_rtu(struct rfw_cm *cm, const struct rfw_cm_msg *m)
 		cm->cnt[c ? RFW_CM_CNT_mad_rx_ignored : RFW_CM_CNT_mad_rx_unknown_conn]++;
 		return;
 	}
-	c->st = CM_ESTABLISHED;
+	cm_set_st(cm, c, CM_ESTABLISHED);
 	c->deadline = UINT64_MAX;
 	cm->cnt[RFW_CM_CNT_established]++;
 	cm_event(cm, c, &ev);
@@ -216,7 +216,7 @@ static void rx_dreq(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_c
 		cm_send(cm, NULL, gid, &d, now);
 		return;
 	}
-	c->st = CM_DREQ_RCVD;
+	cm_set_st(cm, c, CM_DREQ_RCVD);
 	c->deadline = UINT64_MAX;
 	cm_event(cm, c, &ev);
 }
@@ -230,7 +230,7 @@ static void rx_drep(struct rfw_cm *cm, const struct rfw_cm_msg *m, uint64_t now)
 		cm->cnt[c ? RFW_CM_CNT_mad_rx_ignored : RFW_CM_CNT_mad_rx_unknown_conn]++;
 		return;
 	}
-	c->st = CM_TIMEWAIT;
+	cm_set_st(cm, c, CM_TIMEWAIT);
 	cm_timer(cm, c, now + cm->cfg.timewait_ns);
 	ev.pdata = m->drep.pdata;
 	ev.pdata_len = RFW_CM_DREP_PDATA;

@@ -134,7 +134,7 @@ void rfw_cm_rx(struct rfw_cm *cm, const uint8_t src_gid[16], const uint8_t *mad,
 uint64_t rfw_cm_step(struct rfw_cm *cm, uint64_t now);
 void rfw_cm_counters(const struct rfw_cm *cm, uint64_t out[RFW_CM_CNT__COUNT]);
 /* Connections whose DREQ has had no DREP yet (resent on timeouts): what the CM still owes its
-   peers. A walk over the slots, for a host's teardown (not for polling loops). */
+   peers. A count the CM keeps as connections change state: O(1). */
 unsigned rfw_cm_dreq_pending(const struct rfw_cm *cm);
 /* Whether @conn's DREQ has had no DREP yet. */
 bool rfw_cm_dreq_unanswered(const struct rfw_cm *cm, uint32_t conn);

@@ -99,6 +99,8 @@ static void on_event(void *host, const struct rfw_cm_event *ev)
 	} else if (ev->type == RFW_CM_EV_REP && s->auto_rtu) {
 		assert_int_equal(rfw_cm_rtu(s->cm, ev->conn, s->now), 0);
 		assert_int_equal(rfw_cm_disconnect(s->cm, ev->conn, s->now), 0); /* at once */
+		assert_string_equal(rfw_cm_conn_state(s->cm, ev->conn), "dreq_sent");
+		assert_int_equal(rfw_cm_dreq_pending(s->cm), 1); /* the CM's count sees it */
 	} else if (ev->type == RFW_CM_EV_DREQ && s->auto_drep) {
 		assert_int_equal(rfw_cm_disconnect(s->cm, ev->conn, s->now), 0);
 	}
@@ -188,6 +190,7 @@ static void test_lossy_life(void **st)
 		assert_int_equal(a.ev[RFW_CM_EV_REJ] + b.ev[RFW_CM_EV_REJ], 0);
 		assert_int_equal(a.ev[RFW_CM_EV_TIMEWAIT_EXIT], 1);
 		assert_int_equal(b.ev[RFW_CM_EV_TIMEWAIT_EXIT], 1);
+		assert_int_equal(rfw_cm_dreq_pending(a.cm) + rfw_cm_dreq_pending(b.cm), 0);
 		done(&a, &b);
 	}
 }
