@@ -142,6 +142,16 @@ def main():
     check(any(r[1] == "129" for r in rx), "host-5.pcap: no CNP (opcode 0x81) in the capture")
     check_capture(os.path.join(pc, "host-1.pcap"), "host-1.pcap")
 
+    # 1a. ns-3's schedulers give the same events in the same order: the same FCT file.
+    with open(fct) as f:
+        fct_default = f.read()
+    fctm = os.path.join(d, "fct5_map.txt")
+    o = run("--topology", topo, "--flows", ff, "--fct-out", fctm, "--kmin-kb", "5", "--kmax-kb",
+            "200", "--pmax", "0.01", "--scheduler", "map")
+    with open(fctm) as f:
+        check(o.get("scheduler") == "ns3::MapScheduler" and f.read() == fct_default,
+              f"--scheduler map: another FCT file than the default's: {o}")
+
     # 1b. HPCC's DCQCN+win (--var-win): the window follows the rate; every request asks for
     #     its ACK (tshark reads the BTH's AckReq bit), and a window that shrinks under packets
     #     in flight never waits for the ACK timeout.
@@ -241,7 +251,8 @@ def main():
                        (["--sr-rto-low-pkts", "1.5"], "--sr-rto-low-pkts"),
                        (["--window-kb", "-1"], "--window-kb"), (["--var-win"], "--var-win"),
                        (["--var-win", "--window-kb", "9", "--transport", "sr"], "--var-win"),
-                       (["--var-win", "--window-kb", "9", "--profile", "none"], "--var-win")):
+                       (["--var-win", "--window-kb", "9", "--profile", "none"], "--var-win"),
+                       (["--scheduler", "splay"], "--scheduler")):
         p = subprocess.run([NS3, "--topology", topo, "--flows", ff, "--fct-out", fct, *args],
                            capture_output=True, text=True)
         check(p.returncode == 2 and name in p.stderr, f"{args}: exit {p.returncode}: {p.stderr}")

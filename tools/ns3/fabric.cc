@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <ns3/node.h>
+#include <ns3/object-factory.h>
 #include <ns3/simulator.h>
 
 #include "cc/dcqcn_params.h"
@@ -468,6 +469,10 @@ int RunFabric(const struct rfw_topo &t, const struct rfw_flow_spec *flows, uint3
 	*r = FabricResult();
 	r->flows = nflows;
 	{
+		ns3::ObjectFactory sched;
+
+		sched.SetTypeId(c.scheduler);
+		Simulator::SetScheduler(sched);
 		Fabric f(t, flows, nflows, c, fct, r);
 
 		if (!f.Build(err)) {

@@ -30,6 +30,8 @@ struct FabricConf {
 	double window_kb = 0;
 	/* --var-win: the window scales with the QP's rate (rfw_fw_conf.var_win_bytes) */
 	bool var_win = false;
+	/* --scheduler: ns-3's event scheduler type (same events in the same order, any of them) */
+	std::string scheduler = "ns3::PriorityQueueScheduler";
 	uint64_t sim_time_ns = 1000000000ull;
 	std::string pcap_dir;       /* --pcap: host-<id>.pcap per host */
 	FILE *rates = nullptr;      /* --rates: 'time_us,flow,rate_gbps' of every sending flow */
