@@ -199,6 +199,32 @@ void rfw_nic_publish(struct rfw_nic *nic)
 	nic->pub_next_ns = nic->now_ns + nic->snapshot_ns;
 }
 
+/*
+ * The port's queue still holds refused frames: whether the link is down (tx_stall_ms with no
+ * frame taken by the PMD), its frames then dropped so that the QPs run. Out of line: rare.
+ */
+static bool __attribute__((noinline)) nic_tx_down(struct rfw_nic *nic)
+{
+	uint64_t taken = nic->q->ctr[RFW_PORT_CTR_tx_pkts];
+
+	if (!nic->stall_armed || taken != nic->stall_taken) {
+		/* a wait begins, or the PMD took frames since the last look: the link is up */
+		nic->stall_armed = true;
+		nic->stall_taken = taken;
+		nic->stall_since_ns = nic->now_ns;
+		nic->tx_down = false;
+		return false;
+	}
+	if (!nic->tx_down) {
+		if (nic->now_ns - nic->stall_since_ns < nic->tx_stall_ns)
+			return false;
+		nic->tx_down = true;
+		nic->ctr[RFW_NIC_HOST_CTR_tx_link_down]++;
+	}
+	nic->ctr[RFW_NIC_HOST_CTR_tx_stall_drops] += rfw_tx_drop_held(nic->q);
+	return true;
+}
+
 bool rfw_nic_tx_idle(const struct rfw_nic *nic)
 {
 	return nic->q->tx_backlog == 0 && nic->q->txb->length == 0;
@@ -227,9 +253,10 @@ unsigned rfw_nic_poll(struct rfw_nic *nic)
 	/*
 	 * While the PMD's queue refuses frames, no turn: every QP would meet tx_room's refusal, and
 	 * a turn per ready QP per poll (16,384 at once) would slow this loop's RX, the peer's ACKs
-	 * included, until their QPs time out. Its timers wait too: nothing could be resent.
+	 * included, until their QPs time out. Its timers wait too: nothing could be resent. Unless
+	 * the PMD has taken nothing for tx_stall_ms: the link is down, what it refuses is dropped.
 	 */
-	if (likely(nic->q->tx_backlog == 0))
+	if (likely(nic->q->tx_backlog == 0) || nic_tx_down(nic))
 		rfw_fw_run(nic->fw, nic->now_ns);
 	else
 		nic->ctr[RFW_NIC_HOST_CTR_tx_backlog_polls]++;

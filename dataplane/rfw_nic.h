@@ -51,6 +51,10 @@ extern "C" {
 	X(tx_no_mbuf, "frame buffers the mempool could not give (the QP retries next poll)")       \
 	X(tx_backlog_polls, "polls that gave the firmware no turn: the port's queue still held "   \
 	                    "frames the PMD had refused")                                          \
+	X(tx_link_down, "times the port's queue took no frame for tx_stall_ms while frames "       \
+	                "waited: the NIC treats the link as down until the PMD takes one again")   \
+	X(tx_stall_drops, "frames the NIC dropped while the link was down (the PMD took none for " \
+	                  "tx_stall_ms): their QPs' timers then retry and fail them")              \
 	X(l2_resolved, "QPs attached with a zero dst_mac whose peer MAC ARP/ND resolved")          \
 	X(l2_resolve_failed, "QPs moved to ERR: their peer never answered ARP/ND")                 \
 	X(l2_tagged_probes, "ARP requests / NS sent by the NIC on a QP's VLAN while resolving")    \
@@ -129,6 +133,16 @@ struct rfw_nic_conf {
 	 * longer than snapshot_us. Default 20000, range 1000..10000000 (docs/scale.md: 100000
 	 * cost 15-25 % of the 64 B message rate at 1,024 QPs). */
 	uint32_t snapshot_max_per_s;
+	/*
+	 * How long the port's queue may take no frame at all while frames wait before the NIC
+	 * treats the link as down, in ms; default 1000, range 1..3600000. While frames wait the
+	 * QPs get no turn (tx_backlog_polls), their timers included; a peer that is gone (a memif
+	 * peer that exited) would keep them waiting for ever. Down, the NIC drops what the PMD
+	 * refuses (tx_stall_drops), as a NIC does on a link that is down, and its QPs run: their
+	 * ACK timers retry and fail them with RFW_WC_RETRY_EXC_ERR (IBA 9.7.6.1.3). Up again at
+	 * the first frame the PMD takes.
+	 */
+	uint32_t tx_stall_ms;
 	/*
 	 * Estats (docs/estats.md): per-WQE timestamps and latency histograms on every QP and CQ of
 	 * the device, telemetry /rocefw/estats. Programs that take these from the environment

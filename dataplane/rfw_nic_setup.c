@@ -65,6 +65,10 @@ int rfw_nic_conf_env(struct rfw_nic_conf *c)
 		return rc;
 	if (rc)
 		c->snapshot_max_per_s = (uint32_t)x;
+	if ((rc = env_u64("ROCEFW_TX_STALL_MS", 1, 3600000, &x)) < 0)
+		return rc;
+	if (rc)
+		c->tx_stall_ms = (uint32_t)x;
 	return 0;
 }
 
@@ -78,7 +82,8 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 	    c->pcp > 7 || (c->vlan && (c->vlan_id == 0 || c->vlan_id > 4094)) ||
 	    (c->snapshot_us != 0 && (c->snapshot_us < 10 || c->snapshot_us > 1000000)) ||
 	    (c->snapshot_max_per_s != 0 &&
-	     (c->snapshot_max_per_s < 1000 || c->snapshot_max_per_s > 10000000)))
+	     (c->snapshot_max_per_s < 1000 || c->snapshot_max_per_s > 10000000)) ||
+	    c->tx_stall_ms > 3600000)
 		return -EINVAL;
 	if (c->estats) {
 		if (c->estats_interval_ms == 0)
@@ -95,6 +100,8 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 		c->snapshot_us = 1000;
 	if (c->snapshot_max_per_s == 0)
 		c->snapshot_max_per_s = 20000; /* 1,024 QPs a round per 51 ms, 16,384 per 0.82 s */
+	if (c->tx_stall_ms == 0)
+		c->tx_stall_ms = 1000;
 	if (c->dev_attr.max_qp == 0)
 		c->dev_attr.max_qp = 64;
 	/* Several NICs on one port number their QPs apart (rfw_steer.h). */
@@ -160,6 +167,7 @@ static struct rfw_nic *nic_alloc(struct rfw_queue *q, const struct rfw_nic_conf 
 	nic->pacer_burst_ns = c->pacer_burst_ns != 0 ? c->pacer_burst_ns : 2000;
 	nic->snapshot_ns = (uint64_t)c->snapshot_us * 1000;
 	nic->pub_max_per_s = c->snapshot_max_per_s;
+	nic->tx_stall_ns = (uint64_t)c->tx_stall_ms * 1000000ull;
 	nic->es_interval_ns = c->dev_attr.estats_interval_ns;
 	nic->es_threshold_ns = c->dev_attr.estats_threshold_ns;
 	memcpy(nic->src_mac, q->port->id.mac.addr_bytes, 6);

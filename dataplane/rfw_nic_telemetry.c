@@ -144,6 +144,8 @@ static void tel_nic_conf(struct rte_tel_data *d, const struct rfw_nic *nic)
 	rte_tel_data_add_dict_u64(d, "pacer_burst_ns", nic->pacer_burst_ns);
 	rte_tel_data_add_dict_u64(d, "snapshot_us", nic->snapshot_ns / 1000);
 	rte_tel_data_add_dict_u64(d, "snapshot_max_per_s", nic->pub_max_per_s);
+	rte_tel_data_add_dict_u64(d, "tx_stall_ms", nic->tx_stall_ns / 1000000u);
+	rte_tel_data_add_dict_u64(d, "tx_down", nic->tx_down);
 	rte_tel_data_add_dict_u64(d, "now_ns", nic->now_ns);
 }
 

@@ -264,6 +264,16 @@ void rfw_tx_keep(struct rfw_queue *q, uint16_t sent)
 	q->ctr[RFW_PORT_CTR_tx_backlogged] += b->length;
 }
 
+unsigned rfw_tx_drop_held(struct rfw_queue *q)
+{
+	unsigned n = q->txb->length;
+
+	rte_pktmbuf_free_bulk(q->txb->pkts, n);
+	q->txb->length = 0;
+	q->tx_backlog = 0;
+	return n;
+}
+
 /* The mbuf pool (the caller's, or our own) and the neighbour table. 0, or -1 (rte_errno). */
 static int pool_and_neigh(struct rfw_port *p, const struct rfw_port_conf *c, int socket)
 {

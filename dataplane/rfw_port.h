@@ -243,6 +243,9 @@ uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **p
  * this costs one load and test per burst.
  */
 void rfw_tx_keep(struct rfw_queue *q, uint16_t sent);
+/* Free the frames the PMD refused (the link is down: rfw_nic's tx_stall_ms). Returns how many;
+ * the caller counts them (the port's tx_dropped does not). */
+unsigned rfw_tx_drop_held(struct rfw_queue *q);
 
 static inline void rfw_tx_burst_out(struct rfw_queue *q)
 {

@@ -480,6 +480,72 @@ static void run_unreachable(void)
 	printf("ok   unreachable peer -> ERR, WR flushed\n");
 }
 
+/*
+ * A peer that is gone: a NIC whose port's TX ring (63 frames) nobody drains, as a memif peer
+ * that exited. Its QP's WRITEs fill the ring; after tx_stall_ms with no frame taken the NIC
+ * treats the link as down, drops what the PMD refuses and lets the QP's ACK timer run: the
+ * first WR fails with RETRY_EXC_ERR (IBA 9.7.6.1.3), the rest are flushed, the QP is in ERR.
+ */
+static void run_link_down(void)
+{
+	struct rte_ring *rx = rte_ring_create("gone_in", 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *tx = rte_ring_create("gone_out", 64, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct side C = {.name = "C"};
+	struct rfw_nic_conf nc = {.cc_prof = &prof, .tx_stall_ms = 50};
+	struct rfw_port_conf pc = {.nb_mbufs = 2048};
+	struct rfw_identity id = {.has_ip4 = true, .ip4 = 0x0a000003};
+	struct rfw_nic_path path = {.dst_mac = {.addr_bytes = {0x02, 0, 0, 0, 0, 0x0e}}};
+	struct rfw_wc wc[8];
+	unsigned got = 0;
+	uint64_t end;
+	struct rfw_qp *qc;
+
+	CHECK(rx != NULL && tx != NULL, "link down: rings");
+	id.mac.addr_bytes[0] = 0x02;
+	id.mac.addr_bytes[5] = 0x0c;
+	C.port = rfw_port_setup(ring_port("nicGone", rx, tx), &pc, &id);
+	CHECK(C.port != NULL, "link down: port");
+	C.nic = rfw_nic_create(C.port->q[0], &nc);
+	CHECK(C.nic != NULL, "link down: NIC");
+	C.pd = rfw_alloc_pd(rfw_nic_dev(C.nic));
+	C.cq = rfw_create_cq(rfw_nic_dev(C.nic), 64);
+	C.mem = aligned_alloc(4096, MEM_LEN);
+	C.mr = C.pd && C.mem ? rfw_reg_mr(C.pd, C.mem, MEM_LEN, RFW_ACCESS_LOCAL_WRITE) : NULL;
+	CHECK(C.cq != NULL && C.mr != NULL, "link down: PD/CQ/MR");
+	rfw_ip4_to_mapped(C.ip4m, 0x0a000003);
+	rfw_ip4_to_mapped(path.dst_ip, 0x0a00000e);
+	qc = make_qp(&C);
+	CHECK(qp_connect(&C, qc, &path, 77) == 0, "link down: connect");
+	for (unsigned i = 0; i < 8; i++) /* 80 packets for a ring of 63 */
+		CHECK(post(&C, qc, RFW_WR_RDMA_WRITE, 0, WRITE_LEN, &B, 0) == 0, "link down: post");
+	end = rte_rdtsc() + rte_get_tsc_hz() * 10;
+	while (got < 8 && rte_rdtsc() < end) {
+		rfw_nic_poll(C.nic);
+		got += (unsigned)rfw_poll_cq(C.cq, 8 - (int)got, wc + got);
+	}
+	CHECK(got == 8 && wc[0].status == RFW_WC_RETRY_EXC_ERR,
+	      "link down: %u of 8 completions in 10 s, the first %s", got,
+	      got ? rfw_wc_status_str(wc[0].status) : "none");
+	for (unsigned i = 1; i < got; i++)
+		CHECK(wc[i].status == RFW_WC_WR_FLUSH_ERR, "link down: WR %u flushed", i);
+	CHECK(rfw_qp_state(qc) == RFW_QPS_ERR, "link down: QP in ERR");
+	CHECK(rfw_nic_ctr(C.nic, RFW_NIC_CTR_tx_link_down) == 1 &&
+	          rfw_nic_ctr(C.nic, RFW_NIC_CTR_tx_stall_drops) > 0 &&
+	          rfw_nic_ctr(C.nic, RFW_NIC_CTR_tx_backlog_polls) > 0,
+	      "link down: counted once (%lu), frames dropped (%lu)",
+	      rfw_nic_ctr(C.nic, RFW_NIC_CTR_tx_link_down),
+	      rfw_nic_ctr(C.nic, RFW_NIC_CTR_tx_stall_drops));
+	rfw_nic_qp_detach(C.nic, qc);
+	rfw_destroy_qp(qc);
+	rfw_dereg_mr(C.mr);
+	rfw_destroy_cq(C.cq);
+	rfw_dealloc_pd(C.pd);
+	rfw_nic_destroy(C.nic);
+	rfw_port_close(C.port);
+	free(C.mem);
+	printf("ok   peer gone (TX ring never drained) -> link down, RETRY_EXC_ERR, WRs flushed\n");
+}
+
 /* Create, connect, use and destroy QP pairs for @ms (telemetry reads them meanwhile). */
 static unsigned churn(unsigned ms)
 {
@@ -514,6 +580,8 @@ static void bad_nic_confs(void)
 	conf = (struct rfw_nic_conf){.snapshot_max_per_s = 999};
 	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL,
 	      "NIC conf: snapshot_max_per_s 999 refused");
+	conf = (struct rfw_nic_conf){.tx_stall_ms = 3600001};
+	CHECK(rfw_nic_create(A.port->q[0], &conf) == NULL, "NIC conf: tx_stall_ms 3600001 refused");
 }
 
 /* Bad paths and configurations are refused, nothing half-attached is left behind. */
@@ -717,6 +785,7 @@ int main(int argc, char **argv)
 	      "VLAN paths resolved through tagged probes (%lu sent; %u untagged ARP/ND dropped)",
 	      rfw_nic_ctr(A.nic, RFW_NIC_CTR_l2_tagged_probes), untagged_neigh_dropped);
 	run_unreachable();
+	run_link_down();
 	run_bad_input();
 	if (hold_mode)
 		hold();

@@ -17,7 +17,9 @@ eal="--no-huge -m 4096 --no-pci --no-shconf --log-level=lib.eal:warning -l 1"
 echo "== 1. rocefw-bench-churn (docs/scale.md 'Figures')"
 for live in 0 1024 16384 65536; do
 	printf 'live %s: ' "$live"
-	"$build/tools/bench/rocefw-bench-churn" --seconds 2 --live "$live" | grep -m1 -i "connections"
+	"$build/tools/bench/rocefw-bench-churn" --seconds 2 --live "$live" |
+		grep -E "^  (connections|memory) " | tr -s ' ' | tr '\n' ';'
+	echo
 done
 printf '100,000 MRs: '
 "$build/tools/bench/rocefw-bench-churn" --seconds 2 --mrs 100000 | grep -E "^  (connections|MRs) "

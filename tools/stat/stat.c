@@ -332,10 +332,21 @@ static json_t *collect_qp(struct proc *p, long nic, long qpn, int *err)
 
 static json_t *collect_nic(struct proc *p, long id, int *err)
 {
-	static const char *const cfg_keys[] = {
-	    "port",           "queue",       "qpn_base",          "max_qp", "qps_attached",
-	    "dscp",           "pcp",         "vlan_id",           "cc",     "quantum",
-	    "pacer_burst_ns", "snapshot_us", "snapshot_max_per_s"};
+	static const char *const cfg_keys[] = {"port",
+	                                       "queue",
+	                                       "qpn_base",
+	                                       "max_qp",
+	                                       "qps_attached",
+	                                       "dscp",
+	                                       "pcp",
+	                                       "vlan_id",
+	                                       "cc",
+	                                       "quantum",
+	                                       "pacer_burst_ns",
+	                                       "snapshot_us",
+	                                       "snapshot_max_per_s",
+	                                       "tx_stall_ms",
+	                                       "tx_down"};
 	json_t *nic = json_object(), *r, *cfg, *list, *qps, *v;
 	char cmd[64];
 	size_t i;
