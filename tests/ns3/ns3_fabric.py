@@ -303,6 +303,29 @@ def main():
           f"{min(p[0] for p in f1) if f1 else None} us, a cut of flow 0 seen")
 
     shutil.rmtree(d)
+    # 9. Experiment 2's benchmark command (tools/ns3/bench_fattree.sh), on 0.2 ms of arrivals:
+    #    every run completes every flow, the CSV holds each profile and window mode.
+    bench = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "ns3",
+                         "bench_fattree.sh")
+    bdir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(NS3))))
+    bo = os.path.join(d, "bench")
+    p = subprocess.run(["sh", bench, "-b", bdir, "-t", "0.0002", "-p", "unified", "-m",
+                        "none var", "-o", bo], capture_output=True, text=True, timeout=100)
+    check(p.returncode == 0, f"bench_fattree.sh: exit {p.returncode}: {p.stderr[-500:]}")
+    for m in ("none", "var"):
+        js = os.path.join(bo, f"unified-{m}.json")
+        j = json.load(open(js)) if os.path.exists(js) else {}
+        check(j.get("flows", 0) > 0 and j.get("flows_completed") == j.get("flows") and
+              j.get("var_win") == (m == "var"), f"bench_fattree.sh {m}: {j}")
+    labels = set()
+    if os.path.exists(os.path.join(bo, "slowdown.csv")):
+        labels = {ln.split(",")[0] for ln in open(os.path.join(bo, "slowdown.csv")).read()
+                  .splitlines()[1:] if ln}
+    check(labels == {"unified+none", "unified+var"}, f"bench_fattree.sh CSV labels {labels}")
+    p = subprocess.run(["sh", bench, "-b", bdir, "-m", "tiny", "-o", bo], capture_output=True,
+                       text=True)
+    check(p.returncode == 2 and "-m" in p.stderr, f"bench_fattree.sh -m tiny: {p.stderr}")
+
     print("ns3_fabric:", "FAIL" if fails else "ok", f"({fails} failures)")
     return 1 if fails else 0
 
