@@ -136,7 +136,7 @@ bool Fabric::BuildLinks(std::string *err)
 			end[e] = host[id[e]];
 		}
 		Ptr<RfwChannel> ch = ns3::CreateObject<RfwChannel>();
-		ch->Attach(end[0], end[1], l.delay_ns, l.error_rate);
+		ch->Attach(end[0], end[1], l.delay_ns, l.error_rate, c.sw.seed);
 		chans.push_back(ch);
 		adj[l.src].push_back({l.dst, port[0], l.rate_bps, l.delay_ns});
 		adj[l.dst].push_back({l.src, port[1], l.rate_bps, l.delay_ns});

@@ -30,14 +30,15 @@ ns3::TypeId RfwChannel::GetTypeId()
 	return tid;
 }
 
-void RfwChannel::Attach(Ptr<RfwPort> a, Ptr<RfwPort> b, uint64_t delay_ns, double loss)
+void RfwChannel::Attach(Ptr<RfwPort> a, Ptr<RfwPort> b, uint64_t delay_ns, double loss,
+                        uint32_t seed)
 {
 	end_[0] = a;
 	end_[1] = b;
 	delay_ns_ = delay_ns;
 	loss_ = loss;
-	rng_ =
-	    0x9e3779b97f4a7c15ull ^ ((uint64_t)a->GetNode()->GetId() << 32) ^ b->GetNode()->GetId();
+	rng_ = 0x9e3779b97f4a7c15ull ^ ((uint64_t)a->GetNode()->GetId() << 32) ^
+	       b->GetNode()->GetId() ^ ((uint64_t)seed * 0xd1b54a32d192ed03ull);
 	a->set_channel(this);
 	b->set_channel(this);
 }

@@ -35,7 +35,9 @@ class RfwChannel : public ns3::Channel
 {
       public:
 	static ns3::TypeId GetTypeId();
-	void Attach(ns3::Ptr<RfwPort> a, ns3::Ptr<RfwPort> b, uint64_t delay_ns, double loss);
+	/* @seed: the run's (--seed); 0 keeps the loss stream of the runs before the option. */
+	void Attach(ns3::Ptr<RfwPort> a, ns3::Ptr<RfwPort> b, uint64_t delay_ns, double loss,
+	            uint32_t seed = 0);
 	std::size_t GetNDevices() const override
 	{
 		return 2;

@@ -78,6 +78,8 @@ void Usage()
 	    "                      transport's 1024 PSNs): go-back-N's requester window of\n"
 	    "                      ceil(X*1024 / path MTU) PSNs, at least 1 (no effect with\n"
 	    "                      --transport sr, which keeps its own BDP cap)\n"
+	    "  --seed N            the run's random streams: RED marking draws and link losses\n"
+	    "                      (0..4294967295, default 0; ECMP hashing does not change)\n"
 	    "  --var-win           the window follows the QP's rate: X KB x rate / max rate,\n"
 	    "                      at least 1 byte (HPCC's VAR_WIN, its DCQCN+win); needs\n"
 	    "                      --window-kb, go-back-N, a profile; every packet asks for\n"
@@ -150,6 +152,7 @@ enum {
 	O_WINDOW,
 	O_VARWIN,
 	O_SCHED,
+	O_SEED,
 	O_HELP
 };
 
@@ -261,6 +264,13 @@ void Set(Opts &o, int c, const char *v)
 	case O_SAMPLE:
 		f.sample_ns = (uint64_t)std::llround(Num("--sample-us", v, 0.1, 1e6) * 1e3);
 		break;
+	case O_SEED: {
+		double n = Num("--seed", v, 0, 4294967295.0);
+		if (n != std::floor(n))
+			Bad("--seed", std::string("'") + v + "': expected a whole number");
+		f.sw.seed = (uint32_t)n;
+		break;
+	}
 	}
 }
 
@@ -308,6 +318,7 @@ Opts Parse(int argc, char **argv)
 	                                   {"window-kb", 1, 0, O_WINDOW},
 	                                   {"var-win", 0, 0, O_VARWIN},
 	                                   {"scheduler", 1, 0, O_SCHED},
+	                                   {"seed", 1, 0, O_SEED},
 	                                   {"help", 0, 0, O_HELP},
 	                                   {0, 0, 0, 0}};
 	Opts o;
@@ -396,6 +407,7 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	    json_integer(o.fc.window_kb > 0 ? rfw::WindowPsns(o.fc) : RFW_DEF_MAX_UNACKED_PSNS));
 	json_object_set_new(j, "var_win", json_boolean(o.fc.var_win));
 	json_object_set_new(j, "scheduler", json_string(o.fc.scheduler.c_str()));
+	json_object_set_new(j, "seed", json_integer((json_int_t)o.fc.sw.seed));
 	json_object_set_new(
 	    j, "sr_rto_low_pkts",
 	    json_integer(o.fc.sr_rto_low_pkts ? o.fc.sr_rto_low_pkts : RFW_DEF_SR_RTO_LOW_PKTS));

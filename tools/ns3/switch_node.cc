@@ -43,7 +43,7 @@ static uint64_t mix64(uint64_t z)
 }
 
 RfwSwitch::RfwSwitch(Ptr<ns3::Node> node, const SwitchConf &c, uint32_t seed)
-    : node_(node), c_(c), seed_(seed), rng_(mix64(seed + 1))
+    : node_(node), c_(c), seed_(seed), rng_(mix64(seed + 1 + ((uint64_t)c.seed << 32)))
 {
 }
 

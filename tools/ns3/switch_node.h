@@ -34,6 +34,9 @@ struct SwitchConf {
 	double kmin_kb_per_gbps = 4, kmax_kb_per_gbps = 16, pmax = 0.2; /* HPCC config.txt */
 	double kmin_kb = -1, kmax_kb = -1; /* >= 0: fixed, whatever the rate */
 	uint32_t nic_gbps = 100; /* alpha shift 3 (1/8) at this rate, one less per doubling */
+	/* --seed: the run's random streams, the RED marking draws here and the links' losses
+	 * (fabric.cc passes it on); 0, the default, keeps the streams of the runs before it. */
+	uint32_t seed = 0;
 };
 
 class RfwSwitch;
