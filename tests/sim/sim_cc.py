@@ -157,7 +157,12 @@ try:
                   f"{prof}: --fit named {(f.get('fit') or {}).get('profile')}")
         rc, out, err = run(REPLAY, "cc", cap, "--profile", other[prof], "--json")
         r = json.loads(out) if rc == 0 else {"flows": []}
-        check(r["flows"] and all(f.get("rp_verdict") == "deviates" for f in r["flows"]),
+        # Judged by paper's rule (every CNP cuts at once), mlx5-cx5's cuts, sampled every 4 us
+        # with a 10-bit alpha, follow few CNPs: near the 20 % line between deviates and
+        # not_reacting (16-20 % since the links keep exact time; 2026-11-28). Either verdict
+        # says the capture does not conform.
+        check(r["flows"] and all(f.get("rp_verdict") in ("deviates", "not_reacting")
+                                 for f in r["flows"]),
               f"{prof} checked as {other[prof]}: {[f.get('rp_verdict') for f in r['flows']]}")
 
     # 3b. rp_scope port: two QPs per sender host share one RP and one paced rate. The capture

@@ -144,13 +144,20 @@ void RfwPort::Capture(Ptr<const Packet> p)
 	pcap_dump((u_char *)pcap_, &h, buf);
 }
 
-/* Strict priority: MAC Control first, then the highest priority that is not paused. */
-void RfwPort::StartTx()
+/*
+ * Strict priority: MAC Control first, then the highest priority that is not paused. Events run
+ * at whole ns (ns-3's default resolution), so the wire's end is kept in ps (free_ps_) and a
+ * frame already waiting when the wire frees (@cont, from TxDone) starts at that exact end, as
+ * tools/sim does: back-to-back frames then take exactly their share of the rate instead of a
+ * whole number of ns each.
+ */
+void RfwPort::StartTx(bool cont)
 {
 	Ptr<Packet> p;
 
 	if (busy_ || chan_ == nullptr)
 		return;
+	busy_prio_ = -1;
 	if (!ctl_.empty()) {
 		p = ctl_.front();
 		ctl_.pop_front();
@@ -164,6 +171,7 @@ void RfwPort::StartTx()
 			qbytes_[pr] -= f.p->GetSize();
 			OnDequeue(f, pr);
 			p = f.p;
+			busy_prio_ = pr;
 		}
 	}
 	if (p == nullptr)
@@ -172,16 +180,21 @@ void RfwPort::StartTx()
 	frames_sent++;
 	Capture(p);
 	uint64_t bits = (uint64_t)(p->GetSize() + kWireExtra) * 8;
-	/* Serialisation in ps so back-to-back frames take exactly their share of the rate. */
 	uint64_t ps = (bits * 1000000000000ull + rate_bps_ - 1) / rate_bps_;
-	Simulator::Schedule(ns3::PicoSeconds(ps), &RfwPort::TxDone, this, p);
+	uint64_t now = (uint64_t)Simulator::Now().GetNanoSeconds(), end;
+
+	free_ps_ = (!cont && now * 1000 > free_ps_ ? now * 1000 : free_ps_) + ps;
+	end = (free_ps_ + 999) / 1000;
+	if (end <= now)
+		end = now + 1;
+	Simulator::Schedule(ns3::NanoSeconds(end - now), &RfwPort::TxDone, this, p);
 }
 
 void RfwPort::TxDone(Ptr<Packet> p)
 {
 	busy_ = false;
 	chan_->Transmit(this, p);
-	StartTx();
+	StartTx(true);
 	OnTxIdle();
 }
 
@@ -208,7 +221,7 @@ void RfwPort::HandlePfc(const uint8_t *buf, uint32_t len)
 		/* Pause expiry restarts the queue without a resume frame. */
 		resume_ev_.Cancel();
 		resume_ev_ =
-		    Simulator::Schedule(ns3::NanoSeconds(wake - now), &RfwPort::StartTx, this);
+		    Simulator::Schedule(ns3::NanoSeconds(wake - now), &RfwPort::Resume, this);
 	}
 	StartTx();
 	OnTxIdle();

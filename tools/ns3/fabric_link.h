@@ -95,6 +95,11 @@ class RfwPort : public ns3::NetDevice
 	{
 		return q_[prio].size();
 	}
+	/* The frame being sent is of @prio (MAC Control: -1). */
+	bool sending(int prio) const
+	{
+		return busy_ && busy_prio_ == prio;
+	}
 	uint64_t queued_bytes(int prio) const
 	{
 		return qbytes_[prio];
@@ -217,7 +222,12 @@ class RfwPort : public ns3::NetDevice
 	void Capture(ns3::Ptr<const ns3::Packet> p);
 
       private:
-	void StartTx();
+	/* The next frame onto the wire; @cont: the wire just freed (TxDone), see the .cc. */
+	void StartTx(bool cont = false);
+	void Resume()
+	{
+		StartTx(false);
+	}
 	void TxDone(ns3::Ptr<ns3::Packet> p);
 	void HandlePfc(const uint8_t *buf, uint32_t len);
 
@@ -232,6 +242,8 @@ class RfwPort : public ns3::NetDevice
 	uint64_t pause_until_[kPrios] = {0};
 	ns3::EventId resume_ev_;
 	bool busy_ = false;
+	uint64_t free_ps_ = 0; /* when the wire is free, in ps: no rounding drift */
+	int busy_prio_ = -1;   /* the priority of the frame being sent (MAC Control: -1) */
 	pcap_dumper_t *pcap_ = nullptr;
 	ns3::NetDevice::ReceiveCallback rx_cb_;
 };

@@ -11,8 +11,10 @@ using ns3::Packet;
 using ns3::Ptr;
 using ns3::Simulator;
 
-/* Frames a priority may hold in the device before the NIC stops producing more of it: enough
- * to keep the wire busy, small enough that a pause or a CNP acts at once (as tools/sim). */
+/* Frames a priority may hold in the device, the one on the wire included, before the NIC stops
+ * producing more of it: enough to keep the wire busy, small enough that a pause or a CNP acts at
+ * once. tools/sim holds TX_WINDOW (2) frames in total, the one on the wire included: the same
+ * count for a host whose frames are all of one priority, as every sender's are. */
 static constexpr uint32_t kTxWindow = 2;
 
 static uint64_t now_ns()
@@ -46,7 +48,7 @@ bool RfwHostDevice::TxRoom(void *host, uint8_t prio)
 {
 	auto *d = static_cast<RfwHostDevice *>(host);
 
-	return !d->paused(prio) && d->queued_frames(prio) < kTxWindow;
+	return !d->paused(prio) && d->queued_frames(prio) + (d->sending(prio) ? 1 : 0) < kTxWindow;
 }
 
 uint8_t *RfwHostDevice::FrameAlloc(void *host, uint32_t len)

@@ -333,7 +333,12 @@ static void q_note_peak(struct sim *s, const struct link *l)
 		s->q_max_sample = l->qbytes;
 }
 
-static void link_start(struct link *l)
+/*
+ * The next frame onto the wire. @cont: the wire just freed (link_tx_done) with this frame
+ * already waiting, so it starts when the last one ended, at l->free_ps exactly, although the
+ * event runs at the next whole ns; otherwise it starts now (or when the wire frees).
+ */
+static void link_start(struct link *l, bool cont)
 {
 	struct sim *s = l->sim;
 	struct frame *f;
@@ -359,7 +364,7 @@ static void link_start(struct link *l)
 		pcap_frame(s, f);
 	/* Serialisation in picoseconds, carried from frame to frame so back-to-back frames
 	 * take exactly their share of the line rate; the event fires at the next whole ns. */
-	start_ps = s->now * 1000 > l->free_ps ? s->now * 1000 : l->free_ps;
+	start_ps = !cont && s->now * 1000 > l->free_ps ? s->now * 1000 : l->free_ps;
 	l->free_ps = start_ps + (uint64_t)llround((f->len + WIRE_EXTRA) * l->ns_per_byte * 1000.0);
 	end_ns = (l->free_ps + 999) / 1000;
 	if (end_ns <= s->now)
@@ -414,7 +419,7 @@ static void link_enqueue(struct link *l, struct frame *f)
 	l->qbytes += f->len;
 	l->pbytes[p] += f->len;
 	q_note_peak(s, l);
-	link_start(l);
+	link_start(l, false);
 }
 
 static void host_service(struct host *h);
@@ -502,7 +507,7 @@ static void link_tx_done(struct link *l, struct frame *f)
 		}
 		ev_push(s, arrive, EV_ARRIVE, (uint32_t)l->idx, 0, f);
 	}
-	link_start(l);
+	link_start(l, true);
 	if (l->from >= 0)
 		host_service(&s->host[l->from]); /* the sender may send more */
 }
