@@ -500,18 +500,22 @@ static void run_link_down(void)
 	uint64_t end;
 	struct rfw_qp *qc;
 
-	CHECK(rx != NULL && tx != NULL, "link down: rings");
+	if (rx == NULL || tx == NULL)
+		die("link down: rings", rte_errno);
 	id.mac.addr_bytes[0] = 0x02;
 	id.mac.addr_bytes[5] = 0x0c;
 	C.port = rfw_port_setup(ring_port("nicGone", rx, tx), &pc, &id);
-	CHECK(C.port != NULL, "link down: port");
+	if (C.port == NULL)
+		die("link down: port", rte_errno);
 	C.nic = rfw_nic_create(C.port->q[0], &nc);
-	CHECK(C.nic != NULL, "link down: NIC");
+	if (C.nic == NULL)
+		die("link down: NIC", rte_errno);
 	C.pd = rfw_alloc_pd(rfw_nic_dev(C.nic));
 	C.cq = rfw_create_cq(rfw_nic_dev(C.nic), 64);
 	C.mem = aligned_alloc(4096, MEM_LEN);
 	C.mr = C.pd && C.mem ? rfw_reg_mr(C.pd, C.mem, MEM_LEN, RFW_ACCESS_LOCAL_WRITE) : NULL;
-	CHECK(C.cq != NULL && C.mr != NULL, "link down: PD/CQ/MR");
+	if (C.cq == NULL || C.mr == NULL)
+		die("link down: PD/CQ/MR", ENOMEM);
 	rfw_ip4_to_mapped(C.ip4m, 0x0a000003);
 	rfw_ip4_to_mapped(path.dst_ip, 0x0a00000e);
 	qc = make_qp(&C);
