@@ -172,6 +172,20 @@ def main():
     with open(fctm) as f:
         check(o.get("scheduler") == "ns3::MapScheduler" and f.read() == fct_default,
               f"--scheduler map: another FCT file than the default's: {o}")
+    # 1a'. --ack-every 1: every request of host 1 asks for its ACK (tshark reads the BTH's
+    #      AckReq bit); the default (64) asks on some only.
+    pce = os.path.join(d, "pcape")
+    os.mkdir(pce)
+    o = run("--topology", topo, "--flows", ff, "--fct-out", fctm, "--kmin-kb", "5", "--kmax-kb",
+            "200", "--pmax", "0.01", "--ack-every", "1", "--pcap", pce)
+    for pcd, want_all in ((pce, True), (pc, False)):
+        req = [r for r in tshark_rows(os.path.join(pcd, "host-1.pcap"), "ip.src",
+                                      "infiniband.bth.opcode", "infiniband.bth.a")
+               if len(r) == 3 and r[0] == "11.0.1.1" and r[1] != "" and int(r[1]) <= 11]
+        asked = sum(r[2] in ("1", "True") for r in req)
+        check(len(req) > 0 and (asked == len(req)) == want_all,
+              f"--ack-every {'1' if want_all else '64'}: {asked} of {len(req)} requests ask")
+    check(o.get("ack_every") == 1 and o.get("flows_completed") == len(flows), f"ack-every: {o}")
 
     # 1b. HPCC's DCQCN+win (--var-win): the window follows the rate; every request asks for
     #     its ACK (tshark reads the BTH's AckReq bit), and a window that shrinks under packets
@@ -182,7 +196,8 @@ def main():
             "5", "--kmax-kb", "200", "--pmax", "0.01", "--window-kb", "20", "--var-win")
     check(o.get("flows_completed") == len(flows) and o.get("var_win") is True and
           o.get("window_psns") == 20 and o.get("cnps_sent", 0) > 0, f"var-win: {o}")
-    check(o.get("ack_timeouts") == 0 and o.get("retransmissions") == 0, f"var-win: {o}")
+    check(o.get("ack_timeouts") == 0 and o.get("retransmissions") == 0 and
+          o.get("ack_every") == 1, f"var-win: {o}")
     req = [r for r in tshark_rows(os.path.join(pcv, "host-1.pcap"), "ip.src",
                                   "infiniband.bth.opcode", "infiniband.bth.a")
            if len(r) == 3 and r[0] == "11.0.1.1" and r[1] != "" and int(r[1]) <= 11]
@@ -274,6 +289,8 @@ def main():
                        (["--var-win", "--window-kb", "9", "--transport", "sr"], "--var-win"),
                        (["--var-win", "--window-kb", "9", "--profile", "none"], "--var-win"),
                        (["--scheduler", "splay"], "--scheduler"),
+                       (["--ack-every", "0"], "--ack-every"), (["--ack-every", "2.5"], "--ack-every"),
+                       (["--var-win", "--window-kb", "9", "--ack-every", "2"], "--ack-every"),
                        (["--seed", "-1"], "--seed"), (["--seed", "4294967296"], "--seed"),
                        (["--seed", "1.5"], "--seed")):
         p = subprocess.run([NS3, "--topology", topo, "--flows", ff, "--fct-out", fct, *args],

@@ -294,6 +294,7 @@ bool Fabric::BuildHosts(std::string *err)
 		hc.sr_rto_low_pkts = c.sr_rto_low_pkts;
 		hc.max_unacked_psns = WindowPsns(c);
 		hc.var_win_bytes = c.var_win ? (uint32_t)std::llround(c.window_kb * 1024) : 0;
+		hc.ack_every = c.ack_every;
 		std::memcpy(hc.mac, host[h]->mac(), 6);
 		hc.ip = rfw_hpcc_node_ip(h);
 		hc.mem = mem;

@@ -30,6 +30,8 @@ struct FabricConf {
 	double window_kb = 0;
 	/* --var-win: the window scales with the QP's rate (rfw_fw_conf.var_win_bytes) */
 	bool var_win = false;
+	/* --ack-every: AckReq every N packets (rfw_dev_attr.ack_every); 0: the firmware's 64 */
+	uint32_t ack_every = 0;
 	/* --scheduler: ns-3's event scheduler type (same events in the same order, any of them) */
 	std::string scheduler = "ns3::PriorityQueueScheduler";
 	uint64_t sim_time_ns = 1000000000ull;

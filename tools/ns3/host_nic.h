@@ -53,6 +53,7 @@ struct rfw_hn_conf {
 	uint32_t sr_rto_low_pkts;      /* RTO_low with at most this many in flight; idem */
 	uint32_t max_unacked_psns;     /* requester window in PSNs; 0: the transport's default */
 	uint32_t var_win_bytes;        /* the window follows the rate (rfw_fw_conf); 0: fixed */
+	uint32_t ack_every;            /* AckReq every N packets; 0: the firmware's default (64) */
 	uint8_t mac[6];
 	uint32_t ip; /* host order */
 	/* Message memory shared by every flow (not verified: flows move bytes, not data). */

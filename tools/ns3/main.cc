@@ -84,6 +84,9 @@ void Usage()
 	    "                      at least 1 byte (HPCC's VAR_WIN, its DCQCN+win); needs\n"
 	    "                      --window-kb, go-back-N, a profile; every packet asks for\n"
 	    "                      its ACK (ack_every 1, as HPCC's receiver ACKs each)\n"
+	    "  --ack-every N       a request asks for its ACK every N packets, and at each\n"
+	    "                      message's end (1..1024, default 64; 1 with --var-win, which\n"
+	    "                      allows no other): HPCC's receiver ACKs every packet\n"
 	    "  --scheduler S       ns-3's event scheduler: map, heap, calendar, list or\n"
 	    "                      priority-queue (default priority-queue, 10-15 %% less CPU\n"
 	    "                      than ns-3's map); the same events in the same order with\n"
@@ -152,6 +155,7 @@ enum {
 	O_WINDOW,
 	O_VARWIN,
 	O_SCHED,
+	O_ACKEVERY,
 	O_SEED,
 	O_HELP
 };
@@ -188,6 +192,13 @@ bool SetTransport(rfw::FabricConf &f, int c, const char *v)
 	case O_VARWIN:
 		f.var_win = true;
 		break;
+	case O_ACKEVERY: {
+		double n = Num("--ack-every", v, 1, 1024);
+		if (n != std::floor(n))
+			Bad("--ack-every", std::string("'") + v + "': expected a whole number");
+		f.ack_every = (uint32_t)n;
+		break;
+	}
 	case O_SCHED:
 		f.scheduler = SchedulerType("--scheduler", v);
 		break;
@@ -318,6 +329,7 @@ Opts Parse(int argc, char **argv)
 	                                   {"window-kb", 1, 0, O_WINDOW},
 	                                   {"var-win", 0, 0, O_VARWIN},
 	                                   {"scheduler", 1, 0, O_SCHED},
+	                                   {"ack-every", 1, 0, O_ACKEVERY},
 	                                   {"seed", 1, 0, O_SEED},
 	                                   {"help", 0, 0, O_HELP},
 	                                   {0, 0, 0, 0}};
@@ -353,6 +365,9 @@ Opts Parse(int argc, char **argv)
 		Bad("--var-win", o.fc.window_kb <= 0 ? "needs --window-kb above 0"
 		                 : o.fc.sr ? "needs --transport gbn (sr keeps its own cap)"
 		                           : "needs a profile (no rate to follow)");
+	if (o.fc.var_win && o.fc.ack_every > 1)
+		Bad("--ack-every",
+		    "must be 1 with --var-win (a shrinking window needs an ACK a packet)");
 	return o;
 }
 
@@ -406,6 +421,10 @@ void Report(const Opts &o, const rfw::FabricResult &r)
 	    j, "window_psns",
 	    json_integer(o.fc.window_kb > 0 ? rfw::WindowPsns(o.fc) : RFW_DEF_MAX_UNACKED_PSNS));
 	json_object_set_new(j, "var_win", json_boolean(o.fc.var_win));
+	json_object_set_new(j, "ack_every",
+	                    json_integer(o.fc.ack_every ? o.fc.ack_every
+	                                 : o.fc.var_win ? 1
+	                                                : 64));
 	json_object_set_new(j, "scheduler", json_string(o.fc.scheduler.c_str()));
 	json_object_set_new(j, "seed", json_integer((json_int_t)o.fc.sw.seed));
 	json_object_set_new(
