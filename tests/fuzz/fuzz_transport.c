@@ -13,6 +13,8 @@
  *                       bit4 the packet is CE-marked
  *                       bit5 advance the clock by (first packet byte) x 64 us and run timers
  *                       bit6 post one more send WR on A (opcode from the first packet byte)
+ *                            and set A's go-back-N window (rfw_qp_set_window_bytes) to the
+ *                            byte's top three bits x 512 bytes (0: the device's window)
  *                       bit7 set the selective-repeat marker (BTH Resv7 = RFW_SR_MARK) and,
  *                            with bit3, rebase the SRETH VA/R_Key of a WRITE too
  *
@@ -673,8 +675,13 @@ static void run_one(const uint8_t *data, size_t size, bool sr, bool srq)
 		} else if (len >= 2) {
 			f.impair = pkt[1];
 		}
-		if (ctl & 0x40)
+		if (ctl & 0x40) {
 			post_one(&f, len ? pkt[0] : 0);
+			/* The host's window (nic/'s var_win_bytes) moves too, shrinking under
+			 * packets in flight: 0 (the device's) .. 14 PSNs at MTU 256; go-back-N
+			 * only. */
+			rfw_qp_set_window_bytes(f.qp[0], (uint64_t)((len ? pkt[0] : 0) >> 5) * 512);
+		}
 		deliver(&f, to, pkt, (uint32_t)len, ctl & 0x10);
 		if (ctl & 0x20) {
 			f.now += (uint64_t)(len ? pkt[0] : 1) * 64000;
