@@ -755,20 +755,13 @@ static void test_frame_bytes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_write_doorbell),
-	    cmocka_unit_test(test_scope_port),
-	    cmocka_unit_test(test_scope_dst),
-	    cmocka_unit_test(test_snapshot_unchanged),
-	    cmocka_unit_test(test_paced_schedule),
-	    cmocka_unit_test(test_byte_unit),
-	    cmocka_unit_test(test_var_win),
-	    cmocka_unit_test(test_timely),
-	    cmocka_unit_test(test_wheel),
-	    cmocka_unit_test(test_wheel_model),
-	    cmocka_unit_test(test_tx_room),
-	    cmocka_unit_test(test_tx_room_round_robin),
-	    cmocka_unit_test(test_frame_bytes),
-	    cmocka_unit_test(test_tx_room_run_ends),
+	    cmocka_unit_test(test_write_doorbell), cmocka_unit_test(test_scope_port),
+	    cmocka_unit_test(test_scope_dst),      cmocka_unit_test(test_snapshot_unchanged),
+	    cmocka_unit_test(test_paced_schedule), cmocka_unit_test(test_byte_unit),
+	    cmocka_unit_test(test_var_win),        cmocka_unit_test(test_timely),
+	    cmocka_unit_test(test_wheel),          cmocka_unit_test(test_wheel_model),
+	    cmocka_unit_test(test_tx_room),        cmocka_unit_test(test_tx_room_round_robin),
+	    cmocka_unit_test(test_frame_bytes),    cmocka_unit_test(test_tx_room_run_ends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
