@@ -202,12 +202,19 @@ void rfw_nic_publish(struct rfw_nic *nic)
 /*
  * The port's queue still holds refused frames: whether the link is down (tx_stall_ms with no
  * frame taken by the PMD), its frames then dropped so that the QPs run. Out of line: rare.
+ * Only a link that once carried frames goes down (a memif peer still connecting at start-up
+ * is waited for, as before), and only polls that tried count: a poll loop that paused (the
+ * application away from the NIC) starts the wait again rather than finding it long over.
  */
 static bool __attribute__((noinline)) nic_tx_down(struct rfw_nic *nic)
 {
 	uint64_t taken = nic->q->ctr[RFW_PORT_CTR_tx_pkts];
+	bool gap = nic->now_ns - nic->stall_look_ns > nic->tx_stall_ns / 4;
 
-	if (!nic->stall_armed || taken != nic->stall_taken) {
+	nic->stall_look_ns = nic->now_ns;
+	if (taken == 0)
+		return false;
+	if (!nic->stall_armed || taken != nic->stall_taken || (gap && !nic->tx_down)) {
 		/* a wait begins, or the PMD took frames since the last look: the link is up */
 		nic->stall_armed = true;
 		nic->stall_taken = taken;

@@ -140,7 +140,8 @@ struct rfw_nic_conf {
 	 * peer that exited) would keep them waiting for ever. Down, the NIC drops what the PMD
 	 * refuses (tx_stall_drops), as a NIC does on a link that is down, and its QPs run: their
 	 * ACK timers retry and fail them with RFW_WC_RETRY_EXC_ERR (IBA 9.7.6.1.3). Up again at
-	 * the first frame the PMD takes.
+	 * the first frame the PMD takes. Only a link that once took frames goes down, and only
+	 * after polls that kept trying (a paused poll loop starts the wait again).
 	 */
 	uint32_t tx_stall_ms;
 	/*

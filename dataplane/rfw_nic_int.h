@@ -90,7 +90,7 @@ struct rfw_nic {
 	uint64_t snapshot_ns, pub_next_ns;
 	uint32_t pub_max_per_s; /* snapshot_max_per_s */
 	/* The link-down watch (tx_stall_ms): the PMD's frame count when the wait began, then */
-	uint64_t tx_stall_ns, stall_since_ns, stall_taken;
+	uint64_t tx_stall_ns, stall_since_ns, stall_taken, stall_look_ns;
 	bool stall_armed, tx_down;
 	uint32_t pub_cursor;
 	uint64_t pub_round_ns; /* when the round under way began */

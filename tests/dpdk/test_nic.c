@@ -481,10 +481,11 @@ static void run_unreachable(void)
 }
 
 /*
- * A peer that is gone: a NIC whose port's TX ring (63 frames) nobody drains, as a memif peer
- * that exited. Its QP's WRITEs fill the ring; after tx_stall_ms with no frame taken the NIC
- * treats the link as down, drops what the PMD refuses and lets the QP's ACK timer run: the
- * first WR fails with RETRY_EXC_ERR (IBA 9.7.6.1.3), the rest are flushed, the QP is in ERR.
+ * A peer that is gone: a NIC whose port's TX ring (63 frames) is drained for its first polls
+ * (the link carried frames) and then by nobody, as a memif peer that exited. Its QP's WRITEs
+ * fill the ring; after tx_stall_ms with no frame taken the NIC treats the link as down, drops
+ * what the PMD refuses and lets the QP's ACK timer run: the first WR fails with RETRY_EXC_ERR
+ * (IBA 9.7.6.1.3), the rest are flushed, the QP is in ERR.
  */
 static void run_link_down(void)
 {
@@ -523,9 +524,13 @@ static void run_link_down(void)
 	for (unsigned i = 0; i < 8; i++) /* 80 packets for a ring of 63 */
 		CHECK(post(&C, qc, RFW_WR_RDMA_WRITE, 0, WRITE_LEN, &B, 0) == 0, "link down: post");
 	end = rte_rdtsc() + rte_get_tsc_hz() * 10;
-	while (got < 8 && rte_rdtsc() < end) {
+	for (unsigned polls = 0; got < 8 && rte_rdtsc() < end; polls++) {
+		void *m = NULL;
+
 		rfw_nic_poll(C.nic);
 		got += (unsigned)rfw_poll_cq(C.cq, 8 - (int)got, wc + got);
+		while (polls < 3 && rte_ring_dequeue(tx, &m) == 0) /* the peer, while it lived */
+			rte_pktmbuf_free(m);
 	}
 	CHECK(got == 8 && wc[0].status == RFW_WC_RETRY_EXC_ERR,
 	      "link down: %u of 8 completions in 10 s, the first %s", got,
@@ -547,7 +552,8 @@ static void run_link_down(void)
 	rfw_nic_destroy(C.nic);
 	rfw_port_close(C.port);
 	free(C.mem);
-	printf("ok   peer gone (TX ring never drained) -> link down, RETRY_EXC_ERR, WRs flushed\n");
+	printf("ok   peer gone (TX ring drained, then never again) -> link down, RETRY_EXC_ERR, "
+	       "WRs flushed\n");
 }
 
 /* Create, connect, use and destroy QP pairs for @ms (telemetry reads them meanwhile). */
