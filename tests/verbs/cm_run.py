@@ -95,11 +95,12 @@ def unix_listening(path):
 
 
 def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
-         server_eal="", on_ready=None, after_client=None, server_secs=60, client_run=None):
+         server_eal="", on_ready=None, after_client=None, server_secs=60, client_run=None,
+         client_delay=0.0):
     """Start @server (@server_eal: more EAL options), wait for its @ready line, call
     @on_ready(), run @client, call @after_client() (the server still running), then stop the
     server if @stop_server (else wait @server_secs for it to exit); both outputs. @client_run:
-    rocefw-run options for the client only."""
+    rocefw-run options for the client only; @client_delay: seconds to wait before it."""
     tmp = tempfile.mkdtemp(prefix="rocefw-cm-")
     sock = os.path.join(tmp, "memif.sock")
     srv = subprocess.Popen(side(sock, "server", SERVER_IP, server_eal) + server,
@@ -121,6 +122,7 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
             time.sleep(0.05)
         if on_ready is not None:
             on_ready()
+        time.sleep(client_delay)
         t0 = time.time()
         cside = side(sock, "client", CLIENT_IP)
         if client_run:
@@ -295,16 +297,18 @@ def group_perftest(tool):
     port = str(18000 + os.getpid() % 1000)
     pt = [tool, "-R", "-d", "rocefw0", "-x", "0", "-n", "500", "-p", port]
     for attempt in (1, 2, 3, 4):
-        src, so, crc, co, _ = pair(pt, pt + [SERVER_IP], r"Waiting for client to connect")
+        src, so, crc, co, _ = pair(pt, pt + [SERVER_IP], r"Waiting for client to connect",
+                                   client_delay=0.5 * (attempt - 1))
         # perftest prints its "Waiting" line, then binds and listens (send_bw.c: the print
         # comes before establish_connection): a client that comes in between gets REJ reason
         # 8, invalid service ID, as it would from Linux's CM. The one race the harness cannot
-        # see from outside (twice in a row on a loaded machine, 2026-11-28): start again, up to
-        # four times, waiting longer each time; anything else wrong fails at once.
+        # see from outside (four times in a row in a loaded suite run, 2026-11-28): start both
+        # again, up to four times, the client 0.5 s later each time after the server's line;
+        # anything else wrong fails at once.
         if attempt < 4 and crc != 0 and "RDMA_CM_EVENT_REJECTED; error: 8" in co:
             print(f"NOTE: the client came before the server's rdma_listen (REJ 8): again "
                   f"({attempt} of 3)")
-            time.sleep(attempt)
+            time.sleep(1)
             continue
         break
     check(src == 0, f"{tool} server exits 0 ({src})")
