@@ -135,13 +135,14 @@ struct rfw_nic_conf {
 	uint32_t snapshot_max_per_s;
 	/*
 	 * How long the port's queue may take no frame at all while frames wait before the NIC
-	 * treats the link as down, in ms; default 1000, range 1..3600000. While frames wait the
-	 * QPs get no turn (tx_backlog_polls), their timers included; a peer that is gone (a memif
-	 * peer that exited) would keep them waiting for ever. Down, the NIC drops what the PMD
-	 * refuses (tx_stall_drops), as a NIC does on a link that is down, and its QPs run: their
-	 * ACK timers retry and fail them with RFW_WC_RETRY_EXC_ERR (IBA 9.7.6.1.3). Up again at
-	 * the first frame the PMD takes. Only a link that once took frames goes down, and only
-	 * after polls that kept trying (a paused poll loop starts the wait again).
+	 * treats the link as down, in ms; default 30000 (at 1000 a peer starved of CPU was taken
+	 * for gone), range 1..3600000. While frames wait the QPs get no turn (tx_backlog_polls),
+	 * their timers included; a peer that is gone (a memif peer that exited) would keep them
+	 * waiting for ever. Down, the NIC drops what the PMD refuses (tx_stall_drops), as a NIC
+	 * does on a link that is down, and its QPs run: their ACK timers retry and fail them with
+	 * RFW_WC_RETRY_EXC_ERR (IBA 9.7.6.1.3). Up again at the first frame the PMD takes. Only a
+	 * link that once took frames goes down, and only after polls that kept trying (a paused
+	 * poll loop starts the wait again).
 	 */
 	uint32_t tx_stall_ms;
 	/*
