@@ -71,10 +71,6 @@ static int conf_fill(struct rfw_fw_conf *c)
 	if (c->dev_attr.qpn_base == 0)
 		c->dev_attr.qpn_base = 17;
 	/*
-	 * The transport's defaults for these two apply only to a NULL attribute struct, where 0
-	 * is a value of its own; a conf left zero means "defaults" as for every other field.
-	 */
-	/*
 	 * A window that follows the rate can shrink under packets already in flight; unless each
 	 * asked for its ACK, none of them may (ack_every, AckReq at the window's edge), and the QP
 	 * would wait out its ACK timeout. HPCC's receiver ACKs every packet.
@@ -83,6 +79,10 @@ static int conf_fill(struct rfw_fw_conf *c)
 		return -EINVAL;
 	if (c->var_win_bytes != 0)
 		c->dev_attr.ack_every = 1;
+	/*
+	 * The transport's defaults for these two apply only to a NULL attribute struct, where 0
+	 * is a value of its own; a conf left zero means "defaults" as for every other field.
+	 */
 	if (c->dev_attr.ack_every == 0)
 		c->dev_attr.ack_every = 64;
 	if (c->dev_attr.np_min_time_between_cnps_ns == 0)
