@@ -73,23 +73,27 @@ double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots
 
 /*
  * The checker's cost of one message of @size: the same full comparison the run makes (memcmp
- * of a landed message against its source slot), over @nslots of the run's source slots against
- * an equal copy, so that every compare runs to the end as a passing check does. ns.
+ * of a landed message against its expectation), over @nslots slots against an equal copy, so
+ * that every compare runs to the end as a passing check does. @hot: the expectation is one slot
+ * (the two-process checker's, want_msg in perf.c: it stays in cache) and the slots compared
+ * with it are copies of it; else each slot is compared with its own copy (loopback: the landed
+ * message against the sender's slot). ns.
  */
-double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size)
+double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size, bool hot)
 {
 	uint8_t *copy = malloc((size_t)nslots * size);
 	uint64_t t0, t, n = 0, same = 0;
 
 	if (copy == NULL)
 		die("checker cost buffer", ENOMEM);
-	memcpy(copy, src, (size_t)nslots * size);
+	for (uint32_t s = 0; s < (hot ? nslots : 1u); s++)
+		memcpy(copy + (size_t)s * size, src, hot ? size : (size_t)nslots * size);
 	t0 = now_ns(P);
 	do {
 		for (unsigned b = 0; b < BATCH; b++, n++) {
 			size_t at = (n % nslots) * (size_t)size;
 
-			same += memcmp(copy + at, src + at, size) == 0;
+			same += memcmp(copy + at, src + (hot ? 0 : at), size) == 0;
 		}
 		t = now_ns(P);
 	} while (t - t0 < BOUND_MIN_NS);

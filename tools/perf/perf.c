@@ -519,11 +519,14 @@ struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth)
 /* ---- the data pattern ---- */
 
 /*
- * Each QP has two parities of source slots, filled once with different pseudo-random bytes;
- * message k uses slot k % depth of parity (k / depth) & 1, so consecutive uses of one
- * destination slot alternate between two contents. On top, the message's number is stamped
- * every 256 bytes (the smallest path MTU) before posting, so that every packet of a message
- * carries bytes no earlier message left in that slot. The checker compares every byte.
+ * Each QP has two parities of source slots: the slots of one parity hold the same
+ * pseudo-random bytes, the two parities different ones; message k uses slot k % depth of parity
+ * (k / depth) & 1, so consecutive uses of one destination slot alternate between two contents.
+ * On top, the message's number is stamped every 256 bytes (the smallest path MTU) before
+ * posting, so that every packet of a message carries bytes no earlier message left in that
+ * slot. The checker compares every byte. One content per parity lets the two-process checker
+ * rebuild what message k must be in one slot per parity that stays in cache (want_msg),
+ * instead of in a slot of its own that has to come from memory as the received one does.
  */
 
 /*
@@ -580,6 +583,21 @@ static void poll_both(struct perf *P)
 static uint8_t *slot_src(struct conn *c, uint32_t depth, uint32_t size, uint64_t k)
 {
 	return c->src + ((((k / depth) & 1) * depth) + k % depth) * (size_t)size;
+}
+
+/* A QP's source slots for one size (see above): parity 0's content in every slot of parity 0,
+ * parity 1's in every slot of parity 1; the same bytes on both sides of a two-process run. */
+static void slots_fill(struct conn *c, uint32_t depth, uint32_t size, uint32_t qi)
+{
+	uint64_t seed = ((uint64_t)size << 8) + qi;
+
+	for (unsigned par = 0; par < 2; par++) {
+		uint8_t *base = c->src + (size_t)par * depth * size;
+
+		rfw_pattern_fill(base, size, seed * 2 + par);
+		for (uint32_t s = 1; s < depth; s++)
+			memcpy(base + (size_t)s * size, base, size);
+	}
 }
 
 static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth,
@@ -827,7 +845,7 @@ static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth,
 	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1);
 	r->byte_work_bound_gbps =
 	    perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 2, both ? 2 : 1);
-	r->check_ns = perf_check_ns(P, P->conns[0].src, n, sz);
+	r->check_ns = perf_check_ns(P, P->conns[0].src, n, sz, !both);
 	r->nic_goodput_gbps = r->bw_avg_gbps;
 	if (!both || r->bw_avg_gbps <= 0)
 		return;
@@ -1112,7 +1130,7 @@ static void conns_fill(struct perf *P, const struct opts *o, uint32_t depth, uin
 		if (o->op == OP_ATOMIC)
 			memset(c->src, 0, 8);
 		else
-			rfw_pattern_fill(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+			slots_fill(c, depth, size, qi);
 		memset(c->dst, 0, (o->op == OP_SEND ? 2ull : 1ull) * depth * size);
 		if (o->op == OP_SEND) {
 			for (uint64_t s = 0; s < 2ull * depth; s++)
@@ -1707,6 +1725,24 @@ static const uint8_t *expect_msg(struct conn *c, const struct opts *o, uint32_t 
 	return p;
 }
 
+/*
+ * The same bytes as expect_msg, built in the first slot of message k's parity (every slot of
+ * a parity holds the same content): the two-process checker's expectation, two slots a QP
+ * that stay in cache however deep the queue. Only where this side sends nothing from them.
+ */
+static const uint8_t *want_msg(struct conn *c, const struct opts *o, uint32_t depth, uint32_t size,
+                               uint64_t k)
+{
+	uint8_t *p = c->src + (size_t)((k / depth) & 1) * depth * size;
+
+	if (o->op == OP_WRITE || o->op == OP_SEND) {
+		rfw_pattern_stamp(p, size, k);
+		if (o->lat && o->op == OP_WRITE)
+			stamp_last(p, size, k + 1);
+	}
+	return p;
+}
+
 /* Byte offset of message k's source slot inside a QP's pattern area (both parities). */
 static uint64_t slot_off(uint32_t depth, uint32_t size, uint64_t k)
 {
@@ -2013,7 +2049,7 @@ static void server_reap(struct perf *P, const struct opts *o, uint32_t depth, ui
 					server_fail(P, "WRITE immediate missing or out of order",
 					            (uint32_t)qi, k);
 				check_msg(P, o, c->dst + (k % depth) * (size_t)size,
-				          expect_msg(c, o, depth, size, k), size, (uint32_t)qi, k,
+				          want_msg(c, o, depth, size, k), size, (uint32_t)qi, k,
 				          "WRITE data differs at the responder", r);
 			} else {
 				uint64_t slot = wc[i].wr_id;
@@ -2022,7 +2058,7 @@ static void server_reap(struct perf *P, const struct opts *o, uint32_t depth, ui
 				if (wc[i].byte_len != size)
 					server_fail(P, "SEND length differs", (uint32_t)qi, k);
 				else
-					check_msg(P, o, got, expect_msg(c, o, depth, size, k), size,
+					check_msg(P, o, got, want_msg(c, o, depth, size, k), size,
 					          (uint32_t)qi, k,
 					          "SEND data differs at the receiver", r);
 				if (o->lat) {
@@ -2059,7 +2095,7 @@ static void server_pong(struct perf *P, const struct opts *o, uint32_t depth, ui
 {
 	struct conn *c0 = &P->conns[0];
 	uint64_t k = c0->recvd;
-	const uint8_t *want = expect_msg(c0, o, depth, size, k);
+	const uint8_t *want = want_msg(c0, o, depth, size, k);
 	struct rfw_sge sge = {(uint64_t)(uintptr_t)c0->dst, size, rfw_mr_lkey(P->a.mr)};
 	struct rfw_send_wr wr = {0}, *badw;
 
@@ -2215,7 +2251,7 @@ static uint32_t remote_setup(struct perf *P, const struct opts *o, uint32_t size
 		if (o->op == OP_ATOMIC)
 			memset(c->src, 0, 8);
 		else
-			rfw_pattern_fill(c->src, 2ull * depth * size, ((uint64_t)size << 8) + qi);
+			slots_fill(c, depth, size, qi);
 		/* The slots messages land in, faulted in before the clock starts (as the loopback's
 		 * conns_fill): at 1,024 QPs x 64 KiB their first touches were 10 % of the server's
 		 * time in the run. SEND uses both halves of the receive area. */

@@ -102,7 +102,7 @@ struct result {
  * from @nslots slots at @src (Gb/s); the checker's cost of one @size-byte message (ns). */
 double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
                              uint32_t mtu, unsigned copies, unsigned icrcs);
-double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size);
+double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size, bool hot);
 
 /* Latency columns of @r from @n samples in ns (sorted here). */
 void lat_stats(uint64_t *lat, uint64_t n, struct result *r);
