@@ -96,11 +96,20 @@ static uint8_t *mb_alloc(void *host, uint32_t len)
 
 	if (unlikely(len > RFW_FRAME_MAX))
 		return NULL;
-	m = rte_pktmbuf_alloc(nic->pool);
-	if (unlikely(m == NULL)) {
-		nic->ctr[RFW_NIC_HOST_CTR_tx_no_mbuf]++;
-		return NULL;
+	if (unlikely(nic->mb_n == 0)) {
+		/* A pool too low for a whole stash still gives single mbufs. */
+		if (rte_pktmbuf_alloc_bulk(nic->pool, nic->mb_stash, NIC_MB_STASH) == 0)
+			nic->mb_n = NIC_MB_STASH;
+		else if ((nic->mb_stash[0] = rte_pktmbuf_alloc(nic->pool)) != NULL)
+			nic->mb_n = 1;
+		else {
+			nic->ctr[RFW_NIC_HOST_CTR_tx_no_mbuf]++;
+			return NULL;
+		}
 	}
+	m = nic->mb_stash[--nic->mb_n];
+	if (nic->mb_n != 0) /* the next frame's first line: written by its builder soon */
+		rte_prefetch0(rte_pktmbuf_mtod(nic->mb_stash[nic->mb_n - 1], void *));
 	return rte_pktmbuf_mtod(m, uint8_t *);
 }
 

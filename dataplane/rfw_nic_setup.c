@@ -131,6 +131,8 @@ static struct rfw_fw *fw_create(struct rfw_nic *nic, const struct rfw_nic_conf *
 
 static void nic_free(struct rfw_nic *nic)
 {
+	if (nic->mb_n != 0)
+		rte_pktmbuf_free_bulk(nic->mb_stash, nic->mb_n);
 	rte_free(nic->es_pub);
 	rte_free(nic->l2);
 	rte_free(nic);
