@@ -44,6 +44,8 @@ struct rfw_cm *rfw_cm_create(const struct rfw_cm_ops *ops, void *host,
 		cm->cfg.cm_timeout = 16;
 	if (cm->cfg.timewait_ns == 0)
 		cm->cfg.timewait_ns = 100000000ull;
+	if (cm->cfg.listen_grace_ns == 0)
+		cm->cfg.listen_grace_ns = 100000000ull;
 	cm->timeout_ns = 4096ull << cm->cfg.cm_timeout;
 	cm->next_id = cfg->seed * 2654435761u | 1;
 	cm->next_tid = cfg->seed ^ 0x5a5a5a5au;
@@ -470,10 +472,10 @@ static void expire(struct rfw_cm *cm, struct cm_conn *c, uint64_t now)
  */
 uint64_t rfw_cm_step(struct rfw_cm *cm, uint64_t now)
 {
-	uint64_t next = UINT64_MAX;
+	uint64_t next = UINT64_MAX, held = cm->n_held != 0 ? cm_held_step(cm, now) : UINT64_MAX;
 
 	if (now < cm->next_due)
-		return cm->next_due;
+		return cm->next_due < held ? cm->next_due : held;
 	/* Timers set by what expire() calls (the host's event handlers) lower it again. */
 	cm->next_due = UINT64_MAX;
 	for (uint32_t i = 0; i < cm->cfg.max_conns; i++) {
@@ -488,7 +490,7 @@ uint64_t rfw_cm_step(struct rfw_cm *cm, uint64_t now)
 	}
 	if (next < cm->next_due)
 		cm->next_due = next;
-	return cm->next_due;
+	return cm->next_due < held ? cm->next_due : held;
 }
 
 void rfw_cm_counters(const struct rfw_cm *cm, uint64_t out[RFW_CM_CNT__COUNT])

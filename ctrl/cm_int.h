@@ -6,6 +6,7 @@
 #include "ctrl/rfw_cm.h"
 
 #define CM_MAX_LISTEN 16
+#define CM_MAX_HELD   32 /* REQs waiting for a listener at once; more get REJ 8 at once */
 #define CM_IDX_BITS   12 /* a connection handle: generation << 12 | (index + 1) */
 #define CM_MAX_CONNS  ((1u << CM_IDX_BITS) - 1)
 _Static_assert(CM_MAX_CONNS == RFW_CM_MAX_CONNS, "rfw_cm.h");
@@ -51,6 +52,14 @@ struct cm_listen {
 	bool used;
 };
 
+/* A REQ for a service ID nobody listens on, waiting for a listener until its deadline. */
+struct cm_held {
+	struct rfw_cm_msg m;
+	uint8_t gid[16];
+	uint64_t deadline;
+	bool used;
+};
+
 struct rfw_cm {
 	struct rfw_cm_ops ops;
 	void *host;
@@ -62,6 +71,8 @@ struct rfw_cm {
 	uint32_t dreq_sent;  /* connections in CM_DREQ_SENT (cm_set_st keeps it) */
 	uint32_t alloc_next; /* where the search for a free slot starts (round robin) */
 	struct cm_listen listen[CM_MAX_LISTEN];
+	struct cm_held held[CM_MAX_HELD];
+	uint32_t n_held;       /* used entries of held[] */
 	struct cm_conn *conns; /* [cfg.max_conns] */
 	/* Hash chains (slot + 1, 0: empty) by (remote comm ID, peer GID) and (remote QPN, peer
 	   GID): a REQ's duplicate and stale checks (IBA 12.9.8.1, 12.9.8.3.1) without a walk. */
@@ -100,6 +111,9 @@ void cm_event(struct rfw_cm *cm, struct cm_conn *c, struct rfw_cm_event *ev);
 void cm_rej_stateless(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *in,
                       uint16_t reason, uint64_t now);
 void cm_arm(struct rfw_cm *cm, struct cm_conn *c, uint64_t now);
+/* The held REQs whose listener has come (the REQ event) or whose deadline has passed (REJ
+   reason 8); the earliest deadline of those still waiting (UINT64_MAX: none). */
+uint64_t cm_held_step(struct rfw_cm *cm, uint64_t now);
 
 /* Set @c's timer to @at (ns). Every timer goes through here: it keeps next_due a lower bound. */
 static inline void cm_timer(struct rfw_cm *cm, struct cm_conn *c, uint64_t at)

@@ -3,7 +3,8 @@
  * MADs into the CM (IBA 12.9.6 - 12.9.8): each attribute finds its connection by the
  * communication IDs, acts if the connection's state expects it, answers a duplicate with the
  * MAD it answered before, and answers what has no connection as IBA says (REQ for nobody: REJ
- * invalid service ID; REP for no REQ: REJ invalid communication ID; DREQ for nothing: DREP).
+ * invalid service ID, once it has waited listen_grace_ns for a listener; REP for no REQ: REJ
+ * invalid communication ID; DREQ for nothing: DREP).
  */
 #include <string.h>
 
@@ -46,8 +47,78 @@ static void peer_of_req(const struct rfw_cm_req *r, struct rfw_cm_params *p)
 	                            .srq = r->srq};
 }
 
+/*
+ * Keep a REQ that found no listener until one comes or its deadline: listen_grace_ns, at most
+ * half the requester's CM response timeout (the answer comes before it resends). IBA lets the
+ * passive side answer any time within that timeout; Linux's CM answers REJ 8 at once, where a
+ * listener replaced by another (perftest -R: its control channel's, then its test QPs' on the
+ * same port) is gone for microseconds. Here the gap lasts until the listening process is
+ * scheduled again, which can be after the REQ arrives. True when held (or already held: a
+ * resent REQ), false when there is no room (REJ 8 at once).
+ */
+static bool hold(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *m, uint64_t now)
+{
+	uint64_t wait = (4096ull << m->req.remote_cm_timeout) / 2;
+	struct cm_held *f = NULL;
+
+	for (int i = 0; i < CM_MAX_HELD; i++) {
+		struct cm_held *h = &cm->held[i];
+
+		if (!h->used) {
+			f = f ? f : h;
+			continue;
+		}
+		if (h->m.req.local_comm_id == m->req.local_comm_id && !memcmp(h->gid, gid, 16)) {
+			cm->cnt[RFW_CM_CNT_mad_rx_dup]++;
+			return true;
+		}
+	}
+	if (f == NULL)
+		return false;
+	f->m = *m;
+	memcpy(f->gid, gid, 16);
+	f->deadline = now + (wait < cm->cfg.listen_grace_ns ? wait : cm->cfg.listen_grace_ns);
+	f->used = true;
+	cm->n_held++;
+	cm->cnt[RFW_CM_CNT_req_held]++;
+	return true;
+}
+
+static void req_in(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *m,
+                   uint64_t now, bool may_hold);
+
+uint64_t cm_held_step(struct rfw_cm *cm, uint64_t now)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (int i = 0; i < CM_MAX_HELD && cm->n_held != 0; i++) {
+		struct cm_held *h = &cm->held[i];
+		struct rfw_cm_msg m;
+		uint8_t gid[16];
+
+		if (!h->used)
+			continue;
+		if (listener(cm, h->m.req.service_id) == NULL && now < h->deadline) {
+			next = h->deadline < next ? h->deadline : next;
+			continue;
+		}
+		m = h->m;
+		memcpy(gid, h->gid, 16);
+		h->used = false;
+		cm->n_held--;
+		req_in(cm, gid, &m, now, false); /* the REQ event, or REJ 8 */
+	}
+	return next;
+}
+
 static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *m,
                    uint64_t now)
+{
+	req_in(cm, gid, m, now, true);
+}
+
+static void req_in(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *m,
+                   uint64_t now, bool may_hold)
 {
 	struct rfw_cm_event ev = {.type = RFW_CM_EV_REQ};
 	struct rfw_cm_params peer;
@@ -68,6 +139,8 @@ static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 		return;
 	}
 	l = listener(cm, m->req.service_id);
+	if (l == NULL && m->req.transport == 0 && may_hold && hold(cm, gid, m, now))
+		return;
 	if (l == NULL || m->req.transport != 0) {
 		cm->cnt[RFW_CM_CNT_req_no_listener]++;
 		cm_rej_stateless(cm, gid, m, RFW_CM_REJ_INVALID_SERVICE_ID, now);

@@ -9,7 +9,8 @@
  * How a host uses it (verbs/cma_cm.c is one):
  *   - active: rfw_cm_connect (REQ) -> event REP (move the QP to RTR, RTS) -> rfw_cm_rtu;
  *   - passive: rfw_cm_listen(service ID) -> event REQ with a new connection -> rfw_cm_accept
- *     (the QP already RTR, RTS; REP) -> event RTU; or rfw_cm_reject;
+ *     (the QP already RTR, RTS; REP) -> event RTU; or rfw_cm_reject; a REQ that comes before
+ *     the listener waits for it up to listen_grace_ns (its event then comes from rfw_cm_step);
  *   - either: rfw_cm_disconnect (DREQ, or the DREP to a DREQ received) -> event DREP, or event
  *     DREQ from the peer; event TIMEOUT when retries run out; event TIMEWAIT_EXIT at the end;
  *   - rfw_cm_detach when the host's object goes: the connection finishes without events.
@@ -34,6 +35,7 @@
 	X(mad_tx, "CM MADs handed to the host to send")                                            \
 	X(mad_resent, "MADs resent after a CM response timeout")                                   \
 	X(req_no_listener, "REQs for a service ID nobody listens on (REJ reason 8)")               \
+	X(req_held, "REQs that found no listener and waited for one (listen grace)")               \
 	X(req_no_conn, "REQs refused for want of a free connection (REJ reason 3)")                \
 	X(req_stale, "REQs from a QP still connected to us (REJ reason 10, stale connection)")     \
 	X(timeouts, "exchanges given up after max CM retries")                                     \
@@ -98,7 +100,12 @@ struct rfw_cm_config {
 	uint8_t cm_timeout;     /* our CM response timeout, 4.096 us * 2^n; default 16 (268 ms) */
 	uint8_t max_cm_retries; /* default 15, 0..15 */
 	uint64_t timewait_ns;   /* TimeWait; default 100 ms */
-	uint32_t seed;          /* comm IDs and TIDs start from it */
+	/* A REQ for a service ID nobody listens on waits this long (at most half the requester's
+	   CM response timeout) for an rfw_cm_listen before its REJ reason 8; default 100 ms.
+	   A listener replaced by another on the same service ID (perftest -R) leaves a gap
+	   that a requester's REQ may fall in whenever the listening process is descheduled. */
+	uint64_t listen_grace_ns;
+	uint32_t seed; /* comm IDs and TIDs start from it */
 };
 
 struct rfw_cm;
@@ -130,7 +137,7 @@ void rfw_cm_detach(struct rfw_cm *cm, uint32_t conn, uint64_t now);
 /* A MAD from QP1 of @src_gid. */
 void rfw_cm_rx(struct rfw_cm *cm, const uint8_t src_gid[16], const uint8_t *mad, size_t len,
                uint64_t now);
-/* Timers; returns the next deadline (UINT64_MAX: none). */
+/* Timers, and REQs waiting for a listener; returns the next deadline (UINT64_MAX: none). */
 uint64_t rfw_cm_step(struct rfw_cm *cm, uint64_t now);
 void rfw_cm_counters(const struct rfw_cm *cm, uint64_t out[RFW_CM_CNT__COUNT]);
 /* Connections whose DREQ has had no DREP yet (resent on timeouts): what the CM still owes its

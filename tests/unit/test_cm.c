@@ -4,7 +4,8 @@
  * duplicates MADs (seeded). Oracles: each side sees each event of a connection's life at most
  * once and the ones it must see exactly once (IBA 12.9: REQ and RTU at the passive side, REP
  * and DREP at the active one), a total loss ends in one TIMEOUT after max CM retries, REJ
- * reasons as IBA table 112 says, and bad input counted and answered, never a crash.
+ * reasons as IBA table 112 says, a REQ that comes before the listener waits for it (listen
+ * grace), and bad input counted and answered, never a crash.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,9 +226,10 @@ static void test_rejects(void **st)
 
 	(void)st;
 	pair(&w, &a, &b, 0, 0, 1);
-	/* nobody listens on this service: REJ invalid service ID (8) */
+	/* nobody listens on this service: REJ invalid service ID (8), after the listen grace
+	   (half the requester's CM response timeout here: 33.5 ms) */
 	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE + 1, &params, NULL, 0, now) > 0);
-	run(&w, &now, 5);
+	run(&w, &now, 36);
 	assert_int_equal(a.ev[RFW_CM_EV_REJ], 1);
 	assert_int_equal(a.last_reason, RFW_CM_REJ_INVALID_SERVICE_ID);
 	/* the consumer refuses, with private data */
@@ -238,6 +240,84 @@ static void test_rejects(void **st)
 	assert_int_equal(a.last_reason, RFW_CM_REJ_CONSUMER);
 	assert_int_equal(a.last_pdata0, 0x5a);
 	assert_int_equal(b.ev[RFW_CM_EV_REQ], 1);
+	done(&a, &b);
+}
+
+/*
+ * perftest -R's server replaces its listener: it destroys the one of its control connection,
+ * syncs with the client over that connection, then listens on the same port for its test QPs,
+ * and the client connects as soon as the sync is done. A REQ that arrives before the new
+ * listener waits for it (listen grace) instead of being refused with REJ 8; resends of it
+ * while it waits are duplicates. The grace is half the requester's CM response timeout at
+ * most (here 4.096 us * 2^14 / 2 = 33.5 ms), the configured one (100 ms) otherwise.
+ */
+static void test_listen_grace(void **st)
+{
+	struct wire w;
+	struct side a, b;
+	uint64_t now = 0, cnt[RFW_CM_CNT__COUNT];
+	uint8_t mad[RFW_MAD_LEN];
+	struct rfw_cm_msg req;
+
+	(void)st;
+	pair(&w, &a, &b, 0, 0, 1);
+	assert_int_equal(rfw_cm_unlisten(b.cm, SERVICE), 0);
+	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE, &params, NULL, 0, now) > 0);
+	memcpy(mad, w.mad[0], RFW_MAD_LEN); /* the REQ, for a resend by hand */
+	run(&w, &now, 20);
+	assert_int_equal(a.ev[RFW_CM_EV_REJ] + b.ev[RFW_CM_EV_REQ], 0); /* waiting */
+	rfw_cm_rx(b.cm, a.gid, mad, RFW_MAD_LEN, now);                  /* a resend */
+	rfw_cm_counters(b.cm, cnt);
+	assert_int_equal(cnt[RFW_CM_CNT_req_held], 1);
+	assert_int_equal(cnt[RFW_CM_CNT_mad_rx_dup], 1);
+	assert_int_equal(cnt[RFW_CM_CNT_mad_tx], 0);
+	/* the listener comes: the REQ event at B's next step, then REP, RTU */
+	assert_int_equal(rfw_cm_listen(b.cm, SERVICE, &b), 0);
+	run(&w, &now, 3);
+	assert_int_equal(b.ev[RFW_CM_EV_REQ], 1);
+	assert_int_equal(a.ev[RFW_CM_EV_REP], 1);
+	assert_int_equal(b.ev[RFW_CM_EV_RTU], 1);
+	assert_int_equal(a.ev[RFW_CM_EV_REJ] + b.ev[RFW_CM_EV_REJ], 0);
+	rfw_cm_counters(b.cm, cnt);
+	assert_int_equal(cnt[RFW_CM_CNT_req_no_listener], 0);
+	rfw_cm_counters(a.cm, cnt);
+	assert_int_equal(cnt[RFW_CM_CNT_mad_resent], 0);
+	done(&a, &b);
+
+	/* no listener comes: REJ 8 once the grace is over, not before, and no resend */
+	pair(&w, &a, &b, 0, 0, 1);
+	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE + 1, &params, NULL, 0, now) > 0);
+	run(&w, &now, 34); /* the REQ reached B at 1 ms: REJ at 35 ms, at A 1 ms later */
+	assert_int_equal(a.ev[RFW_CM_EV_REJ], 0);
+	run(&w, &now, 2);
+	assert_int_equal(a.ev[RFW_CM_EV_REJ], 1);
+	assert_int_equal(a.last_reason, RFW_CM_REJ_INVALID_SERVICE_ID);
+	rfw_cm_counters(b.cm, cnt);
+	assert_int_equal(cnt[RFW_CM_CNT_req_held], 1);
+	assert_int_equal(cnt[RFW_CM_CNT_req_no_listener], 1);
+	rfw_cm_counters(a.cm, cnt);
+	assert_int_equal(cnt[RFW_CM_CNT_mad_tx], 1);
+	done(&a, &b);
+
+	/* a requester with a long CM response timeout (Linux's rdma_cm: 20, 4.3 s): 100 ms */
+	pair(&w, &a, &b, 0, 0, 1);
+	req = (struct rfw_cm_msg){.attr = RFW_CM_ATTR_REQ, .tid = 9};
+	req.req.local_comm_id = 0x777;
+	req.req.service_id = SERVICE + 1;
+	req.req.local_qpn = 0x99;
+	req.req.remote_cm_timeout = 20;
+	rfw_cm_mad_encode(&req, mad);
+	rfw_cm_rx(b.cm, a.gid, mad, RFW_MAD_LEN, now);
+	assert_int_equal(rfw_cm_step(b.cm, now), now + 100 * MS); /* its deadline */
+	rfw_cm_step(b.cm, now + 100 * MS - 1);
+	assert_int_equal(w.n, 0);
+	rfw_cm_step(b.cm, now + 100 * MS);
+	assert_int_equal(w.n, 1);
+	assert_int_equal(rfw_cm_mad_decode(w.mad[0], RFW_MAD_LEN, &req), 0);
+	assert_int_equal(req.attr, RFW_CM_ATTR_REJ);
+	assert_int_equal(req.rej.reason, RFW_CM_REJ_INVALID_SERVICE_ID);
+	assert_int_equal(req.rej.remote_comm_id, 0x777);
+	assert_int_equal(req.tid, 9);
 	done(&a, &b);
 }
 
@@ -364,8 +444,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_lossy_life), cmocka_unit_test(test_total_loss),
-	    cmocka_unit_test(test_rejects),    cmocka_unit_test(test_stale),
-	    cmocka_unit_test(test_bad_input),  cmocka_unit_test(test_duplicates),
+	    cmocka_unit_test(test_rejects),    cmocka_unit_test(test_listen_grace),
+	    cmocka_unit_test(test_stale),      cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_duplicates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
