@@ -81,7 +81,7 @@ print(f"| memif 64 B WRITE, a core per side [M/s] | {runs_s(col(mf64, 'msg_rate_
 print(f"| loopback 64 KiB WRITE, byte_work_ratio | {runs_s(col(lb64k, 'byte_work_ratio'), '{:.3f}')} | "
       f"{med(col(lb64k, 'byte_work_ratio')):.3f} | byte-work {med(col(lb64k, 'byte_work_bound_gbps')):.1f} Gb/s; NIC goodput "
       f"{med(col(lb64k, 'nic_goodput_gbps')):.1f}, wall {med(col(lb64k, 'bw_average_gbps')):.1f} Gb/s; checker "
-      f"{med(col(lb64k, 'check_ns_per_msg')) / 1e3:.2f} us/msg | >= 0.6 |")
+      f"{med(col(lb64k, 'check_ns_per_msg')) / 1e3:.2f}, stamp {med(col(lb64k, 'stamp_ns_per_msg')) / 1e3:.2f} us/msg | >= 0.6 |")
 print(f"| memif 64 KiB WRITE goodput [Gb/s] | {runs_s(col(mf64k, 'bw_average_gbps'), '{:.1f}')} | "
       f"{med(col(mf64k, 'bw_average_gbps')):.1f} | byte-work {med(col(mf64k, 'byte_work_bound_gbps')):.1f} Gb/s | >= 60 |")
 print(f"| Estats on, 64 B message rate cost [%] | {runs_s(cost, '{:.1f}')} | {med(cost):.1f} | "

@@ -848,9 +848,10 @@ static unsigned reap(struct perf *P, const struct opts *o, uint32_t depth, uint3
 /*
  * The yardsticks of the run (bound.c), on this core right after it. The bound: the same bytes
  * copied once and ICRCed once per path-MTU packet. The byte-work bound: the passes the path
- * must make (@both: loopback, both ends on this core). Loopback also times the checker per
- * message and takes its share out of the NIC's goodput (nic_goodput_gbps); two processes keep
- * the wall-clock goodput there: the data's checker runs on the side that owns it.
+ * must make (@both: loopback, both ends on this core). Loopback also times the checker and the
+ * sender's stamping per message and takes their share out of the NIC's goodput
+ * (nic_goodput_gbps); two processes keep the wall-clock goodput there: the data's checker runs
+ * on the side that owns it.
  */
 static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                            bool both, struct result *r)
@@ -865,8 +866,10 @@ static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth,
 	r->nic_goodput_gbps = r->bw_avg_gbps;
 	if (!both || r->bw_avg_gbps <= 0)
 		return;
+	/* Last: it stamps the slots the measurements above read. */
+	r->stamp_ns = o->op == OP_ATOMIC ? 0 : perf_stamp_ns(P, P->conns[0].src, n, sz);
 	wall_ns = (double)r->iters * sz * 8.0 / r->bw_avg_gbps;
-	nic_ns = wall_ns - (double)r->iters * r->check_ns;
+	nic_ns = wall_ns - (double)r->iters * (r->check_ns + r->stamp_ns);
 	if (nic_ns > 0)
 		r->nic_goodput_gbps = (double)r->iters * sz * 8.0 / nic_ns;
 }
@@ -1466,9 +1469,10 @@ static void print_result(const struct opts *o, const struct result *r)
 		       r->mpps, unit(o, r->bound_gbps), ratio, r->verified ? "yes" : "NO");
 	if (!o->lat && r->byte_work_bound_gbps > 0)
 		printf("   byte-work bound %.2f %s (the copies and ICRCs the path must make, this "
-		       "core); checker %.1f ns/message; NIC goodput %.2f %s, ratio %.3f\n",
+		       "core); checker %.1f, stamp %.1f ns/message; NIC goodput %.2f %s, ratio "
+		       "%.3f\n",
 		       unit(o, r->byte_work_bound_gbps), o->gbits ? "Gb/s" : "MB/s", r->check_ns,
-		       unit(o, r->nic_goodput_gbps), o->gbits ? "Gb/s" : "MB/s",
+		       r->stamp_ns, unit(o, r->nic_goodput_gbps), o->gbits ? "Gb/s" : "MB/s",
 		       r->nic_goodput_gbps / r->byte_work_bound_gbps);
 	fflush(stdout);
 }
@@ -1526,14 +1530,14 @@ static int write_json(struct perf *P, const struct opts *o, const struct result 
 		        "\"checked_bytes\": %" PRIu64 ", \"bound_gbps\": %.4f, "
 		        "\"bound_ratio\": %.4f, \"byte_work_bound_gbps\": %.4f, "
 		        "\"byte_work_ratio\": %.4f, \"check_ns_per_msg\": %.2f, "
-		        "\"nic_goodput_gbps\": %.4f",
+		        "\"stamp_ns_per_msg\": %.2f, \"nic_goodput_gbps\": %.4f",
 		        r->bytes, r->iters, r->bw_peak_gbps, r->bw_avg_gbps, r->mpps,
 		        r->verified ? "true" : "false", r->checked_bytes, r->bound_gbps,
 		        r->bound_gbps > 0 ? r->bw_avg_gbps / r->bound_gbps : 0.0,
 		        r->byte_work_bound_gbps,
 		        r->byte_work_bound_gbps > 0 ? r->nic_goodput_gbps / r->byte_work_bound_gbps
 		                                    : 0.0,
-		        r->check_ns, r->nic_goodput_gbps);
+		        r->check_ns, r->stamp_ns, r->nic_goodput_gbps);
 		if (o->lat)
 			fprintf(f,
 			        ", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, "

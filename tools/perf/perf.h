@@ -95,6 +95,9 @@ struct result {
 	   out (loopback; two processes: the wall-clock goodput). byte_work_ratio is
 	   nic_goodput_gbps / byte_work_bound_gbps. */
 	double check_ns, nic_goodput_gbps;
+	/* The sender's stamping cost per message (ns, timed after the run; loopback only): taken
+	   out of nic_goodput_gbps as the checker's is. */
+	double stamp_ns;
 	/* latency, us */
 	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
 };
@@ -103,6 +106,8 @@ struct result {
 double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
                              uint32_t mtu, unsigned copies, unsigned icrcs);
 double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size, bool hot);
+/* bound.c: the sender's stamping cost of one @size-byte message over @nslots slots (ns). */
+double perf_stamp_ns(struct perf *P, uint8_t *src, uint32_t nslots, uint32_t size);
 
 /* Latency columns of @r from @n samples in ns (sorted here). */
 void lat_stats(uint64_t *lat, uint64_t n, struct result *r);
