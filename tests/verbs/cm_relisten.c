@@ -156,5 +156,7 @@ int main(void)
 	printf("cm_relisten: replaced listener, REQ first: established; nobody listens: REJ 8 "
 	       "after %.0f ms: ok\n",
 	       now_ms() - t0);
+	if (rdma_destroy_id(l) != 0)
+		fail("rdma_destroy_id (second listener)");
 	return 0;
 }
