@@ -100,9 +100,9 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 		c->snapshot_us = 1000;
 	if (c->snapshot_max_per_s == 0)
 		c->snapshot_max_per_s = 20000; /* 1,024 QPs a round per 51 ms, 16,384 per 0.82 s */
+	/* Far above a loaded peer's pauses: only a peer that is gone. */
 	if (c->tx_stall_ms == 0)
-		c->tx_stall_ms =
-		    30000; /* far above a loaded peer's pauses: only a peer that is gone */
+		c->tx_stall_ms = 30000;
 	if (c->dev_attr.max_qp == 0)
 		c->dev_attr.max_qp = 64;
 	/* Several NICs on one port number their QPs apart (rfw_steer.h). */
