@@ -391,8 +391,9 @@ struct conn {
 	bool ready;         /* in perf.ready: bw_loop posts on it next */
 	uint64_t peer_addr; /* two processes: where this QP's requests go at the peer */
 	uint32_t qpn;       /* two processes: qa's number (completions find their QP by it) */
-	/* post_one's work request, zeroed once (calloc) and only its fields set per post: a
-	   zeroing per message compiled to `rep stosq`, whose start-up the message rate paid */
+	/* post_one's and remote_post's work request, zeroed once (calloc) and only its fields set
+	   per post: a zeroing per message compiled to `rep stosq`, whose start-up the message
+	   rate paid */
 	struct rfw_send_wr wr;
 	struct rfw_sge sge;
 };
@@ -596,9 +597,15 @@ static inline uint64_t kpar(uint64_t k, uint32_t depth)
 	return ((depth & (depth - 1)) == 0 ? k >> __builtin_ctz(depth) : k / depth) & 1;
 }
 
+/* Byte offset of message k's source slot inside a QP's pattern area (both parities). */
+static uint64_t slot_off(uint32_t depth, uint32_t size, uint64_t k)
+{
+	return (kpar(k, depth) * depth + kslot(k, depth)) * (uint64_t)size;
+}
+
 static uint8_t *slot_src(struct conn *c, uint32_t depth, uint32_t size, uint64_t k)
 {
-	return c->src + (kpar(k, depth) * depth + kslot(k, depth)) * (size_t)size;
+	return c->src + slot_off(depth, size, k);
 }
 
 /* A QP's source slots for one size (see above): parity 0's content in every slot of parity 0,
@@ -1732,17 +1739,20 @@ static int conn_index(struct perf *P, uint32_t qpn, uint32_t qps)
  * sender stamps it. Both sides fill their pattern slots with the same seed, so the checking
  * side rebuilds the expectation in its own copy.
  */
-static const uint8_t *expect_msg(struct conn *c, const struct opts *o, uint32_t depth,
-                                 uint32_t size, uint64_t k)
+static const uint8_t *stamp_msg(uint8_t *p, const struct opts *o, uint32_t size, uint64_t k)
 {
-	uint8_t *p = slot_src(c, depth, size, k);
-
 	if (o->op == OP_WRITE || o->op == OP_SEND) {
 		rfw_pattern_stamp(p, size, k);
 		if (o->lat && o->op == OP_WRITE)
 			stamp_last(p, size, k + 1);
 	}
 	return p;
+}
+
+static const uint8_t *expect_msg(struct conn *c, const struct opts *o, uint32_t depth,
+                                 uint32_t size, uint64_t k)
+{
+	return stamp_msg(slot_src(c, depth, size, k), o, size, k);
 }
 
 /*
@@ -1753,68 +1763,55 @@ static const uint8_t *expect_msg(struct conn *c, const struct opts *o, uint32_t 
 static const uint8_t *want_msg(struct conn *c, const struct opts *o, uint32_t depth, uint32_t size,
                                uint64_t k)
 {
-	uint8_t *p = c->src + (size_t)kpar(k, depth) * depth * size;
-
-	if (o->op == OP_WRITE || o->op == OP_SEND) {
-		rfw_pattern_stamp(p, size, k);
-		if (o->lat && o->op == OP_WRITE)
-			stamp_last(p, size, k + 1);
-	}
-	return p;
-}
-
-/* Byte offset of message k's source slot inside a QP's pattern area (both parities). */
-static uint64_t slot_off(uint32_t depth, uint32_t size, uint64_t k)
-{
-	return (kpar(k, depth) * depth + kslot(k, depth)) * (uint64_t)size;
+	return stamp_msg(c->src + (size_t)kpar(k, depth) * depth * size, o, size, k);
 }
 
 static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
                        uint32_t depth, uint32_t size, uint64_t k, uint64_t t)
 {
-	struct rfw_sge sge;
-	struct rfw_send_wr wr = {0}, *badw;
+	struct rfw_sge *sge = &c->sge;
+	struct rfw_send_wr *wr = &c->wr, *badw;
 	uint8_t *dst = c->dst + kslot(k, depth) * (size_t)size;
 
 	(void)qi; /* the QP's own peer address is in @c */
-	wr.wr_id = k;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.send_flags = RFW_SEND_SIGNALED;
+	wr->wr_id = k;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->send_flags = RFW_SEND_SIGNALED;
 	switch (o->op) {
 	case OP_WRITE: {
 		uint8_t *src = (uint8_t *)expect_msg(c, o, depth, size, k);
 
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
 		/* bw: with immediate, so the responder gets a completion per message and checks
 		 * it (it cannot see plain WRITEs); lat: plain WRITE, the responder polls memory. */
-		wr.opcode = o->lat ? RFW_WR_RDMA_WRITE : RFW_WR_RDMA_WRITE_WITH_IMM;
-		wr.imm_data = (uint32_t)k;
-		wr.wr.rdma.remote_addr = c->peer_addr + kslot(k, depth) * (uint64_t)size;
-		wr.wr.rdma.rkey = P->peer_rkey;
+		wr->opcode = o->lat ? RFW_WR_RDMA_WRITE : RFW_WR_RDMA_WRITE_WITH_IMM;
+		wr->imm_data = (uint32_t)k;
+		wr->wr.rdma.remote_addr = c->peer_addr + kslot(k, depth) * (uint64_t)size;
+		wr->wr.rdma.rkey = P->peer_rkey;
 		break;
 	}
 	case OP_SEND:
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)expect_msg(c, o, depth, size, k), size,
-		                       rfw_mr_lkey(P->a.mr)};
-		wr.opcode = RFW_WR_SEND;
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)expect_msg(c, o, depth, size, k), size,
+		                        rfw_mr_lkey(P->a.mr)};
+		wr->opcode = RFW_WR_SEND;
 		break;
 	case OP_READ:
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(P->a.mr)};
-		wr.opcode = RFW_WR_RDMA_READ;
-		wr.wr.rdma.remote_addr = c->peer_addr + slot_off(depth, size, k);
-		wr.wr.rdma.rkey = P->peer_rkey;
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(P->a.mr)};
+		wr->opcode = RFW_WR_RDMA_READ;
+		wr->wr.rdma.remote_addr = c->peer_addr + slot_off(depth, size, k);
+		wr->wr.rdma.rkey = P->peer_rkey;
 		break;
 	case OP_ATOMIC:
-		sge = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + kslot(k, depth) * 8), 8,
-		                       rfw_mr_lkey(P->a.mr)};
-		wr.opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
-		wr.wr.atomic.remote_addr = c->peer_addr;
-		wr.wr.atomic.compare_add = 1;
-		wr.wr.atomic.rkey = P->peer_rkey;
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)(c->dst + kslot(k, depth) * 8), 8,
+		                        rfw_mr_lkey(P->a.mr)};
+		wr->opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
+		wr->wr.atomic.remote_addr = c->peer_addr;
+		wr->wr.atomic.compare_add = 1;
+		wr->wr.atomic.rkey = P->peer_rkey;
 		break;
 	}
-	return rfw_post_send(c->qa, &wr, &badw, t);
+	return rfw_post_send(c->qa, wr, &badw, t);
 }
 
 /* A receive WQE: on slot @slot of the QP's receive area (SEND), or without buffer (the
