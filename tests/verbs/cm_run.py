@@ -95,12 +95,11 @@ def unix_listening(path):
 
 
 def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
-         server_eal="", on_ready=None, after_client=None, server_secs=60, client_run=None,
-         client_delay=0.0):
+         server_eal="", on_ready=None, after_client=None, server_secs=60, client_run=None):
     """Start @server (@server_eal: more EAL options), wait for its @ready line, call
     @on_ready(), run @client, call @after_client() (the server still running), then stop the
     server if @stop_server (else wait @server_secs for it to exit); both outputs. @client_run:
-    rocefw-run options for the client only; @client_delay: seconds to wait before it."""
+    rocefw-run options for the client only."""
     tmp = tempfile.mkdtemp(prefix="rocefw-cm-")
     sock = os.path.join(tmp, "memif.sock")
     srv = subprocess.Popen(side(sock, "server", SERVER_IP, server_eal) + server,
@@ -122,7 +121,6 @@ def pair(server, client, ready, timeout=120, stop_server=False, ready_secs=30,
             time.sleep(0.05)
         if on_ready is not None:
             on_ready()
-        time.sleep(client_delay)
         t0 = time.time()
         cside = side(sock, "client", CLIENT_IP)
         if client_run:
