@@ -90,20 +90,22 @@ void rfw_es_qp_free(struct rfw_qp *qp)
 }
 
 /* Move to the interval holding @now: the current window becomes the last (or both clear when
- * a whole interval passed with nothing recorded). */
+ * a whole interval passed with nothing recorded). Callers test now >= win_end first. */
 static void es_rotate(struct rfw_es_qp *es, uint64_t now)
 {
 	uint64_t n;
 
 	if (!es->win_set) {
 		es->win_start = now;
+		es->win_end = now + es->interval_ns;
 		es->win_set = true;
 		return;
 	}
-	if (now < es->win_start + es->interval_ns)
+	if (now < es->win_end)
 		return;
 	n = (now - es->win_start) / es->interval_ns;
 	es->win_start += n * es->interval_ns;
+	es->win_end = es->win_start + es->interval_ns;
 	es->cur ^= 1;
 	for (unsigned i = 0; i < RFW_ES_SLOTS; i++) {
 		memset(es->slot[i].h[es->cur], 0, sizeof(es->slot[i].h[es->cur]));
@@ -173,23 +175,61 @@ static inline uint64_t es_since(uint64_t b, uint64_t a)
  * straight line instead of the table walk below. Same stages as stage_from / stage_to. */
 static inline void es_add_all(struct rfw_es_hist *h, const uint64_t t[6])
 {
-	rfw_es_hist_add(&h[RFW_ES_t6_t1], es_since(t[5], t[0]));
-	rfw_es_hist_add(&h[RFW_ES_t5_t1], es_since(t[4], t[0]));
-	rfw_es_hist_add(&h[RFW_ES_t2_t1], es_since(t[1], t[0]));
-	rfw_es_hist_add(&h[RFW_ES_t3_t2], es_since(t[2], t[1]));
-	rfw_es_hist_add(&h[RFW_ES_t4_t3], es_since(t[3], t[2]));
-	rfw_es_hist_add(&h[RFW_ES_t5_t4], es_since(t[4], t[3]));
-	rfw_es_hist_add(&h[RFW_ES_t6_t5], es_since(t[5], t[4]));
+	/* Locals first: the histogram stores could alias t[] and force reloads otherwise. */
+	uint64_t t1 = t[0], t2 = t[1], t3 = t[2], t4 = t[3], t5 = t[4], t6 = t[5];
+
+	rfw_es_hist_add(&h[RFW_ES_t6_t1], es_since(t6, t1));
+	rfw_es_hist_add(&h[RFW_ES_t5_t1], es_since(t5, t1));
+	rfw_es_hist_add(&h[RFW_ES_t2_t1], es_since(t2, t1));
+	rfw_es_hist_add(&h[RFW_ES_t3_t2], es_since(t3, t2));
+	rfw_es_hist_add(&h[RFW_ES_t4_t3], es_since(t4, t3));
+	rfw_es_hist_add(&h[RFW_ES_t5_t4], es_since(t5, t4));
+	rfw_es_hist_add(&h[RFW_ES_t6_t5], es_since(t6, t5));
 }
 
-/* Record one WQE's timestamps (@have: bit i set when t[i] is known). */
-static void es_record(struct rfw_qp *qp, const struct rfw_es_cqe *c, uint64_t now)
+/* A WQE with some timestamps missing (not polled, flushed): the stages it has both ends of. */
+static void es_add_some(struct rfw_es_hist *h, const struct rfw_es_cqe *c)
+{
+	for (unsigned k = 0; k < RFW_ES__STAGES; k++) {
+		unsigned a = stage_from[k], b = stage_to[k];
+
+		if ((c->have >> a & 1) && (c->have >> b & 1))
+			rfw_es_hist_add(&h[k], es_since(c->t[b], c->t[a]));
+	}
+}
+
+/* The trigger: the first WQE of an interval whose T6-T1 (T5-T1 without a CQE) is above the
+ * threshold. Only a flag and a copy here; the host dumps from its slow path. */
+static void es_trigger(struct rfw_es_qp *es, const struct rfw_es_cqe *c, uint64_t now)
+{
+	unsigned end = (c->have >> 5 & 1) ? 5 : 4;
+	struct rfw_es_trigger *tr = &es->trig;
+
+	if (!(c->have & 1) || !(c->have >> end & 1) || c->t[end] < c->t[0] ||
+	    c->t[end] - c->t[0] <= es->threshold_ns)
+		return;
+	tr->at_ns = now;
+	tr->latency_ns = c->t[end] - c->t[0];
+	tr->stage = end == 5 ? RFW_ES_t6_t1 : RFW_ES_t5_t1;
+	tr->op = c->op;
+	tr->status = c->st;
+	tr->wr_id = c->wr_id;
+	for (unsigned k = 0; k < 6; k++)
+		tr->t[k] = (c->have >> k & 1) ? c->t[k] : 0;
+	es->trig_pending = true;
+	es->trig_armed = false; /* once per interval */
+	es->triggers++;
+}
+
+/* Record one WQE's timestamps (@have: bit i set when t[i] is known). Inline: one call per
+ * completion, from rfw_es_polled (the usual case) or rfw_es_complete. */
+static inline void es_record(struct rfw_qp *qp, const struct rfw_es_cqe *c, uint64_t now)
 {
 	struct rfw_es_qp *es = qp->es;
 	struct rfw_es_slot *s;
-	unsigned k;
 
-	es_rotate(es, now);
+	if (now >= es->win_end)
+		es_rotate(es, now);
 	s = es_slot(es, c->op, c->st);
 	if (s == NULL) {
 		es->unrecorded++;
@@ -199,75 +239,38 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_cqe *c, uint64_t no
 	if (c->have == 63)
 		es_add_all(s->h[es->cur], c->t);
 	else
-		for (k = 0; k < RFW_ES__STAGES; k++) {
-			unsigned a = stage_from[k], b = stage_to[k];
-
-			if ((c->have >> a & 1) && (c->have >> b & 1))
-				rfw_es_hist_add(&s->h[es->cur][k], es_since(c->t[b], c->t[a]));
-		}
-	/* The trigger: only a flag and a copy here; the host dumps from its slow path. */
-	if (es->threshold_ns && es->trig_armed && !es->trig_pending) {
-		unsigned end = (c->have >> 5 & 1) ? 5 : 4;
-
-		if ((c->have & 1) && (c->have >> end & 1) && c->t[end] >= c->t[0] &&
-		    c->t[end] - c->t[0] > es->threshold_ns) {
-			struct rfw_es_trigger *tr = &es->trig;
-
-			tr->at_ns = now;
-			tr->latency_ns = c->t[end] - c->t[0];
-			tr->stage = end == 5 ? RFW_ES_t6_t1 : RFW_ES_t5_t1;
-			tr->op = c->op;
-			tr->status = c->st;
-			tr->wr_id = c->wr_id;
-			for (k = 0; k < 6; k++)
-				tr->t[k] = (c->have >> k & 1) ? c->t[k] : 0;
-			es->trig_pending = true;
-			es->trig_armed = false; /* once per interval */
-			es->triggers++;
-		}
-	}
-}
-
-void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last)
-{
-	struct rfw_es_wts *w = &qp->es->wts[idx & (qp->sq_size - 1)];
-
-	if (first && !(w->have & 2)) {
-		w->t[1] = qp->now;
-		w->have |= 2;
-	}
-	if (last && !(w->have & 4)) {
-		w->t[2] = qp->now;
-		w->have |= 4;
-	}
+		es_add_some(s->h[es->cur], c);
+	if (es->threshold_ns && es->trig_armed && !es->trig_pending)
+		es_trigger(es, c, now);
 }
 
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe)
 {
 	struct rfw_es_qp *es = qp->es;
 	const struct rfw_es_wts *ts = &es->wts[qp->comp.idx & (qp->sq_size - 1)];
-	struct rfw_es_cqe c;
 	struct rfw_cq *cq = qp->send_cq;
+	struct rfw_es_cqe tmp, *c = &tmp;
 
-	memcpy(c.t, ts->t, sizeof(ts->t));
-	c.have = ts->have;
+	/* A CQE's record is written straight into its ring entry (recorded when polled: T6). */
+	if (cqe && cq->es != NULL && cq->prod - cq->cons < cq->size)
+		c = &cq->es[cq->prod & cq->mask];
+	c->t[0] = ts->t[0];
+	c->t[1] = ts->t[1];
+	c->t[2] = ts->t[2];
+	c->have = ts->have;
 	/* T4: the RX time of the packet being processed, if this completion comes from one. */
-	if (es->rx_now == qp->now && es->rx_valid && (c.have & 4)) {
-		c.t[3] = es->rx_ts;
-		c.have |= 8;
+	if (es->rx_now == qp->now && es->rx_valid && (c->have & 4)) {
+		c->t[3] = es->rx_ts;
+		c->have |= 8;
 	}
-	c.t[4] = qp->now;
-	c.have |= 16;
-	c.op = es_op_of(w->wr.opcode);
-	c.st = es_status_of(st);
-	c.wr_id = w->wr.wr_id;
-	c.qpn = qp->qpn;
-	if (cqe && cq->es != NULL && cq->prod - cq->cons < cq->size) {
-		cq->es[cq->prod & cq->mask] = c; /* recorded when polled (T6) */
-		return;
-	}
-	if (!cqe)
-		es_record(qp, &c, qp->now);
+	c->t[4] = qp->now;
+	c->have |= 16;
+	c->op = es_op_of(w->wr.opcode);
+	c->st = es_status_of(st);
+	c->wr_id = w->wr.wr_id;
+	c->qpn = qp->qpn;
+	if (c == &tmp && !cqe)
+		es_record(qp, c, qp->now);
 }
 
 void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now)
@@ -277,7 +280,7 @@ void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now)
 
 	if (!c->have)
 		return; /* a receive completion, or posted before Estats state existed */
-	qp = rfw_dev_qp(cq->dev, c->qpn);
+	qp = rfw_dev_qp_at(cq->dev, c->qpn);
 	if (qp != NULL && qp->es != NULL) {
 		c->t[5] = now > c->t[4] ? now : c->t[4];
 		c->have |= 32;
@@ -318,7 +321,7 @@ int rfw_qp_estats_rows(struct rfw_qp *qp, enum rfw_es_window window, uint64_t no
 	es = qp->es;
 	if (es == NULL)
 		return 0;
-	if (es->win_set)
+	if (es->win_set && now_ns >= es->win_end)
 		es_rotate(es, now_ns);
 	for (unsigned i = 0; i < RFW_ES_SLOTS && n < max; i++) {
 		const struct rfw_es_slot *s = &es->slot[i];

@@ -218,11 +218,7 @@ uint64_t rfw_qp_counter(const struct rfw_qp *qp, enum rfw_counter c)
 
 struct rfw_qp *rfw_dev_qp(struct rfw_dev *dev, uint32_t qpn)
 {
-	uint32_t i = qpn - dev->attr.qpn_base;
-
-	if (qpn == RFW_GSI_QPN)
-		return dev->gsi;
-	return (qpn >= dev->attr.qpn_base && i < dev->attr.max_qp) ? dev->qps[i] : NULL;
+	return rfw_dev_qp_at(dev, qpn);
 }
 
 int rfw_qp_set_gsi(struct rfw_qp *qp)

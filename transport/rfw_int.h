@@ -314,6 +314,15 @@ static inline void rfw_cnt_add(struct rfw_qp *qp, enum rfw_counter c, uint64_t n
 	qp->cnt[c] += n;
 	qp->dev->cnt[c] += n;
 }
+/* rfw_dev_qp, inline for per-completion callers (Estats' record at poll time). */
+static inline struct rfw_qp *rfw_dev_qp_at(struct rfw_dev *dev, uint32_t qpn)
+{
+	uint32_t i = qpn - dev->attr.qpn_base;
+
+	if (qpn == RFW_GSI_QPN)
+		return dev->gsi;
+	return (qpn >= dev->attr.qpn_base && i < dev->attr.max_qp) ? dev->qps[i] : NULL;
+}
 static inline struct rfw_swqe *rfw_sq_at(const struct rfw_qp *qp, uint32_t idx)
 {
 	return &qp->sq[idx & (qp->sq_size - 1)];
@@ -445,6 +454,7 @@ struct rfw_es_qp {
 	struct rfw_es_wts *wts; /* sq_size entries */
 	uint64_t interval_ns, threshold_ns;
 	uint64_t win_start;
+	uint64_t win_end; /* win_start + interval_ns once set, 0 before: one compare per record */
 	bool win_set, have_last;
 	uint8_t cur;            /* index of the current window in slot.h */
 	uint64_t rx_now, rx_ts; /* the entry time and RX time of the last packet received */
@@ -456,8 +466,21 @@ struct rfw_es_qp {
 };
 int rfw_es_qp_alloc(struct rfw_qp *qp);
 void rfw_es_qp_free(struct rfw_qp *qp);
-/* The requester handed a first-transmission packet of SQ slot @idx to the host. */
-void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last);
+/* The requester handed a first-transmission packet of SQ slot @idx to the host (inline: once
+ * per packet sent). */
+static inline void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last)
+{
+	struct rfw_es_wts *w = &qp->es->wts[idx & (qp->sq_size - 1)];
+
+	if (first && !(w->have & 2)) {
+		w->t[1] = qp->now;
+		w->have |= 2;
+	}
+	if (last && !(w->have & 4)) {
+		w->t[2] = qp->now;
+		w->have |= 4;
+	}
+}
 /* The WQE at comp.idx completes (@cqe: it produces a CQE). */
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe);
 /* The CQE at ring position @idx was polled at @now. */
