@@ -73,6 +73,7 @@ struct rfw_cm {
 	struct cm_listen listen[CM_MAX_LISTEN];
 	struct cm_held held[CM_MAX_HELD];
 	uint32_t n_held;       /* used entries of held[] */
+	bool no_hold;          /* rfw_cm_stop_holding: no listener will come any more */
 	struct cm_conn *conns; /* [cfg.max_conns] */
 	/* Hash chains (slot + 1, 0: empty) by (remote comm ID, peer GID) and (remote QPN, peer
 	   GID): a REQ's duplicate and stale checks (IBA 12.9.8.1, 12.9.8.3.1) without a walk. */

@@ -111,6 +111,15 @@ uint64_t cm_held_step(struct rfw_cm *cm, uint64_t now)
 	return next;
 }
 
+void rfw_cm_stop_holding(struct rfw_cm *cm, uint64_t now)
+{
+	cm->no_hold = true;
+	for (int i = 0; i < CM_MAX_HELD; i++)
+		cm->held[i].deadline = now;
+	if (cm->n_held != 0)
+		cm_held_step(cm, now);
+}
+
 static void rx_req(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm_msg *m,
                    uint64_t now)
 {
@@ -139,7 +148,7 @@ static void req_in(struct rfw_cm *cm, const uint8_t gid[16], const struct rfw_cm
 		return;
 	}
 	l = listener(cm, m->req.service_id);
-	if (l == NULL && m->req.transport == 0 && may_hold && hold(cm, gid, m, now))
+	if (l == NULL && m->req.transport == 0 && may_hold && !cm->no_hold && hold(cm, gid, m, now))
 		return;
 	if (l == NULL || m->req.transport != 0) {
 		cm->cnt[RFW_CM_CNT_req_no_listener]++;

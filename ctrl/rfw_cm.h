@@ -140,6 +140,9 @@ void rfw_cm_rx(struct rfw_cm *cm, const uint8_t src_gid[16], const uint8_t *mad,
 /* Timers, and REQs waiting for a listener; returns the next deadline (UINT64_MAX: none). */
 uint64_t rfw_cm_step(struct rfw_cm *cm, uint64_t now);
 void rfw_cm_counters(const struct rfw_cm *cm, uint64_t out[RFW_CM_CNT__COUNT]);
+/* No listener will come any more (the host is going away): every REQ held for one gets its
+   REJ 8 now, instead of its requester timing out, and later REQs get theirs at once. */
+void rfw_cm_stop_holding(struct rfw_cm *cm, uint64_t now);
 /* Connections whose DREQ has had no DREP yet (resent on timeouts): what the CM still owes its
    peers. A count the CM keeps as connections change state: O(1). */
 unsigned rfw_cm_dreq_pending(const struct rfw_cm *cm);

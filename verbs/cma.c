@@ -78,8 +78,14 @@ static void cma_linger(void)
 {
 	struct rfw_cma *cm = __atomic_load_n(&the_cma, __ATOMIC_ACQUIRE);
 
-	if (cm != NULL && getpid() == the_pid)
-		rfw_cma_settle(cm, 0);
+	if (cm == NULL || getpid() != the_pid)
+		return;
+	/* A REQ held for a listener (ctrl/cm_rx.c) would never be answered: REJ 8 it now, and
+	   the settling below sends it. */
+	rfw_eng_lock(cm->eng);
+	rfw_cma_cm_stop_holding(cm, rfw_eng_clock_ns(cm->eng));
+	rfw_eng_unlock(cm->eng);
+	rfw_cma_settle(cm, 0);
 }
 
 static void cma_setup(void)

@@ -166,6 +166,8 @@ struct rfw_cma_req {
 
 int rfw_cma_cm_create(struct rfw_cma *cm, uint64_t now_ns);
 void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now_ns);
+/* The process is exiting: REQs held for a listener get REJ 8 now (no listener will come). */
+void rfw_cma_cm_stop_holding(struct rfw_cma *cm, uint64_t now_ns);
 /* Whether the CM still has MADs to send on QP1, or (@answers) a DREQ without its DREP: @conn's,
    or any connection's when @conn is 0 (engine lock). */
 bool rfw_cma_cm_owes(struct rfw_cma *cm, uint32_t conn, bool answers);

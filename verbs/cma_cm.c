@@ -270,6 +270,11 @@ void rfw_cma_cm_step(struct rfw_cma *cm, uint64_t now)
 	rfw_cm_step(h->cm, now);
 }
 
+void rfw_cma_cm_stop_holding(struct rfw_cma *cm, uint64_t now)
+{
+	rfw_cm_stop_holding(host_of(cm)->cm, now);
+}
+
 bool rfw_cma_cm_owes(struct rfw_cma *cm, uint32_t conn, bool answers)
 {
 	struct cma_host *h = host_of(cm);

@@ -319,6 +319,24 @@ static void test_listen_grace(void **st)
 	assert_int_equal(req.rej.remote_comm_id, 0x777);
 	assert_int_equal(req.tid, 9);
 	done(&a, &b);
+
+	/* the host goes away while it holds a REQ: REJ 8 then, not the requester's timeout */
+	pair(&w, &a, &b, 0, 0, 1);
+	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE + 1, &params, NULL, 0, now) > 0);
+	run(&w, &now, 5);
+	assert_int_equal(a.ev[RFW_CM_EV_REJ], 0);
+	rfw_cm_stop_holding(b.cm, now);
+	run(&w, &now, 2);
+	assert_int_equal(a.ev[RFW_CM_EV_REJ], 1);
+	assert_int_equal(a.last_reason, RFW_CM_REJ_INVALID_SERVICE_ID);
+	/* and a REQ after it is not held at all */
+	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE + 2, &params, NULL, 0, now) > 0);
+	run(&w, &now, 3);
+	assert_int_equal(a.ev[RFW_CM_EV_REJ], 2);
+	rfw_cm_counters(b.cm, cnt);
+	assert_int_equal(cnt[RFW_CM_CNT_req_held], 1);
+	assert_int_equal(cnt[RFW_CM_CNT_req_no_listener], 2);
+	done(&a, &b);
 }
 
 /* A second REQ from a QP that is still connected (say, its host restarted): REJ reason 10. */
