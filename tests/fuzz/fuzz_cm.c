@@ -2,7 +2,8 @@
 /*
  * The CM (ctrl/rfw_cm.h) under a script of input bytes: two CMs, A (active) and B (listening),
  * a wire the script delivers, drops, duplicates and reorders, time that the script advances,
- * host calls in any order (connect, accept, reject, RTU, disconnect, detach) and arbitrary
+ * host calls in any order (connect, accept, reject, RTU, disconnect, detach, B's listener
+ * removed and restored, the end of listen grace) and arbitrary
  * MADs injected (with a CM header, so they reach the attribute parsers). Oracles: no crash
  * (ASan/UBSan), and per connection handle each event at most once and none after the
  * connection ended (TIMEOUT, REJ, TIMEWAIT_EXIT).
@@ -112,7 +113,7 @@ static void host_call(struct fz *f, uint8_t op, uint8_t arg)
 	struct side *s = &f->s[arg & 1];
 	uint32_t h = s->last;
 
-	switch (op % 7) {
+	switch (op % 9) {
 	case 0:
 		rfw_cm_connect(f->s[0].cm, NULL, f->s[1].gid, SERVICE, &P, &arg, 1, f->now);
 		break;
@@ -130,6 +131,13 @@ static void host_call(struct fz *f, uint8_t op, uint8_t arg)
 		break;
 	case 5:
 		rfw_cm_detach(s->cm, h, f->now);
+		break;
+	case 6: /* B's listener goes and comes back: REQs meanwhile are held (listen grace) */
+		if (rfw_cm_unlisten(f->s[1].cm, SERVICE) != 0)
+			rfw_cm_listen(f->s[1].cm, SERVICE, NULL);
+		break;
+	case 7: /* the host goes away: held REQs are refused */
+		rfw_cm_stop_holding(s->cm, f->now);
 		break;
 	default:
 		rfw_cm_step(s->cm, f->now);
