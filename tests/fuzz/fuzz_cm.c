@@ -3,8 +3,8 @@
  * The CM (ctrl/rfw_cm.h) under a script of input bytes: two CMs, A (active) and B (listening),
  * a wire the script delivers, drops, duplicates and reorders, time that the script advances,
  * host calls in any order (connect, accept, reject, RTU, disconnect, detach, B's listener
- * removed and restored, the end of listen grace) and arbitrary
- * MADs injected (with a CM header, so they reach the attribute parsers). Oracles: no crash
+ * removed and restored, the end of listen grace) and arbitrary MADs injected (with a CM
+ * header, so they reach the attribute parsers). Oracles: no crash
  * (ASan/UBSan), and per connection handle each event at most once and none after the
  * connection ended (TIMEOUT, REJ, TIMEWAIT_EXIT).
  */
