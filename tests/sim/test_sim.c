@@ -6,6 +6,7 @@
  * the impairments really happened, so a pass cannot come from a quiet network.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -446,6 +447,17 @@ static void test_mode_mismatch_in_band(void **s)
 
 /* ---- Estats (docs/estats.md) ---- */
 
+/* xorshift64*: the test's values, the same every run. */
+static uint64_t rnd64(void)
+{
+	static uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
 /* The histogram: exact below 16 ns, then buckets at most 1/16 of their lower bound wide. */
 static void test_estats_hist(void **st)
 {
@@ -463,6 +475,22 @@ static void test_estats_hist(void **st)
 		assert_true((lo - plo) * 16 <= (plo > 16 ? plo : 16));
 	}
 	assert_int_equal(rfw_es_bucket(UINT64_MAX), RFW_ES_BUCKETS - 1);
+	/* Against the definition in docs/estats.md, computed another way (frexp: v = m 2^x with
+	   m in [0.5, 1)): from 16 ns, 16 buckets per power of two, a value's bucket the sixteenth
+	   of its power of two it falls in; exact below 16 ns; from 2^36 ns, the last bucket. */
+	for (unsigned i = 0; i < 200000; i++) {
+		uint64_t v = i < 64 ? (1ull << (i % 40)) - (i / 40) : rnd64() >> (rnd64() % 64);
+		int x;
+		double m = frexp((double)v, &x);
+		unsigned want = v < 16 ? (unsigned)v
+		                : x - 1 > RFW_ES_MAX_EXP
+		                    ? RFW_ES_BUCKETS - 1
+		                    : (unsigned)(x - 4) * 16 + (unsigned)((2 * m - 1) * 16);
+
+		if (v >= (1ull << 53))
+			continue; /* a double holds v exactly only below 2^53 */
+		assert_int_equal(rfw_es_bucket(v), want);
+	}
 	/* 1..1000 us, one sample each: quantiles within a bucket of the exact ones. */
 	memset(&h, 0, sizeof(h));
 	for (uint64_t v = 1; v <= 1000; v++)
