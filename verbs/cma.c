@@ -57,6 +57,11 @@ void rfw_cma_settle(struct rfw_cma *cm, uint32_t conn)
 
 	while (owed && now - t0 < CMA_LINGER_NS) {
 		if (rfw_eng_trylock(cm->eng)) {
+			/* At exit, a REQ held for a listener (ctrl/cm_rx.c) would never be
+			   answered: REJ 8 it, and any that comes meanwhile (a trylock: exit may
+			   come from code that holds the lock). */
+			if (conn == 0)
+				rfw_cma_cm_stop_holding(cm, rfw_eng_clock_ns(cm->eng));
 			rfw_vrb_progress_step(cm->eng);
 			owed = rfw_cma_cm_owes(cm, conn, now - t0 < budget) ||
 			       !rfw_eng_tx_idle(cm->eng);
@@ -78,14 +83,8 @@ static void cma_linger(void)
 {
 	struct rfw_cma *cm = __atomic_load_n(&the_cma, __ATOMIC_ACQUIRE);
 
-	if (cm == NULL || getpid() != the_pid)
-		return;
-	/* A REQ held for a listener (ctrl/cm_rx.c) would never be answered: REJ 8 it now, and
-	   the settling below sends it. */
-	rfw_eng_lock(cm->eng);
-	rfw_cma_cm_stop_holding(cm, rfw_eng_clock_ns(cm->eng));
-	rfw_eng_unlock(cm->eng);
-	rfw_cma_settle(cm, 0);
+	if (cm != NULL && getpid() == the_pid)
+		rfw_cma_settle(cm, 0);
 }
 
 static void cma_setup(void)
