@@ -50,7 +50,7 @@ int rfw_destroy_cq(struct rfw_cq *cq)
 /* The unpolled completions move to a ring of @cqe (their Estats entries with them). */
 int rfw_resize_cq(struct rfw_cq *cq, uint32_t cqe)
 {
-	struct rfw_es_cqe *es = NULL;
+	struct rfw_es_rec *es = NULL;
 	struct rfw_wc *ring;
 	uint32_t n, mask = rfw_ring_entries(cqe) - 1;
 

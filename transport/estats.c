@@ -69,11 +69,16 @@ int rfw_es_qp_alloc(struct rfw_qp *qp)
 	if (es == NULL)
 		return -ENOMEM;
 	es->wts = calloc(qp->sq_size, sizeof(*es->wts));
-	if (es->wts == NULL) {
+	es->interval_ns = qp->dev->attr.estats_interval_ns;
+	es->sink = qp->dev->es_sink;
+	es->sink_ctx = qp->dev->es_sink_ctx;
+	if (es->sink == NULL)
+		es->bins = rfw_es_bins_create(es->interval_ns);
+	if (es->wts == NULL || (es->sink == NULL && es->bins == NULL)) {
+		free(es->wts);
 		free(es);
 		return -ENOMEM;
 	}
-	es->interval_ns = qp->dev->attr.estats_interval_ns;
 	es->threshold_ns = qp->dev->attr.estats_threshold_ns;
 	es->trig_armed = true;
 	qp->es = es;
@@ -84,53 +89,31 @@ void rfw_es_qp_free(struct rfw_qp *qp)
 {
 	if (qp->es == NULL)
 		return;
+	rfw_es_bins_destroy(qp->es->bins);
 	free(qp->es->wts);
 	free(qp->es);
 	qp->es = NULL;
 }
 
-/* Move to the interval holding @now: the current window becomes the last (or both clear when
- * a whole interval passed with nothing recorded). Callers test now >= win_end first. */
-static void es_rotate(struct rfw_es_qp *es, uint64_t now)
+int rfw_dev_estats_sink(struct rfw_dev *dev, rfw_es_sink_fn fn, void *ctx)
 {
-	uint64_t n;
-
-	if (!es->win_set) {
-		es->win_start = now;
-		es->win_end = now + es->interval_ns;
-		es->win_set = true;
-		return;
-	}
-	if (now < es->win_end)
-		return;
-	n = (now - es->win_start) / es->interval_ns;
-	es->win_start += n * es->interval_ns;
-	es->win_end = es->win_start + es->interval_ns;
-	es->cur ^= 1;
-	for (unsigned i = 0; i < RFW_ES_SLOTS; i++) {
-		memset(es->slot[i].h[es->cur], 0, sizeof(es->slot[i].h[es->cur]));
-		if (n > 1)
-			memset(es->slot[i].h[es->cur ^ 1], 0, sizeof(es->slot[i].h[0]));
-	}
-	es->have_last = n == 1;
-	es->trig_armed = true;
+	if (dev == NULL)
+		return -EINVAL;
+	dev->es_sink = fn;
+	dev->es_sink_ctx = fn != NULL ? ctx : NULL;
+	return 0;
 }
 
-static struct rfw_es_slot *es_slot(struct rfw_es_qp *es, uint8_t op, uint8_t st)
+/* The trigger's interval: the same boundaries as the histograms' windows (both start at the
+ * first record), re-armed in each. Callers test now >= twin_end first. */
+static void es_trig_window(struct rfw_es_qp *es, uint64_t now)
 {
-	for (unsigned i = 0; i < RFW_ES_SLOTS; i++) {
-		struct rfw_es_slot *s = &es->slot[i];
-
-		if (!s->used) {
-			s->used = true;
-			s->op = op;
-			s->st = st;
-			return s;
-		}
-		if (s->op == op && s->st == st)
-			return s;
+	if (es->twin_end == 0) {
+		es->twin_end = now + es->interval_ns;
+		return;
 	}
-	return NULL;
+	es->twin_end += ((now - es->twin_end) / es->interval_ns + 1) * es->interval_ns;
+	es->trig_armed = true;
 }
 
 static uint8_t es_op_of(enum rfw_wr_opcode op)
@@ -160,47 +143,9 @@ static uint8_t es_status_of(enum rfw_wc_status st)
 	                                   : RFW_ES_ERROR;
 }
 
-/* Stage -> (from, to) timestamp indexes (0 = T1). */
-static const uint8_t stage_from[RFW_ES__STAGES] = {0, 0, 0, 1, 2, 3, 4};
-static const uint8_t stage_to[RFW_ES__STAGES] = {5, 4, 1, 2, 3, 4, 5};
-
-/* @b - @a, at least 0: a host may read T1 from a fresher clock than the poll time of T2, and
- * every stage counts every WQE. */
-static inline uint64_t es_since(uint64_t b, uint64_t a)
-{
-	return b > a ? b - a : 0;
-}
-
-/* Every stage of a WQE with all six timestamps (a polled completion: the usual case), in a
- * straight line instead of the table walk below. Same stages as stage_from / stage_to. */
-static inline void es_add_all(struct rfw_es_hist *h, const uint64_t t[6])
-{
-	/* Locals first: the histogram stores could alias t[] and force reloads otherwise. */
-	uint64_t t1 = t[0], t2 = t[1], t3 = t[2], t4 = t[3], t5 = t[4], t6 = t[5];
-
-	rfw_es_hist_add(&h[RFW_ES_t6_t1], es_since(t6, t1));
-	rfw_es_hist_add(&h[RFW_ES_t5_t1], es_since(t5, t1));
-	rfw_es_hist_add(&h[RFW_ES_t2_t1], es_since(t2, t1));
-	rfw_es_hist_add(&h[RFW_ES_t3_t2], es_since(t3, t2));
-	rfw_es_hist_add(&h[RFW_ES_t4_t3], es_since(t4, t3));
-	rfw_es_hist_add(&h[RFW_ES_t5_t4], es_since(t5, t4));
-	rfw_es_hist_add(&h[RFW_ES_t6_t5], es_since(t6, t5));
-}
-
-/* A WQE with some timestamps missing (not polled, flushed): the stages it has both ends of. */
-static void es_add_some(struct rfw_es_hist *h, const struct rfw_es_cqe *c)
-{
-	for (unsigned k = 0; k < RFW_ES__STAGES; k++) {
-		unsigned a = stage_from[k], b = stage_to[k];
-
-		if ((c->have >> a & 1) && (c->have >> b & 1))
-			rfw_es_hist_add(&h[k], es_since(c->t[b], c->t[a]));
-	}
-}
-
 /* The trigger: the first WQE of an interval whose T6-T1 (T5-T1 without a CQE) is above the
  * threshold. Only a flag and a copy here; the host dumps from its slow path. */
-static void es_trigger(struct rfw_es_qp *es, const struct rfw_es_cqe *c, uint64_t now)
+static void es_trigger(struct rfw_es_qp *es, const struct rfw_es_rec *c, uint64_t now)
 {
 	unsigned end = (c->have >> 5 & 1) ? 5 : 4;
 	struct rfw_es_trigger *tr = &es->trig;
@@ -223,23 +168,19 @@ static void es_trigger(struct rfw_es_qp *es, const struct rfw_es_cqe *c, uint64_
 
 /* Record one WQE's timestamps (@have: bit i set when t[i] is known). Inline: one call per
  * completion, from rfw_es_polled (the usual case) or rfw_es_complete. */
-static inline void es_record(struct rfw_qp *qp, const struct rfw_es_cqe *c, uint64_t now)
+static inline void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t now)
 {
 	struct rfw_es_qp *es = qp->es;
-	struct rfw_es_slot *s;
 
-	if (now >= es->win_end)
-		es_rotate(es, now);
-	s = es_slot(es, c->op, c->st);
-	if (s == NULL) {
+	if (now >= es->twin_end)
+		es_trig_window(es, now);
+	if (es->bins == NULL) {
+		es->sink(es->sink_ctx, c);
+	} else if (!rfw_es_bins_add(es->bins, c, now)) {
 		es->unrecorded++;
 		return;
 	}
 	es->recorded++;
-	if (c->have == 63)
-		es_add_all(s->h[es->cur], c->t);
-	else
-		es_add_some(s->h[es->cur], c);
 	if (es->threshold_ns && es->trig_armed && !es->trig_pending)
 		es_trigger(es, c, now);
 }
@@ -249,7 +190,7 @@ void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_st
 	struct rfw_es_qp *es = qp->es;
 	const struct rfw_es_wts *ts = &es->wts[qp->comp.idx & (qp->sq_size - 1)];
 	struct rfw_cq *cq = qp->send_cq;
-	struct rfw_es_cqe tmp, *c = &tmp;
+	struct rfw_es_rec tmp, *c = &tmp;
 
 	/* A CQE's record is written straight into its ring entry (recorded when polled: T6). */
 	if (cqe && cq->es != NULL && cq->prod - cq->cons < cq->size)
@@ -275,7 +216,7 @@ void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_st
 
 void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now)
 {
-	struct rfw_es_cqe *c = &cq->es[idx & cq->mask];
+	struct rfw_es_rec *c = &cq->es[idx & cq->mask];
 	struct rfw_qp *qp;
 
 	if (!c->have)
@@ -300,10 +241,12 @@ int rfw_qp_estats_info(const struct rfw_qp *qp, struct rfw_es_info *info)
 	if (es == NULL)
 		return 0;
 	info->enabled = true;
+	if (es->bins != NULL)
+		rfw_es_bins_info(es->bins, info);
+	else
+		info->window_start_ns = es->twin_end ? es->twin_end - es->interval_ns : 0;
 	info->interval_ns = es->interval_ns;
 	info->threshold_ns = es->threshold_ns;
-	info->window_start_ns = es->win_start;
-	info->have_last = es->have_last;
 	info->recorded = es->recorded;
 	info->unrecorded = es->unrecorded;
 	info->triggers = es->triggers;
@@ -314,41 +257,17 @@ int rfw_qp_estats_rows(struct rfw_qp *qp, enum rfw_es_window window, uint64_t no
                        struct rfw_es_row *rows, int max)
 {
 	struct rfw_es_qp *es;
-	int n = 0;
 
 	if (qp == NULL || (max > 0 && rows == NULL))
 		return -EINVAL;
 	es = qp->es;
 	if (es == NULL)
 		return 0;
-	if (es->win_set && now_ns >= es->win_end)
-		es_rotate(es, now_ns);
-	for (unsigned i = 0; i < RFW_ES_SLOTS && n < max; i++) {
-		const struct rfw_es_slot *s = &es->slot[i];
-		unsigned w = window == RFW_ES_LAST ? es->cur ^ 1u : es->cur;
-
-		if (!s->used || (window == RFW_ES_LAST && !es->have_last))
-			continue;
-		for (unsigned k = 0; k < RFW_ES__STAGES && n < max; k++) {
-			const struct rfw_es_hist *h = &s->h[w][k];
-
-			if (h->count == 0)
-				continue;
-			rows[n] = (struct rfw_es_row){
-			    .qpn = qp->qpn,
-			    .op = s->op,
-			    .status = s->st,
-			    .stage = (uint8_t)k,
-			    .count = h->count,
-			    .p50 = rfw_es_hist_quantile(h, 0.5),
-			    .p99 = rfw_es_hist_quantile(h, 0.99),
-			    .p999 = rfw_es_hist_quantile(h, 0.999),
-			    .max = h->max,
-			};
-			n++;
-		}
-	}
-	return n;
+	/* A new interval re-arms the trigger even when no WQE completes in it. */
+	if (es->twin_end != 0 && now_ns >= es->twin_end)
+		es_trig_window(es, now_ns);
+	return es->bins != NULL ? rfw_es_bins_rows(es->bins, qp->qpn, window, now_ns, rows, max)
+	                        : 0;
 }
 
 bool rfw_qp_estats_trigger(struct rfw_qp *qp, struct rfw_es_trigger *tr)

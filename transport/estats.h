@@ -138,6 +138,49 @@ int rfw_qp_estats_rows(struct rfw_qp *qp, enum rfw_es_window window, uint64_t no
                        struct rfw_es_row *rows, int max);
 int rfw_qp_estats_info(const struct rfw_qp *qp, struct rfw_es_info *info);
 
+/* A completed send WQE's timestamps as Estats records them (T6 set when its CQE was polled). */
+struct rfw_es_rec {
+	uint64_t t[6]; /* T1..T6 */
+	uint64_t wr_id;
+	uint32_t qpn;
+	uint8_t have;   /* bit i: t[i] is known */
+	uint8_t op, st; /* enum rfw_es_op, enum rfw_es_status */
+};
+
+/* The time a record is binned at: T6 when its CQE was polled, else T5 (no CQE, or none kept). */
+static inline uint64_t rfw_es_rec_time(const struct rfw_es_rec *r)
+{
+	return (r->have & 32) ? r->t[5] : r->t[4];
+}
+
+/*
+ * The histograms of one QP: two windows of @interval_ns x (op, status) slots x stages. One
+ * thread at a time may use one; the QP's own (in-place binning, the default) or, for QPs
+ * created after rfw_dev_estats_sink, whichever thread the host bins on.
+ */
+struct rfw_es_bins;
+struct rfw_es_bins *rfw_es_bins_create(uint64_t interval_ns); /* NULL: no memory, or 0 */
+void rfw_es_bins_destroy(struct rfw_es_bins *b);
+/* Bin @r at @now (its window first moved to the interval of @now); false, and counted in
+ * unrecorded, when its (op, status) has no slot left. */
+bool rfw_es_bins_add(struct rfw_es_bins *b, const struct rfw_es_rec *r, uint64_t now);
+/* Like rfw_qp_estats_rows, for the histograms in @b (rows named @qpn). */
+int rfw_es_bins_rows(struct rfw_es_bins *b, uint32_t qpn, enum rfw_es_window window,
+                     uint64_t now_ns, struct rfw_es_row *rows, int max);
+/* interval_ns, window_start_ns, have_last, recorded and unrecorded of @b into @info. */
+void rfw_es_bins_info(const struct rfw_es_bins *b, struct rfw_es_info *info);
+
+/*
+ * Hand each recorded WQE of QPs created from now on to @fn(@ctx, record) instead of binning it
+ * in the QP: on the thread that polls the CQ (the record is the caller's: copy it), so that a
+ * host can bin elsewhere (rfw_es_bins_add) and keep the seven histogram adds of every WQE off
+ * its polling thread. The trigger stays with the QP. Such QPs report no rows
+ * (rfw_qp_estats_rows: 0) and count in rfw_es_info.recorded the records handed on. NULL: bin in
+ * place again. -EINVAL without @dev.
+ */
+typedef void (*rfw_es_sink_fn)(void *ctx, const struct rfw_es_rec *r);
+int rfw_dev_estats_sink(struct rfw_dev *dev, rfw_es_sink_fn fn, void *ctx);
+
 /* A threshold crossing, reported once by rfw_qp_estats_trigger(). */
 struct rfw_es_trigger {
 	uint64_t at_ns;      /* when the crossing WQE was recorded */

@@ -39,6 +39,8 @@ struct rfw_dev {
 	struct rfw_slots mr_free; /* free slots of mrs[], MRs and windows alike */
 	struct rfw_qp *gsi;       /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
 	uint32_t mr_gen;          /* low byte of the next key, so a stale key misses */
+	rfw_es_sink_fn es_sink;   /* Estats records of new QPs go here (rfw_dev_estats_sink) */
+	void *es_sink_ctx;
 	/* The device's counters: drops no QP owns, and every QP's counts added as they happen
 	   (rfw_cnt*), so a read is one copy whatever the number of QPs (a sum over QPs cost
 	   18 ms beside 65,536 of them) and a destroyed QP's counts stay. */
@@ -74,7 +76,7 @@ struct rfw_cq {
 	uint32_t mask;       /* ring entries - 1: a power of two >= size, see rfw_ring_entries */
 	uint32_t prod, cons; /* free running */
 	uint32_t users;
-	struct rfw_es_cqe *es; /* Estats: per ring entry, the send WQE's T1..T5 (NULL: off) */
+	struct rfw_es_rec *es; /* Estats: per ring entry, the send WQE's T1..T5 (NULL: off) */
 };
 
 enum rfw_swqe_state {
@@ -439,30 +441,18 @@ struct rfw_es_wts {
 	uint64_t t[4]; /* T1..T4 of the WQE in this SQ slot */
 	uint8_t have;
 };
-struct rfw_es_cqe {
-	uint64_t t[6];
-	uint64_t wr_id;
-	uint32_t qpn;
-	uint8_t have, op, st;
-};
-struct rfw_es_slot {
-	bool used;
-	uint8_t op, st;
-	struct rfw_es_hist h[2][RFW_ES__STAGES]; /* [window][stage] */
-};
 struct rfw_es_qp {
 	struct rfw_es_wts *wts; /* sq_size entries */
 	uint64_t interval_ns, threshold_ns;
-	uint64_t win_start;
-	uint64_t win_end; /* win_start + interval_ns once set, 0 before: one compare per record */
-	bool win_set, have_last;
-	uint8_t cur;            /* index of the current window in slot.h */
+	struct rfw_es_bins *bins; /* in-place binning; NULL: records go to sink */
+	rfw_es_sink_fn sink;      /* the device's sink when the QP was created */
+	void *sink_ctx;
+	uint64_t twin_end;      /* end of the trigger's interval; 0 before the first record */
 	uint64_t rx_now, rx_ts; /* the entry time and RX time of the last packet received */
 	bool rx_valid;
 	uint64_t recorded, unrecorded, triggers;
 	bool trig_armed, trig_pending;
 	struct rfw_es_trigger trig;
-	struct rfw_es_slot slot[RFW_ES_SLOTS];
 };
 int rfw_es_qp_alloc(struct rfw_qp *qp);
 void rfw_es_qp_free(struct rfw_qp *qp);

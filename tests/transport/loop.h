@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "transport/estats.h"
 #include "transport/rfw_verbs.h"
 
 #define LB_SLOT  4608
@@ -108,6 +109,11 @@ struct lb_cfg {
 	unsigned access;
 	enum rfw_transport_mode mode[2]; /* per endpoint; zero = GBN */
 	uint64_t sr_rto_low_ns, sr_rto_high_ns;
+	bool estats;                  /* Estats on both devices */
+	uint64_t estats_interval_ns;  /* 0: the default (60 s) */
+	uint64_t estats_threshold_ns; /* the trigger's; 0: off */
+	rfw_es_sink_fn es_sink;       /* and their records handed to this (rfw_dev_estats_sink) */
+	void *es_sink_ctx[2];         /* per endpoint */
 };
 
 static inline struct lb_cfg lb_default_cfg(void)
@@ -209,12 +215,17 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 		                          .np_min_time_between_cnps_ns = 4000,
 		                          .qpn_base = 17 + 100 * (uint32_t)i,
 		                          .sr_rto_low_ns = c->sr_rto_low_ns,
-		                          .sr_rto_high_ns = c->sr_rto_high_ns};
+		                          .sr_rto_high_ns = c->sr_rto_high_ns,
+		                          .estats = c->estats,
+		                          .estats_interval_ns = c->estats_interval_ns,
+		                          .estats_threshold_ns = c->estats_threshold_ns};
 		struct rfw_qp_init_attr qa = {0};
 
 		e->lb = lb;
 		e->id = i;
 		e->dev = rfw_dev_create(&da, &lb_ops, e);
+		if (c->es_sink != NULL)
+			rfw_dev_estats_sink(e->dev, c->es_sink, c->es_sink_ctx[i]);
 		e->pd = rfw_alloc_pd(e->dev);
 		e->scq = rfw_create_cq(e->dev, 4096);
 		e->rcq = rfw_create_cq(e->dev, 4096);

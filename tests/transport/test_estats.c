@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Estats' records handed to a sink (rfw_dev_estats_sink) and binned on another thread give the
+ * same rows as binning in the QP: two loopback runs of one script, the same virtual times, one
+ * binning in place, the other pushing every record through a single-producer ring to a thread
+ * that bins with rfw_es_bins_add. Also: a sink QP reports no rows of its own, counts what it
+ * handed on, and keeps its trigger.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "loop.h"
+
+#define RING   1024 /* a power of two */
+#define NMSG   3000
+#define MEMLEN (64 * 1024)
+
+/* The test's binning thread: a ring of records in, one QP's histograms out. */
+struct binner {
+	struct rfw_es_rec q[RING];
+	uint32_t prod, cons; /* atomic */
+	bool stop;           /* atomic */
+	struct rfw_es_bins *bins;
+	uint64_t binned;
+	pthread_t th;
+};
+
+/* The sink, on the thread that polls: wait for room (a test may; a NIC would count a drop). */
+static void sink(void *ctx, const struct rfw_es_rec *r)
+{
+	struct binner *b = ctx;
+
+	while (b->prod - __atomic_load_n(&b->cons, __ATOMIC_ACQUIRE) == RING)
+		;
+	b->q[b->prod % RING] = *r;
+	__atomic_store_n(&b->prod, b->prod + 1, __ATOMIC_RELEASE);
+}
+
+static void *binner_main(void *arg)
+{
+	struct binner *b = arg;
+
+	for (;;) {
+		uint32_t prod = __atomic_load_n(&b->prod, __ATOMIC_ACQUIRE);
+		bool stop = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
+
+		for (; b->cons != prod; b->binned++) {
+			const struct rfw_es_rec *r = &b->q[b->cons % RING];
+
+			rfw_es_bins_add(b->bins, r, rfw_es_rec_time(r));
+			__atomic_store_n(&b->cons, b->cons + 1, __ATOMIC_RELEASE);
+		}
+		if (stop && b->cons == __atomic_load_n(&b->prod, __ATOMIC_ACQUIRE))
+			return NULL;
+	}
+}
+
+/* The script: WRITEs and READs of several sizes from A to B, polled as they complete with
+ * the virtual time (T6), over several 1 ms intervals. */
+static void script(struct loop *lb)
+{
+	static uint8_t src[MEMLEN], dst[MEMLEN];
+	struct lb_ep *a = &lb->ep[0], *b = &lb->ep[1];
+	struct rfw_mr *sm = lb_mr(a, src, sizeof(src)), *dm = lb_mr(b, dst, sizeof(dst));
+	struct rfw_wc wc[32];
+	int posted = 0, done = 0;
+
+	lb_fill(src, sizeof(src), 7);
+	while (done < NMSG) {
+		while (posted < NMSG && posted - done < 64) {
+			uint32_t len = 64u << (posted % 9); /* 64 B .. 16 KiB */
+			enum rfw_wr_opcode op =
+			    posted % 5 == 4 ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE;
+
+			assert_int_equal(lb_post_op(a, op, (uint64_t)posted, src, len, sm,
+			                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dm)),
+			                 0);
+			posted++;
+		}
+		lb_run(lb, 20000);
+		for (int n; (n = rfw_poll_cq_ts(a->scq, 32, wc, lb->now)) > 0; done += n)
+			for (int i = 0; i < n; i++)
+				assert_int_equal(wc[i].status, RFW_WC_SUCCESS);
+		lb->now +=
+		    100000; /* the consumer's polling delay: T6 - T5 not 0, and 1 ms windows turn */
+	}
+}
+
+static struct lb_cfg es_cfg(void)
+{
+	struct lb_cfg c = lb_default_cfg();
+
+	c.estats = true;
+	c.estats_interval_ns = 1000000;
+	return c;
+}
+
+static void assert_rows_equal(const struct rfw_es_row *x, int nx, const struct rfw_es_row *y,
+                              int ny)
+{
+	assert_int_equal(nx, ny);
+	for (int i = 0; i < nx; i++) {
+		assert_int_equal(x[i].op, y[i].op);
+		assert_int_equal(x[i].status, y[i].status);
+		assert_int_equal(x[i].stage, y[i].stage);
+		assert_int_equal(x[i].count, y[i].count);
+		assert_int_equal(x[i].p50, y[i].p50);
+		assert_int_equal(x[i].p99, y[i].p99);
+		assert_int_equal(x[i].p999, y[i].p999);
+		assert_int_equal(x[i].max, y[i].max);
+	}
+}
+
+static void test_sink_same_rows(void **st)
+{
+	struct lb_cfg c = es_cfg();
+	struct binner *bn = calloc(1, sizeof(*bn));
+	struct loop *ref, *lb;
+	struct rfw_es_row rr[64], rs[64];
+	struct rfw_es_info ir, is;
+	uint64_t now;
+
+	(void)st;
+	ref = lb_create(&c);
+	assert_non_null(ref);
+	script(ref);
+	bn->bins = rfw_es_bins_create(c.estats_interval_ns);
+	assert_non_null(bn->bins);
+	assert_int_equal(pthread_create(&bn->th, NULL, binner_main, bn), 0);
+	c.es_sink = sink;
+	c.es_sink_ctx[0] = c.es_sink_ctx[1] = bn;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	script(lb);
+	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(bn->th, NULL), 0);
+
+	assert_int_equal(ref->now, lb->now); /* one script, one clock */
+	now = lb->now - 100000; /* the last poll's time: the current window holds its WQEs */
+	assert_true(now > 3 * c.estats_interval_ns);
+	for (int w = RFW_ES_CURRENT; w <= RFW_ES_LAST; w++) {
+		int nr = rfw_qp_estats_rows(ref->ep[0].qp, (enum rfw_es_window)w, now, rr, 64);
+		int ns = rfw_es_bins_rows(bn->bins, rfw_qp_num(lb->ep[0].qp), (enum rfw_es_window)w,
+		                          now, rs, 64);
+
+		assert_true(nr >= RFW_ES__STAGES); /* every stage of one (op, status) at least */
+		assert_rows_equal(rr, nr, rs, ns);
+		/* the sink QP bins nothing itself */
+		assert_int_equal(
+		    rfw_qp_estats_rows(lb->ep[0].qp, (enum rfw_es_window)w, now, rs, 64), 0);
+	}
+	assert_int_equal(rfw_qp_estats_info(ref->ep[0].qp, &ir), 0);
+	assert_int_equal(rfw_qp_estats_info(lb->ep[0].qp, &is), 0);
+	assert_int_equal(ir.recorded, NMSG);
+	assert_int_equal(is.recorded, NMSG); /* handed to the sink */
+	assert_int_equal(bn->binned, NMSG);
+	assert_int_equal(is.window_start_ns, ir.window_start_ns);
+	lb_destroy(ref);
+	lb_destroy(lb);
+	rfw_es_bins_destroy(bn->bins);
+	free(bn);
+}
+
+/* The trigger stays with the QP: the same crossing is reported with and without a sink. */
+static void sink_nothing(void *ctx, const struct rfw_es_rec *r)
+{
+	(void)r;
+	(*(uint64_t *)ctx)++;
+}
+
+static void test_sink_trigger(void **st)
+{
+	struct lb_cfg c = es_cfg();
+	struct loop *ref, *lb;
+	struct rfw_es_trigger tr, ts;
+	uint64_t handed = 0;
+
+	(void)st;
+	c.estats_threshold_ns = 2000; /* below any WQE's T6 - T1 here */
+	ref = lb_create(&c);
+	assert_non_null(ref);
+	script(ref);
+	c.es_sink = sink_nothing;
+	c.es_sink_ctx[0] = c.es_sink_ctx[1] = &handed;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	script(lb);
+	assert_int_equal(handed, NMSG);
+	assert_true(rfw_qp_estats_trigger(ref->ep[0].qp, &tr));
+	assert_true(rfw_qp_estats_trigger(lb->ep[0].qp, &ts));
+	assert_int_equal(tr.at_ns, ts.at_ns);
+	assert_int_equal(tr.latency_ns, ts.latency_ns);
+	assert_int_equal(tr.wr_id, ts.wr_id);
+	assert_int_equal(tr.stage, ts.stage);
+	assert_memory_equal(tr.t, ts.t, sizeof(tr.t));
+	lb_destroy(ref);
+	lb_destroy(lb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_sink_same_rows),
+	    cmocka_unit_test(test_sink_trigger),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
