@@ -319,8 +319,16 @@ static void test_listen_grace(void **st)
 	assert_int_equal(req.rej.remote_comm_id, 0x777);
 	assert_int_equal(req.tid, 9);
 	done(&a, &b);
+}
 
-	/* the host goes away while it holds a REQ: REJ 8 then, not the requester's timeout */
+/* The host goes away while it holds a REQ: REJ 8 then, not the requester's timeout. */
+static void test_stop_holding(void **st)
+{
+	struct wire w;
+	struct side a, b;
+	uint64_t now = 0, cnt[RFW_CM_CNT__COUNT];
+
+	(void)st;
 	pair(&w, &a, &b, 0, 0, 1);
 	assert_true(rfw_cm_connect(a.cm, &a, b.gid, SERVICE + 1, &params, NULL, 0, now) > 0);
 	run(&w, &now, 5);
@@ -461,10 +469,10 @@ static void test_duplicates(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_lossy_life), cmocka_unit_test(test_total_loss),
-	    cmocka_unit_test(test_rejects),    cmocka_unit_test(test_listen_grace),
-	    cmocka_unit_test(test_stale),      cmocka_unit_test(test_bad_input),
-	    cmocka_unit_test(test_duplicates),
+	    cmocka_unit_test(test_lossy_life),   cmocka_unit_test(test_total_loss),
+	    cmocka_unit_test(test_rejects),      cmocka_unit_test(test_listen_grace),
+	    cmocka_unit_test(test_stop_holding), cmocka_unit_test(test_stale),
+	    cmocka_unit_test(test_bad_input),    cmocka_unit_test(test_duplicates),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
