@@ -192,9 +192,12 @@ void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_st
 	struct rfw_cq *cq = qp->send_cq;
 	struct rfw_es_rec tmp, *c = &tmp;
 
-	/* A CQE's record is written straight into its ring entry (recorded when polled: T6). */
+	/* A CQE's record is written straight into its ring entry (recorded when polled: T6);
+	 * one built here has its unknown T4 and T6 zeroed, since a sink copies records whole. */
 	if (cqe && cq->es != NULL && cq->prod - cq->cons < cq->size)
 		c = &cq->es[cq->prod & cq->mask];
+	else
+		tmp.t[3] = tmp.t[5] = 0;
 	c->t[0] = ts->t[0];
 	c->t[1] = ts->t[1];
 	c->t[2] = ts->t[2];
