@@ -35,6 +35,7 @@
 #include "cc/timely.h"
 #include "dataplane/rfw_port.h"
 #include "nic/rfw_fw.h"
+#include "transport/estats.h"
 #include "transport/rfw_verbs.h"
 
 #ifdef __cplusplus
@@ -60,7 +61,9 @@ extern "C" {
 	X(l2_tagged_probes, "ARP requests / NS sent by the NIC on a QP's VLAN while resolving")    \
 	X(estats_dumps, "Estats trigger dumps written (docs/estats.md)")                           \
 	X(estats_dump_errors, "Estats trigger dumps not written (open/write failed, or the "       \
-	                      "writer's queue was full)")
+	                      "writer's queue was full)")                                          \
+	X(estats_records_dropped, "Estats WQE records not binned: the ring to the NIC's Estats "   \
+	                          "thread was full (or no memory for a QP's histograms)")
 
 #define RFW_FOREACH_NIC_CTR(X) RFW_FOREACH_FW_CTR(X) RFW_FOREACH_NIC_HOST_CTR(X)
 
@@ -265,6 +268,16 @@ bool rfw_nic_tx_idle(const struct rfw_nic *nic);
  * snapshot_us, a slice per poll). From the NIC's lcore.
  */
 void rfw_nic_publish(struct rfw_nic *nic);
+
+/*
+ * The Estats rows of @window last published for this NIC's attached QPs (what telemetry's
+ * /rocefw/estats reads), into @rows (at most @max); returns how many, 0 with Estats off,
+ * -EBUSY if the publication kept changing under the read. Any thread. The rows are binned on
+ * the NIC's Estats thread and published on its next tick after rfw_nic_publish (or every
+ * 100 ms): @at_ns (if not NULL) gets the poll time they are up to.
+ */
+int rfw_nic_estats_rows(const struct rfw_nic *nic, enum rfw_es_window window,
+                        struct rfw_es_row *rows, int max, uint64_t *at_ns);
 
 /* The time of the last rfw_nic_poll(), in ns (the value the transport saw). */
 uint64_t rfw_nic_now_ns(const struct rfw_nic *nic);

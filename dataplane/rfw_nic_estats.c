@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -137,14 +138,18 @@ static int dump_write(const char *dir, const struct nic_es_dump *d)
 	return 0;
 }
 
+/* The NIC's Estats thread: bins the records the poll thread hands on (rfw_nic_es_bin.c),
+ * publishes their rows on its ticks, and writes trigger dumps. */
 static void *writer_main(void *arg)
 {
-	struct nic_es_writer *w = arg;
+	struct rfw_nic *nic = arg;
+	struct nic_es_writer *w = nic->es_w;
 	const struct timespec nap = {0, NIC_ES_WRITER_SLEEP_NS};
 
 	for (;;) {
-		uint32_t prod = __atomic_load_n(&w->prod, __ATOMIC_ACQUIRE);
 		bool stop = __atomic_load_n(&w->stop, __ATOMIC_ACQUIRE);
+		bool busy = nic_es_bin_drain(nic); /* after stop: what came before it is binned */
+		uint32_t prod = __atomic_load_n(&w->prod, __ATOMIC_ACQUIRE);
 
 		while (w->cons != prod) {
 			int rc = dump_write(w->dir, &w->q[w->cons % NIC_ES_QUEUE]);
@@ -155,7 +160,8 @@ static void *writer_main(void *arg)
 		}
 		if (stop)
 			return NULL;
-		nanosleep(&nap, NULL);
+		if (!busy)
+			nanosleep(&nap, NULL);
 	}
 }
 
@@ -165,17 +171,26 @@ int nic_es_start(struct rfw_nic *nic, const char *dir)
 
 	if (w == NULL)
 		return -ENOMEM;
+	if (nic_es_bin_init(&w->b, nic->max_qp) != 0) {
+		nic_es_bin_free(&w->b);
+		rte_free(w);
+		return -ENOMEM;
+	}
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
-	if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+	nic->es_w = w;
+	if (pthread_create(&w->thread, NULL, writer_main, nic) != 0) {
+		nic->es_w = NULL;
+		nic_es_bin_free(&w->b);
 		rte_free(w);
 		return -EAGAIN;
 	}
 	w->running = true;
-	nic->es_w = w;
+	/* QPs created from now on hand their records to the ring instead of binning them. */
+	rfw_dev_estats_sink(nic->dev, nic_es_sink, nic);
 	return 0;
 }
 
-/* Stop the writer once it wrote what is queued. */
+/* Stop the thread once it binned and wrote what is queued. */
 void nic_es_stop(struct rfw_nic *nic)
 {
 	struct nic_es_writer *w = nic->es_w;
@@ -185,8 +200,10 @@ void nic_es_stop(struct rfw_nic *nic)
 	__atomic_store_n(&w->stop, true, __ATOMIC_RELEASE);
 	if (w->running)
 		pthread_join(w->thread, NULL);
+	rfw_dev_estats_sink(nic->dev, NULL, NULL);
+	nic->es_w = NULL; /* the sink of QPs still alive now drops their records */
+	nic_es_bin_free(&w->b);
 	rte_free(w);
-	nic->es_w = NULL;
 }
 
 uint64_t nic_es_dumps(const struct rfw_nic *nic)
@@ -233,49 +250,40 @@ static void dump_queue(struct rfw_nic *nic, uint32_t slot, const struct rfw_es_t
 	__atomic_store_n(&w->prod, w->prod + 1, __ATOMIC_RELEASE);
 }
 
-/* Rows of window @win of every attached QP into the publication; true if truncated. */
-static bool pub_rows(struct rfw_nic *nic, unsigned win, bool *have_last)
-{
-	struct nic_es_pub *p = nic->es_pub;
-	uint32_t n = 0;
-	bool trunc = false;
-
-	for (uint32_t i = 0; i < nic->max_qp; i++) {
-		struct rfw_qp *qp = nic->l2[i].qp;
-		struct rfw_es_info info;
-		int k;
-
-		if (qp == NULL)
-			continue;
-		k = rfw_qp_estats_rows(qp, (enum rfw_es_window)win, nic->now_ns, p->rows[win] + n,
-		                       (int)(NIC_ES_ROWS - n));
-		if (k > 0)
-			n += (uint32_t)k;
-		if (n == NIC_ES_ROWS)
-			trunc = true;
-		if (rfw_qp_estats_info(qp, &info) == 0 && info.have_last)
-			*have_last = true;
-	}
-	p->nrows[win] = n;
-	return trunc;
-}
-
-/* Every attached QP: queue a pending trigger's dump, then publish its rows of both windows. */
+/* Every attached QP: queue a pending trigger's dump; then a tick, on which the Estats thread
+ * publishes the rows of what it binned up to here. */
 void nic_es_publish(struct rfw_nic *nic)
 {
-	struct nic_es_pub *p = nic->es_pub;
 	struct rfw_es_trigger tr;
-	bool have_last = false, trunc = false;
 
 	for (uint32_t i = 0; i < nic->max_qp; i++)
 		if (nic->l2[i].qp != NULL && rfw_qp_estats_trigger(nic->l2[i].qp, &tr))
 			dump_queue(nic, i, &tr);
-	rfw_seq_write_begin(&p->seq);
-	p->at_ns = nic->now_ns;
-	for (unsigned w = 0; w < 2; w++)
-		trunc |= pub_rows(nic, w, &have_last);
-	p->have_last = have_last;
-	p->truncated = trunc;
-	rfw_seq_write_end(&p->seq);
+	nic_es_mark(nic, NIC_ES_MARK_TICK, 0, nic->now_ns);
 	nic->es_pub_next_ns = nic->now_ns + NIC_ES_PUB_NS;
+}
+
+int rfw_nic_estats_rows(const struct rfw_nic *nic, enum rfw_es_window window,
+                        struct rfw_es_row *rows, int max, uint64_t *at_ns)
+{
+	struct nic_es_pub *snap;
+	int n;
+
+	if (nic == NULL || (unsigned)window > RFW_ES_LAST || max < 0 || (max > 0 && rows == NULL))
+		return -EINVAL;
+	if (nic->es_pub == NULL)
+		return 0;
+	snap = malloc(sizeof(*snap));
+	if (snap == NULL)
+		return -ENOMEM;
+	if (!rfw_seq_read(&nic->es_pub->seq, nic->es_pub, snap, sizeof(*snap))) {
+		free(snap);
+		return -EBUSY;
+	}
+	n = (int)snap->nrows[window] < max ? (int)snap->nrows[window] : max;
+	memcpy(rows, snap->rows[window], sizeof(*rows) * (size_t)n);
+	if (at_ns != NULL)
+		*at_ns = snap->at_ns;
+	free(snap);
+	return n;
 }

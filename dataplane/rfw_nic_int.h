@@ -55,7 +55,23 @@ struct nic_es_dump {
 	struct rfw_fw_snap snap;
 };
 
-/* Dumps from the poll thread (producer) to the writer thread (consumer): SPSC ring. */
+/* Estats records from the thread that polls to the Estats thread, which bins them
+ * (rfw_nic_es_bin.c): a single-producer single-consumer ring, and the histograms per QP slot.
+ * 16,384 records: about 5 ms of 64 B WRITEs at 3 M/s before the ring is full. */
+#define NIC_ES_RECS 16384
+enum nic_es_mark { NIC_ES_MARK_TICK = 1, NIC_ES_MARK_ATTACH, NIC_ES_MARK_DETACH };
+struct nic_es_binner {
+	uint32_t prod, cons; /* prod: the polling side's; cons: the Estats thread's */
+	uint64_t dropped;    /* records and markers lost to a full ring (polling side) */
+	uint64_t nomem;      /* records not binned: no memory for a slot's histograms */
+	uint32_t max_qp;
+	struct rfw_es_rec *q;      /* [NIC_ES_RECS] */
+	struct rfw_es_bins **bins; /* [max_qp], the Estats thread's */
+	bool *attached;            /* [max_qp], the Estats thread's view of attached slots */
+};
+
+/* Dumps from the poll thread (producer) to the writer thread (consumer): SPSC ring. The same
+ * thread bins Estats records (b). */
 struct nic_es_writer {
 	pthread_t thread;
 	bool running;
@@ -65,6 +81,7 @@ struct nic_es_writer {
 	uint64_t dropped;       /* queue full: written by the poll thread only */
 	char dir[256];
 	struct nic_es_dump q[NIC_ES_QUEUE];
+	struct nic_es_binner b;
 };
 
 #define NIC_MB_STASH 32
@@ -129,6 +146,14 @@ void nic_es_stop(struct rfw_nic *nic);
 void nic_es_publish(struct rfw_nic *nic);
 uint64_t nic_es_dumps(const struct rfw_nic *nic);
 uint64_t nic_es_dump_errors(const struct rfw_nic *nic);
+
+/* rfw_nic_es_bin.c */
+int nic_es_bin_init(struct nic_es_binner *b, uint32_t max_qp);
+void nic_es_bin_free(struct nic_es_binner *b);
+void nic_es_sink(void *ctx, const struct rfw_es_rec *r);
+void nic_es_mark(struct rfw_nic *nic, enum nic_es_mark m, uint32_t slot, uint64_t now_ns);
+bool nic_es_bin_drain(struct rfw_nic *nic);
+uint64_t nic_es_records_dropped(const struct rfw_nic *nic);
 
 /* rfw_nic_telemetry.c */
 int nic_registry_add(struct rfw_nic *nic);

@@ -319,6 +319,7 @@ int rfw_nic_qp_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_n
 		nic_l2_detach(nic, i);
 		return rc;
 	}
+	nic_es_mark(nic, NIC_ES_MARK_ATTACH, i, nic->now_ns); /* its Estats rows start afresh */
 	return 0;
 }
 
@@ -330,6 +331,7 @@ void rfw_nic_qp_detach(struct rfw_nic *nic, struct rfw_qp *qp)
 		return;
 	rfw_fw_qp_detach(nic->fw, qp);
 	nic_l2_detach(nic, i);
+	nic_es_mark(nic, NIC_ES_MARK_DETACH, i, nic->now_ns);
 }
 
 uint64_t rfw_nic_ctr(const struct rfw_nic *nic, enum rfw_nic_ctr c)
@@ -342,6 +344,8 @@ uint64_t rfw_nic_ctr(const struct rfw_nic *nic, enum rfw_nic_ctr c)
 		return nic_es_dumps(nic);
 	if (h == RFW_NIC_HOST_CTR_estats_dump_errors)
 		return nic_es_dump_errors(nic);
+	if (h == RFW_NIC_HOST_CTR_estats_records_dropped)
+		return nic_es_records_dropped(nic);
 	return h < RFW_NIC_HOST_CTR__COUNT ? __atomic_load_n(&nic->ctr[h], __ATOMIC_RELAXED) : 0;
 }
 

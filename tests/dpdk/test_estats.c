@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ring.h>
@@ -98,6 +99,16 @@ static void side_setup(struct side *s, const char *name, struct rte_ring *rx, st
 		die("rfw_reg_mr", errno);
 }
 
+/* Everything side_setup made, the NIC last (its Estats thread stops, its histograms go). */
+static void side_teardown(struct side *s)
+{
+	rfw_dereg_mr(s->mr);
+	rfw_destroy_cq(s->cq);
+	rfw_dealloc_pd(s->pd);
+	rfw_nic_destroy(s->nic);
+	free(s->mem);
+}
+
 static struct rfw_qp *make_qp(struct side *s, struct side *peer)
 {
 	struct rfw_qp_init_attr ia = {.send_cq = s->cq, .recv_cq = s->cq, .sq_sig_all = true};
@@ -168,6 +179,28 @@ static bool write_one(struct rfw_qp *qp, uint64_t id)
 	return false;
 }
 
+/*
+ * The rows A's NIC published (rfw_nic_estats_rows) once its Estats thread has binned what was
+ * polled before rfw_nic_publish: the publication's time reaches the tick's (at most 2 s).
+ */
+static int published_rows(struct rfw_es_row *rows, int max)
+{
+	uint64_t tick, at, end = rte_rdtsc() + rte_get_tsc_hz() * 2;
+	int n = 0;
+
+	rfw_nic_publish(A.nic);
+	rfw_nic_publish(B.nic);
+	tick = rfw_nic_now_ns(A.nic);
+	do {
+		at = UINT64_MAX; /* left so when Estats is off */
+		n = rfw_nic_estats_rows(A.nic, RFW_ES_CURRENT, rows, max, &at);
+		if (n >= 0 && at >= tick)
+			return n;
+		rte_delay_us_sleep(1000);
+	} while (rte_rdtsc() < end);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	struct pollfd pfd = {.fd = 0, .events = POLLIN};
@@ -204,14 +237,16 @@ int main(int argc, char **argv)
 	CHECK(ok == iters, "%u of %u WRITEs completed", ok, iters);
 	for (unsigned i = 0; i < 20; i++)
 		pump();
-	rfw_nic_publish(A.nic);
-	rfw_nic_publish(B.nic);
-	nrows = rfw_qp_estats_rows(qa, RFW_ES_CURRENT, rfw_nic_now_ns(A.nic), rows, 64);
+	nrows = published_rows(rows, 64);
 	/* Off (no ROCEFW_ESTATS=1), the QP has no Estats state and so no rows. */
 	if (getenv("ROCEFW_ESTATS") == NULL || strcmp(getenv("ROCEFW_ESTATS"), "1") != 0)
 		CHECK(nrows == 0, "Estats off: %d rows", nrows);
 	else
 		CHECK(nrows == RFW_ES__STAGES, "rows %d (want one per stage)", nrows);
+	/* binned on the NIC's Estats thread, not in the QP */
+	CHECK(rfw_qp_estats_rows(qa, RFW_ES_CURRENT, rfw_nic_now_ns(A.nic), rows + 32, 32) == 0,
+	      "the QP itself bins nothing");
+	CHECK(rfw_nic_ctr(A.nic, RFW_NIC_CTR_estats_records_dropped) == 0, "no record dropped");
 	for (int i = 0; i < nrows; i++)
 		CHECK(rows[i].count == iters && rows[i].op == RFW_ES_OP_WRITE &&
 		          rows[i].status == RFW_ES_SUCCESS,
@@ -235,6 +270,8 @@ int main(int argc, char **argv)
 	rfw_nic_qp_detach(A.nic, qa);
 	rfw_nic_qp_detach(B.nic, qb);
 	CHECK(rfw_destroy_qp(qa) == 0 && rfw_destroy_qp(qb) == 0, "destroy QPs");
+	side_teardown(&A);
+	side_teardown(&B);
 	fprintf(stderr, "%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;
 }
