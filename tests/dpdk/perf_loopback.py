@@ -76,6 +76,14 @@ def bw_case(tmp, op, size, n, extra=()):
     # stamp_ns)); every op here stamps its messages (WRITE, SEND, READ)
     cns, sns = r["check_ns_per_msg"], r["stamp_ns_per_msg"]
     wall_ns = r["iterations"] * r["bytes"] * 8 / r["bw_average_gbps"]
+    if r["iterations"] * (cns + sns) >= wall_ns:
+        # Both costs are timed after the run, 20 ms each: on a loaded machine they can come
+        # out above the run's own time per message, and then the tool keeps the wall-clock
+        # goodput (docs/perf.md) rather than a negative time.
+        check(cns > 0 and sns > 0 and r["nic_goodput_gbps"] == r["bw_average_gbps"],
+              f"{name}: checker {cns:.1f} + stamp {sns:.1f} ns/message timed above the run's "
+              f"{wall_ns / r['iterations']:.1f} (a loaded machine): NIC goodput kept at wall")
+        return
     want = r["iterations"] * r["bytes"] * 8 / (wall_ns - r["iterations"] * (cns + sns))
     check(cns > 0 and sns > 0 and r["nic_goodput_gbps"] > r["bw_average_gbps"]
           and abs(r["nic_goodput_gbps"] - want) / want < 5e-3,
