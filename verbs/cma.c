@@ -114,6 +114,7 @@ static void cma_setup(void)
 	the_pid = getpid();
 	__atomic_store_n(&the_cma, cm, __ATOMIC_RELEASE);
 	atexit(cma_linger);
+	rfw_eng_linger_skip(); /* cma_linger settles the NIC too, with the CM's debts */
 }
 
 struct rfw_cma *rfw_cma_get(void)

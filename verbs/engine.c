@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -39,6 +41,12 @@ struct rfw_eng {
 static struct rfw_eng eng = {.lock = PTHREAD_MUTEX_INITIALIZER};
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool opened;
+static pid_t eng_pid;       /* the process that opened the engine (eng_linger) */
+static bool eng_linger_off; /* rfw_eng_linger_skip: the rdma_cm settles at exit instead */
+
+/* eng_linger: at most this long at exit, until the NIC has been quiet for ENG_LINGER_QUIET_NS. */
+#define ENG_LINGER_NS       50000000ull
+#define ENG_LINGER_QUIET_NS 2000000ull
 
 static bool has_opt(char **argv, int argc, const char *a, const char *b)
 {
@@ -200,6 +208,50 @@ static void print_stats(void)
 	rfw_eng_unlock(&eng);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * At exit. The NIC lives in this process: what it has queued leaves only while the process is
+ * still here. A responder's last ACK above all: a peer whose last SEND goes unacknowledged
+ * retries into the void and fails (RETRY_EXC_ERR; ibv_rc_pingpong's server saw it when its
+ * client exited right after its last completion). The kernel's NIC outlives a process; ours
+ * drives itself here until nothing is left to send and its port's TX buffer has stayed empty
+ * for ENG_LINGER_QUIET_NS (a peer reads a memif ring before it sees us gone), for at most
+ * ENG_LINGER_NS. A trylock: exit may come from code that holds the engine lock; the progress
+ * thread, if any, runs meanwhile. Not in a forked child: the NIC is its parent's.
+ */
+static void eng_linger(void)
+{
+	uint64_t t0 = mono_ns(), quiet = t0;
+
+	if (getpid() != eng_pid || __atomic_load_n(&eng_linger_off, __ATOMIC_RELAXED))
+		return;
+	for (uint64_t now = t0; now - t0 < ENG_LINGER_NS; now = mono_ns()) {
+		bool idle = false;
+
+		if (rfw_eng_trylock(&eng)) {
+			idle = rfw_eng_poll(&eng) == 0 && rfw_eng_tx_idle(&eng);
+			rfw_eng_unlock(&eng);
+		}
+		if (!idle)
+			quiet = now;
+		else if (now - quiet >= ENG_LINGER_QUIET_NS)
+			return;
+		sched_yield();
+	}
+}
+
+void rfw_eng_linger_skip(void)
+{
+	__atomic_store_n(&eng_linger_off, true, __ATOMIC_RELAXED);
+}
+
 struct rfw_eng *rfw_eng_open(const struct rfw_vconf *conf)
 {
 	static int err;
@@ -208,6 +260,10 @@ struct rfw_eng *rfw_eng_open(const struct rfw_vconf *conf)
 	if (!opened) {
 		err = eng_setup(&eng, conf);
 		opened = true;
+		if (err == 0) {
+			eng_pid = getpid();
+			atexit(eng_linger);
+		}
 		if (err == 0 && conf->stats)
 			atexit(print_stats);
 	}

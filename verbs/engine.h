@@ -65,6 +65,9 @@ void rfw_eng_qp_detach(struct rfw_eng *e, struct rfw_qp *qp);
 unsigned rfw_eng_poll(struct rfw_eng *e);
 /* Nothing the NIC made waits to be handed to the port (engine lock held). */
 bool rfw_eng_tx_idle(struct rfw_eng *e);
+/* The process settles its NIC through the rdma_cm at exit (verbs/cma.c), not the engine's own
+   linger (eng_linger, for plain verbs programs). */
+void rfw_eng_linger_skip(void);
 /* The NIC's clock in ns, for posting work. */
 uint64_t rfw_eng_clock_ns(struct rfw_eng *e);
 
