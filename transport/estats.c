@@ -176,11 +176,10 @@ static inline void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint
 		es_trig_window(es, now);
 	if (es->bins == NULL) {
 		es->sink(es->sink_ctx, c);
+		es->handed++;
 	} else if (!rfw_es_bins_add(es->bins, c, now)) {
-		es->unrecorded++;
-		return;
+		return; /* no (op, status) slot left: the bins count it unrecorded */
 	}
-	es->recorded++;
 	if (es->threshold_ns && es->trig_armed && !es->trig_pending)
 		es_trigger(es, c, now);
 }
@@ -244,14 +243,14 @@ int rfw_qp_estats_info(const struct rfw_qp *qp, struct rfw_es_info *info)
 	if (es == NULL)
 		return 0;
 	info->enabled = true;
-	if (es->bins != NULL)
+	if (es->bins != NULL) { /* window, recorded and unrecorded: the bins' own */
 		rfw_es_bins_info(es->bins, info);
-	else
+	} else {
 		info->window_start_ns = es->twin_end ? es->twin_end - es->interval_ns : 0;
+		info->recorded = es->handed;
+	}
 	info->interval_ns = es->interval_ns;
 	info->threshold_ns = es->threshold_ns;
-	info->recorded = es->recorded;
-	info->unrecorded = es->unrecorded;
 	info->triggers = es->triggers;
 	return 0;
 }

@@ -450,7 +450,8 @@ struct rfw_es_qp {
 	uint64_t twin_end;      /* end of the trigger's interval; 0 before the first record */
 	uint64_t rx_now, rx_ts; /* the entry time and RX time of the last packet received */
 	bool rx_valid;
-	uint64_t recorded, unrecorded, triggers;
+	uint64_t handed; /* records given to the sink (in place, the bins count theirs) */
+	uint64_t triggers;
 	bool trig_armed, trig_pending;
 	struct rfw_es_trigger trig;
 };
