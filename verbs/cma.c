@@ -9,7 +9,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "verbs/cma.h"
@@ -27,14 +26,6 @@ static pid_t the_pid; /* the process the CM was set up in (a forked child's exit
    for. */
 static uint64_t drep_budget_ns = CMA_LINGER_NS;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * What the CM and the NIC committed to send must be out before the process (and with it its CM
  * and NIC) is gone. The kernel's CM outlives a process that calls rdma_disconnect, destroys its
@@ -51,7 +42,7 @@ static uint64_t mono_ns(void)
  */
 void rfw_cma_settle(struct rfw_cma *cm, uint32_t conn)
 {
-	uint64_t t0 = mono_ns(), now = t0, spent, left;
+	uint64_t t0 = rfw_eng_mono_ns(), now = t0, spent, left;
 	uint64_t budget = __atomic_load_n(&drep_budget_ns, __ATOMIC_RELAXED);
 	bool owed = true;
 
@@ -69,7 +60,7 @@ void rfw_cma_settle(struct rfw_cma *cm, uint32_t conn)
 		}
 		if (owed)
 			sched_yield();
-		now = mono_ns();
+		now = rfw_eng_mono_ns();
 	}
 	spent = now - t0;
 	left = __atomic_load_n(&drep_budget_ns, __ATOMIC_RELAXED);

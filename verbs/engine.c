@@ -208,7 +208,7 @@ static void print_stats(void)
 	rfw_eng_unlock(&eng);
 }
 
-static uint64_t mono_ns(void)
+uint64_t rfw_eng_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -228,11 +228,11 @@ static uint64_t mono_ns(void)
  */
 static void eng_linger(void)
 {
-	uint64_t t0 = mono_ns(), quiet = t0;
+	uint64_t t0 = rfw_eng_mono_ns(), quiet = t0;
 
 	if (getpid() != eng_pid || __atomic_load_n(&eng_linger_off, __ATOMIC_RELAXED))
 		return;
-	for (uint64_t now = t0; now - t0 < ENG_LINGER_NS; now = mono_ns()) {
+	for (uint64_t now = t0; now - t0 < ENG_LINGER_NS; now = rfw_eng_mono_ns()) {
 		bool idle = false;
 
 		if (rfw_eng_trylock(&eng)) {

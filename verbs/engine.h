@@ -70,5 +70,7 @@ bool rfw_eng_tx_idle(struct rfw_eng *e);
 void rfw_eng_linger_skip(void);
 /* The NIC's clock in ns, for posting work. */
 uint64_t rfw_eng_clock_ns(struct rfw_eng *e);
+/* CLOCK_MONOTONIC in ns: the host's clock for waits off the NIC (the exit lingers). */
+uint64_t rfw_eng_mono_ns(void);
 
 #endif
