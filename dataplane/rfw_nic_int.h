@@ -4,6 +4,7 @@
 #define RFW_DATAPLANE_RFW_NIC_INT_H
 
 #include <pthread.h>
+#include <stdalign.h>
 
 #include <rte_common.h>
 #include <rte_mbuf.h>
@@ -60,12 +61,17 @@ struct nic_es_dump {
  * 16,384 records: about 5 ms of 64 B WRITEs at 3 M/s before the ring is full. */
 #define NIC_ES_RECS 16384
 enum nic_es_mark { NIC_ES_MARK_TICK = 1, NIC_ES_MARK_ATTACH, NIC_ES_MARK_DETACH };
+/* Each side's indices on a cache line of their own: the polling side reads the consumer's
+ * index only when its cached copy says the ring is full, and the Estats thread publishes its
+ * index once per drained batch, so a record costs the poll thread one line's ownership. */
 struct nic_es_binner {
-	uint32_t prod, cons; /* prod: the polling side's; cons: the Estats thread's */
-	uint64_t dropped;    /* records and markers lost to a full ring (polling side) */
-	uint64_t nomem;      /* records not binned: no memory for a slot's histograms */
-	uint32_t max_qp;
-	struct rfw_es_rec *q;      /* [NIC_ES_RECS] */
+	alignas(64) uint32_t prod; /* the polling side's */
+	uint32_t cons_seen;        /* the polling side's last read of cons */
+	uint64_t dropped;          /* records and markers lost to a full ring (polling side) */
+	alignas(64) uint32_t cons; /* the Estats thread's */
+	uint64_t nomem;            /* records not binned: no memory for a slot's histograms */
+	alignas(64) uint32_t max_qp;
+	struct rfw_es_rec *q;      /* [NIC_ES_RECS], cache-line aligned */
 	struct rfw_es_bins **bins; /* [max_qp], the Estats thread's */
 	bool *attached;            /* [max_qp], the Estats thread's view of attached slots */
 };
@@ -152,7 +158,7 @@ int nic_es_bin_init(struct nic_es_binner *b, uint32_t max_qp);
 void nic_es_bin_free(struct nic_es_binner *b);
 void nic_es_sink(void *ctx, const struct rfw_es_rec *r);
 void nic_es_mark(struct rfw_nic *nic, enum nic_es_mark m, uint32_t slot, uint64_t now_ns);
-bool nic_es_bin_drain(struct rfw_nic *nic);
+uint32_t nic_es_bin_drain(struct rfw_nic *nic); /* records and markers binned */
 uint64_t nic_es_records_dropped(const struct rfw_nic *nic);
 
 /* rfw_nic_telemetry.c */
