@@ -73,19 +73,21 @@ def bw_case(tmp, op, size, n, extra=()):
           f"{name}: byte-work bound measured ({bw:.1f} Gb/s), ratio = NIC goodput / it")
     # the checker's and the sender's stamping costs are measured and taken out of the
     # loopback's wall-clock goodput: NIC goodput = bytes / (elapsed - messages x (check_ns +
-    # stamp_ns)); every op here stamps its messages (WRITE, SEND, READ)
+    # stamp_ns)); every op here stamps its messages (WRITE, SEND, READ). The stamp's is its
+    # marginal cost over the copy that follows it (bound.c), which can be nil: its stores
+    # hide under that copy's cache misses, or the difference of two timings is noise.
     cns, sns = r["check_ns_per_msg"], r["stamp_ns_per_msg"]
     wall_ns = r["iterations"] * r["bytes"] * 8 / r["bw_average_gbps"]
     if r["iterations"] * (cns + sns) >= wall_ns:
         # Both costs are timed after the run, 20 ms each: on a loaded machine they can come
         # out above the run's own time per message, and then the tool keeps the wall-clock
         # goodput (docs/perf.md) rather than a negative time.
-        check(cns > 0 and sns > 0 and r["nic_goodput_gbps"] == r["bw_average_gbps"],
+        check(cns > 0 and sns >= 0 and r["nic_goodput_gbps"] == r["bw_average_gbps"],
               f"{name}: checker {cns:.1f} + stamp {sns:.1f} ns/message timed above the run's "
               f"{wall_ns / r['iterations']:.1f} (a loaded machine): NIC goodput kept at wall")
         return
     want = r["iterations"] * r["bytes"] * 8 / (wall_ns - r["iterations"] * (cns + sns))
-    check(cns > 0 and sns > 0 and r["nic_goodput_gbps"] > r["bw_average_gbps"]
+    check(cns > 0 and sns >= 0 and r["nic_goodput_gbps"] > r["bw_average_gbps"]
           and abs(r["nic_goodput_gbps"] - want) / want < 5e-3,
           f"{name}: checker {cns:.1f} and stamp {sns:.1f} ns/message taken out: NIC goodput "
           f"{r['nic_goodput_gbps']:.2f} vs wall {r['bw_average_gbps']:.2f} Gb/s")
