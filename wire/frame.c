@@ -124,8 +124,8 @@ static inline bool ipv4_csum20_ok(const uint8_t *ip)
  * The view is zero on entry (the callers clear it), so the IPv4-mapped prefix's zero bytes are
  * already in place.
  */
-static enum rfw_frame_err parse_ipv4(const uint8_t *buf, size_t len, size_t l3,
-                                     struct rfw_frame_view *v)
+__attribute__((always_inline)) static inline enum rfw_frame_err
+parse_ipv4(const uint8_t *buf, size_t len, size_t l3, struct rfw_frame_view *v)
 {
 	const uint8_t *ip = buf + l3;
 	size_t ihl = RFW_IPV4_HLEN, tot, l4;
@@ -250,6 +250,14 @@ enum rfw_frame_err rfw_frame_parse_eth(const uint8_t *buf, size_t len, struct rf
 	if (len < RFW_ETH_HLEN) {
 		memset(v, 0, sizeof(*v));
 		return RFW_FRAME_ERR_TRUNC_ETH;
+	}
+	/* Untagged IPv4, the RoCEv2 traffic: what rfw_frame_parse_at() would do (no tag to walk,
+	   the L3 offset fits 16 bits), with the IPv4 parser inlined at constant offsets. */
+	if (buf[12] == (RFW_ETHERTYPE_IPV4 >> 8) && buf[13] == (RFW_ETHERTYPE_IPV4 & 0xff)) {
+		memset(v, 0, sizeof(*v));
+		v->ethertype = RFW_ETHERTYPE_IPV4;
+		v->l3_off = RFW_ETH_HLEN;
+		return parse_ipv4(buf, len, RFW_ETH_HLEN, v);
 	}
 	return rfw_frame_parse_at(buf, len, 12, v);
 }
