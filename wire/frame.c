@@ -74,10 +74,15 @@ static inline enum rfw_frame_err parse_udp(const uint8_t *buf, size_t l4, size_t
 	return RFW_FRAME_ERR_OK;
 }
 
-/* The ones'-complement sum of @sum (32-bit words added in 64 bits) is all ones. */
+/*
+ * The ones'-complement sum of @sum (at most fifteen 32-bit words added in 64 bits) is all
+ * ones. Each fold keeps the value modulo 0xffff (2^16 and 2^32 are 1 there) and a non-zero
+ * value non-zero, so any sequence that ends at 16 bits gives the same result. Three suffice:
+ * the first leaves at most 2^32 + 13, whose high half is 0x10000 only when its low half is
+ * at most 13; the second then leaves at most 0x1fffe, and the third at most 0xffff.
+ */
 static inline bool csum_folds_to_ones(uint64_t sum)
 {
-	sum = (sum & 0xffffffff) + (sum >> 32);
 	sum = (sum & 0xffffffff) + (sum >> 32);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
