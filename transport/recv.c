@@ -102,7 +102,7 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 		dev->cnt[RFW_CNT_rx_bad_opcode]++;
 		return -EINVAL;
 	}
-	qp = rfw_dev_qp(dev, p->bth.dqpn);
+	qp = rfw_dev_qp_at(dev, p->bth.dqpn); /* inline: once per packet received */
 	if (qp == NULL) {
 		dev->cnt[RFW_CNT_rx_unknown_qp]++;
 		return -ENOENT;
