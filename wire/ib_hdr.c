@@ -285,6 +285,10 @@ int rfw_ib_build_op(uint8_t *buf, const struct rfw_ib_opcode_info *oi, const str
 		rfw_put_be32(buf + off + 12, pkt->reth.dma_len);
 		off += RFW_RETH_LEN;
 	}
+	/* Most packets sent end here (SEND/WRITE FIRST, MIDDLE, LAST, ONLY; READ requests; UD
+	   SENDs): the other headers' tests skipped. */
+	if ((oi->hdrs & ~(uint32_t)(RFW_HDR_DETH | RFW_HDR_RETH)) == 0)
+		return (int)off;
 	if (oi->hdrs & RFW_HDR_ATOMICETH) {
 		rfw_put_be64(buf + off, pkt->atomiceth.va);
 		rfw_put_be32(buf + off + 8, pkt->atomiceth.rkey);
