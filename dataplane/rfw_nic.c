@@ -89,6 +89,24 @@ uint64_t rfw_nic_now_ns(const struct rfw_nic *nic)
 
 /* ---- frames: mbufs ---- */
 
+/*
+ * A stash of NIC_MB_STASH mbufs from the pool; out of line, so that mb_alloc's common case (an
+ * mbuf from the stash) saves no registers for the pool's bulk get it seldom makes.
+ */
+static __rte_noinline bool mb_refill(struct rfw_nic *nic)
+{
+	/* A pool too low for a whole stash still gives single mbufs. */
+	if (rte_pktmbuf_alloc_bulk(nic->pool, nic->mb_stash, NIC_MB_STASH) == 0)
+		nic->mb_n = NIC_MB_STASH;
+	else if ((nic->mb_stash[0] = rte_pktmbuf_alloc(nic->pool)) != NULL)
+		nic->mb_n = 1;
+	else {
+		nic->ctr[RFW_NIC_HOST_CTR_tx_no_mbuf]++;
+		return false;
+	}
+	return true;
+}
+
 static uint8_t *mb_alloc(void *host, uint32_t len)
 {
 	struct rfw_nic *nic = host;
@@ -96,17 +114,8 @@ static uint8_t *mb_alloc(void *host, uint32_t len)
 
 	if (unlikely(len > RFW_FRAME_MAX))
 		return NULL;
-	if (unlikely(nic->mb_n == 0)) {
-		/* A pool too low for a whole stash still gives single mbufs. */
-		if (rte_pktmbuf_alloc_bulk(nic->pool, nic->mb_stash, NIC_MB_STASH) == 0)
-			nic->mb_n = NIC_MB_STASH;
-		else if ((nic->mb_stash[0] = rte_pktmbuf_alloc(nic->pool)) != NULL)
-			nic->mb_n = 1;
-		else {
-			nic->ctr[RFW_NIC_HOST_CTR_tx_no_mbuf]++;
-			return NULL;
-		}
-	}
+	if (unlikely(nic->mb_n == 0) && !mb_refill(nic))
+		return NULL;
 	m = nic->mb_stash[--nic->mb_n];
 	if (nic->mb_n != 0) /* the next frame's first line: written by its builder soon */
 		rte_prefetch0(rte_pktmbuf_mtod(nic->mb_stash[nic->mb_n - 1], void *));

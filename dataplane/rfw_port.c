@@ -264,6 +264,27 @@ void rfw_tx_keep(struct rfw_queue *q, uint16_t sent)
 	q->ctr[RFW_PORT_CTR_tx_backlogged] += b->length;
 }
 
+/*
+ * rfw_tx_one for a frame that fills the buffer (sent at once) or finds it still full of
+ * frames the PMD refused (a burst first; lost if the buffer stays full).
+ */
+void rfw_tx_one_last(struct rfw_queue *q, struct rte_mbuf *m)
+{
+	struct rte_eth_dev_tx_buffer *b = q->txb;
+
+	if (b->length == b->size) {
+		rfw_tx_burst_out(q);
+		if (b->length == b->size) {
+			q->ctr[RFW_PORT_CTR_tx_dropped]++;
+			rte_pktmbuf_free(m);
+			return;
+		}
+	}
+	b->pkts[b->length++] = m;
+	if (b->length == b->size)
+		rfw_tx_burst_out(q);
+}
+
 unsigned rfw_tx_drop_held(struct rfw_queue *q)
 {
 	unsigned n = q->txb->length;

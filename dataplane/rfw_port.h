@@ -273,21 +273,19 @@ static inline void rfw_tx_burst_out(struct rfw_queue *q)
  * the PMD refused stay buffered (tx_backlog: the NIC's QPs wait, rfw_nic.c tx_room); a frame
  * that finds the buffer still full of them is lost (tx_dropped).
  */
+void rfw_tx_one_last(struct rfw_queue *q, struct rte_mbuf *m);
+
 static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 {
 	struct rte_eth_dev_tx_buffer *b = q->txb;
 
-	if (unlikely(b->length == b->size)) {
-		rfw_tx_burst_out(q);
-		if (b->length == b->size) {
-			q->ctr[RFW_PORT_CTR_tx_dropped]++;
-			rte_pktmbuf_free(m);
-			return;
-		}
+	/* Out of line whenever the frame fills the buffer or finds it full: the burst inlined
+	   here made every caller save registers for it. */
+	if (unlikely(b->length + 1u >= b->size)) {
+		rfw_tx_one_last(q, m);
+		return;
 	}
 	b->pkts[b->length++] = m;
-	if (b->length == b->size)
-		rfw_tx_burst_out(q);
 }
 
 /* Send whatever is buffered now. */

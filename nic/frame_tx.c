@@ -140,13 +140,22 @@ static inline void hdr_copy(uint8_t *f, const uint8_t *hdr, size_t n)
 	memcpy(f + n - 32, hdr + n - 32, 32);
 }
 
+/* @v least significant byte first: one store on a little-endian host. */
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+
 /*
  * Template copy into @f, then the per-packet fields for an IB part of @len bytes already at
  * f + hdr_len. The UDP checksum (IPv6, when configured) covers the ICRC, so it comes last; the
  * ICRC masks it.
  */
-void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f, uint32_t len,
-                     bool cnp, const struct rfw_ah_attr *ah)
+static inline void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f,
+                                   uint32_t len, bool cnp, const struct rfw_ah_attr *ah)
 {
 	uint8_t *ip = f + fq->ip_off;
 	uint8_t *udp = f + fq->udp_off;
@@ -162,10 +171,62 @@ void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f
 	rfw_put_be16(udp + 4, (uint16_t)udp_len);
 	crc = rfw_icrc_compute(ip, (size_t)(udp - ip) + RFW_UDP_HLEN + len, fq->ip_ver);
 	/* The ICRC goes on the wire least significant byte first (as rfw_frame_finalize). */
-	udp[RFW_UDP_HLEN + len] = (uint8_t)crc;
-	udp[RFW_UDP_HLEN + len + 1] = (uint8_t)(crc >> 8);
-	udp[RFW_UDP_HLEN + len + 2] = (uint8_t)(crc >> 16);
-	udp[RFW_UDP_HLEN + len + 3] = (uint8_t)(crc >> 24);
+	put_le32(udp + RFW_UDP_HLEN + len, crc);
 	if (fq->ip_ver == 6 && fw->udp6_csum)
 		udp6_csum(ip, udp, udp_len);
+}
+
+/*
+ * A frame of @len bytes of IB part for @qp: the transport writes it after room for the
+ * template's headers, so the payload is copied once. The fw_qp goes in the last 8 bytes of
+ * that room, which fw_io_tx_send reads back before the template covers them: no second
+ * lookup by QPN (a call into the transport) for the same QP.
+ */
+uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
+{
+	struct rfw_fw *fw = io_ctx;
+	struct fw_qp *fq = fw_qp_of(fw, qp);
+	uint32_t flen;
+	uint8_t *f;
+
+	if (fq == NULL)
+		return NULL;
+	/* A full class stops this QP only: no fw->no_buf, other classes go on. */
+	if (fw->ops.tx_room != NULL && !fw->ops.tx_room(fw->host, fq->prio)) {
+		fw->ctr[RFW_FW_CTR_tx_room_waits]++;
+		fq->room_wait = true;
+		fw->room_refused |= (uint8_t)(1u << fq->prio);
+		return NULL;
+	}
+	flen = fq->hdr_len + len + RFW_ICRC_LEN;
+	f = flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL;
+	if (f == NULL) {
+		fw->ctr[RFW_FW_CTR_tx_no_buf]++;
+		fw->no_buf = true;
+		return NULL;
+	}
+	_Static_assert(RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN >= sizeof(fq), "room for fq");
+	memcpy(f + fq->hdr_len - sizeof(fq), &fq, sizeof(fq));
+	return f + fq->hdr_len;
+}
+
+/* The IB part at @buf (from fw_io_tx_alloc) framed and handed to the host. */
+void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
+                   const struct rfw_tx_meta *m)
+{
+	struct rfw_fw *fw = io_ctx;
+	struct fw_qp *fq;
+	uint8_t *f;
+	uint32_t flen;
+
+	(void)qp;
+	memcpy(&fq, buf - sizeof(fq), sizeof(fq));
+	f = buf - fq->hdr_len;
+	flen = fq->hdr_len + len + RFW_ICRC_LEN;
+	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah);
+	fw_rate_on_tx(fq, flen, m, fw->now_ns);
+	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
+	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
+	fw->ops.frame_send(fw->host, f, flen);
+	fw->sent++;
 }

@@ -131,7 +131,8 @@ void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m,
 
 /* frame_tx.c */
 int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);
-void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f, uint32_t len,
-                     bool cnp, const struct rfw_ah_attr *ah); /* ah: UD datagrams */
+uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len);
+void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
+                   const struct rfw_tx_meta *m);
 
 #endif

@@ -95,50 +95,7 @@ void fw_ready_remove(struct rfw_fw *fw, struct fw_qp *fq)
 	fq->in_ready = false;
 }
 
-/* ---- the transport's I/O: frames from the host, finished here ---- */
-
-static uint8_t *io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
-{
-	struct rfw_fw *fw = io_ctx;
-	struct fw_qp *fq = fw_qp_of(fw, qp);
-	uint32_t flen;
-	uint8_t *f;
-
-	if (fq == NULL)
-		return NULL;
-	/* A full class stops this QP only: no fw->no_buf, other classes go on. */
-	if (fw->ops.tx_room != NULL && !fw->ops.tx_room(fw->host, fq->prio)) {
-		fw->ctr[RFW_FW_CTR_tx_room_waits]++;
-		fq->room_wait = true;
-		fw->room_refused |= (uint8_t)(1u << fq->prio);
-		return NULL;
-	}
-	flen = fq->hdr_len + len + RFW_ICRC_LEN;
-	f = flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL;
-	if (f == NULL) {
-		fw->ctr[RFW_FW_CTR_tx_no_buf]++;
-		fw->no_buf = true;
-		return NULL;
-	}
-	/* The transport writes the IB part after room for the headers: one copy of the payload. */
-	return f + fq->hdr_len;
-}
-
-static void io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
-                       const struct rfw_tx_meta *m)
-{
-	struct rfw_fw *fw = io_ctx;
-	struct fw_qp *fq = fw_qp_of(fw, qp);
-	uint8_t *f = buf - fq->hdr_len;
-	uint32_t flen = fq->hdr_len + len + RFW_ICRC_LEN;
-
-	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah);
-	fw_rate_on_tx(fq, flen, m, fw->now_ns);
-	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
-	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
-	fw->ops.frame_send(fw->host, f, flen);
-	fw->sent++;
-}
+/* ---- the transport's I/O: frames from the host (frame_tx.c), the doorbell ---- */
 
 /* Posting is the doorbell: the QP goes on the ready list. */
 static void io_doorbell(void *io_ctx, struct rfw_qp *qp)
@@ -151,7 +108,7 @@ static void io_doorbell(void *io_ctx, struct rfw_qp *qp)
 }
 
 const struct rfw_io_ops fw_io_ops = {
-    .tx_alloc = io_tx_alloc, .tx_send = io_tx_send, .doorbell = io_doorbell};
+    .tx_alloc = fw_io_tx_alloc, .tx_send = fw_io_tx_send, .doorbell = io_doorbell};
 
 /* ---- a QP's turn ---- */
 

@@ -248,11 +248,6 @@ void rfw_qp_set_window_bytes(struct rfw_qp *qp, uint64_t bytes)
 	                  : 0;
 }
 
-bool rfw_qp_sq_active(const struct rfw_qp *qp)
-{
-	return qp->state == RFW_QPS_RTS || qp->state == RFW_QPS_SQD;
-}
-
 /* Back to RESET: queues emptied without completions (IBA 10.3.1 "Reset state"). */
 static void qp_reset(struct rfw_qp *qp)
 {

@@ -191,7 +191,7 @@ void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32
 	uint32_t len = hl + payload_len + p->bth.padcnt;
 	struct rfw_tx_meta m;
 
-	(void)rfw_ib_build(buf, hl, p);
+	(void)rfw_ib_build_op(buf, p->op, p); /* p->op and the buffer from rfw_tx_begin */
 	if (qp->sr)
 		buf[8] = (uint8_t)((buf[8] & 0x80) | RFW_SR_MARK); /* SR marker in Resv7 */
 	for (uint32_t i = 0; i < p->bth.padcnt; i++)

@@ -156,14 +156,18 @@ bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 
 void rfw_req_arm_timer(struct rfw_qp *qp)
 {
-	uint64_t t = rfw_ack_timeout_ns(qp->attr.timeout);
+	uint64_t t;
 
 	if (qp->sr) {
 		rfw_sr_arm_timer(qp, false);
 		return;
 	}
-
-	if (qp->comp.timer == 0 && t != UINT64_MAX)
+	/* Running already (IBA 9.7.6.1.3: it is stopped and started again by ACKs that make
+	   progress): the timeout is not worked out again for every packet. */
+	if (qp->comp.timer != 0)
+		return;
+	t = rfw_ack_timeout_ns(qp->attr.timeout);
+	if (t != UINT64_MAX)
 		qp->comp.timer = qp->now + t;
 }
 

@@ -526,7 +526,11 @@ void rfw_qp_doorbell(struct rfw_qp *qp); /* tell the host the QP has something t
 void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_wc_status st,
                           enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,
                           uint32_t inv_rkey);
-bool rfw_qp_sq_active(const struct rfw_qp *qp); /* RTS or SQD */
+/* RTS or SQD: the send queue runs. Inline: the requester asks once or twice per packet. */
+static inline bool rfw_qp_sq_active(const struct rfw_qp *qp)
+{
+	return qp->state == RFW_QPS_RTS || qp->state == RFW_QPS_SQD;
+}
 /* UC and UD: a posted WQE not sent yet (their WQEs complete when sent). */
 static inline bool rfw_sq_unsent(const struct rfw_qp *qp)
 {

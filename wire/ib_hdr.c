@@ -300,13 +300,18 @@ enum rfw_ib_err rfw_ib_parse(const uint8_t *buf, size_t len, struct rfw_ib_pkt *
 int rfw_ib_build(uint8_t *buf, size_t cap, const struct rfw_ib_pkt *pkt)
 {
 	const struct rfw_ib_opcode_info *oi = rfw_ib_opcode_info(pkt->bth.opcode);
-	const struct rfw_bth *b = &pkt->bth;
-	size_t off = RFW_BTH_LEN;
 
 	if (oi == NULL)
 		return -EINVAL;
 	if (cap < oi->hdr_len)
 		return -ENOSPC;
+	return rfw_ib_build_op(buf, oi, pkt);
+}
+
+int rfw_ib_build_op(uint8_t *buf, const struct rfw_ib_opcode_info *oi, const struct rfw_ib_pkt *pkt)
+{
+	const struct rfw_bth *b = &pkt->bth;
+	size_t off = RFW_BTH_LEN;
 
 	/* The BTH as three big-endian words (layout above rfw_bth_opcode); reserved bits zero. */
 	rfw_put_be32(buf, (uint32_t)b->opcode << 24 | (uint32_t)b->se << 23 |
@@ -328,6 +333,10 @@ int rfw_ib_build(uint8_t *buf, size_t cap, const struct rfw_ib_pkt *pkt)
 		rfw_put_be32(buf + off + 12, pkt->reth.dma_len);
 		off += RFW_RETH_LEN;
 	}
+	/* Most packets sent end here (SEND/WRITE FIRST, MIDDLE, LAST, ONLY; READ requests; UD
+	   SENDs): the other headers' tests skipped. */
+	if ((oi->hdrs & ~(uint32_t)(RFW_HDR_DETH | RFW_HDR_RETH)) == 0)
+		return (int)off;
 	if (oi->hdrs & RFW_HDR_ATOMICETH) {
 		rfw_put_be64(buf + off, pkt->atomiceth.va);
 		rfw_put_be32(buf + off + 8, pkt->atomiceth.rkey);

@@ -415,6 +415,12 @@ extern const struct rfw_ib_pkt rfw_ib_pkt_zero;
  * the table, -ENOSPC if @cap is too small.
  */
 int rfw_ib_build(uint8_t *buf, size_t cap, const struct rfw_ib_pkt *pkt);
+/*
+ * rfw_ib_build for a packet whose @oi is rfw_ib_opcode_info(@pkt->bth.opcode) and whose @buf
+ * holds oi->hdr_len bytes: the transmit path, which looked both up when it took the buffer.
+ */
+int rfw_ib_build_op(uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+                    const struct rfw_ib_pkt *pkt);
 
 /* Pad bytes needed after @payload_len bytes so the IB payload is 4-byte aligned (IBA 9.2). */
 static inline uint8_t rfw_ib_padcnt(uint32_t payload_len)
