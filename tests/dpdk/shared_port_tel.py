@@ -65,7 +65,7 @@ def run_case(tool, profile):
     p = subprocess.Popen(
         [PERF, "--no-huge", "-m", "512", "--no-pci", "--no-shconf", f"--file-prefix={prefix}",
          "-l", "0", "--log-level=lib.eal:warning", "--", "write", "bw", "-s", "65536", "-q", "2",
-         "--loopback", "-D", "4", "--ce-mark-every", "4", "--cc-profile", profile],
+         "--loopback", "-D", "6", "--ce-mark-every", "4", "--cc-profile", profile],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         path = os.path.join(sock_dir(), prefix, "dpdk_telemetry.v2")
@@ -74,11 +74,13 @@ def run_case(tool, profile):
             time.sleep(0.05)
         time.sleep(1.5)  # CNPs have cut the rate by now
         # Each QP's snapshot is published on its own tick (snapshot_us): two reads may straddle
-        # a rate change. Up to 8 reads; shared-port keeps the first where both QPs' snapshots
-        # agree, else the last of both QPs; unified (rates of their own) the first of both QPs.
-        # On a loaded machine each read takes a while: the run may be over before the eighth.
+        # a rate change (the shared rate moves with every CNP and rate-increase timer, and the
+        # two reads are milliseconds apart). Up to 16 reads within the 6 s run; shared-port
+        # keeps the first where both QPs' snapshots agree, else the last of both QPs; unified
+        # (rates of their own) the first of both QPs. On a loaded machine each read takes a
+        # while: the run may be over before the last.
         st = []
-        for _ in range(8):
+        for _ in range(16):
             now = states(tool, prefix)
             if len(now) == 2:
                 st = now
