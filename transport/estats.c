@@ -68,14 +68,12 @@ int rfw_es_qp_alloc(struct rfw_qp *qp)
 
 	if (es == NULL)
 		return -ENOMEM;
-	es->wts = calloc(qp->sq_size, sizeof(*es->wts));
 	es->interval_ns = qp->dev->attr.estats_interval_ns;
 	es->sink = qp->dev->es_sink;
 	es->sink_ctx = qp->dev->es_sink_ctx;
 	if (es->sink == NULL)
 		es->bins = rfw_es_bins_create(es->interval_ns);
-	if (es->wts == NULL || (es->sink == NULL && es->bins == NULL)) {
-		free(es->wts);
+	if (es->sink == NULL && es->bins == NULL) {
 		free(es);
 		return -ENOMEM;
 	}
@@ -90,7 +88,6 @@ void rfw_es_qp_free(struct rfw_qp *qp)
 	if (qp->es == NULL)
 		return;
 	rfw_es_bins_destroy(qp->es->bins);
-	free(qp->es->wts);
 	free(qp->es);
 	qp->es = NULL;
 }
@@ -187,7 +184,7 @@ static inline void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe)
 {
 	struct rfw_es_qp *es = qp->es;
-	const struct rfw_es_wts *ts = &es->wts[qp->comp.idx & (qp->sq_size - 1)];
+	const struct rfw_es_wts *ts = &w->es;
 	struct rfw_cq *cq = qp->send_cq;
 	struct rfw_es_rec tmp, *c = &tmp;
 
@@ -323,8 +320,8 @@ int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
 		};
 		if (qp->es != NULL)
 			for (unsigned k = 0; k < 3; k++)
-				if (qp->es->wts[i & (qp->sq_size - 1)].have >> k & 1)
-					o->t[k] = qp->es->wts[i & (qp->sq_size - 1)].t[k];
+				if (w->es.have >> k & 1)
+					o->t[k] = w->es.t[k];
 	}
 	return n;
 }

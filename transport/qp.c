@@ -693,8 +693,7 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 		}
 		w = rfw_sq_at(qp, qp->sq_prod);
 		if (qp->es)
-			qp->es->wts[qp->sq_prod & (qp->sq_size - 1)] =
-			    (struct rfw_es_wts){.t = {now_ns}, .have = 1};
+			w->es = (struct rfw_es_wts){.t = {now_ns}, .have = 1};
 		w->wr = *wr;
 		w->wr.next = NULL;
 		w->wr.sg_list = w->sge;

@@ -559,7 +559,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 	if (rc < 0)
 		return rc;
 	if (qp->es)
-		rfw_es_tx(qp, qp->req.idx, qp->req.off == 0, last);
+		rfw_es_tx(w, qp->now, qp->req.off == 0, last);
 
 	qp->req.psn = rfw_psn_add(qp->req.psn, npsn);
 	if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) > 0)

@@ -85,6 +85,13 @@ enum rfw_swqe_state {
 	SWQE_DONE,    /* completed (local operations, or ready to report) */
 };
 
+/* Estats' timestamps of a send WQE until it completes: in the WQE itself, whose lines posting,
+ * sending and completing touch anyway (a separate array cost each a line of its own). */
+struct rfw_es_wts {
+	uint64_t t[3]; /* T1..T3 */
+	uint8_t have;  /* bit i: t[i] is known */
+};
+
 struct rfw_swqe {
 	struct rfw_send_wr wr; /* sg_list -> sge, next NULL */
 	struct rfw_sge *sge;
@@ -98,6 +105,7 @@ struct rfw_swqe {
 	uint32_t rsn; /* SR: receive sequence number of a SEND / WRITE_WITH_IMM (SRETH) */
 	enum rfw_wc_status status;
 	uint64_t atomic_orig;
+	struct rfw_es_wts es; /* set when the QP keeps Estats (qp->es), from posting on */
 };
 
 struct rfw_rwqe {
@@ -437,12 +445,7 @@ static inline void rfw_bit_clr(uint64_t *b, uint32_t win, uint32_t psn)
  * Estats (estats.c, docs/estats.md). Timestamps are indexed 0..5 for T1..T6; bit i of have
  * says t[i] is known (a time may legitimately be 0 in the simulator).
  */
-struct rfw_es_wts {
-	uint64_t t[4]; /* T1..T4 of the WQE in this SQ slot */
-	uint8_t have;
-};
 struct rfw_es_qp {
-	struct rfw_es_wts *wts; /* sq_size entries */
 	uint64_t interval_ns, threshold_ns;
 	struct rfw_es_bins *bins; /* in-place binning; NULL: records go to sink */
 	rfw_es_sink_fn sink;      /* the device's sink when the QP was created */
@@ -457,20 +460,18 @@ struct rfw_es_qp {
 };
 int rfw_es_qp_alloc(struct rfw_qp *qp);
 void rfw_es_qp_free(struct rfw_qp *qp);
-/* The requester handed a first-transmission packet of SQ slot @idx to the host (inline: once
- * per packet sent). */
-static inline void rfw_es_tx(struct rfw_qp *qp, uint32_t idx, bool first, bool last)
+/* The requester handed a first-transmission packet of @w to the host at @now (inline: once
+ * per packet sent): its first packet is T2, its last T3. */
+static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool first, bool last)
 {
-	struct rfw_es_wts *w = &qp->es->wts[idx & (qp->sq_size - 1)];
+	struct rfw_es_wts *ts = &w->es;
+	unsigned add = ((first ? 2u : 0u) | (last ? 4u : 0u)) & ~(unsigned)ts->have;
 
-	if (first && !(w->have & 2)) {
-		w->t[1] = qp->now;
-		w->have |= 2;
-	}
-	if (last && !(w->have & 4)) {
-		w->t[2] = qp->now;
-		w->have |= 4;
-	}
+	if (add & 2)
+		ts->t[1] = now;
+	if (add & 4)
+		ts->t[2] = now;
+	ts->have |= (uint8_t)add;
 }
 /* The WQE at comp.idx completes (@cqe: it produces a CQE). */
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe);
