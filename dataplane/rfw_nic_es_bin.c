@@ -14,8 +14,11 @@
 #include <string.h>
 
 #include <rte_cycles.h>
+#include <rte_branch_prediction.h>
 #include <rte_pause.h>
 
+#include "dataplane/rfw_log.h"
+#include "dataplane/rfw_nic_es_rec.h"
 #include "dataplane/rfw_nic_int.h"
 
 /* How long attach and detach wait for room in a full ring before counting their marker lost. */
@@ -23,7 +26,12 @@
 
 int nic_es_bin_init(struct nic_es_binner *b, uint32_t max_qp)
 {
-	/* Aligned: a 64-byte record on one cache line, not two. */
+	if (max_qp > NIC_ES_MAX_SLOTS) {
+		RFW_LOG(ERR, "Estats: %u QPs on one NIC, at most %u binned", max_qp,
+		        NIC_ES_MAX_SLOTS);
+		return -E2BIG;
+	}
+	/* Aligned: two 32-byte records to a cache line, never one across two. */
 	b->q = aligned_alloc(64, NIC_ES_RECS * sizeof(*b->q));
 	b->bins = calloc(max_qp, sizeof(*b->bins));
 	b->attached = calloc(max_qp, sizeof(*b->attached));
@@ -52,31 +60,59 @@ static inline void prefetch_w(const void *p)
 #endif
 }
 
-static bool push(struct nic_es_binner *b, const struct rfw_es_rec *r)
+/* Room for @n slots (1, or 2 for a wide record): the consumer's index is read only when the
+ * cached copy says the ring is full. */
+static inline bool room(struct nic_es_binner *b, uint32_t n)
 {
-	if (b->prod - b->cons_seen >= NIC_ES_RECS) {
+	if (b->prod - b->cons_seen > NIC_ES_RECS - n) {
 		b->cons_seen = __atomic_load_n(&b->cons, __ATOMIC_ACQUIRE);
-		if (b->prod - b->cons_seen >= NIC_ES_RECS)
+		if (b->prod - b->cons_seen > NIC_ES_RECS - n)
 			return false;
 	}
-	b->q[b->prod % NIC_ES_RECS] = *r;
-	__atomic_store_n(&b->prod, b->prod + 1, __ATOMIC_RELEASE);
-	/* Slots were last read by the Estats thread on another core: ask for one a few records
-	 * ahead now, so that fetch overlaps other work instead of stalling a later record. */
-	prefetch_w(&b->q[(b->prod + 8) % NIC_ES_RECS]);
 	return true;
 }
 
-/* The transport's sink: on the thread that polls the CQ, which owns the ring's producer end. */
+/* Publish @n slots written at prod. Slots were last read by the Estats thread on another core:
+ * ask for one a few lines ahead now, so that fetch overlaps other work instead of stalling a
+ * later record. */
+static inline void publish_slots(struct nic_es_binner *b, uint32_t n)
+{
+	__atomic_store_n(&b->prod, b->prod + n, __ATOMIC_RELEASE);
+	prefetch_w(&b->q[(b->prod + 16) % NIC_ES_RECS]);
+}
+
+static bool push(struct nic_es_binner *b, const struct rfw_es_rec *r, uint32_t slot)
+{
+	struct nic_es_crec *c;
+
+	if (!room(b, 1))
+		return false;
+	c = &b->q[b->prod % NIC_ES_RECS];
+	if (likely(nic_es_pack(c, r, slot))) {
+		publish_slots(b, 1);
+		return true;
+	}
+	if (!room(b, 2))
+		return false;
+	nic_es_pack_wide(c, &b->q[(b->prod + 1) % NIC_ES_RECS], r, slot);
+	publish_slots(b, 2);
+	return true;
+}
+
+/* The transport's sink: on the thread that polls the CQ, which owns the ring's producer end.
+ * A QPN outside this NIC's slots (QP1 has its own number) is not binned: not handed on. */
 void nic_es_sink(void *ctx, const struct rfw_es_rec *r)
 {
 	struct rfw_nic *nic = ctx;
 	struct nic_es_binner *b;
+	uint32_t slot = r->qpn - nic->qpn_base;
 
 	if (nic->es_w == NULL)
 		return; /* the Estats thread is gone (the NIC is being destroyed) */
 	b = &nic->es_w->b;
-	if (!push(b, r))
+	if (slot >= b->max_qp)
+		return;
+	if (!push(b, r, slot))
 		__atomic_store_n(&b->dropped, b->dropped + 1, __ATOMIC_RELAXED);
 }
 
@@ -84,20 +120,22 @@ void nic_es_sink(void *ctx, const struct rfw_es_rec *r)
  * next comes a period later); attach and detach wait for room a while. */
 void nic_es_mark(struct rfw_nic *nic, enum nic_es_mark m, uint32_t slot, uint64_t now_ns)
 {
-	struct rfw_es_rec r = {.qpn = slot, .have = 0, .op = (uint8_t)m, .t = {now_ns}};
+	struct nic_es_crec c = {.t1 = now_ns, .meta = NIC_ES_META(slot, 0, m, 0)};
 	uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 1000 * NIC_ES_MARK_WAIT_MS;
 	struct nic_es_binner *b;
 
 	if (nic->es_w == NULL)
 		return;
 	b = &nic->es_w->b;
-	while (!push(b, &r)) {
+	while (!room(b, 1)) {
 		if (m == NIC_ES_MARK_TICK || rte_rdtsc() > end) {
 			__atomic_store_n(&b->dropped, b->dropped + 1, __ATOMIC_RELAXED);
 			return;
 		}
 		rte_pause();
 	}
+	b->q[b->prod % NIC_ES_RECS] = c;
+	publish_slots(b, 1);
 }
 
 /* Rows of window @win of every attached slot's histograms into the publication. */
@@ -139,22 +177,24 @@ static void publish(struct rfw_nic *nic, uint64_t now)
 	rfw_seq_write_end(&p->seq);
 }
 
-/* One record or marker, on the Estats thread. */
-static void bin_one(struct rfw_nic *nic, const struct rfw_es_rec *r)
+/* One record or marker, on the Estats thread (@next: the slot after @c, for a wide record). */
+static void bin_one(struct rfw_nic *nic, const struct nic_es_crec *c,
+                    const struct nic_es_crec *next)
 {
 	struct nic_es_binner *b = &nic->es_w->b;
-	uint32_t slot = r->have != 0 ? r->qpn - nic->qpn_base : r->qpn;
+	uint32_t slot = NIC_ES_META_SLOT(c->meta);
+	struct rfw_es_rec r;
 
-	if (r->have == 0 && r->op == NIC_ES_MARK_TICK) {
-		publish(nic, r->t[0]);
+	if (NIC_ES_META_HAVE(c->meta) == 0 && NIC_ES_META_OP(c->meta) == NIC_ES_MARK_TICK) {
+		publish(nic, c->t1);
 		return;
 	}
 	if (slot >= b->max_qp)
-		return;     /* not one of this NIC's QPNs (QP1 has its own number) */
-	if (r->have == 0) { /* attach or detach: the slot's histograms end either way */
+		return;
+	if (NIC_ES_META_HAVE(c->meta) == 0) { /* attach or detach: the slot's histograms end */
 		rfw_es_bins_destroy(b->bins[slot]);
 		b->bins[slot] = NULL;
-		b->attached[slot] = r->op == NIC_ES_MARK_ATTACH;
+		b->attached[slot] = NIC_ES_META_OP(c->meta) == NIC_ES_MARK_ATTACH;
 		return;
 	}
 	if (b->bins[slot] == NULL) {
@@ -164,21 +204,29 @@ static void bin_one(struct rfw_nic *nic, const struct rfw_es_rec *r)
 			return;
 		}
 	}
-	rfw_es_bins_add(b->bins[slot], r, rfw_es_rec_time(r));
+	nic_es_unpack(&r, c, next, 0);
+	rfw_es_bins_add(b->bins[slot], &r, rfw_es_rec_time(&r));
 }
 
 uint32_t nic_es_bin_drain(struct rfw_nic *nic)
 {
 	struct nic_es_binner *b = &nic->es_w->b;
 	uint32_t prod = __atomic_load_n(&b->prod, __ATOMIC_ACQUIRE), c = b->cons, n = prod - c;
+	uint32_t freed = c;
 
 	if (n == 0)
 		return 0;
-	/* Slots are freed 256 at a time: the poll thread rarely reads cons, never per record. */
-	for (; c != prod; c++) {
-		bin_one(nic, &b->q[c % NIC_ES_RECS]);
-		if ((c & 255) == 255)
-			__atomic_store_n(&b->cons, c + 1, __ATOMIC_RELEASE);
+	/* Slots are freed 512 at a time: the poll thread rarely reads cons, never per record. A
+	 * wide record's two slots are published together, so both are there. */
+	while (c != prod) {
+		const struct nic_es_crec *r = &b->q[c % NIC_ES_RECS];
+
+		bin_one(nic, r, &b->q[(c + 1) % NIC_ES_RECS]);
+		c += NIC_ES_META_HAVE(r->meta) & NIC_ES_WIDE ? 2 : 1;
+		if (c - freed >= 512) {
+			__atomic_store_n(&b->cons, c, __ATOMIC_RELEASE);
+			freed = c;
+		}
 	}
 	__atomic_store_n(&b->cons, c, __ATOMIC_RELEASE);
 	return n;

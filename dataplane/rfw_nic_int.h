@@ -58,8 +58,9 @@ struct nic_es_dump {
 
 /* Estats records from the thread that polls to the Estats thread, which bins them
  * (rfw_nic_es_bin.c): a single-producer single-consumer ring, and the histograms per QP slot.
- * 16,384 records: about 5 ms of 64 B WRITEs at 3 M/s before the ring is full. */
-#define NIC_ES_RECS 16384
+ * 32,768 records of 32 bytes (rfw_nic_es_rec.h): about 6 ms of 64 B WRITEs at 5 M/s before
+ * the ring is full. */
+#define NIC_ES_RECS 32768
 enum nic_es_mark { NIC_ES_MARK_TICK = 1, NIC_ES_MARK_ATTACH, NIC_ES_MARK_DETACH };
 /* Each side's indices on a cache line of their own: the polling side reads the consumer's
  * index only when its cached copy says the ring is full, and the Estats thread publishes its
@@ -71,7 +72,7 @@ struct nic_es_binner {
 	alignas(64) uint32_t cons; /* the Estats thread's */
 	uint64_t nomem;            /* records not binned: no memory for a slot's histograms */
 	alignas(64) uint32_t max_qp;
-	struct rfw_es_rec *q;      /* [NIC_ES_RECS], cache-line aligned */
+	struct nic_es_crec *q;     /* [NIC_ES_RECS], cache-line aligned */
 	struct rfw_es_bins **bins; /* [max_qp], the Estats thread's */
 	bool *attached;            /* [max_qp], the Estats thread's view of attached slots */
 };
