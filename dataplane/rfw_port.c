@@ -438,6 +438,20 @@ static bool memif_client(uint16_t port_id, struct rte_eth_dev_info *di)
 	return da != NULL && da->args != NULL && strstr(da->args, "role=client") != NULL;
 }
 
+bool rfw_port_tx_copies(const struct rfw_port *p)
+{
+	struct rte_eth_dev_info di;
+	const struct rte_devargs *da;
+
+	/* memif's client in zero-copy mode hands the peer its mbufs' own memory (DPDK's memif
+	 * guide); every other PMD here copies a frame out on TX (memif's copy mode, the kernel's
+	 * af_packet, tap and af_xdp copies, pcap's write). */
+	if (!memif_client(p->port_id, &di))
+		return true;
+	da = rte_dev_devargs(di.device);
+	return strstr(da->args, "zero-copy=yes") == NULL;
+}
+
 /* While waiting for a memif link, restart the port this often (ms): see rfw_port_link_wait. */
 #define MEMIF_RECONNECT_MS 1000
 

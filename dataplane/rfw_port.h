@@ -225,6 +225,9 @@ int rfw_port_link_wait(const struct rfw_port *p, unsigned timeout_ms);
  * regions down at once). 0 at once for ports whose link does not follow the peer; -ETIMEDOUT.
  */
 int rfw_port_peer_gone_wait(const struct rfw_port *p, unsigned timeout_ms);
+/* Whether the PMD copies a frame's bytes out of its mbuf on TX (false: memif's client with
+ * zero-copy=yes, whose peer reads the mbufs' memory): a pass of the byte-work bound. */
+bool rfw_port_tx_copies(const struct rfw_port *p);
 /* Sum of a counter over a port's queues. */
 uint64_t rfw_port_ctr(const struct rfw_port *p, enum rfw_port_ctr c);
 

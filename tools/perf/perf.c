@@ -867,8 +867,11 @@ static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth,
 	double wall_ns, nic_ns;
 
 	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1);
+	/* Two processes: this side's copy into the wire buffer, and the PMD's out of it unless
+	 * it hands the peer the mbuf itself (memif zero-copy). */
 	r->byte_work_bound_gbps =
-	    perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 2, both ? 2 : 1);
+	    perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu,
+	                          both || rfw_port_tx_copies(P->a.port) ? 2 : 1, both ? 2 : 1);
 	r->check_ns = perf_check_ns(P, P->conns[0].src, n, sz, !both);
 	r->nic_goodput_gbps = r->bw_avg_gbps;
 	if (!both || r->bw_avg_gbps <= 0)
