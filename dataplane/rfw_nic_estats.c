@@ -172,13 +172,15 @@ static void *writer_main(void *arg)
 int nic_es_start(struct rfw_nic *nic, const char *dir)
 {
 	struct nic_es_writer *w = rte_zmalloc("rfw_nic_es_w", sizeof(*w), RTE_CACHE_LINE_SIZE);
+	int rc;
 
 	if (w == NULL)
 		return -ENOMEM;
-	if (nic_es_bin_init(&w->b, nic->max_qp) != 0) {
+	rc = nic_es_bin_init(&w->b, nic->max_qp);
+	if (rc != 0) {
 		nic_es_bin_free(&w->b);
 		rte_free(w);
-		return -ENOMEM;
+		return rc;
 	}
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	nic->es_w = w;
