@@ -101,12 +101,15 @@ void fw_wheel_expire(struct fw_wheel *w, uint64_t now_ns,
 	unsigned from = (unsigned)(w->next & FW_WHEEL_MASK);
 	unsigned off = 0;
 
+	/* next moves first: what @fire inserts then goes no further back than cur's slot, which
+	 * the next advance visits (moved after, it could land in a slot just passed, to wait
+	 * a lap there). */
+	if (cur > w->next)
+		w->next = cur;
 	while ((off += next_occupied(w, (from + off) & FW_WHEEL_MASK, count - off)) < count) {
 		expire_slot(w, (from + off) & FW_WHEEL_MASK, now_ns, fire, ctx);
 		off++;
 	}
-	if (cur > w->next)
-		w->next = cur;
 }
 
 /* The earliest entry of @slot due before @lap_end, else the earliest of all; *in_lap says. */

@@ -603,8 +603,10 @@ static void test_wheel(void **state)
 
 struct wheel_model {
 	struct fw_wnode n[64];
-	uint64_t now;
-	unsigned early, fired;
+	struct fw_wheel *w;
+	uint64_t now, seed;
+	bool rearm; /* the fire callback re-arms some entries, as the NIC's timers do */
+	unsigned early, fired, rearmed;
 };
 
 static void model_fire(void *ctx, struct fw_wnode *n)
@@ -613,6 +615,15 @@ static void model_fire(void *ctx, struct fw_wnode *n)
 
 	m->early += n->at > m->now;
 	m->fired++;
+	m->seed = m->seed * 6364136223846793005ull + 1442695040888963407ull;
+	if (m->rearm && (m->seed >> 60) < 6) {
+		/* Due again: already (a slot this advance may have passed), or soon. */
+		uint64_t d = m->seed >> 30 & 0xffff;
+
+		fw_wheel_insert(m->w, n,
+		                (m->seed >> 59 & 1) && m->now > d ? m->now - d : m->now + d);
+		m->rearmed++;
+	}
 }
 
 /* The earliest armed entry's time by looking at every entry: what fw_wheel_next() must say. */
@@ -631,9 +642,11 @@ static uint64_t model_next(const struct wheel_model *m, unsigned *due)
 }
 
 /*
- * The wheel against its definition, over random inserts, removals and advances (steps of a few
- * slots to several laps) at slot widths 1 ns to 64 us: after each advance nothing due is left
- * armed and nothing fired early, and fw_wheel_next() is the earliest armed time.
+ * The wheel against its definition, over random inserts (some already due), removals, advances
+ * (steps of a few slots to several laps) and entries re-armed from the fire callback, at slot
+ * widths 1 ns to 64 us: after each advance nothing due is left armed (but what a fire re-armed
+ * into a passed slot, which the next advance takes) and nothing fired early, and
+ * fw_wheel_next() is the earliest armed time.
  */
 static void test_wheel_model(void **state)
 {
@@ -647,6 +660,8 @@ static void test_wheel_model(void **state)
 
 		memset(&m, 0, sizeof(m));
 		m.now = 12345;
+		m.w = &w;
+		m.seed = shift + 1;
 		fw_wheel_init(&w, (uint8_t)shift, m.now);
 		for (unsigned step = 0; step < 20000; step++) {
 			unsigned i, due;
@@ -655,18 +670,26 @@ static void test_wheel_model(void **state)
 			i = (unsigned)(seed >> 58);
 			if ((seed >> 40 & 7) == 0)
 				fw_wheel_remove(&w, &m.n[i]);
-			else if ((seed >> 40 & 7) < 5)
+			else if ((seed >> 40 & 7) < 4)
 				fw_wheel_insert(&w, &m.n[i],
 				                m.now + (seed >> 20 & 0xfffff) % (3 * lap));
+			else if ((seed >> 40 & 7) < 5) /* already due: at the next advance */
+				fw_wheel_insert(&w, &m.n[i], m.now - (seed >> 20 & 0xfff) % m.now);
 			else
 				m.now += (seed >> 8 & 0xffff) %
 				         ((seed >> 44 & 1) ? 4 * lap : 64ull << shift);
+			/* What a fire re-arms into a slot already passed waits for the next
+			 * advance: a second one at the same time, re-arming nothing, must leave
+			 * nothing due. */
+			m.rearm = true;
+			fw_wheel_expire(&w, m.now, model_fire, &m);
+			m.rearm = false;
 			fw_wheel_expire(&w, m.now, model_fire, &m);
 			assert_int_equal(fw_wheel_next(&w), model_next(&m, &due));
 			assert_int_equal(due, 0);
 		}
 		assert_int_equal(m.early, 0);
-		assert_true(m.fired > 1000);
+		assert_true(m.fired > 1000 && m.rearmed > 100);
 	}
 }
 
