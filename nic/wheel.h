@@ -27,6 +27,9 @@ struct fw_wnode {
 
 struct fw_wheel {
 	uint64_t next; /* the first tick not yet visited (every one before it has been) */
+	/* No armed entry is due before this (ns): a lower bound, lowered by every insert and
+	 * recomputed by each advance, so that an advance before it, most polls', does nothing. */
+	uint64_t lb;
 	uint8_t shift;
 	uint64_t occ[FW_WHEEL_WORDS]; /* bit set: the slot's list is not empty */
 	struct fw_wnode head[FW_WHEEL_SLOTS];
@@ -39,8 +42,16 @@ void fw_wheel_remove(struct fw_wheel *w, struct fw_wnode *n);
  * Remove and hand to @fire every entry due at or before @now_ns, in slot order. @fire may
  * insert entries (also into slots already visited: they wait for the next advance).
  */
-void fw_wheel_expire(struct fw_wheel *w, uint64_t now_ns,
-                     void (*fire)(void *ctx, struct fw_wnode *n), void *ctx);
+void fw_wheel_advance(struct fw_wheel *w, uint64_t now_ns,
+                      void (*fire)(void *ctx, struct fw_wnode *n), void *ctx);
+static inline void fw_wheel_expire(struct fw_wheel *w, uint64_t now_ns,
+                                   void (*fire)(void *ctx, struct fw_wnode *n), void *ctx)
+{
+	/* Inline: nothing due is one compare, not a call walking the bitmap. The ticks skipped
+	 * are crossed by the next advance (only occupied slots are visited). */
+	if (now_ns >= w->lb)
+		fw_wheel_advance(w, now_ns, fire, ctx);
+}
 /* The earliest armed entry's time, or UINT64_MAX (scans occupied slots: not for fast paths). */
 uint64_t fw_wheel_next(const struct fw_wheel *w);
 
