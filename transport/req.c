@@ -166,7 +166,7 @@ void rfw_req_arm_timer(struct rfw_qp *qp)
 	   progress): the timeout is not worked out again for every packet. */
 	if (qp->comp.timer != 0)
 		return;
-	t = rfw_ack_timeout_ns(qp->attr.timeout);
+	t = rfw_ack_timeout_ns_inl(qp->attr.timeout);
 	if (t != UINT64_MAX)
 		qp->comp.timer = qp->now + t;
 }

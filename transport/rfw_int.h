@@ -373,6 +373,14 @@ static inline uint32_t rfw_req_win(const struct rfw_qp *qp)
 	return qp->req.win != 0 ? qp->req.win : qp->dev->attr.max_unacked_psns;
 }
 
+/* rfw_ack_timeout_ns, inline: the requester arms its timer with it for every message. */
+static inline uint64_t rfw_ack_timeout_ns_inl(unsigned timeout)
+{
+	if (timeout == 0 || timeout > 31)
+		return UINT64_MAX;
+	return 4096ull << timeout;
+}
+
 /* Packets a message of @len bytes takes at MTU @mtu (0 bytes: one). */
 static inline uint32_t rfw_msg_npkts(uint64_t len, uint32_t mtu)
 {
