@@ -126,7 +126,8 @@ uint32_t rfw_mr_rkey(const struct rfw_mr *mr)
 	return mr->key;
 }
 
-struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
+/* Inline in this file: every packet looks up its lkey and a WRITE its rkey. */
+static inline struct rfw_mr *mr_lookup(struct rfw_dev *dev, uint32_t key)
 {
 	uint32_t i = key >> 8;
 	struct rfw_mr *mr;
@@ -137,6 +138,11 @@ struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
 	return (mr && mr->key == key) ? mr : NULL;
 }
 
+struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
+{
+	return mr_lookup(dev, key);
+}
+
 /*
  * IBA 10.6: LOCAL_INV and SEND with Invalidate act on fast-registration MRs of the QP's PD
  * (rxe likewise refuses any MR but IB_MR_TYPE_MEM_REG) and on type 2 windows bound to the QP
@@ -144,7 +150,7 @@ struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
  */
 struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
 {
-	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, key);
+	struct rfw_mr *mr = mr_lookup(qp->dev, key);
 
 	if (mr == NULL || mr->pd != qp->pd)
 		return NULL;
@@ -167,7 +173,7 @@ static bool mr_contains(const struct rfw_mr *mr, uint64_t va, uint64_t len)
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access)
 {
-	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, rkey);
+	struct rfw_mr *mr = mr_lookup(qp->dev, rkey);
 
 	if (mr != NULL && mr->mw_type) /* an R_Key of a memory window */
 		return rfw_mw_check_remote(mr, qp, va, len, access) ? mr : NULL;
@@ -187,7 +193,7 @@ int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned 
 
 		if (sge[i].length == 0)
 			continue;
-		mr = rfw_mr_lookup(qp->dev, sge[i].lkey);
+		mr = mr_lookup(qp->dev, sge[i].lkey);
 		if (mr == NULL || mr->mw_type || !mr->valid || mr->pd != qp->pd ||
 		    (mr->access & access) != access || !mr_contains(mr, sge[i].addr, sge[i].length))
 			return -EACCES;
