@@ -123,7 +123,7 @@ static struct rfw_rsp *rsp_push(struct rfw_qp *qp)
  * Queue an ACK or NAK. An ACK not yet sent at the tail is overwritten by a newer one (ACK
  * coalescing, IBA 9.7.6.1.1: one ACK may acknowledge several requests).
  */
-static void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
+static inline void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct rfw_resp *r = &qp->resp;
 	struct rfw_rsp *t;
