@@ -126,21 +126,9 @@ uint32_t rfw_mr_rkey(const struct rfw_mr *mr)
 	return mr->key;
 }
 
-/* Inline in this file: every packet looks up its lkey and a WRITE its rkey. */
-static inline struct rfw_mr *mr_lookup(struct rfw_dev *dev, uint32_t key)
-{
-	uint32_t i = key >> 8;
-	struct rfw_mr *mr;
-
-	if (i >= dev->attr.max_mr)
-		return NULL;
-	mr = dev->mrs[i];
-	return (mr && mr->key == key) ? mr : NULL;
-}
-
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
 {
-	return mr_lookup(dev, key);
+	return rfw_mr_lookup_inl(dev, key);
 }
 
 /*
@@ -150,7 +138,7 @@ struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
  */
 struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
 {
-	struct rfw_mr *mr = mr_lookup(qp->dev, key);
+	struct rfw_mr *mr = rfw_mr_lookup_inl(qp->dev, key);
 
 	if (mr == NULL || mr->pd != qp->pd)
 		return NULL;
@@ -159,21 +147,11 @@ struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
 	return mr->fast_reg ? mr : NULL;
 }
 
-/* Whether [va, va + len) lies inside @mr (no overflow). */
-static bool mr_contains(const struct rfw_mr *mr, uint64_t va, uint64_t len)
-{
-	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
-
-	if (va < base || len > mr->length)
-		return false;
-	return va - base <= mr->length - len;
-}
-
 /* IBA 9.7.5.1.4: R_Key, PD, bounds and access rights of a remote request. */
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access)
 {
-	struct rfw_mr *mr = mr_lookup(qp->dev, rkey);
+	struct rfw_mr *mr = rfw_mr_lookup_inl(qp->dev, rkey);
 
 	if (mr != NULL && mr->mw_type) /* an R_Key of a memory window */
 		return rfw_mw_check_remote(mr, qp, va, len, access) ? mr : NULL;
@@ -181,24 +159,14 @@ struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va
 		return NULL;
 	if ((mr->access & access) != access || (qp->attr.qp_access_flags & access) != access)
 		return NULL;
-	if (!mr_contains(mr, va, len))
+	if (!rfw_mr_contains(mr, va, len))
 		return NULL;
 	return mr;
 }
 
 int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned access)
 {
-	for (int i = 0; i < n; i++) {
-		struct rfw_mr *mr;
-
-		if (sge[i].length == 0)
-			continue;
-		mr = mr_lookup(qp->dev, sge[i].lkey);
-		if (mr == NULL || mr->mw_type || !mr->valid || mr->pd != qp->pd ||
-		    (mr->access & access) != access || !mr_contains(mr, sge[i].addr, sge[i].length))
-			return -EACCES;
-	}
-	return 0;
+	return rfw_sge_check_inl(qp, sge, n, access);
 }
 
 void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst, uint32_t len)

@@ -548,7 +548,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 		if (!w->checked) {
 			unsigned acc = rfw_wqe_is_rd_atomic(w) ? RFW_ACCESS_LOCAL_WRITE : 0;
 
-			if (rfw_sge_check(qp, w->sge, w->wr.num_sge, acc)) {
+			if (rfw_sge_check_inl(qp, w->sge, w->wr.num_sge, acc)) {
 				req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
 				return 0;
 			}
