@@ -151,17 +151,7 @@ struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access)
 {
-	struct rfw_mr *mr = rfw_mr_lookup_inl(qp->dev, rkey);
-
-	if (mr != NULL && mr->mw_type) /* an R_Key of a memory window */
-		return rfw_mw_check_remote(mr, qp, va, len, access) ? mr : NULL;
-	if (mr == NULL || !mr->valid || mr->pd != qp->pd)
-		return NULL;
-	if ((mr->access & access) != access || (qp->attr.qp_access_flags & access) != access)
-		return NULL;
-	if (!rfw_mr_contains(mr, va, len))
-		return NULL;
-	return mr;
+	return rfw_mr_check_remote_inl(qp, rkey, va, len, access);
 }
 
 int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned access)

@@ -363,9 +363,9 @@ __attribute__((always_inline)) static inline enum resp_state chk_rkey(struct res
 		if (f & (RFW_OPF_FIRST | RFW_OPF_ONLY)) {
 			/* IBA 9.7.4.1.?: a zero-length WRITE checks no R_Key. */
 			if (p->reth.dma_len) {
-				c->mr =
-				    rfw_mr_check_remote(qp, p->reth.rkey, p->reth.va,
-				                        p->reth.dma_len, RFW_ACCESS_REMOTE_WRITE);
+				c->mr = rfw_mr_check_remote_inl(qp, p->reth.rkey, p->reth.va,
+				                                p->reth.dma_len,
+				                                RFW_ACCESS_REMOTE_WRITE);
 				if (c->mr == NULL)
 					return RESPST_ERR_RKEY_VIOLATION;
 			}
@@ -384,8 +384,8 @@ __attribute__((always_inline)) static inline enum resp_state chk_rkey(struct res
 				return RESPST_ERR_INVALID_REQUEST;
 			/* The MR may have been deregistered or invalidated since the FIRST. */
 			if (p->payload_len &&
-			    rfw_mr_check_remote(qp, r->wrkey, r->wva, p->payload_len,
-			                        RFW_ACCESS_REMOTE_WRITE) == NULL)
+			    rfw_mr_check_remote_inl(qp, r->wrkey, r->wva, p->payload_len,
+			                            RFW_ACCESS_REMOTE_WRITE) == NULL)
 				return RESPST_ERR_RKEY_VIOLATION;
 		}
 		return RESPST_EXECUTE;

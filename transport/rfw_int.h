@@ -525,6 +525,22 @@ static inline bool rfw_mr_contains(const struct rfw_mr *mr, uint64_t va, uint64_
 		return false;
 	return va - base <= mr->length - len;
 }
+/* rfw_mr_check_remote, inline where the responder checks a WRITE's R_Key. */
+static inline struct rfw_mr *rfw_mr_check_remote_inl(struct rfw_qp *qp, uint32_t rkey, uint64_t va,
+                                                     uint64_t len, unsigned access)
+{
+	struct rfw_mr *mr = rfw_mr_lookup_inl(qp->dev, rkey);
+
+	if (mr != NULL && mr->mw_type) /* an R_Key of a memory window */
+		return rfw_mw_check_remote(mr, qp, va, len, access) ? mr : NULL;
+	if (mr == NULL || !mr->valid || mr->pd != qp->pd)
+		return NULL;
+	if ((mr->access & access) != access || (qp->attr.qp_access_flags & access) != access)
+		return NULL;
+	if (!rfw_mr_contains(mr, va, len))
+		return NULL;
+	return mr;
+}
 /* rfw_sge_check, inline where the requester validates each new WQE. */
 static inline int rfw_sge_check_inl(struct rfw_qp *qp, const struct rfw_sge *sge, int n,
                                     unsigned access)
