@@ -64,9 +64,7 @@ uint64_t rfw_rnr_timer_ns(unsigned code)
 
 uint64_t rfw_ack_timeout_ns(unsigned timeout)
 {
-	if (timeout == 0 || timeout > 31)
-		return UINT64_MAX;
-	return 4096ull << timeout;
+	return rfw_ack_timeout_ns_inl(timeout);
 }
 
 struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw_io_ops *ops,

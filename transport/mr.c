@@ -128,13 +128,7 @@ uint32_t rfw_mr_rkey(const struct rfw_mr *mr)
 
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
 {
-	uint32_t i = key >> 8;
-	struct rfw_mr *mr;
-
-	if (i >= dev->attr.max_mr)
-		return NULL;
-	mr = dev->mrs[i];
-	return (mr && mr->key == key) ? mr : NULL;
+	return rfw_mr_lookup_inl(dev, key);
 }
 
 /*
@@ -144,7 +138,7 @@ struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key)
  */
 struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
 {
-	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, key);
+	struct rfw_mr *mr = rfw_mr_lookup_inl(qp->dev, key);
 
 	if (mr == NULL || mr->pd != qp->pd)
 		return NULL;
@@ -153,46 +147,16 @@ struct rfw_mr *rfw_mr_invalidatable(struct rfw_qp *qp, uint32_t key)
 	return mr->fast_reg ? mr : NULL;
 }
 
-/* Whether [va, va + len) lies inside @mr (no overflow). */
-static bool mr_contains(const struct rfw_mr *mr, uint64_t va, uint64_t len)
-{
-	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
-
-	if (va < base || len > mr->length)
-		return false;
-	return va - base <= mr->length - len;
-}
-
 /* IBA 9.7.5.1.4: R_Key, PD, bounds and access rights of a remote request. */
 struct rfw_mr *rfw_mr_check_remote(struct rfw_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
                                    unsigned access)
 {
-	struct rfw_mr *mr = rfw_mr_lookup(qp->dev, rkey);
-
-	if (mr != NULL && mr->mw_type) /* an R_Key of a memory window */
-		return rfw_mw_check_remote(mr, qp, va, len, access) ? mr : NULL;
-	if (mr == NULL || !mr->valid || mr->pd != qp->pd)
-		return NULL;
-	if ((mr->access & access) != access || (qp->attr.qp_access_flags & access) != access)
-		return NULL;
-	if (!mr_contains(mr, va, len))
-		return NULL;
-	return mr;
+	return rfw_mr_check_remote_inl(qp, rkey, va, len, access);
 }
 
 int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned access)
 {
-	for (int i = 0; i < n; i++) {
-		struct rfw_mr *mr;
-
-		if (sge[i].length == 0)
-			continue;
-		mr = rfw_mr_lookup(qp->dev, sge[i].lkey);
-		if (mr == NULL || mr->mw_type || !mr->valid || mr->pd != qp->pd ||
-		    (mr->access & access) != access || !mr_contains(mr, sge[i].addr, sge[i].length))
-			return -EACCES;
-	}
-	return 0;
+	return rfw_sge_check_inl(qp, sge, n, access);
 }
 
 void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst, uint32_t len)

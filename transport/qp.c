@@ -711,7 +711,9 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 			w->sge[0].lkey = 0;
 			w->wr.num_sge = 1;
 			w->checked = true;
-		} else if (wr->num_sge) { /* LOCAL_INV may pass no list at all */
+		} else if (wr->num_sge == 1) {
+			w->sge[0] = wr->sg_list[0]; /* the common WR: no call to memcpy */
+		} else if (wr->num_sge) {           /* LOCAL_INV may pass no list at all */
 			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 		}
 		qp->sq_prod++;

@@ -169,7 +169,11 @@ uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, u
 
 	if (buf == NULL)
 		return NULL;
-	*p = rfw_ib_pkt_zero; /* not a compound literal: that compiles to `rep stosq` */
+	/* Two halves of 64 bytes at most, each stored from one zero register: a compound literal
+	   compiles to `rep stosq`, and a copy of rfw_ib_pkt_zero to a load for every store. */
+	_Static_assert(sizeof(*p) > 64 && sizeof(*p) <= 128, "two halves of 64 bytes at most");
+	memset(p, 0, 64);
+	memset((uint8_t *)p + 64, 0, sizeof(*p) - 64);
 	p->op = oi;
 	p->bth.opcode = opcode;
 	p->bth.pkey = 0xffff; /* the default partition (IBA 10.9.1.2) */

@@ -5,6 +5,7 @@
  * and goes back N when the completer says so.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "rfw_int.h"
 
@@ -166,7 +167,7 @@ void rfw_req_arm_timer(struct rfw_qp *qp)
 	   progress): the timeout is not worked out again for every packet. */
 	if (qp->comp.timer != 0)
 		return;
-	t = rfw_ack_timeout_ns(qp->attr.timeout);
+	t = rfw_ack_timeout_ns_inl(qp->attr.timeout);
 	if (t != UINT64_MAX)
 		qp->comp.timer = qp->now + t;
 }
@@ -434,6 +435,18 @@ enum emit_flag {
 };
 
 /*
+ * rfw_sge_copy_out with the one-SGE case inline (the common WR): the range inside that SGE,
+ * one memcpy and no call.
+ */
+static inline void copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst,
+                            uint32_t len)
+{
+	if (n == 1 && off <= sge->length && len <= sge->length - off)
+		memcpy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, len);
+	else
+		rfw_sge_copy_out(sge, n, off, dst, len);
+}
+/*
  * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
  * a READ request asks for; @how: enum emit_flag). Outputs: whether it is the message's last
  * packet, its data length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
@@ -462,7 +475,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	if (ext)
 		put_sreth(buf + p.op->hdr_len, &p, w, off);
 	if (paylen)
-		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
+		copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
 	p.bth.ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
 	/* gbn: time one new SEND/WRITE packet with AckReq to its ACK (the retry probe's RTT). */
 	if (!qp->sr && p.bth.ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
@@ -535,7 +548,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 		if (!w->checked) {
 			unsigned acc = rfw_wqe_is_rd_atomic(w) ? RFW_ACCESS_LOCAL_WRITE : 0;
 
-			if (rfw_sge_check(qp, w->sge, w->wr.num_sge, acc)) {
+			if (rfw_sge_check_inl(qp, w->sge, w->wr.num_sge, acc)) {
 				req_local_error(qp, w, RFW_WC_LOC_PROT_ERR);
 				return 0;
 			}

@@ -123,7 +123,7 @@ static struct rfw_rsp *rsp_push(struct rfw_qp *qp)
  * Queue an ACK or NAK. An ACK not yet sent at the tail is overwritten by a newer one (ACK
  * coalescing, IBA 9.7.6.1.1: one ACK may acknowledge several requests).
  */
-static void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
+static inline void queue_ack(struct rfw_qp *qp, uint8_t syndrome, uint32_t psn)
 {
 	struct rfw_resp *r = &qp->resp;
 	struct rfw_rsp *t;
@@ -242,7 +242,7 @@ static struct rfw_res *find_res(struct rfw_qp *qp, uint32_t psn)
 
 /* ---- states ---- */
 
-static enum resp_state chk_psn(struct resp_ctx *c)
+static inline enum resp_state chk_psn(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
 	int32_t d = rfw_psn_cmp(c->pkt->bth.psn, qp->resp.psn);
@@ -260,7 +260,7 @@ static enum resp_state chk_psn(struct resp_ctx *c)
 }
 
 /* IBA 9.7.5.1.1: FIRST, MIDDLE, LAST of one message, nothing interleaved. */
-static enum resp_state chk_op_seq(struct resp_ctx *c)
+static inline enum resp_state chk_op_seq(struct resp_ctx *c)
 {
 	uint8_t cls = c->qp->resp.cls;
 	uint32_t f = c->flags;
@@ -276,7 +276,7 @@ static enum resp_state chk_op_seq(struct resp_ctx *c)
 }
 
 /* IBA 9.7.5.1.?: the QP must have enabled the remote operation. */
-static enum resp_state chk_op_valid(struct resp_ctx *c)
+static inline enum resp_state chk_op_valid(struct resp_ctx *c)
 {
 	unsigned acc = c->qp->attr.qp_access_flags;
 
@@ -297,7 +297,7 @@ static bool needs_rwqe(uint32_t f)
 	return (f & RFW_OPF_WRITE) && (f & RFW_OPF_IMM);
 }
 
-static enum resp_state chk_resource(struct resp_ctx *c)
+__attribute__((always_inline)) static inline enum resp_state chk_resource(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
 	struct rfw_resp *r = &qp->resp;
@@ -333,7 +333,7 @@ static enum resp_state chk_resource(struct resp_ctx *c)
 }
 
 /* IBA 9.7.5.1.?: FIRST and MIDDLE carry exactly one PMTU, LAST and ONLY at most. */
-static enum resp_state chk_length(struct resp_ctx *c)
+static inline enum resp_state chk_length(struct resp_ctx *c)
 {
 	uint32_t f = c->flags;
 	uint32_t len = c->pkt->payload_len;
@@ -352,7 +352,7 @@ static enum resp_state chk_length(struct resp_ctx *c)
 	return RESPST_CHK_RKEY;
 }
 
-static enum resp_state chk_rkey(struct resp_ctx *c)
+__attribute__((always_inline)) static inline enum resp_state chk_rkey(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
 	struct rfw_resp *r = &qp->resp;
@@ -363,9 +363,9 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 		if (f & (RFW_OPF_FIRST | RFW_OPF_ONLY)) {
 			/* IBA 9.7.4.1.?: a zero-length WRITE checks no R_Key. */
 			if (p->reth.dma_len) {
-				c->mr =
-				    rfw_mr_check_remote(qp, p->reth.rkey, p->reth.va,
-				                        p->reth.dma_len, RFW_ACCESS_REMOTE_WRITE);
+				c->mr = rfw_mr_check_remote_inl(qp, p->reth.rkey, p->reth.va,
+				                                p->reth.dma_len,
+				                                RFW_ACCESS_REMOTE_WRITE);
 				if (c->mr == NULL)
 					return RESPST_ERR_RKEY_VIOLATION;
 			}
@@ -384,8 +384,8 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 				return RESPST_ERR_INVALID_REQUEST;
 			/* The MR may have been deregistered or invalidated since the FIRST. */
 			if (p->payload_len &&
-			    rfw_mr_check_remote(qp, r->wrkey, r->wva, p->payload_len,
-			                        RFW_ACCESS_REMOTE_WRITE) == NULL)
+			    rfw_mr_check_remote_inl(qp, r->wrkey, r->wva, p->payload_len,
+			                            RFW_ACCESS_REMOTE_WRITE) == NULL)
 				return RESPST_ERR_RKEY_VIOLATION;
 		}
 		return RESPST_EXECUTE;
@@ -416,7 +416,7 @@ static enum resp_state chk_rkey(struct resp_ctx *c)
 	return RESPST_EXECUTE;
 }
 
-static enum resp_state execute(struct resp_ctx *c)
+__attribute__((always_inline)) static inline enum resp_state execute(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
 	struct rfw_resp *r = &qp->resp;
@@ -503,7 +503,7 @@ static enum resp_state atomic_reply(struct resp_ctx *c)
 	return RESPST_EXIT;
 }
 
-static enum resp_state complete(struct resp_ctx *c)
+static inline enum resp_state complete(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
 	struct rfw_resp *r = &qp->resp;
@@ -537,7 +537,7 @@ static enum resp_state complete(struct resp_ctx *c)
 	return RESPST_ACKNOWLEDGE;
 }
 
-static enum resp_state acknowledge(struct resp_ctx *c)
+static inline enum resp_state acknowledge(struct resp_ctx *c)
 {
 	/* IBA 9.7.6.1.1: ACK when asked; coalescing happens in queue_ack. */
 	if (c->pkt->bth.ackreq)
@@ -703,13 +703,50 @@ static const resp_fn resp_handlers[RESPST__COUNT] = {
     [RESPST_ERR_REMOTE_OP] = err_remote_op,
 };
 
+/*
+ * The states every in-order SEND/WRITE passes through are direct calls the compiler inlines
+ * (one indirect call and the context's round trip through memory each, otherwise); the rare
+ * ones (READ/atomic replies, duplicates, errors) go through the table.
+ */
 void rfw_resp_run_gbn(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt)
 {
 	struct resp_ctx c = {.qp = qp, .pkt = pkt, .flags = pkt->op->flags};
 	enum resp_state s = RESPST_CHK_PSN;
 
-	while (s != RESPST_EXIT)
-		s = resp_handlers[s](&c);
+	while (s != RESPST_EXIT) {
+		switch (s) {
+		case RESPST_CHK_PSN:
+			s = chk_psn(&c);
+			break;
+		case RESPST_CHK_OP_SEQ:
+			s = chk_op_seq(&c);
+			break;
+		case RESPST_CHK_OP_VALID:
+			s = chk_op_valid(&c);
+			break;
+		case RESPST_CHK_RESOURCE:
+			s = chk_resource(&c);
+			break;
+		case RESPST_CHK_LENGTH:
+			s = chk_length(&c);
+			break;
+		case RESPST_CHK_RKEY:
+			s = chk_rkey(&c);
+			break;
+		case RESPST_EXECUTE:
+			s = execute(&c);
+			break;
+		case RESPST_COMPLETE:
+			s = complete(&c);
+			break;
+		case RESPST_ACKNOWLEDGE:
+			s = acknowledge(&c);
+			break;
+		default:
+			s = resp_handlers[s](&c);
+			break;
+		}
+	}
 }
 
 void rfw_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt)

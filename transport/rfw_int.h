@@ -8,6 +8,7 @@
 #ifndef RFW_TRANSPORT_INT_H
 #define RFW_TRANSPORT_INT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -381,6 +382,14 @@ static inline uint32_t rfw_req_win(const struct rfw_qp *qp)
 	return qp->req.win != 0 ? qp->req.win : qp->dev->attr.max_unacked_psns;
 }
 
+/* rfw_ack_timeout_ns, inline: the requester arms its timer with it for every message. */
+static inline uint64_t rfw_ack_timeout_ns_inl(unsigned timeout)
+{
+	if (timeout == 0 || timeout > 31)
+		return UINT64_MAX;
+	return 4096ull << timeout;
+}
+
 /* Packets a message of @len bytes takes at MTU @mtu (0 bytes: one). */
 static inline uint32_t rfw_msg_npkts(uint64_t len, uint32_t mtu)
 {
@@ -497,6 +506,59 @@ struct rfw_mr *rfw_key_new(struct rfw_pd *pd);
 void rfw_key_free(struct rfw_mr *mr);
 /* Whether every SGE lies in a valid MR of the QP's PD with @access. */
 int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned access);
+/* The MR or window of @key, else NULL. Inline: every packet looks up an lkey or an rkey. */
+static inline struct rfw_mr *rfw_mr_lookup_inl(struct rfw_dev *dev, uint32_t key)
+{
+	uint32_t i = key >> 8;
+	struct rfw_mr *mr;
+
+	if (i >= dev->attr.max_mr)
+		return NULL;
+	mr = dev->mrs[i];
+	return (mr && mr->key == key) ? mr : NULL;
+}
+/* Whether [va, va + len) lies inside @mr (no overflow). */
+static inline bool rfw_mr_contains(const struct rfw_mr *mr, uint64_t va, uint64_t len)
+{
+	uint64_t base = (uint64_t)(uintptr_t)mr->addr;
+
+	if (va < base || len > mr->length)
+		return false;
+	return va - base <= mr->length - len;
+}
+/* rfw_mr_check_remote, inline where the responder checks a WRITE's R_Key. */
+static inline struct rfw_mr *rfw_mr_check_remote_inl(struct rfw_qp *qp, uint32_t rkey, uint64_t va,
+                                                     uint64_t len, unsigned access)
+{
+	struct rfw_mr *mr = rfw_mr_lookup_inl(qp->dev, rkey);
+
+	if (mr != NULL && mr->mw_type) /* an R_Key of a memory window */
+		return rfw_mw_check_remote(mr, qp, va, len, access) ? mr : NULL;
+	if (mr == NULL || !mr->valid || mr->pd != qp->pd)
+		return NULL;
+	if ((mr->access & access) != access || (qp->attr.qp_access_flags & access) != access)
+		return NULL;
+	if (!rfw_mr_contains(mr, va, len))
+		return NULL;
+	return mr;
+}
+/* rfw_sge_check, inline where the requester validates each new WQE. */
+static inline int rfw_sge_check_inl(struct rfw_qp *qp, const struct rfw_sge *sge, int n,
+                                    unsigned access)
+{
+	for (int i = 0; i < n; i++) {
+		struct rfw_mr *mr;
+
+		if (sge[i].length == 0)
+			continue;
+		mr = rfw_mr_lookup_inl(qp->dev, sge[i].lkey);
+		if (mr == NULL || mr->mw_type || !mr->valid || mr->pd != qp->pd ||
+		    (mr->access & access) != access ||
+		    !rfw_mr_contains(mr, sge[i].addr, sge[i].length))
+			return -EACCES;
+	}
+	return 0;
+}
 /* Copy between a scatter/gather list (at byte offset @off) and a flat buffer. */
 void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst, uint32_t len);
 void rfw_sge_copy_in(const struct rfw_sge *sge, int n, uint32_t off, const uint8_t *src,
