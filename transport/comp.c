@@ -95,7 +95,7 @@ static void progress(struct rfw_qp *qp)
 		rfw_req_arm_timer(qp);
 }
 
-void rfw_comp_drain(struct rfw_qp *qp)
+void rfw_comp_drain_done(struct rfw_qp *qp)
 {
 	while (qp->comp.idx != qp->sq_prod) {
 		struct rfw_swqe *w = rfw_sq_at(qp, qp->comp.idx);
@@ -110,21 +110,12 @@ void rfw_comp_drain(struct rfw_qp *qp)
 		}
 	}
 }
-/*
- * rfw_comp_drain's first test inline: the completer runs it twice per WQE retired, and it
- * nearly always finds the head not done (or the SQ empty).
- */
-static inline void comp_drain(struct rfw_qp *qp)
-{
-	if (qp->comp.idx != qp->sq_prod && rfw_sq_at(qp, qp->comp.idx)->state == SWQE_DONE)
-		rfw_comp_drain(qp);
-}
 
 __attribute__((always_inline)) static inline enum comp_state get_wqe(struct comp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
 
-	comp_drain(qp);
+	rfw_comp_drain(qp);
 	if (qp->state == RFW_QPS_ERR || qp->comp.idx == qp->sq_prod)
 		c->wqe = NULL;
 	else
@@ -316,7 +307,7 @@ __attribute__((always_inline)) static inline enum comp_state comp_wqe(struct com
 	 * error one takes the QP to ERR (IBA 10.8.3.3). Nothing else would retire them if no
 	 * other response is coming (rxe's completer does the same on every run).
 	 */
-	comp_drain(qp);
+	rfw_comp_drain(qp);
 	/* A coalesced ACK or a NAK may cover more: go on while it reaches further. */
 	if (qp->state == RFW_QPS_ERR || rfw_psn_cmp(c->pkt->bth.psn, qp->comp.psn) < 0)
 		return COMPST_EXIT;
@@ -446,7 +437,7 @@ void rfw_comp_timer(struct rfw_qp *qp)
 		return;
 	rfw_cnt(qp, RFW_CNT_local_ack_timeout_err);
 	rfw_cnt(qp, RFW_CNT_rto_high_timeouts); /* GBN's one timer: IBA's local ACK timeout */
-	comp_drain(qp);
+	rfw_comp_drain(qp);
 	if (qp->state == RFW_QPS_ERR || qp->comp.idx == qp->sq_prod)
 		return;
 	c.wqe = rfw_sq_at(qp, qp->comp.idx);

@@ -159,7 +159,8 @@ int rfw_sge_check(struct rfw_qp *qp, const struct rfw_sge *sge, int n, unsigned 
 	return rfw_sge_check_inl(qp, sge, n, access);
 }
 
-void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst, uint32_t len)
+void rfw_sge_copy_out_sgl(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst,
+                          uint32_t len)
 {
 	for (int i = 0; i < n && len; i++) {
 		uint32_t take;

@@ -5,7 +5,6 @@
  * and goes back N when the completer says so.
  */
 #include <errno.h>
-#include <string.h>
 
 #include "rfw_int.h"
 
@@ -435,18 +434,6 @@ enum emit_flag {
 };
 
 /*
- * rfw_sge_copy_out with the one-SGE case inline (the common WR): the range inside that SGE,
- * one memcpy and no call.
- */
-static inline void copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst,
-                            uint32_t len)
-{
-	if (n == 1 && off <= sge->length && len <= sge->length - off)
-		memcpy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, len);
-	else
-		rfw_sge_copy_out(sge, n, off, dst, len);
-}
-/*
  * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
  * a READ request asks for; @how: enum emit_flag). Outputs: whether it is the message's last
  * packet, its data length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
@@ -475,7 +462,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	if (ext)
 		put_sreth(buf + p.op->hdr_len, &p, w, off);
 	if (paylen)
-		copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
+		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
 	p.bth.ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
 	/* gbn: time one new SEND/WRITE packet with AckReq to its ACK (the retry probe's RTT). */
 	if (!qp->sr && p.bth.ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "transport/estats.h"
 #include "transport/rfw_verbs.h"
@@ -482,7 +483,7 @@ static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool first, bool 
 		ts->t[2] = now;
 	ts->have |= (uint8_t)add;
 }
-/* The WQE at comp.idx completes (@cqe: it produces a CQE). */
+/* @w, the WQE at comp.idx, completes (@cqe: it produces a CQE). */
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe);
 /* The CQE at ring position @idx was polled at @now. */
 void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now);
@@ -560,7 +561,18 @@ static inline int rfw_sge_check_inl(struct rfw_qp *qp, const struct rfw_sge *sge
 	return 0;
 }
 /* Copy between a scatter/gather list (at byte offset @off) and a flat buffer. */
-void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst, uint32_t len);
+void rfw_sge_copy_out_sgl(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst,
+                          uint32_t len);
+/* The one-SGE case inline (the common WR: every packet sent copies its payload so): the range
+ * inside that SGE, one memcpy; else the walk of the list. */
+static inline void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst,
+                                    uint32_t len)
+{
+	if (n == 1 && off <= sge->length && len <= sge->length - off)
+		memcpy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, len);
+	else
+		rfw_sge_copy_out_sgl(sge, n, off, dst, len);
+}
 void rfw_sge_copy_in(const struct rfw_sge *sge, int n, uint32_t off, const uint8_t *src,
                      uint32_t len);
 
@@ -612,7 +624,14 @@ void rfw_comp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
 void rfw_comp_timer(struct rfw_qp *qp);
 void rfw_comp_probe(struct rfw_qp *qp); /* gbn: comp.probe_at reached */
 /* Complete WQEs at the head that need no response (local operations, errors). */
-void rfw_comp_drain(struct rfw_qp *qp);
+void rfw_comp_drain_done(struct rfw_qp *qp);
+/* Its first test inline: the completer runs it twice per WQE retired, and it nearly always
+ * finds the head not done (or the SQ empty). */
+static inline void rfw_comp_drain(struct rfw_qp *qp)
+{
+	if (qp->comp.idx != qp->sq_prod && rfw_sq_at(qp, qp->comp.idx)->state == SWQE_DONE)
+		rfw_comp_drain_done(qp);
+}
 
 /* resp.c */
 void rfw_resp_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *pkt);
