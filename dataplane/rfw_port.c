@@ -427,29 +427,34 @@ static bool is_memif(uint16_t port_id, struct rte_eth_dev_info *di)
 	       strcmp(di->driver_name, "net_memif") == 0;
 }
 
-/* Whether @port_id is a memif port in the client role (devargs "role=client"). */
-static bool memif_client(uint16_t port_id, struct rte_eth_dev_info *di)
+/* The devargs of @port_id when it is a memif port in the client role ("role=client"), else
+ * NULL. */
+static const char *memif_client_args(uint16_t port_id, struct rte_eth_dev_info *di)
 {
 	const struct rte_devargs *da;
 
 	if (!is_memif(port_id, di) || di->device == NULL)
-		return false;
+		return NULL;
 	da = rte_dev_devargs(di->device);
-	return da != NULL && da->args != NULL && strstr(da->args, "role=client") != NULL;
+	if (da == NULL || da->args == NULL || strstr(da->args, "role=client") == NULL)
+		return NULL;
+	return da->args;
+}
+
+static bool memif_client(uint16_t port_id, struct rte_eth_dev_info *di)
+{
+	return memif_client_args(port_id, di) != NULL;
 }
 
 bool rfw_port_tx_copies(const struct rfw_port *p)
 {
 	struct rte_eth_dev_info di;
-	const struct rte_devargs *da;
+	const char *args = memif_client_args(p->port_id, &di);
 
 	/* memif's client in zero-copy mode hands the peer its mbufs' own memory (DPDK's memif
 	 * guide); every other PMD here copies a frame out on TX (memif's copy mode, the kernel's
 	 * af_packet, tap and af_xdp copies, pcap's write). */
-	if (!memif_client(p->port_id, &di))
-		return true;
-	da = rte_dev_devargs(di.device);
-	return strstr(da->args, "zero-copy=yes") == NULL;
+	return args == NULL || strstr(args, "zero-copy=yes") == NULL;
 }
 
 /* While waiting for a memif link, restart the port this often (ms): see rfw_port_link_wait. */
