@@ -106,14 +106,3 @@ int rfw_poll_cq(struct rfw_cq *cq, int n, struct rfw_wc *wc)
 {
 	return rfw_poll_cq_ts(cq, n, wc, cq != NULL ? cq->dev->now : 0);
 }
-
-/* A full CQ loses the completion and counts it (ibv reports an async CQ error). */
-void rfw_cq_push(struct rfw_qp *qp, struct rfw_cq *cq, const struct rfw_wc *wc)
-{
-	if (cq->prod - cq->cons >= cq->size) {
-		rfw_cnt(qp, RFW_CNT_cq_overflow);
-		return;
-	}
-	cq->ring[cq->prod & cq->mask] = *wc;
-	cq->prod++;
-}

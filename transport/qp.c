@@ -287,23 +287,21 @@ void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_sta
 	if (qp->es)
 		rfw_es_complete(qp, w, st, st != RFW_WC_SUCCESS || w->signaled);
 	if (st != RFW_WC_SUCCESS || w->signaled) {
-		struct rfw_wc wc = {
-		    .wr_id = w->wr.wr_id,
-		    .status = st,
-		    .opcode = wc_op[w->wr.opcode],
-		    .qp_num = qp->qpn,
-		    .ts_ns = qp->now,
-		};
-		if (st == RFW_WC_SUCCESS && w->wr.opcode == RFW_WR_RDMA_READ)
-			wc.byte_len = w->length;
-		if (st == RFW_WC_SUCCESS && (w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
-		                             w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
-			wc.byte_len = 8;
+		struct rfw_wc *wc;
+
 		if (st == RFW_WC_WR_FLUSH_ERR)
 			rfw_cnt(qp, RFW_CNT_req_cqe_flush_error);
 		else if (st != RFW_WC_SUCCESS)
 			rfw_cnt(qp, RFW_CNT_req_cqe_error);
-		rfw_cq_push(qp, qp->send_cq, &wc);
+		wc = rfw_cq_slot(qp, qp->send_cq, w->wr.wr_id, st, wc_op[w->wr.opcode]);
+		if (wc != NULL) {
+			if (st == RFW_WC_SUCCESS && w->wr.opcode == RFW_WR_RDMA_READ)
+				wc->byte_len = w->length;
+			if (st == RFW_WC_SUCCESS && (w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
+			                             w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
+				wc->byte_len = 8;
+			rfw_cq_commit(qp->send_cq);
+		}
 	}
 	qp->comp.idx++;
 	if ((int32_t)(qp->req.idx - qp->comp.idx) < 0) {
@@ -316,23 +314,20 @@ void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_
                           enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,
                           uint32_t inv_rkey)
 {
-	struct rfw_wc wc = {
-	    .wr_id = w->wr_id,
-	    .status = st,
-	    .opcode = op,
-	    .byte_len = byte_len,
-	    .imm_data = imm,
-	    .invalidated_rkey = inv_rkey,
-	    .qp_num = qp->qpn,
-	    .wc_flags = flags,
-	    .ts_ns = qp->now,
-	};
+	struct rfw_wc *wc;
 
 	if (st == RFW_WC_WR_FLUSH_ERR)
 		rfw_cnt(qp, RFW_CNT_resp_cqe_flush_error);
 	else if (st != RFW_WC_SUCCESS)
 		rfw_cnt(qp, RFW_CNT_resp_cqe_error);
-	rfw_cq_push(qp, qp->recv_cq, &wc);
+	wc = rfw_cq_slot(qp, qp->recv_cq, w->wr_id, st, op);
+	if (wc == NULL)
+		return;
+	wc->byte_len = byte_len;
+	wc->imm_data = imm;
+	wc->invalidated_rkey = inv_rkey;
+	wc->wc_flags = flags;
+	rfw_cq_commit(qp->recv_cq);
 }
 
 /*

@@ -155,7 +155,7 @@ int rfw_ud_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct rfw_rx
 {
 	struct rfw_rwqe *w;
 	uint8_t grh[UD_GRH_LEN];
-	struct rfw_wc wc = {0};
+	struct rfw_wc *wc;
 	int rc = ud_rx_check(qp, p);
 
 	if (rc)
@@ -177,15 +177,14 @@ int rfw_ud_rx(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const struct rfw_rx
 	rfw_sge_copy_in(w->sge, w->num_sge, 0, grh, UD_GRH_LEN);
 	if (p->payload_len)
 		rfw_sge_copy_in(w->sge, w->num_sge, UD_GRH_LEN, p->payload, p->payload_len);
-	wc.wr_id = w->wr_id;
-	wc.opcode = RFW_WC_RECV;
-	wc.byte_len = UD_GRH_LEN + p->payload_len;
-	wc.imm_data = p->imm;
-	wc.qp_num = qp->qpn;
-	wc.src_qp = p->deth.src_qpn;
-	wc.wc_flags = RFW_WC_GRH | ((p->op->flags & RFW_OPF_IMM) ? RFW_WC_WITH_IMM : 0);
-	wc.ts_ns = qp->now;
 	qp->rq_cons++;
-	rfw_cq_push(qp, qp->recv_cq, &wc);
+	wc = rfw_cq_slot(qp, qp->recv_cq, w->wr_id, RFW_WC_SUCCESS, RFW_WC_RECV);
+	if (wc == NULL)
+		return 0;
+	wc->byte_len = UD_GRH_LEN + p->payload_len;
+	wc->imm_data = p->imm;
+	wc->src_qp = p->deth.src_qpn;
+	wc->wc_flags = RFW_WC_GRH | ((p->op->flags & RFW_OPF_IMM) ? RFW_WC_WITH_IMM : 0);
+	rfw_cq_commit(qp->recv_cq);
 	return 0;
 }
