@@ -665,6 +665,49 @@ static int check_send_wr(const struct rfw_qp *qp, const struct rfw_send_wr *wr, 
 	return 0;
 }
 
+/*
+ * @wr into @w field by field, each load as wide as the store that wrote it: a caller fills its
+ * WR just before posting, and a struct copy's 16-byte loads over those fresh 4- and 8-byte
+ * stores stall store forwarding, a stall per load (libibverbs providers read a WR by fields
+ * too). Of the union, the member the WR's opcode uses (and that a UD QP's SEND uses).
+ */
+static void swqe_copy_wr(struct rfw_swqe *w, const struct rfw_send_wr *wr, bool ud)
+{
+	w->wr.wr_id = wr->wr_id;
+	w->wr.next = NULL;
+	w->wr.sg_list = w->sge;
+	w->wr.num_sge = wr->num_sge;
+	w->wr.opcode = wr->opcode;
+	w->wr.send_flags = wr->send_flags;
+	w->wr.imm_data = wr->imm_data;
+	w->wr.invalidate_rkey = wr->invalidate_rkey;
+	if (ud) {
+		w->wr.wr.ud.ah = wr->wr.ud.ah;
+		RFW_NO_LOAD_MERGE();
+		w->wr.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		w->wr.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		return;
+	}
+	switch (wr->opcode) {
+	case RFW_WR_ATOMIC_CMP_AND_SWP:
+	case RFW_WR_ATOMIC_FETCH_AND_ADD:
+		w->wr.wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		RFW_NO_LOAD_MERGE();
+		w->wr.wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		RFW_NO_LOAD_MERGE();
+		w->wr.wr.atomic.swap = wr->wr.atomic.swap;
+		w->wr.wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	case RFW_WR_BIND_MW:
+		w->wr.wr.bind_mw = wr->wr.bind_mw; /* rare: posted long before, a copy is fine */
+		break;
+	default:
+		w->wr.wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		w->wr.wr.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	}
+}
+
 static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr **bad_wr,
                          uint64_t now_ns)
 {
@@ -689,9 +732,7 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 		w = rfw_sq_at(qp, qp->sq_prod);
 		if (qp->es)
 			w->es = (struct rfw_es_wts){.t = {now_ns}, .have = 1};
-		w->wr = *wr;
-		w->wr.next = NULL;
-		w->wr.sg_list = w->sge;
+		swqe_copy_wr(w, wr, qp->type == RFW_QPT_UD);
 		w->length = (uint32_t)len;
 		w->state = SWQE_POSTED;
 		w->psn_valid = false;
@@ -707,8 +748,13 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 			w->wr.num_sge = 1;
 			w->checked = true;
 		} else if (wr->num_sge == 1) {
-			w->sge[0] = wr->sg_list[0]; /* the common WR: no call to memcpy */
-		} else if (wr->num_sge) {           /* LOCAL_INV may pass no list at all */
+			/* The common WR: by fields, as the WR (the list may be filled just before).
+			 */
+			w->sge[0].addr = wr->sg_list[0].addr;
+			RFW_NO_LOAD_MERGE();
+			w->sge[0].length = wr->sg_list[0].length;
+			w->sge[0].lkey = wr->sg_list[0].lkey;
+		} else if (wr->num_sge) { /* LOCAL_INV may pass no list at all */
 			memcpy(w->sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*w->sge));
 		}
 		qp->sq_prod++;

@@ -576,6 +576,11 @@ static inline void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t o
 void rfw_sge_copy_in(const struct rfw_sge *sge, int n, uint32_t off, const uint8_t *src,
                      uint32_t len);
 
+/* Keeps the compiler from merging the loads before it and after it into one wide load: a
+ * caller's struct written by narrow stores just before it is read would stall store
+ * forwarding (see swqe_copy_wr in qp.c). */
+#define RFW_NO_LOAD_MERGE() __asm__ volatile("" ::: "memory")
+
 /* cq.c */
 /*
  * The CQE @cq fills next, every field set here but the receive-only ones (zero), or NULL: a
