@@ -748,8 +748,7 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 			w->wr.num_sge = 1;
 			w->checked = true;
 		} else if (wr->num_sge == 1) {
-			/* The common WR: by fields, as the WR (the list may be filled just before).
-			 */
+			/* The common WR: by fields, as the WR (its list may be filled just now). */
 			w->sge[0].addr = wr->sg_list[0].addr;
 			RFW_NO_LOAD_MERGE();
 			w->sge[0].length = wr->sg_list[0].length;
