@@ -158,10 +158,29 @@ enum rfw_frame_err rfw_frame_parse_l3(const uint8_t *buf, size_t len, size_t l3_
  * traffic class, flow label and hop limit; the UDP checksum; BTH FECN, BECN and Resv6. Needs
  * @len >= IP header + UDP + BTH; returns 0 otherwise. Reads the datagram in place on x86-64
  * with PCLMULQDQ (the masks an OR on the first 16-byte blocks, the CRC folded inline, ISA-L
- * for the rest of a long packet); elsewhere a masked scratch copy of the headers and ISA-L.
- * wire/icrc.c.
+ * for the rest of a long packet), four blocks to an instruction with AVX-512 VPCLMULQDQ;
+ * elsewhere a masked scratch copy of the headers and ISA-L. wire/icrc.c.
  */
 uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver);
+
+/*
+ * rfw_icrc_compute of @n datagrams (@l3[i], @len[i], IP version @ver[i]) into @crc[i]. With
+ * VPCLMULQDQ short datagrams go four at a time, their folds interleaved: a burst's ICRCs cost
+ * about half what one call each does.
+ */
+void rfw_icrc_compute_n(const uint8_t *const l3[], const size_t len[], const uint8_t ver[],
+                        uint32_t crc[], unsigned n);
+
+/* rfw_icrc_compute's ways to the same value; the best the CPU has is chosen at load time. */
+enum rfw_icrc_impl {
+	RFW_ICRC_GENERAL, /* masked scratch copy and ISA-L */
+	RFW_ICRC_CLMUL,   /* in place, PCLMULQDQ and SSE4.1 */
+	RFW_ICRC_VCLMUL,  /* in place, AVX-512F/VL and VPCLMULQDQ */
+};
+
+/* For tests and benchmarks: use @impl from now on (< 0: keep). Returns the one in use before,
+ * or -ENOTSUP when this CPU or build lacks @impl. Not thread-safe: set it before traffic. */
+int rfw_icrc_use(int impl);
 
 /* Whether the ICRC of a parsed RoCEv2 frame is right. */
 bool rfw_frame_icrc_ok(const uint8_t *buf, const struct rfw_frame_view *v);

@@ -15,6 +15,7 @@
  */
 #include "wire/frame.h"
 
+#include <errno.h>
 #include <isa-l/crc.h>
 #include <string.h>
 
@@ -208,25 +209,236 @@ ICRC_TARGET static uint32_t icrc_clmul(const uint8_t *l3, size_t len, const uint
 	return crc32_gzip_refl(crc, l3 + 16 * nb - s, len - (16 * nb - s));
 }
 
-static bool icrc_fast; /* PCLMULQDQ and SSE4.1, set once before main */
+/*
+ * The same fold four blocks to an instruction (VPCLMULQDQ on 512-bit vectors): every block of
+ * a short stream (or of a long one's head) is moved straight to the last block by its own
+ * distance, four at a time, their constants loaded four at a time from kv. Where the 128-bit
+ * fold is bound by the multiplier's throughput (a 64 B WRITE's 8 blocks: 17 multiplies), this
+ * takes 4 instructions and the reduction's 3.
+ */
+#define ICRC_V_TARGET __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1")))
+#define ICRC_V_MAXD   16 /* the farthest a block of a short stream lies from its last: 17 blocks */
+
+/* kv[j]: kfold's constants for the distance ICRC_V_MAXD - j, computed by the same rule; zero
+ * for distances 0 and below, so the last block and lanes past it add nothing to the sum. */
+static const uint64_t kv[ICRC_V_MAXD + 4][2] __attribute__((aligned(64))) = {
+    {0x011542778a, 0x01322d1430}, /* 16 */
+    {0x01db06f64c, 0x01c47d2a9c}, /* 15 */
+    {0x019159bb02, 0x0125f17dfc}, /* 14 */
+    {0x01b35adb0e, 0x01e7146aac}, /* 13 */
+    {0x01821d8bc0, 0x012e958ac4}, /* 12 */
+    {0x01816ab61c, 0x010aae2566}, /* 11 */
+    {0x00e3543be0, 0x014b57d3f0}, /* 10 */
+    {0x01fdc60a7c, 0x003f41287a}, /* 9 */
+    {0x01e88ef372, 0x014a7fe880}, /* 8 */
+    {0x01ea89367e, 0x01d7cfc6ac}, /* 7 */
+    {0x00df068dc2, 0x018cb44e58}, /* 6 */
+    {0x01c7569e54, 0x00ae0b5394}, /* 5 */
+    {0x0154442bd4, 0x01c6e41596}, /* 4 */
+    {0x003db1ecdc, 0x0174359406}, /* 3 */
+    {0x00f1da05aa, 0x015a546366}, /* 2 */
+    {0x01751997d0, 0x00ccaa009e}, /* 1 */
+    {0, 0},
+    {0, 0},
+    {0, 0},
+    {0, 0},
+};
+
+/*
+ * fold_blocks' register before its reduction, @nb >= 2 blocks. Group g holds blocks 4g .. 4g +
+ * 3; lanes past the stream are masked out of the load (never read: the stream may end the
+ * buffer), and block 0's lane, which would start before the datagram, is the shifted block 0.
+ */
+ICRC_V_TARGET static inline __attribute__((always_inline)) __m128i
+fold_v(const uint8_t *l3, const uint8_t *mask, unsigned s, unsigned nb)
+{
+	const uint8_t *d = l3 - s, *m = mask + 16 - s;
+	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
+	__m128i b0 = _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
+	                          _mm_loadu_si128((const __m128i *)m));
+	__m512i acc = _mm512_setzero_si512();
+	unsigned last = nb - 1;
+	__m256i y;
+	__m128i x;
+
+	for (unsigned i = 0; i < last; i += 4) {
+		unsigned n = nb - i; /* blocks from i on */
+		__mmask8 lanes = n >= 4 ? 0xff : (__mmask8)((1u << (2 * n)) - 1);
+		__m512i z, k;
+
+		z = _mm512_maskz_loadu_epi64(i == 0 ? lanes & 0xfc : lanes, d + 16 * i);
+		z = _mm512_or_si512(z, _mm512_loadu_si512(m + 16 * i));
+		if (i == 0)
+			z = _mm512_inserti32x4(z, b0, 0);
+		k = _mm512_loadu_si512(kv[ICRC_V_MAXD - (last - i)]);
+		acc = _mm512_ternarylogic_epi64(acc, _mm512_clmulepi64_epi128(z, k, 0x00),
+		                                _mm512_clmulepi64_epi128(z, k, 0x11), 0x96);
+	}
+	y = _mm256_xor_si256(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+	return _mm_xor_si128(x, blk(d, m, last));
+}
+
+/* icrc_clmul with fold_blocks_v. */
+ICRC_V_TARGET static uint32_t icrc_vclmul(const uint8_t *l3, size_t len, const uint8_t *mask)
+{
+	bool head = len > ICRC_FAST_MAX;
+	unsigned s = head ? 4 : 4 + (unsigned)(-(4 + len) & 15);
+	unsigned nb = head ? ICRC_HEAD_BLKS : (unsigned)((s + len) / 16);
+	uint32_t crc = ~reduce(fold_v(l3, mask, s, nb));
+
+	if (!head)
+		return crc;
+	return crc32_gzip_refl(crc, l3 + 16 * nb - s, len - (16 * nb - s));
+}
+_Static_assert((16 + ICRC_FAST_MAX) / 16 <= ICRC_V_MAXD + 1, "kv covers every short stream");
+
+/*
+ * Four short datagrams' ICRCs, their folds side by side. One fold is a chain of dependent
+ * multiplies (about 50 cycles for a 64 B WRITE's 120 bytes) that the core cannot overlap with
+ * the next datagram's on its own; four together keep the multiplier busy (6.8 against 12.5 ns
+ * a datagram on the machine of docs/perf.md "2026-11-29 morning").
+ */
+ICRC_V_TARGET static void icrc_vclmul4(const uint8_t *const l3[4], const size_t len[4],
+                                       const uint8_t *const mask[4], uint32_t crc[4])
+{
+	__m128i x[4];
+
+	for (unsigned j = 0; j < 4; j++) {
+		unsigned s = 4 + (unsigned)(-(4 + len[j]) & 15);
+
+		x[j] = fold_v(l3[j], mask[j], s, (unsigned)((s + len[j]) / 16));
+	}
+	for (unsigned j = 0; j < 4; j++)
+		crc[j] = ~reduce(x[j]);
+}
+
+/* The best this CPU has, set once before main (rfw_icrc_use can change it). */
+static enum rfw_icrc_impl icrc_impl;
+
+static bool icrc_impl_ok(enum rfw_icrc_impl impl)
+{
+	__builtin_cpu_init();
+	switch (impl) {
+	case RFW_ICRC_GENERAL:
+		return true;
+	case RFW_ICRC_CLMUL:
+		return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+	case RFW_ICRC_VCLMUL:
+		return icrc_impl_ok(RFW_ICRC_CLMUL) && __builtin_cpu_supports("avx512f") &&
+		       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("vpclmulqdq");
+	}
+	return false;
+}
 
 __attribute__((constructor)) static void icrc_probe(void)
 {
-	__builtin_cpu_init();
-	icrc_fast = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+	icrc_impl = icrc_impl_ok(RFW_ICRC_VCLMUL)  ? RFW_ICRC_VCLMUL
+	            : icrc_impl_ok(RFW_ICRC_CLMUL) ? RFW_ICRC_CLMUL
+	                                           : RFW_ICRC_GENERAL;
+}
+#else
+static const enum rfw_icrc_impl icrc_impl = RFW_ICRC_GENERAL;
+
+static bool icrc_impl_ok(enum rfw_icrc_impl impl)
+{
+	return impl == RFW_ICRC_GENERAL;
 }
 #endif
+
+int rfw_icrc_use(int impl)
+{
+	enum rfw_icrc_impl was = icrc_impl;
+
+	if (impl < 0)
+		return (int)was;
+	if (impl > RFW_ICRC_VCLMUL || !icrc_impl_ok((enum rfw_icrc_impl)impl))
+		return -ENOTSUP;
+#ifdef ICRC_CLMUL
+	icrc_impl = (enum rfw_icrc_impl)impl;
+#endif
+	return (int)was;
+}
+
+#ifdef ICRC_CLMUL
+/* The in-place fold's mask for this datagram, or NULL: the masks are laid out for IPv4
+ * without options (IHL 5; 40 bytes up to the end of the BTH) and for IPv6 (60 bytes), and
+ * every RoCEv2 packet's length is a multiple of 4. */
+static inline const uint8_t *fast_mask(const uint8_t *l3, size_t len, unsigned ip_ver)
+{
+	if ((len & 3) != 0)
+		return NULL;
+	if (ip_ver == 4)
+		return len >= 40 && (l3[0] & 0xf) == 5 ? icrc_mask4 : NULL;
+	return ip_ver == 6 && len >= 60 ? icrc_mask6 : NULL;
+}
+
+/* Four datagrams, @l3[0..3], by icrc_vclmul4 if all four are short and in-place; else false. */
+static bool compute4(const uint8_t *const l3[4], const size_t len[4], const uint8_t ver[4],
+                     uint32_t crc[4])
+{
+	const uint8_t *m[4];
+
+	for (unsigned j = 0; j < 4; j++) {
+		m[j] = len[j] <= ICRC_FAST_MAX ? fast_mask(l3[j], len[j], ver[j]) : NULL;
+		if (m[j] == NULL)
+			return false;
+	}
+	icrc_vclmul4(l3, len, m, crc);
+	return true;
+}
+#endif
+
+void rfw_icrc_compute_n(const uint8_t *const l3[], const size_t len[], const uint8_t ver[],
+                        uint32_t crc[], unsigned n)
+{
+	unsigned i = 0;
+
+#ifdef ICRC_CLMUL
+	if (icrc_impl == RFW_ICRC_VCLMUL) {
+		for (; i + 4 <= n; i += 4)
+			if (!compute4(l3 + i, len + i, ver + i, crc + i))
+				for (unsigned j = i; j < i + 4; j++)
+					crc[j] = rfw_icrc_compute(l3[j], len[j], ver[j]);
+		if (n - i >= 2) {
+			/* Two or three left: padded to four with the last one again. */
+			const uint8_t *pl[4];
+			size_t plen[4];
+			uint8_t pver[4];
+			uint32_t pcrc[4];
+
+			for (unsigned j = 0; j < 4; j++) {
+				unsigned k = i + j < n ? i + j : n - 1;
+
+				pl[j] = l3[k];
+				plen[j] = len[k];
+				pver[j] = ver[k];
+			}
+			if (compute4(pl, plen, pver, pcrc)) {
+				for (unsigned j = 0; i + j < n; j++)
+					crc[i + j] = pcrc[j];
+				i = n;
+			}
+		}
+	}
+#endif
+	for (; i < n; i++)
+		crc[i] = rfw_icrc_compute(l3[i], len[i], ver[i]);
+}
 
 uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
 {
 	size_t iphl;
 
 #ifdef ICRC_CLMUL
-	/* Every RoCEv2 packet of ours: the masks are laid out for IPv4 without options (IHL 5;
-	   40 bytes up to the end of the BTH) and for IPv6 (60 bytes). */
-	if (icrc_fast && (len & 3) == 0 &&
-	    (ip_ver == 4 ? len >= 40 && (l3[0] & 0xf) == 5 : len >= 60))
-		return icrc_clmul(l3, len, ip_ver == 4 ? icrc_mask4 : icrc_mask6);
+	const uint8_t *mask = icrc_impl != RFW_ICRC_GENERAL ? fast_mask(l3, len, ip_ver) : NULL;
+
+	/* One short datagram: the 128-bit fold, whose chain is shorter than the 512-bit one's
+	 * (this ICRC's time is that chain: nothing else to interleave). */
+	if (mask != NULL)
+		return icrc_impl == RFW_ICRC_VCLMUL && len > ICRC_FAST_MAX
+		           ? icrc_vclmul(l3, len, mask)
+		           : icrc_clmul(l3, len, mask);
 #endif
 	if (len < RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN)
 		return 0;
