@@ -143,6 +143,18 @@ static void mb_send(void *host, uint8_t *frame, uint32_t len)
 	nic->sent++;
 }
 
+/* mb_send for a frame whose ICRC the port fills with its burst's others. */
+static void mb_send_icrc(void *host, uint8_t *frame, uint32_t len, uint8_t l3_off, uint8_t ip_ver)
+{
+	struct rfw_nic *nic = host;
+	struct rte_mbuf *m = mb_of(nic, frame);
+
+	m->data_len = (uint16_t)len;
+	m->pkt_len = len;
+	rfw_tx_one_icrc(nic->q, m, l3_off, ip_ver);
+	nic->sent++;
+}
+
 /*
  * Room for the QPs' frames while the port's queue took every frame of the last burst. A PMD
  * whose queue fills (memif's ring when the peer is slower) leaves a backlog; the QPs then stay
@@ -158,8 +170,10 @@ static bool mb_tx_room(void *host, uint8_t prio)
 	return nic->q->tx_backlog == 0;
 }
 
-const struct rfw_fw_host_ops nic_host_ops = {
-    .frame_alloc = mb_alloc, .frame_send = mb_send, .tx_room = mb_tx_room};
+const struct rfw_fw_host_ops nic_host_ops = {.frame_alloc = mb_alloc,
+                                             .frame_send = mb_send,
+                                             .tx_room = mb_tx_room,
+                                             .frame_send_icrc = mb_send_icrc};
 
 int nic_mbuf_off_init(struct rfw_nic *nic)
 {

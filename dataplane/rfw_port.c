@@ -285,12 +285,27 @@ void rfw_tx_one_last(struct rfw_queue *q, struct rte_mbuf *m)
 		rfw_tx_burst_out(q);
 }
 
+void rfw_tx_icrc_fill(struct rfw_queue *q)
+{
+	uint32_t crc[RFW_MAX_BURST];
+
+	rfw_icrc_compute_n(q->icrc_l3, q->icrc_len, q->icrc_ver, crc, q->icrc_n);
+	for (uint16_t i = 0; i < q->icrc_n; i++) {
+		uint8_t *at = (uint8_t *)(uintptr_t)q->icrc_l3[i] + q->icrc_len[i];
+
+		for (unsigned k = 0; k < 4; k++)
+			at[k] = (uint8_t)(crc[i] >> (8 * k)); /* least significant byte first */
+	}
+	q->icrc_n = 0;
+}
+
 unsigned rfw_tx_drop_held(struct rfw_queue *q)
 {
 	unsigned n = q->txb->length;
 
 	rte_pktmbuf_free_bulk(q->txb->pkts, n);
 	q->txb->length = 0;
+	q->icrc_n = 0;
 	q->tx_backlog = 0;
 	return n;
 }
@@ -839,7 +854,6 @@ static inline enum rx_verdict classify(struct rfw_queue *q, struct rte_mbuf *m,
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 	struct rfw_frame_view *v = &rv->f;
 	enum rfw_frame_err err;
-	enum rfw_ib_err ierr;
 
 	if (unlikely(m->nb_segs != 1)) {
 		q->ctr[RFW_PORT_CTR_rx_multiseg]++;
@@ -874,17 +888,52 @@ static inline enum rx_verdict classify(struct rfw_queue *q, struct rte_mbuf *m,
 			return RX_STEERED;
 		}
 	}
-	if (unlikely(!rfw_frame_icrc_ok(d, v))) {
-		q->ctr[RFW_PORT_CTR_rx_icrc_bad]++;
-		return RX_DROP;
+	return RX_MINE; /* its ICRC and IB headers: rx_check, with the burst's others */
+}
+
+/*
+ * The ICRCs of a burst's RoCEv2 frames (@n, in @pkts and @views), computed together: four
+ * side by side cost about half of four one by one (rfw_icrc_compute_n). Then each one's IB
+ * headers. A frame that fails either is counted and dropped, the rest closed up in order.
+ */
+static uint16_t rx_check(struct rfw_queue *q, struct rte_mbuf **pkts, struct rfw_rx_view *views,
+                         uint16_t n)
+{
+	const uint8_t *l3[RFW_MAX_BURST];
+	size_t len[RFW_MAX_BURST];
+	uint8_t ver[RFW_MAX_BURST];
+	uint32_t crc[RFW_MAX_BURST];
+	uint16_t i, out = 0;
+
+	for (i = 0; i < n; i++) {
+		l3[i] = rte_pktmbuf_mtod(pkts[i], const uint8_t *) + views[i].f.l3_off;
+		len[i] = rfw_frame_icrc_span(&views[i].f);
+		ver[i] = views[i].f.ip_ver;
 	}
-	ierr = rfw_ib_parse(d + v->ib_off, v->ib_len, &rv->ib);
-	if (unlikely(ierr != RFW_IB_ERR_OK)) {
-		q->ctr[RFW_PORT_CTR_rx_malformed]++;
-		q->malformed_ib[ierr]++;
-		return RX_DROP;
+	rfw_icrc_compute_n(l3, len, ver, crc, n);
+	for (i = 0; i < n; i++) {
+		struct rfw_rx_view *rv = &views[i];
+		enum rfw_ib_err ierr;
+
+		if (unlikely(crc[i] != rv->f.icrc)) {
+			q->ctr[RFW_PORT_CTR_rx_icrc_bad]++;
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		ierr = rfw_ib_parse(l3[i] + (rv->f.ib_off - rv->f.l3_off), rv->f.ib_len, &rv->ib);
+		if (unlikely(ierr != RFW_IB_ERR_OK)) {
+			q->ctr[RFW_PORT_CTR_rx_malformed]++;
+			q->malformed_ib[ierr]++;
+			rte_pktmbuf_free(pkts[i]);
+			continue;
+		}
+		if (out != i) { /* only after a drop */
+			pkts[out] = pkts[i];
+			views[out] = *rv;
+		}
+		out++;
 	}
-	return RX_MINE;
+	return out;
 }
 
 uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **pkts,
@@ -924,6 +973,7 @@ uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **p
 			break;
 		}
 	}
+	out = rx_check(q, pkts, views, out);
 	q->ctr[RFW_PORT_CTR_rx_rocev2] += out;
 	return out;
 }

@@ -152,6 +152,12 @@ struct rfw_queue {
 	 * offered again at every flush; while there are any, the NIC holds back requests
 	 * (rfw_fw_host_ops.tx_room) instead of losing them. */
 	uint16_t tx_backlog;
+	/* Frames in txb whose ICRC is filled at the next burst, all together (rfw_tx_one_icrc):
+	 * the IP datagram and its length up to the ICRC, and its IP version. */
+	uint16_t icrc_n;
+	const uint8_t *icrc_l3[RFW_MAX_BURST];
+	size_t icrc_len[RFW_MAX_BURST];
+	uint8_t icrc_ver[RFW_MAX_BURST];
 } __rte_cache_aligned;
 
 struct rfw_port {
@@ -250,11 +256,16 @@ void rfw_tx_keep(struct rfw_queue *q, uint16_t sent);
  * the caller counts them (the port's tx_dropped does not). */
 unsigned rfw_tx_drop_held(struct rfw_queue *q);
 
+/* Fill the ICRCs rfw_tx_one_icrc left to the burst. */
+void rfw_tx_icrc_fill(struct rfw_queue *q);
+
 static inline void rfw_tx_burst_out(struct rfw_queue *q)
 {
 	struct rte_eth_dev_tx_buffer *b = q->txb;
 	uint16_t sent;
 
+	if (q->icrc_n != 0)
+		rfw_tx_icrc_fill(q);
 	if (unlikely((__atomic_load_n(q->pfc_state, __ATOMIC_RELAXED) | q->pfc_held) != 0))
 		rfw_pfc_tx_filter(q);
 	if (b->length == 0) {
@@ -288,6 +299,32 @@ static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 		rfw_tx_one_last(q, m);
 		return;
 	}
+	b->pkts[b->length++] = m;
+}
+
+/*
+ * rfw_tx_one for a RoCEv2 frame whose ICRC is still to be computed (its last 4 bytes, over the
+ * IP datagram at @l3_off of IP version @ip_ver): filled when the burst goes, with the burst's
+ * others (rfw_icrc_compute_n), or at once when the frame fills the buffer.
+ */
+static inline void rfw_tx_one_icrc(struct rfw_queue *q, struct rte_mbuf *m, uint8_t l3_off,
+                                   uint8_t ip_ver)
+{
+	struct rte_eth_dev_tx_buffer *b = q->txb;
+	uint8_t *l3 = rte_pktmbuf_mtod(m, uint8_t *) + l3_off;
+	size_t len = m->data_len - l3_off - RFW_ICRC_LEN;
+
+	if (unlikely(b->length + 1u >= b->size)) {
+		uint32_t crc = rfw_icrc_compute(l3, len, ip_ver);
+
+		for (unsigned i = 0; i < 4; i++)
+			l3[len + i] = (uint8_t)(crc >> (8 * i));
+		rfw_tx_one_last(q, m);
+		return;
+	}
+	q->icrc_l3[q->icrc_n] = l3;
+	q->icrc_len[q->icrc_n] = len;
+	q->icrc_ver[q->icrc_n++] = ip_ver;
 	b->pkts[b->length++] = m;
 }
 

@@ -155,7 +155,7 @@ static inline void put_le32(uint8_t *p, uint32_t v)
  * ICRC masks it.
  */
 static inline void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f,
-                                   uint32_t len, bool cnp, const struct rfw_ah_attr *ah)
+                                   uint32_t len, bool cnp, const struct rfw_ah_attr *ah, bool icrc)
 {
 	uint8_t *ip = f + fq->ip_off;
 	uint8_t *udp = f + fq->udp_off;
@@ -169,6 +169,8 @@ static inline void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *
 	if (ah != NULL)
 		ud_dest(fq, f, ip, ah);
 	rfw_put_be16(udp + 4, (uint16_t)udp_len);
+	if (!icrc)
+		return; /* the host fills it (frame_send_icrc) */
 	crc = rfw_icrc_compute(ip, (size_t)(udp - ip) + RFW_UDP_HLEN + len, fq->ip_ver);
 	/* The ICRC goes on the wire least significant byte first (as rfw_frame_finalize). */
 	put_le32(udp + RFW_UDP_HLEN + len, crc);
@@ -218,15 +220,20 @@ void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
 	struct fw_qp *fq;
 	uint8_t *f;
 	uint32_t flen;
+	bool later;
 
 	(void)qp;
 	memcpy(&fq, buf - sizeof(fq), sizeof(fq));
 	f = buf - fq->hdr_len;
 	flen = fq->hdr_len + len + RFW_ICRC_LEN;
-	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah);
+	later = fw->ops.frame_send_icrc != NULL && !(fq->ip_ver == 6 && fw->udp6_csum);
+	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah, !later);
 	fw_rate_on_tx(fq, flen, m, fw->now_ns);
 	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
 	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
-	fw->ops.frame_send(fw->host, f, flen);
+	if (later)
+		fw->ops.frame_send_icrc(fw->host, f, flen, fq->ip_off, fq->ip_ver);
+	else
+		fw->ops.frame_send(fw->host, f, flen);
 	fw->sent++;
 }

@@ -106,6 +106,16 @@ struct rfw_fw_host_ops {
 	 * holds back the others. The host calls rfw_fw_run() again when room frees up.
 	 */
 	bool (*tx_room)(void *host, uint8_t prio);
+	/*
+	 * Optional: frame_send for a frame whose ICRC the host fills before the frame leaves, as
+	 * a NIC's MAC does: its last 4 bytes, over the IP datagram at @l3_off (IP version
+	 * @ip_ver) up to them, least significant byte first. A host that sends a burst at a time
+	 * computes the burst's ICRCs together (rfw_icrc_compute_n: four side by side, about half
+	 * the cost of one by one). Frames whose UDP checksum covers the ICRC (IPv6 with
+	 * udp6_csum) come complete through frame_send all the same.
+	 */
+	void (*frame_send_icrc)(void *host, uint8_t *frame, uint32_t len, uint8_t l3_off,
+	                        uint8_t ip_ver);
 };
 
 /* Rate machine of the NIC (cc/cc.h's cc_flow). */
