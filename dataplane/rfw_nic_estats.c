@@ -193,8 +193,8 @@ int nic_es_start(struct rfw_nic *nic, const char *dir)
 		return -EAGAIN;
 	}
 	w->running = true;
-	/* QPs created from now on hand their records to the ring instead of binning them. */
-	rfw_dev_estats_sink(nic->dev, nic_es_sink, nic);
+	/* QPs created from now on push their records into the ring instead of binning them. */
+	rfw_dev_estats_ring(nic->dev, &w->b.r);
 	return 0;
 }
 
@@ -208,8 +208,8 @@ void nic_es_stop(struct rfw_nic *nic)
 	__atomic_store_n(&w->stop, true, __ATOMIC_RELEASE);
 	if (w->running)
 		pthread_join(w->thread, NULL);
-	rfw_dev_estats_sink(nic->dev, NULL, NULL);
-	nic->es_w = NULL; /* the sink of QPs still alive now drops their records */
+	rfw_dev_estats_ring(nic->dev, NULL); /* QPs still alive now drop their records */
+	nic->es_w = NULL;
 	nic_es_bin_free(&w->b);
 	rte_free(w);
 }

@@ -11,6 +11,7 @@
 
 #include "dataplane/rfw_nic.h"
 #include "nic/rfw_fw.h"
+#include "transport/es_crec.h"
 #include "transport/estats.h"
 
 /* Estats: rows published per window, the republication period (quantiles cost a histogram
@@ -57,22 +58,16 @@ struct nic_es_dump {
 };
 
 /* Estats records from the thread that polls to the Estats thread, which bins them
- * (rfw_nic_es_bin.c): a single-producer single-consumer ring, and the histograms per QP slot.
- * 32,768 records of 32 bytes (rfw_nic_es_rec.h): about 6 ms of 64 B WRITEs at 5 M/s before
- * the ring is full. */
+ * (rfw_nic_es_bin.c): the transport's single-producer single-consumer ring (rfw_dev_estats_ring,
+ * transport/es_crec.h), which the transport fills on the polling thread as it polls the CQ, and
+ * the histograms per QP slot. 32,768 records of 32 bytes: about 6 ms of 64 B WRITEs at 5 M/s
+ * before the ring is full. */
 #define NIC_ES_RECS 32768
 enum nic_es_mark { NIC_ES_MARK_TICK = 1, NIC_ES_MARK_ATTACH, NIC_ES_MARK_DETACH };
-/* Each side's indices on a cache line of their own: the polling side reads the consumer's
- * index only when its cached copy says the ring is full, and the Estats thread publishes its
- * index once per drained batch, so a record costs the poll thread one line's ownership. */
 struct nic_es_binner {
-	alignas(64) uint32_t prod; /* the polling side's */
-	uint32_t cons_seen;        /* the polling side's last read of cons */
-	uint64_t dropped;          /* records and markers lost to a full ring (polling side) */
-	alignas(64) uint32_t cons; /* the Estats thread's */
-	uint64_t nomem;            /* records not binned: no memory for a slot's histograms */
+	struct rfw_es_ring r; /* r.q: [NIC_ES_RECS], cache-line aligned */
+	uint64_t nomem;       /* records not binned: no memory for a slot's histograms */
 	alignas(64) uint32_t max_qp;
-	struct nic_es_crec *q;     /* [NIC_ES_RECS], cache-line aligned */
 	struct rfw_es_bins **bins; /* [max_qp], the Estats thread's */
 	bool *attached;            /* [max_qp], the Estats thread's view of attached slots */
 };
@@ -157,7 +152,6 @@ uint64_t nic_es_dump_errors(const struct rfw_nic *nic);
 /* rfw_nic_es_bin.c */
 int nic_es_bin_init(struct nic_es_binner *b, uint32_t max_qp);
 void nic_es_bin_free(struct nic_es_binner *b);
-void nic_es_sink(void *ctx, const struct rfw_es_rec *r);
 void nic_es_mark(struct rfw_nic *nic, enum nic_es_mark m, uint32_t slot, uint64_t now_ns);
 uint32_t nic_es_bin_drain(struct rfw_nic *nic); /* records and markers binned */
 uint64_t nic_es_records_dropped(const struct rfw_nic *nic);

@@ -2,8 +2,21 @@
 /* Completion queues: a fixed ring allocated at create time (IBA 11.4.2). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rfw_int.h"
+
+/* Estats side entries for @entries ring entries, zeroed, 64-byte aligned (a side entry is
+ * half a line, never across two); NULL: no memory. */
+static struct rfw_es_crec *es_alloc(uint32_t entries)
+{
+	size_t bytes = ((size_t)entries * sizeof(struct rfw_es_crec) + 63) & ~(size_t)63;
+	struct rfw_es_crec *es = aligned_alloc(64, bytes);
+
+	if (es != NULL)
+		memset(es, 0, bytes);
+	return es;
+}
 
 struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe)
 {
@@ -23,8 +36,11 @@ struct rfw_cq *rfw_create_cq(struct rfw_dev *dev, uint32_t cqe)
 		return NULL;
 	}
 	if (dev->attr.estats) {
-		cq->es = calloc(cq->mask + 1, sizeof(*cq->es));
-		if (cq->es == NULL) {
+		cq->es = es_alloc(cq->mask + 1);
+		cq->es_wide = calloc(cq->mask + 1, sizeof(*cq->es_wide));
+		if (cq->es == NULL || cq->es_wide == NULL) {
+			free(cq->es);
+			free(cq->es_wide);
 			free(cq->ring);
 			free(cq);
 			return NULL;
@@ -42,15 +58,17 @@ int rfw_destroy_cq(struct rfw_cq *cq)
 	if (cq->users)
 		return -EBUSY;
 	free(cq->es);
+	free(cq->es_wide);
 	free(cq->ring);
 	free(cq);
 	return 0;
 }
 
-/* The unpolled completions move to a ring of @cqe (their Estats entries with them). */
+/* The unpolled completions move to a ring of @cqe (their Estats side entries with them). */
 int rfw_resize_cq(struct rfw_cq *cq, uint32_t cqe)
 {
-	struct rfw_es_rec *es = NULL;
+	struct rfw_es_crec *es = NULL;
+	struct rfw_es_wide *wide = NULL;
 	struct rfw_wc *ring;
 	uint32_t n, mask = rfw_ring_entries(cqe) - 1;
 
@@ -60,21 +78,31 @@ int rfw_resize_cq(struct rfw_cq *cq, uint32_t cqe)
 	if (cqe < n)
 		return -EINVAL; /* ibv_resize_cq(3): not below the completions it holds */
 	ring = calloc(mask + 1, sizeof(*ring));
-	if (ring != NULL && cq->es != NULL)
-		es = calloc(mask + 1, sizeof(*es));
-	if (ring == NULL || (cq->es != NULL && es == NULL)) {
+	if (ring != NULL && cq->es != NULL) {
+		es = es_alloc(mask + 1);
+		wide = calloc(mask + 1, sizeof(*wide));
+	}
+	if (ring == NULL || (cq->es != NULL && (es == NULL || wide == NULL))) {
 		free(ring);
+		free(es);
+		free(wide);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		ring[i] = cq->ring[(cq->cons + i) & cq->mask];
-		if (es != NULL)
-			es[i] = cq->es[(cq->cons + i) & cq->mask];
+		uint32_t from = (cq->cons + i) & cq->mask;
+
+		ring[i] = cq->ring[from];
+		if (es != NULL) {
+			es[i] = cq->es[from];
+			wide[i] = cq->es_wide[from];
+		}
 	}
 	free(cq->ring);
 	free(cq->es);
+	free(cq->es_wide);
 	cq->ring = ring;
 	cq->es = es;
+	cq->es_wide = wide;
 	cq->size = cqe;
 	cq->mask = mask;
 	cq->cons = 0;
@@ -87,16 +115,31 @@ uint32_t rfw_cq_count(const struct rfw_cq *cq)
 	return cq->prod - cq->cons;
 }
 
+/* rfw_poll_cq_ts with Estats on: each CQE's record goes on as it is polled (T6). A loop of its
+ * own, so that the loop without Estats stays as lean as before it. */
+static int poll_es(struct rfw_cq *cq, int n, struct rfw_wc *wc, uint64_t now_ns)
+{
+	int got = 0;
+
+	while (got < n && cq->cons != cq->prod) {
+		wc[got] = cq->ring[cq->cons & cq->mask];
+		rfw_es_polled(cq, cq->cons, now_ns, &wc[got]);
+		got++;
+		cq->cons++;
+	}
+	return got;
+}
+
 int rfw_poll_cq_ts(struct rfw_cq *cq, int n, struct rfw_wc *wc, uint64_t now_ns)
 {
 	int got = 0;
 
 	if (cq == NULL || n < 0 || (n && wc == NULL))
 		return -EINVAL;
+	if (cq->es != NULL)
+		return poll_es(cq, n, wc, now_ns);
 	while (got < n && cq->cons != cq->prod) {
 		wc[got++] = cq->ring[cq->cons & cq->mask];
-		if (cq->es)
-			rfw_es_polled(cq, cq->cons, now_ns);
 		cq->cons++;
 	}
 	return got;

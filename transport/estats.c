@@ -69,11 +69,12 @@ int rfw_es_qp_alloc(struct rfw_qp *qp)
 	if (es == NULL)
 		return -ENOMEM;
 	es->interval_ns = qp->dev->attr.estats_interval_ns;
-	es->sink = qp->dev->es_sink;
-	es->sink_ctx = qp->dev->es_sink_ctx;
-	if (es->sink == NULL)
+	es->ring = qp->dev->es_ring != NULL;
+	es->sink = es->ring ? NULL : qp->dev->es_sink;
+	es->sink_ctx = es->ring ? NULL : qp->dev->es_sink_ctx;
+	if (es->sink == NULL && !es->ring)
 		es->bins = rfw_es_bins_create(es->interval_ns);
-	if (es->sink == NULL && es->bins == NULL) {
+	if (es->sink == NULL && !es->ring && es->bins == NULL) {
 		free(es);
 		return -ENOMEM;
 	}
@@ -101,9 +102,17 @@ int rfw_dev_estats_sink(struct rfw_dev *dev, rfw_es_sink_fn fn, void *ctx)
 	return 0;
 }
 
+int rfw_dev_estats_ring(struct rfw_dev *dev, struct rfw_es_ring *ring)
+{
+	if (dev == NULL)
+		return -EINVAL;
+	dev->es_ring = ring;
+	return 0;
+}
+
 /* The trigger's interval: the same boundaries as the histograms' windows (both start at the
  * first record), re-armed in each. Callers test now >= twin_end first. */
-static void es_trig_window(struct rfw_es_qp *es, uint64_t now)
+void rfw_es_trig_window(struct rfw_es_qp *es, uint64_t now)
 {
 	if (es->twin_end == 0) {
 		es->twin_end = now + es->interval_ns;
@@ -111,33 +120,6 @@ static void es_trig_window(struct rfw_es_qp *es, uint64_t now)
 	}
 	es->twin_end += ((now - es->twin_end) / es->interval_ns + 1) * es->interval_ns;
 	es->trig_armed = true;
-}
-
-static uint8_t es_op_of(enum rfw_wr_opcode op)
-{
-	switch (op) {
-	case RFW_WR_RDMA_WRITE:
-	case RFW_WR_RDMA_WRITE_WITH_IMM:
-		return RFW_ES_OP_WRITE;
-	case RFW_WR_SEND:
-	case RFW_WR_SEND_WITH_IMM:
-	case RFW_WR_SEND_WITH_INV:
-		return RFW_ES_OP_SEND;
-	case RFW_WR_RDMA_READ:
-		return RFW_ES_OP_READ;
-	case RFW_WR_ATOMIC_CMP_AND_SWP:
-	case RFW_WR_ATOMIC_FETCH_AND_ADD:
-		return RFW_ES_OP_ATOMIC;
-	default:
-		return RFW_ES_OP_LOCAL;
-	}
-}
-
-static uint8_t es_status_of(enum rfw_wc_status st)
-{
-	return st == RFW_WC_SUCCESS        ? RFW_ES_SUCCESS
-	       : st == RFW_WC_WR_FLUSH_ERR ? RFW_ES_FLUSH
-	                                   : RFW_ES_ERROR;
 }
 
 /* The trigger: the first WQE of an interval whose T6-T1 (T5-T1 without a CQE) is above the
@@ -163,70 +145,116 @@ static void es_trigger(struct rfw_es_qp *es, const struct rfw_es_rec *c, uint64_
 	es->triggers++;
 }
 
-/* Record one WQE's timestamps (@have: bit i set when t[i] is known). Inline: one call per
- * completion, from rfw_es_polled (the usual case) or rfw_es_complete. */
-static inline void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t now)
+/* Hand @c on to where the QP's records go when it does not bin them: the device's ring (none
+ * left: dropped), or the sink. */
+static void es_hand_on(struct rfw_qp *qp, const struct rfw_es_rec *c)
+{
+	struct rfw_es_qp *es = qp->es;
+
+	if (!es->ring)
+		es->sink(es->sink_ctx, c);
+	else if (qp->dev->es_ring != NULL)
+		rfw_es_ring_push_rec(qp->dev->es_ring, c, qp->qpn - qp->dev->attr.qpn_base);
+	es->handed++;
+}
+
+/* Whether the trigger may fire now: a threshold, armed, nothing pending. */
+static inline bool es_trig_open(const struct rfw_es_qp *es)
+{
+	return es->threshold_ns && es->trig_armed && !es->trig_pending;
+}
+
+/* Record one WQE's timestamps (@have: bit i set when t[i] is known): every record but the
+ * packed ring's fast path in rfw_es_polled. */
+static void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t now)
 {
 	struct rfw_es_qp *es = qp->es;
 
 	if (now >= es->twin_end)
-		es_trig_window(es, now);
-	if (es->bins == NULL) {
-		es->sink(es->sink_ctx, c);
-		es->handed++;
-	} else if (!rfw_es_bins_add(es->bins, c, now)) {
+		rfw_es_trig_window(es, now);
+	if (es->bins == NULL)
+		es_hand_on(qp, c);
+	else if (!rfw_es_bins_add(es->bins, c, now))
 		return; /* no (op, status) slot left: the bins count it unrecorded */
-	}
-	if (es->threshold_ns && es->trig_armed && !es->trig_pending)
+	if (es_trig_open(es))
 		es_trigger(es, c, now);
 }
 
-void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe)
+/* A WQE without a CQE completes: recorded now (T5), T6 unknown. Not inlined: its record on
+ * the stack would cost rfw_es_complete's usual case a frame. */
+static __attribute__((noinline)) void es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w,
+                                                        enum rfw_wc_status st, uint64_t t4,
+                                                        unsigned have)
 {
-	struct rfw_es_qp *es = qp->es;
 	const struct rfw_es_wts *ts = &w->es;
-	struct rfw_cq *cq = qp->send_cq;
-	struct rfw_es_rec tmp, *c = &tmp;
+	/* The times not known are 0: a sink copies records whole. */
+	struct rfw_es_rec r = {
+	    .t = {ts->t[0], (have & 2) ? ts->t[1] : 0, (have & 4) ? ts->t[2] : 0,
+	          (have & 8) ? t4 : 0, qp->now},
+	    .wr_id = w->wr.wr_id,
+	    .qpn = qp->qpn,
+	    .have = (uint8_t)have,
+	    .op = rfw_es_op_of(w->wr.opcode),
+	    .st = rfw_es_status_of(st),
+	};
 
-	/* A CQE's record is written straight into its ring entry (recorded when polled: T6);
-	 * one built here has its unknown T4 and T6 zeroed, since a sink copies records whole. */
-	if (cqe && cq->es != NULL && cq->prod - cq->cons < cq->size)
-		c = &cq->es[cq->prod & cq->mask];
-	else
-		tmp.t[3] = tmp.t[5] = 0;
-	c->t[0] = ts->t[0];
-	c->t[1] = ts->t[1];
-	c->t[2] = ts->t[2];
-	c->have = ts->have;
-	/* T4: the RX time of the packet being processed, if this completion comes from one. */
-	if (es->rx_now == qp->now && es->rx_valid && (c->have & 4)) {
-		c->t[3] = es->rx_ts;
-		c->have |= 8;
-	}
-	c->t[4] = qp->now;
-	c->have |= 16;
-	c->op = es_op_of(w->wr.opcode);
-	c->st = es_status_of(st);
-	c->wr_id = w->wr.wr_id;
-	c->qpn = qp->qpn;
-	if (c == &tmp && !cqe)
-		es_record(qp, c, qp->now);
+	es_record(qp, &r, qp->now);
 }
 
-void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now)
+/*
+ * @w, the WQE at comp.idx, completes (@cqe: it produces a CQE). A CQE's record is packed once
+ * into the side entry of the CQE about to be pushed (half a line; recorded when polled, T6). A
+ * time not known is taken as T1 (offset 0): one test for the usual case, every time known. Not
+ * inline: inlined into the completer, it cost the path without Estats instructions too.
+ */
+void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe)
 {
-	struct rfw_es_rec *c = &cq->es[idx & cq->mask];
-	struct rfw_qp *qp;
+	const struct rfw_es_qp *es = qp->es;
+	struct rfw_cq *cq = qp->send_cq;
+	uint64_t t1 = w->es.t[0], t2 = w->es.t[1], t3 = w->es.t[2], t4 = t1;
+	unsigned have = w->es.have | 16u;
+	uint32_t i;
 
-	if (!c->have)
-		return; /* a receive completion, or posted before Estats state existed */
-	qp = rfw_dev_qp_at(cq->dev, c->qpn);
-	if (qp != NULL && qp->es != NULL) {
-		c->t[5] = now > c->t[4] ? now : c->t[4];
-		c->have |= 32;
-		es_record(qp, c, now > c->t[4] ? now : c->t[4]);
+	if (__builtin_expect((have & 6) != 6, 0)) { /* not all sent: a flush, a local error */
+		t2 = (have & 2) ? t2 : t1;
+		t3 = (have & 4) ? t3 : t1;
 	}
-	c->have = 0;
+
+	/* T4: the RX time of the packet being processed, if this completion comes from one. */
+	if (es->rx_now == qp->now && es->rx_valid && (have & 4)) {
+		t4 = es->rx_ts;
+		have |= 8;
+	}
+	if (!cqe) {
+		es_complete_nocqe(qp, w, st, t4, have);
+		return;
+	}
+	if (cq->es == NULL || cq->prod - cq->cons >= cq->size)
+		return; /* the full CQ loses the CQE: no record */
+	i = cq->prod & cq->mask;
+	rfw_es_cqe_pack(&cq->es[i], &cq->es_wide[i], t1, t2, t3, t4, qp->now,
+	                RFW_ES_META(0, have, rfw_es_op_of(w->wr.opcode), rfw_es_status_of(st)));
+}
+
+/* The record of a polled CQ side entry, whole, and where it goes when it is not a narrow one
+ * for the device's ring (rfw_es_polled): bins in place, a sink, or the ring, two slots. */
+void rfw_es_polled_slow(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
+                        struct rfw_qp *qp, uint32_t meta)
+{
+	struct rfw_es_rec r;
+
+	rfw_es_cqe_unpack(&r, &cq->es[i], meta, &cq->es_wide[i], t6, qp->qpn, wc->wr_id);
+	es_record(qp, &r, t6);
+}
+
+/* The trigger fires for a record rfw_es_polled pushed: its times and wr_id, whole. */
+void rfw_es_polled_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
+                        struct rfw_qp *qp, uint32_t meta)
+{
+	struct rfw_es_rec r;
+
+	rfw_es_cqe_unpack(&r, &cq->es[i], meta, &cq->es_wide[i], t6, qp->qpn, wc->wr_id);
+	es_trigger(qp->es, &r, t6);
 }
 
 int rfw_qp_estats_info(const struct rfw_qp *qp, struct rfw_es_info *info)
@@ -264,7 +292,7 @@ int rfw_qp_estats_rows(struct rfw_qp *qp, enum rfw_es_window window, uint64_t no
 		return 0;
 	/* A new interval re-arms the trigger even when no WQE completes in it. */
 	if (es->twin_end != 0 && now_ns >= es->twin_end)
-		es_trig_window(es, now_ns);
+		rfw_es_trig_window(es, now_ns);
 	return es->bins != NULL ? rfw_es_bins_rows(es->bins, qp->qpn, window, now_ns, rows, max)
 	                        : 0;
 }
@@ -311,7 +339,7 @@ int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
 
 		*o = (struct rfw_es_wqe){
 		    .wr_id = w->wr.wr_id,
-		    .op = es_op_of(w->wr.opcode),
+		    .op = rfw_es_op_of(w->wr.opcode),
 		    .state = w->state,
 		    .psn_valid = w->psn_valid,
 		    .first_psn = w->first_psn,

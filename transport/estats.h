@@ -16,7 +16,7 @@
  *
  * Off (rfw_dev_attr.estats == 0) the cost is one not-taken branch on qp->es per hook. On,
  * the state is allocated with the QP / CQ (never on the packet path); its size is
- * RFW_ES_QP_BYTES per QP plus 48 bytes per SQ slot and per CQ entry.
+ * RFW_ES_QP_BYTES per QP plus 64 bytes per CQ entry (a send WQE keeps its T1..T3 in itself).
  */
 #ifndef RFW_TRANSPORT_ESTATS_H
 #define RFW_TRANSPORT_ESTATS_H
@@ -180,6 +180,18 @@ void rfw_es_bins_info(const struct rfw_es_bins *b, struct rfw_es_info *info);
  */
 typedef void (*rfw_es_sink_fn)(void *ctx, const struct rfw_es_rec *r);
 int rfw_dev_estats_sink(struct rfw_dev *dev, rfw_es_sink_fn fn, void *ctx);
+
+/*
+ * Like rfw_dev_estats_sink, but QPs created from now on push each record, packed (32 bytes,
+ * transport/es_crec.h: slot QPN - qpn_base, no wr_id), straight into @ring, the host's
+ * single-producer single-consumer ring, on the thread that polls the CQ: a completion packs
+ * its record once into the CQ's side entry and the poll adds T6 and copies it on, with no call,
+ * lookup or repacking per record. A full ring counts the record in ring->dropped. NULL: such
+ * QPs drop their records from now on (the host's ring is going away); QPs created later bin in
+ * place (or go to the sink, if one is set). Takes precedence over a sink. -EINVAL without @dev.
+ */
+struct rfw_es_ring;
+int rfw_dev_estats_ring(struct rfw_dev *dev, struct rfw_es_ring *ring);
 
 /* A threshold crossing, reported once by rfw_qp_estats_trigger(). */
 struct rfw_es_trigger {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "transport/es_crec.h"
 #include "transport/estats.h"
 #include "transport/rfw_verbs.h"
 #include "transport/slots.h"
@@ -43,6 +44,7 @@ struct rfw_dev {
 	uint32_t mr_gen;          /* low byte of the next key, so a stale key misses */
 	rfw_es_sink_fn es_sink;   /* Estats records of new QPs go here (rfw_dev_estats_sink) */
 	void *es_sink_ctx;
+	struct rfw_es_ring *es_ring; /* or here, packed (rfw_dev_estats_ring); NULL: not */
 	/* The device's counters: drops no QP owns, and every QP's counts added as they happen
 	   (rfw_cnt*), so a read is one copy whatever the number of QPs (a sum over QPs cost
 	   18 ms beside 65,536 of them) and a destroyed QP's counts stay. */
@@ -78,7 +80,10 @@ struct rfw_cq {
 	uint32_t mask;       /* ring entries - 1: a power of two >= size, see rfw_ring_entries */
 	uint32_t prod, cons; /* free running */
 	uint32_t users;
-	struct rfw_es_rec *es; /* Estats: per ring entry, the send WQE's T1..T5 (NULL: off) */
+	/* Estats (NULL: off): per ring entry, the send WQE's T1..T5 packed once at completion
+	 * (es_crec.h), T2..T5 whole in es_wide for a record with an offset beyond int32. */
+	struct rfw_es_crec *es;
+	struct rfw_es_wide *es_wide;
 };
 
 enum rfw_swqe_state {
@@ -460,6 +465,7 @@ struct rfw_es_qp {
 	struct rfw_es_bins *bins; /* in-place binning; NULL: records go to sink */
 	rfw_es_sink_fn sink;      /* the device's sink when the QP was created */
 	void *sink_ctx;
+	bool ring; /* records go packed to the device's ring (set when the QP was created) */
 	uint64_t twin_end;      /* end of the trigger's interval; 0 before the first record */
 	uint64_t rx_now, rx_ts; /* the entry time and RX time of the last packet received */
 	bool rx_valid;
@@ -471,22 +477,96 @@ struct rfw_es_qp {
 int rfw_es_qp_alloc(struct rfw_qp *qp);
 void rfw_es_qp_free(struct rfw_qp *qp);
 /* The requester handed a first-transmission packet of @w to the host at @now (inline: once
- * per packet sent): its first packet is T2, its last T3. */
+ * per packet sent): its first packet is T2, its last T3. The first packet goes out no later
+ * than the last, so once T3 is known every packet is a retransmission and moves nothing. */
 static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool first, bool last)
 {
 	struct rfw_es_wts *ts = &w->es;
-	unsigned add = ((first ? 2u : 0u) | (last ? 4u : 0u)) & ~(unsigned)ts->have;
 
-	if (add & 2)
+	if (ts->have & 4)
+		return;
+	if (first && !(ts->have & 2)) {
 		ts->t[1] = now;
-	if (add & 4)
+		ts->have |= 2;
+	}
+	if (last) {
 		ts->t[2] = now;
-	ts->have |= (uint8_t)add;
+		ts->have |= 4;
+	}
 }
+static inline uint8_t rfw_es_op_of(enum rfw_wr_opcode op)
+{
+	switch (op) {
+	case RFW_WR_RDMA_WRITE:
+	case RFW_WR_RDMA_WRITE_WITH_IMM:
+		return RFW_ES_OP_WRITE;
+	case RFW_WR_SEND:
+	case RFW_WR_SEND_WITH_IMM:
+	case RFW_WR_SEND_WITH_INV:
+		return RFW_ES_OP_SEND;
+	case RFW_WR_RDMA_READ:
+		return RFW_ES_OP_READ;
+	case RFW_WR_ATOMIC_CMP_AND_SWP:
+	case RFW_WR_ATOMIC_FETCH_AND_ADD:
+		return RFW_ES_OP_ATOMIC;
+	default:
+		return RFW_ES_OP_LOCAL;
+	}
+}
+
+static inline uint8_t rfw_es_status_of(enum rfw_wc_status st)
+{
+	return st == RFW_WC_SUCCESS        ? RFW_ES_SUCCESS
+	       : st == RFW_WC_WR_FLUSH_ERR ? RFW_ES_FLUSH
+	                                   : RFW_ES_ERROR;
+}
+
 /* @w, the WQE at comp.idx, completes (@cqe: it produces a CQE). */
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe);
-/* The CQE at ring position @idx was polled at @now. */
-void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now);
+/* rfw_es_polled's cases other than a narrow record to the device's ring, and its trigger. */
+void rfw_es_polled_slow(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
+                        struct rfw_qp *qp, uint32_t meta);
+void rfw_es_polled_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
+                        struct rfw_qp *qp, uint32_t meta);
+void rfw_es_trig_window(struct rfw_es_qp *es, uint64_t now);
+
+/*
+ * The CQE at ring position @idx, copied to @wc, was polled at @now. Inline, once per CQE: the
+ * usual case, a narrow record of a QP whose records go to the device's ring, is the side
+ * entry copied into the ring with T6 and the slot added (no call, no repacking).
+ */
+static inline void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now,
+                                 const struct rfw_wc *wc)
+{
+	uint32_t i = idx & cq->mask;
+	struct rfw_es_crec *e = &cq->es[i];
+	uint32_t meta = e->meta, slot = wc->qp_num - cq->dev->attr.qpn_base;
+	struct rfw_es_ring *ring = cq->dev->es_ring;
+	struct rfw_es_qp *es;
+	struct rfw_qp *qp;
+	uint64_t t5, t6;
+
+	if (!RFW_ES_META_HAVE(meta))
+		return; /* a receive completion, or none kept */
+	e->meta = 0;
+	/* The CQE names its QP: qp_num is its QPN, slot + qpn_base (QP1's too). */
+	qp = slot < cq->dev->attr.max_qp ? cq->dev->qps[slot] : NULL;
+	if (qp == NULL || (es = qp->es) == NULL)
+		return;
+	t5 = rfw_es_cqe_t5(e, meta, &cq->es_wide[i]);
+	t6 = now > t5 ? now : t5;
+	if (!es->ring || ring == NULL || !rfw_es_cqe_to_ring(ring, e, meta, t6, slot)) {
+		rfw_es_polled_slow(cq, i, t6, wc, qp, meta);
+		return;
+	}
+	if (t6 >= es->twin_end)
+		rfw_es_trig_window(es, t6);
+	es->handed++;
+	/* The trigger's test from what is at hand; its record only when it fires. */
+	if (es->threshold_ns && es->trig_armed && !es->trig_pending && t6 > e->t1 &&
+	    t6 - e->t1 > es->threshold_ns)
+		rfw_es_polled_trig(cq, i, t6, wc, qp, meta);
+}
 
 /* mr.c */
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key);

@@ -109,11 +109,12 @@ struct lb_cfg {
 	unsigned access;
 	enum rfw_transport_mode mode[2]; /* per endpoint; zero = GBN */
 	uint64_t sr_rto_low_ns, sr_rto_high_ns;
-	bool estats;                  /* Estats on both devices */
-	uint64_t estats_interval_ns;  /* 0: the default (60 s) */
-	uint64_t estats_threshold_ns; /* the trigger's; 0: off */
-	rfw_es_sink_fn es_sink;       /* and their records handed to this (rfw_dev_estats_sink) */
-	void *es_sink_ctx[2];         /* per endpoint */
+	bool estats;                    /* Estats on both devices */
+	uint64_t estats_interval_ns;    /* 0: the default (60 s) */
+	uint64_t estats_threshold_ns;   /* the trigger's; 0: off */
+	rfw_es_sink_fn es_sink;         /* and their records handed to this (rfw_dev_estats_sink) */
+	void *es_sink_ctx[2];           /* per endpoint */
+	struct rfw_es_ring *es_ring[2]; /* or pushed, packed, into these (rfw_dev_estats_ring) */
 };
 
 static inline struct lb_cfg lb_default_cfg(void)
@@ -226,6 +227,8 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 		e->dev = rfw_dev_create(&da, &lb_ops, e);
 		if (c->es_sink != NULL)
 			rfw_dev_estats_sink(e->dev, c->es_sink, c->es_sink_ctx[i]);
+		if (c->es_ring[i] != NULL)
+			rfw_dev_estats_ring(e->dev, c->es_ring[i]);
 		e->pd = rfw_alloc_pd(e->dev);
 		e->scq = rfw_create_cq(e->dev, 4096);
 		e->rcq = rfw_create_cq(e->dev, 4096);

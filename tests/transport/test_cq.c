@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rfw_resize_cq (ibv_resize_cq(3)): not below the completions the CQ holds (EINVAL); larger or
- * smaller otherwise, the unpolled completions kept in order.
+ * smaller otherwise, the unpolled completions kept in order, with their Estats records (the
+ * CQ's side entries move with them: the same rows as without the resize).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -55,10 +56,55 @@ static void test_resize_keeps_completions(void **s)
 	lb_destroy(lb);
 }
 
+/* Three WRITEs completed, the CQ resized (@resize) before they are polled; the rows. */
+static int es_run(bool resize, struct rfw_es_row *rows, int max)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[4096], b[4096];
+	struct rfw_mr *ma, *mb;
+	struct rfw_wc wc[4];
+	int n;
+
+	c.estats = true;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	ma = lb_mr(&lb->ep[0], a, sizeof(a));
+	mb = lb_mr(&lb->ep[1], b, sizeof(b));
+	for (uint64_t id = 1; id <= 3; id++)
+		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, id, a, 100, ma,
+		                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(mb)),
+		                 0);
+	lb_run(lb, 1000000);
+	assert_int_equal(rfw_poll_cq_ts(lb->ep[0].scq, 1, wc, lb->now), 1);
+	if (resize)
+		assert_int_equal(rfw_resize_cq(lb->ep[0].scq, 64), 0);
+	assert_int_equal(rfw_poll_cq_ts(lb->ep[0].scq, 4, wc, lb->now + 5000), 2);
+	n = rfw_qp_estats_rows(lb->ep[0].qp, RFW_ES_CURRENT, lb->now + 5000, rows, max);
+	lb_destroy(lb);
+	return n;
+}
+
+static void test_resize_keeps_estats(void **s)
+{
+	struct rfw_es_row ref[16], got[16];
+	int nr = es_run(false, ref, 16), ng = es_run(true, got, 16);
+
+	(void)s;
+	assert_int_equal(nr, RFW_ES__STAGES);
+	assert_int_equal(ng, nr);
+	for (int i = 0; i < nr; i++) {
+		assert_int_equal(got[i].count, 3);
+		assert_int_equal(got[i].stage, ref[i].stage);
+		assert_true(got[i].p50 == ref[i].p50 && got[i].max == ref[i].max);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_resize_keeps_completions),
+	    cmocka_unit_test(test_resize_keeps_estats),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,19 +3,25 @@
  * Estats' records handed to a sink (rfw_dev_estats_sink) and binned on another thread give the
  * same rows as binning in the QP: two loopback runs of one script, the same virtual times, one
  * binning in place, the other pushing every record through a single-producer ring to a thread
- * that bins with rfw_es_bins_add. Also: a sink QP reports no rows of its own, counts what it
- * handed on, and keeps its trigger.
+ * that bins with rfw_es_bins_add. The same with the records pushed, packed, into a record ring
+ * (rfw_dev_estats_ring, what the DPDK NIC uses: packed at completion into the CQ's side entry,
+ * copied on at poll) that a thread unpacks and bins. Also: a sink or ring QP reports no rows of
+ * its own, counts what it handed on, and keeps its trigger.
  */
 #include <pthread.h>
+#include <stdalign.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
 #include "loop.h"
+#include "transport/es_crec.h"
 
 #define RING   1024 /* a power of two */
 #define NMSG   3000
@@ -57,6 +63,39 @@ static void *binner_main(void *arg)
 			__atomic_store_n(&b->cons, b->cons + 1, __ATOMIC_RELEASE);
 		}
 		if (stop && b->cons == __atomic_load_n(&b->prod, __ATOMIC_ACQUIRE))
+			return NULL;
+	}
+}
+
+/* A thread binning the packed records of a record ring (as the DPDK NIC's Estats thread). */
+struct ring_binner {
+	struct rfw_es_ring r;
+	alignas(64) struct rfw_es_crec q[4 * RING]; /* more than the script's records: no drop */
+	bool stop;                                  /* atomic */
+	struct rfw_es_bins *bins;
+	uint64_t binned;
+	pthread_t th;
+};
+
+static void *ring_binner_main(void *arg)
+{
+	struct ring_binner *b = arg;
+	uint32_t mask = b->r.mask;
+
+	for (;;) {
+		bool stop = __atomic_load_n(&b->stop, __ATOMIC_ACQUIRE);
+		uint32_t prod = __atomic_load_n(&b->r.prod, __ATOMIC_ACQUIRE), c = b->r.cons;
+
+		for (; c != prod; b->binned++) {
+			const struct rfw_es_crec *e = &b->q[c & mask];
+			struct rfw_es_rec r;
+
+			rfw_es_unpack(&r, e, &b->q[(c + 1) & mask], 0);
+			rfw_es_bins_add(b->bins, &r, rfw_es_rec_time(&r));
+			c += RFW_ES_META_HAVE(e->meta) & RFW_ES_WIDE ? 2 : 1;
+		}
+		__atomic_store_n(&b->r.cons, c, __ATOMIC_RELEASE);
+		if (stop && c == __atomic_load_n(&b->r.prod, __ATOMIC_ACQUIRE))
 			return NULL;
 	}
 }
@@ -167,6 +206,69 @@ static void test_sink_same_rows(void **st)
 	free(bn);
 }
 
+/* Through a record ring: the same rows, counts and trigger as binning in place. */
+static void test_ring_same_rows(void **st)
+{
+	struct lb_cfg c = es_cfg();
+	struct ring_binner *bn = aligned_alloc(64, sizeof(*bn));
+	struct loop *ref, *lb;
+	struct rfw_es_row rr[64], rs[64];
+	struct rfw_es_info ir, is;
+	struct rfw_es_trigger tr, ts;
+	uint64_t now;
+
+	(void)st;
+	c.estats_threshold_ns = 2000; /* below any WQE's T6 - T1 here */
+	ref = lb_create(&c);
+	assert_non_null(ref);
+	script(ref);
+	assert_non_null(bn);
+	memset(bn, 0, sizeof(*bn));
+	bn->r.q = bn->q;
+	bn->r.mask = 4 * RING - 1;
+	bn->bins = rfw_es_bins_create(c.estats_interval_ns);
+	assert_non_null(bn->bins);
+	assert_int_equal(pthread_create(&bn->th, NULL, ring_binner_main, bn), 0);
+	c.es_ring[0] = &bn->r;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	script(lb);
+	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(bn->th, NULL), 0);
+
+	now = lb->now - 100000; /* the last poll's time */
+	for (int w = RFW_ES_CURRENT; w <= RFW_ES_LAST; w++) {
+		int nr = rfw_qp_estats_rows(ref->ep[0].qp, (enum rfw_es_window)w, now, rr, 64);
+		int ns = rfw_es_bins_rows(bn->bins, rfw_qp_num(lb->ep[0].qp), (enum rfw_es_window)w,
+		                          now, rs, 64);
+
+		assert_true(nr >= RFW_ES__STAGES);
+		assert_rows_equal(rr, nr, rs, ns);
+		assert_int_equal(
+		    rfw_qp_estats_rows(lb->ep[0].qp, (enum rfw_es_window)w, now, rs, 64), 0);
+	}
+	assert_int_equal(rfw_qp_estats_info(ref->ep[0].qp, &ir), 0);
+	assert_int_equal(rfw_qp_estats_info(lb->ep[0].qp, &is), 0);
+	assert_int_equal(is.recorded, NMSG); /* pushed into the ring */
+	assert_int_equal(bn->binned, NMSG);
+	assert_true(bn->r.dropped == 0);
+	assert_int_equal(is.window_start_ns, ir.window_start_ns);
+	assert_true(rfw_qp_estats_trigger(ref->ep[0].qp, &tr));
+	assert_true(rfw_qp_estats_trigger(lb->ep[0].qp, &ts));
+	assert_int_equal(tr.at_ns, ts.at_ns);
+	assert_int_equal(tr.latency_ns, ts.latency_ns);
+	assert_int_equal(tr.wr_id, ts.wr_id);
+	assert_int_equal(tr.stage, ts.stage);
+	assert_int_equal(tr.op, ts.op);
+	assert_memory_equal(tr.t, ts.t, sizeof(tr.t));
+	/* The ring withdrawn: the QP's records are dropped, still counted as handed on. */
+	rfw_dev_estats_ring(lb->ep[0].dev, NULL);
+	lb_destroy(ref);
+	lb_destroy(lb);
+	rfw_es_bins_destroy(bn->bins);
+	free(bn);
+}
+
 /* The trigger stays with the QP: the same crossing is reported with and without a sink. */
 static void sink_nothing(void *ctx, const struct rfw_es_rec *r)
 {
@@ -208,6 +310,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_sink_same_rows),
 	    cmocka_unit_test(test_sink_trigger),
+	    cmocka_unit_test(test_ring_same_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
