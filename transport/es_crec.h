@@ -230,7 +230,13 @@ static inline bool rfw_es_cqe_to_ring(struct rfw_es_ring *ring, const struct rfw
 		return true;
 	}
 	c = &ring->q[ring->prod & ring->mask];
-	*c = *e;
+	/* By fields, each load as wide as the completion's store of it (often still in the store
+	 * buffer when its CQE is polled): a struct copy's 16-byte load over those 4-byte stores
+	 * stalled store forwarding, half of the poll's time with Estats on. Volatile keeps the
+	 * compiler from merging the loads again. */
+	c->t1 = e->t1;
+	for (unsigned k = 0; k < 4; k++)
+		c->d[k] = *(const volatile int32_t *)&e->d[k];
 	c->d[4] = (int32_t)d6;
 	c->meta = meta | 32u << 20 | slot;
 	rfw_es_ring_publish(ring, 1);
