@@ -55,7 +55,7 @@ const char *const op_names[4] = {"write", "read", "send", "atomic"};
 #define PERF_SCHEMA     "rocefw-perf/1"
 #define MAX_QPS         16384       /* both modes (RFW_OOB_MAX_QPS); --perftest: PT_MAX_QPS */
 #define RING_SLOTS      16384       /* loopback rings */
-#define OUTSTANDING_MAX 32768       /* messages over all QPs (CQs of 65536): depth is cut */
+#define OUTSTANDING_MAX 32768       /* messages over all QPs (cq_entries): depth is cut */
 #define TOTAL_BYTES_MAX (1u << 30)  /* slot bytes over all QPs, per parity: depth is cut */
 #define MAX_SIZE        (8u << 20)  /* largest message: 8 MiB */
 #define SLOT_BYTES_MAX  (16u << 20) /* per QP and parity: depth is cut to fit */
@@ -472,10 +472,27 @@ static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte
 	return (uint16_t)p;
 }
 
+/*
+ * Entries of a side's one CQ: its outstanding sends and receives at the deepest of the run's
+ * sizes (eff_depth only cuts -t), with room to spare. Not more, as perftest sizes its CQs by
+ * -t: every completion writes the CQ's next entry, so a CQ far larger than what is outstanding
+ * streams its whole ring through the cache (65,536 entries: 3 MB, a cold line every other
+ * completion).
+ */
+static uint32_t cq_entries(const struct opts *o)
+{
+	uint64_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint64_t out = (uint64_t)o->qps * depth;
+
+	if (out > OUTSTANDING_MAX)
+		out = OUTSTANDING_MAX;
+	return (uint32_t)(2 * out + 256);
+}
+
 void side_setup(struct perf *P, struct rfw_ep *s, uint16_t port_id, uint32_t ip4,
                 const struct opts *o)
 {
-	struct rfw_ep_conf c = {.port_id = port_id, .ip4 = ip4, .cq_entries = 65536};
+	struct rfw_ep_conf c = {.port_id = port_id, .ip4 = ip4, .cq_entries = cq_entries(o)};
 	const char *stage;
 	int rc;
 
