@@ -116,6 +116,16 @@ ICRC_TARGET static inline __m128i blk(const uint8_t *d, const uint8_t *m, unsign
 	                    _mm_loadu_si128((const __m128i *)(m + 16 * i)));
 }
 
+/* Block 0 of the stream: the datagram's first 16 - @s bytes shifted up behind the zeros and
+ * ones, ORed with its mask (@m: the masks from the stream's start). */
+ICRC_TARGET static inline __m128i blk0(const uint8_t *l3, const uint8_t *m, unsigned s)
+{
+	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
+
+	return _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
+	                    _mm_loadu_si128((const __m128i *)m));
+}
+
 ICRC_TARGET static inline __m128i fold(__m128i x, __m128i k, __m128i next)
 {
 	__m128i lo = _mm_clmulepi64_si128(x, k, 0x00);
@@ -159,9 +169,7 @@ ICRC_TARGET static inline __attribute__((always_inline)) uint32_t
 fold_blocks(const uint8_t *l3, const uint8_t *mask, unsigned s, unsigned nb)
 {
 	const uint8_t *d = l3 - s, *m = mask + 16 - s;
-	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
-	__m128i x1 = _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
-	                          _mm_loadu_si128((const __m128i *)m));
+	__m128i x1 = blk0(l3, m, s);
 	unsigned i = 1;
 
 	if (nb >= 4) {
@@ -253,9 +261,7 @@ ICRC_V_TARGET static inline __attribute__((always_inline)) __m128i
 fold_v(const uint8_t *l3, const uint8_t *mask, unsigned s, unsigned nb)
 {
 	const uint8_t *d = l3 - s, *m = mask + 16 - s;
-	const __m128i ctl = _mm_loadu_si128((const __m128i *)(icrc_shift + 16 - s));
-	__m128i b0 = _mm_or_si128(_mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)l3), ctl),
-	                          _mm_loadu_si128((const __m128i *)m));
+	__m128i b0 = blk0(l3, m, s);
 	__m512i acc = _mm512_setzero_si512();
 	unsigned last = nb - 1;
 	__m256i y;
