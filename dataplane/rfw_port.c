@@ -290,12 +290,8 @@ void rfw_tx_icrc_fill(struct rfw_queue *q)
 	uint32_t crc[RFW_MAX_BURST];
 
 	rfw_icrc_compute_n(q->icrc_l3, q->icrc_len, q->icrc_ver, crc, q->icrc_n);
-	for (uint16_t i = 0; i < q->icrc_n; i++) {
-		uint8_t *at = (uint8_t *)(uintptr_t)q->icrc_l3[i] + q->icrc_len[i];
-
-		for (unsigned k = 0; k < 4; k++)
-			at[k] = (uint8_t)(crc[i] >> (8 * k)); /* least significant byte first */
-	}
+	for (uint16_t i = 0; i < q->icrc_n; i++)
+		rfw_icrc_put((uint8_t *)(uintptr_t)q->icrc_l3[i] + q->icrc_len[i], crc[i]);
 	q->icrc_n = 0;
 }
 

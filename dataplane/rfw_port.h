@@ -315,10 +315,7 @@ static inline void rfw_tx_one_icrc(struct rfw_queue *q, struct rte_mbuf *m, uint
 	size_t len = m->data_len - l3_off - RFW_ICRC_LEN;
 
 	if (unlikely(b->length + 1u >= b->size)) {
-		uint32_t crc = rfw_icrc_compute(l3, len, ip_ver);
-
-		for (unsigned i = 0; i < 4; i++)
-			l3[len + i] = (uint8_t)(crc >> (8 * i));
+		rfw_icrc_put(l3 + len, rfw_icrc_compute(l3, len, ip_ver));
 		rfw_tx_one_last(q, m);
 		return;
 	}

@@ -140,15 +140,6 @@ static inline void hdr_copy(uint8_t *f, const uint8_t *hdr, size_t n)
 	memcpy(f + n - 32, hdr + n - 32, 32);
 }
 
-/* @v least significant byte first: one store on a little-endian host. */
-static inline void put_le32(uint8_t *p, uint32_t v)
-{
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	memcpy(p, &v, 4);
-}
-
 /*
  * Template copy into @f, then the per-packet fields for an IB part of @len bytes already at
  * f + hdr_len. The UDP checksum (IPv6, when configured) covers the ICRC, so it comes last; the
@@ -172,8 +163,7 @@ static inline void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *
 	if (!icrc)
 		return; /* the host fills it (frame_send_icrc) */
 	crc = rfw_icrc_compute(ip, (size_t)(udp - ip) + RFW_UDP_HLEN + len, fq->ip_ver);
-	/* The ICRC goes on the wire least significant byte first (as rfw_frame_finalize). */
-	put_le32(udp + RFW_UDP_HLEN + len, crc);
+	rfw_icrc_put(udp + RFW_UDP_HLEN + len, crc);
 	if (fq->ip_ver == 6 && fw->udp6_csum)
 		udp6_csum(ip, udp, udp_len);
 }

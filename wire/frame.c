@@ -332,10 +332,7 @@ size_t rfw_frame_finalize(uint8_t *buf, const struct rfw_frame_spec *s, size_t i
 	/* The ICRC is computed with the UDP checksum masked, so its order does not matter; the
 	 * UDP checksum covers the ICRC, so the ICRC goes first. */
 	crc = rfw_icrc_compute(ip, iphl + RFW_UDP_HLEN + ib_len, s->ip_ver);
-	icrc[0] = (uint8_t)crc;
-	icrc[1] = (uint8_t)(crc >> 8);
-	icrc[2] = (uint8_t)(crc >> 16);
-	icrc[3] = (uint8_t)(crc >> 24);
+	rfw_icrc_put(icrc, crc);
 	if (s->udp_csum) {
 		uint32_t sum;
 		uint16_t c;

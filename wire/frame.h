@@ -182,6 +182,16 @@ enum rfw_icrc_impl {
  * or -ENOTSUP when this CPU or build lacks @impl. Not thread-safe: set it before traffic. */
 int rfw_icrc_use(int impl);
 
+/* Store ICRC @crc at @p as the wire carries it: least significant byte first (one store on a
+ * little-endian host). */
+static inline void rfw_icrc_put(uint8_t *p, uint32_t crc)
+{
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	crc = __builtin_bswap32(crc);
+#endif
+	memcpy(p, &crc, 4);
+}
+
 /* Whether the ICRC of a parsed RoCEv2 frame is right. */
 bool rfw_frame_icrc_ok(const uint8_t *buf, const struct rfw_frame_view *v);
 
