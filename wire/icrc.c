@@ -285,17 +285,13 @@ fold_v(const uint8_t *l3, const uint8_t *mask, unsigned s, unsigned nb)
 	return _mm_xor_si128(x, blk(d, m, last));
 }
 
-/* icrc_clmul with fold_blocks_v. */
-ICRC_V_TARGET static uint32_t icrc_vclmul(const uint8_t *l3, size_t len, const uint8_t *mask)
+/* A long datagram (> ICRC_FAST_MAX): its masked head folded with fold_v, the rest chained
+ * through ISA-L (as icrc_clmul's long case). */
+ICRC_V_TARGET static uint32_t icrc_vclmul_long(const uint8_t *l3, size_t len, const uint8_t *mask)
 {
-	bool head = len > ICRC_FAST_MAX;
-	unsigned s = head ? 4 : 4 + (unsigned)(-(4 + len) & 15);
-	unsigned nb = head ? ICRC_HEAD_BLKS : (unsigned)((s + len) / 16);
-	uint32_t crc = ~reduce(fold_v(l3, mask, s, nb));
+	uint32_t crc = ~reduce(fold_v(l3, mask, 4, ICRC_HEAD_BLKS));
 
-	if (!head)
-		return crc;
-	return crc32_gzip_refl(crc, l3 + 16 * nb - s, len - (16 * nb - s));
+	return crc32_gzip_refl(crc, l3 + 16 * ICRC_HEAD_BLKS - 4, len - (16 * ICRC_HEAD_BLKS - 4));
 }
 _Static_assert((16 + ICRC_FAST_MAX) / 16 <= ICRC_V_MAXD + 1, "kv covers every short stream");
 
@@ -443,7 +439,7 @@ uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
 	 * (this ICRC's time is that chain: nothing else to interleave). */
 	if (mask != NULL)
 		return icrc_impl == RFW_ICRC_VCLMUL && len > ICRC_FAST_MAX
-		           ? icrc_vclmul(l3, len, mask)
+		           ? icrc_vclmul_long(l3, len, mask)
 		           : icrc_clmul(l3, len, mask);
 #endif
 	if (len < RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN)
