@@ -61,7 +61,7 @@ void nic_es_mark(struct rfw_nic *nic, enum nic_es_mark m, uint32_t slot, uint64_
 	b = &nic->es_w->b;
 	while (!rfw_es_ring_room(&b->r, 1)) {
 		if (m == NIC_ES_MARK_TICK || rte_rdtsc() > end) {
-			__atomic_store_n(&b->r.dropped, b->r.dropped + 1, __ATOMIC_RELAXED);
+			rfw_es_ring_drop(&b->r);
 			return;
 		}
 		rte_pause();

@@ -179,6 +179,12 @@ struct rfw_es_ring {
 	alignas(64) uint32_t cons; /* the consumer's */
 };
 
+/* A record or marker lost to a full ring (the producer's count). */
+static inline void rfw_es_ring_drop(struct rfw_es_ring *r)
+{
+	__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+}
+
 /* Room for @n slots (1, or 2 for a wide record). */
 static inline bool rfw_es_ring_room(struct rfw_es_ring *r, uint32_t n)
 {
@@ -226,7 +232,7 @@ static inline bool rfw_es_cqe_to_ring(struct rfw_es_ring *ring, const struct rfw
 	if ((meta & RFW_ES_WIDE << 20) || ((uint64_t)d6 + 0x80000000u) >> 32)
 		return false; /* wide, or T6's offset outside [-2^31, 2^31) */
 	if (!rfw_es_ring_room(ring, 1)) {
-		__atomic_store_n(&ring->dropped, ring->dropped + 1, __ATOMIC_RELAXED);
+		rfw_es_ring_drop(ring);
 		return true;
 	}
 	c = &ring->q[ring->prod & ring->mask];
@@ -262,7 +268,7 @@ static inline bool rfw_es_ring_push_rec(struct rfw_es_ring *r, const struct rfw_
 	rfw_es_ring_publish(r, 2);
 	return true;
 full:
-	__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+	rfw_es_ring_drop(r);
 	return false;
 }
 
