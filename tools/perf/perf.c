@@ -472,6 +472,12 @@ static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte
 	return (uint16_t)p;
 }
 
+/* Outstanding messages per QP as asked: -t, else perftest's default (bw 128, lat 1). */
+static uint32_t asked_depth(const struct opts *o)
+{
+	return o->depth ? o->depth : (o->lat ? 1 : 128);
+}
+
 /*
  * Entries of a side's one CQ: its outstanding sends and receives at the deepest of the run's
  * sizes (eff_depth only cuts -t), with room to spare. Not more, as perftest sizes its CQs by
@@ -481,8 +487,7 @@ static uint16_t make_ring_port(const char *name, struct rte_ring *rx, struct rte
  */
 static uint32_t cq_entries(const struct opts *o)
 {
-	uint64_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
-	uint64_t out = (uint64_t)o->qps * depth;
+	uint64_t out = (uint64_t)o->qps * asked_depth(o);
 
 	if (out > OUTSTANDING_MAX)
 		out = OUTSTANDING_MAX;
@@ -936,13 +941,13 @@ void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
 }
 
 /*
- * Outstanding messages per QP for @size: -t (default bw 128, lat 1), cut so that one QP's slots
+ * Outstanding messages per QP for @size: asked_depth, cut so that one QP's slots
  * of one parity stay within SLOT_BYTES_MAX, all QPs' within TOTAL_BYTES_MAX, and all QPs'
  * outstanding messages within OUTSTANDING_MAX (at least one each).
  */
 static uint32_t eff_depth(const struct opts *o, uint32_t size)
 {
-	uint64_t depth = o->depth ? o->depth : (o->lat ? 1 : 128);
+	uint64_t depth = asked_depth(o);
 	uint64_t caps[3] = {SLOT_BYTES_MAX / size, TOTAL_BYTES_MAX / ((uint64_t)o->qps * size),
 	                    OUTSTANDING_MAX / o->qps};
 
