@@ -17,6 +17,7 @@ usage: perf_loopback.py ROCEFW_PERF
 """
 import json
 import os
+import re
 import subprocess
 import time
 import sys
@@ -105,6 +106,14 @@ def main():
         bw_case(tmp, "write", 65536, 40, ["-q", "4", "--mtu", "2048"])
         bw_case(tmp, "send", 8192, 100, ["-q", "3", "--cc-profile", "none"])
         bw_case(tmp, "read", 100000, 20, ["-q", "2", "--cc-profile", "mlx5-cx5", "-t", "4"])
+        # Depth: without -t a QP keeps 2 MiB in flight (at least 2 messages, at most
+        # perftest's 128); -t is taken as given.
+        for size, extra, want in ((64, [], 128), (65536, [], 32), (8388608, [], 2),
+                                  (65536, ["-t", "100"], 100)):
+            _, p = run(["write", "bw", "-s", str(size), "-n", "4"] + extra, tmp)
+            m = re.search(r"TX depth\s*:\s*(\d+)", p.stdout)
+            check(m is not None and int(m.group(1)) == want,
+                  f"write bw -s {size} {' '.join(extra)}: TX depth {m and m.group(1)} == {want}")
         # many QPs (issue 20): set up while the ports answer each other's ARP, depth cut to
         # the CQ, every byte of every QP's messages verified
         bw_case(tmp, "write", 64, 8, ["-q", "4096"])

@@ -59,6 +59,7 @@ const char *const op_names[4] = {"write", "read", "send", "atomic"};
 #define TOTAL_BYTES_MAX (1u << 30)  /* slot bytes over all QPs, per parity: depth is cut */
 #define MAX_SIZE        (8u << 20)  /* largest message: 8 MiB */
 #define SLOT_BYTES_MAX  (16u << 20) /* per QP and parity: depth is cut to fit */
+#define INFLIGHT_BYTES  (2u << 20)  /* bw without -t: depth x size per QP, at least 2 messages */
 #define ALL_SIZE_MIN    2
 #define STALL_NS        (5ull * NS_PER_S) /* no completion for this long: fail */
 #define SERVER_CHECK_NS 1000000ull        /* the server looks for the client's result */
@@ -74,8 +75,9 @@ static void usage(FILE *f)
 	       "1000)\n"
 	       "  -D, --duration S      run each size for S seconds instead, 1..3600\n"
 	       "  -q, --qps N           queue pairs, 1..16384 (--perftest: 1..32; default 1)\n"
-	       "  -t, --tx-depth N      outstanding messages per QP, 1..1024 (default: bw 128, lat "
-	       "1)\n"
+	       "  -t, --tx-depth N      outstanding messages per QP, 1..1024 (default: bw 128, at most "
+	       "2 MiB\n"
+	       "                        a QP and at least 2; lat 1)\n"
 	       "      --mtu BYTES       path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
 	       "      --cc-profile P    DCQCN profile (unified, paper, mlx5-cx5, hpcc-ns3, "
 	       "shared-port), timely (TIMELY's rate machine, unified's notification point) or "
@@ -943,15 +945,20 @@ void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
 /*
  * Outstanding messages per QP for @size: asked_depth, cut so that one QP's slots
  * of one parity stay within SLOT_BYTES_MAX, all QPs' within TOTAL_BYTES_MAX, and all QPs'
- * outstanding messages within OUTSTANDING_MAX (at least one each).
+ * outstanding messages within OUTSTANDING_MAX (at least one each). Without -t, bw also keeps
+ * INFLIGHT_BYTES per QP (at least two messages): every message has its own slots, so 128 x
+ * 64 KiB would stream 16 MiB of slots a side through the cache for no more in flight than 2
+ * MiB gives (168 us at 100 Gb/s). Measured (docs/perf.md "2026-11-29 late morning"): loopback
+ * 64 KiB 48 -> 72 Gb/s, 1 MiB 47 -> 74 Gb/s, 16 KiB 71 -> 80 Gb/s.
  */
 static uint32_t eff_depth(const struct opts *o, uint32_t size)
 {
-	uint64_t depth = asked_depth(o);
-	uint64_t caps[3] = {SLOT_BYTES_MAX / size, TOTAL_BYTES_MAX / ((uint64_t)o->qps * size),
-	                    OUTSTANDING_MAX / o->qps};
+	uint64_t depth = asked_depth(o), budget = INFLIGHT_BYTES / size;
+	uint64_t caps[4] = {SLOT_BYTES_MAX / size, TOTAL_BYTES_MAX / ((uint64_t)o->qps * size),
+	                    OUTSTANDING_MAX / o->qps,
+	                    o->depth || o->lat ? UINT64_MAX : (budget > 2 ? budget : 2)};
 
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (depth > caps[i])
 			depth = caps[i] ? caps[i] : 1;
 	return (uint32_t)depth;
