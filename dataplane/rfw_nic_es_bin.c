@@ -53,13 +53,15 @@ void nic_es_bin_free(struct nic_es_binner *b)
 void nic_es_mark(struct rfw_nic *nic, enum nic_es_mark m, uint32_t slot, uint64_t now_ns)
 {
 	struct rfw_es_crec c = {.t1 = now_ns, .meta = RFW_ES_META(slot, 0, m, 0)};
-	uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 1000 * NIC_ES_MARK_WAIT_MS;
+	uint64_t end = 0; /* the wait's deadline, once the ring is full (a tick never waits) */
 	struct nic_es_binner *b;
 
 	if (nic->es_w == NULL)
 		return;
 	b = &nic->es_w->b;
 	while (!rfw_es_ring_room(&b->r, 1)) {
+		if (end == 0 && m != NIC_ES_MARK_TICK)
+			end = rte_rdtsc() + rte_get_tsc_hz() / 1000 * NIC_ES_MARK_WAIT_MS;
 		if (m == NIC_ES_MARK_TICK || rte_rdtsc() > end) {
 			rfw_es_ring_drop(&b->r);
 			return;
