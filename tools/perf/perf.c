@@ -948,7 +948,7 @@ void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
  * INFLIGHT_BYTES per QP (at least two messages): every message has its own slots, so 128 x
  * 64 KiB would stream 16 MiB of slots a side through the cache for no more in flight than 2
  * MiB gives (168 us at 100 Gb/s). Measured (docs/perf.md "2026-11-29 late morning"): loopback
- * 64 KiB 48 -> 72 Gb/s, 1 MiB 47 -> 74 Gb/s, 16 KiB 71 -> 80 Gb/s.
+ * NIC goodput 64 KiB 48 -> 72 Gb/s, 256 KiB 44 -> 75, 1 MiB 47 -> 74.
  */
 static uint32_t eff_depth(const struct opts *o, uint32_t size)
 {
