@@ -953,11 +953,12 @@ void lat_stats(uint64_t *lat, uint64_t done, struct result *r)
 static uint32_t eff_depth(const struct opts *o, uint32_t size)
 {
 	uint64_t depth = asked_depth(o), budget = INFLIGHT_BYTES / size;
-	uint64_t caps[4] = {SLOT_BYTES_MAX / size, TOTAL_BYTES_MAX / ((uint64_t)o->qps * size),
-	                    OUTSTANDING_MAX / o->qps,
-	                    o->depth || o->lat ? UINT64_MAX : (budget > 2 ? budget : 2)};
+	uint64_t caps[3] = {SLOT_BYTES_MAX / size, TOTAL_BYTES_MAX / ((uint64_t)o->qps * size),
+	                    OUTSTANDING_MAX / o->qps};
 
-	for (int i = 0; i < 4; i++)
+	if (!o->depth && !o->lat && depth > budget)
+		depth = budget > 2 ? budget : 2;
+	for (int i = 0; i < 3; i++)
 		if (depth > caps[i])
 			depth = caps[i] ? caps[i] : 1;
 	return (uint32_t)depth;
