@@ -31,6 +31,13 @@ loop() { # name, size, env...
 		{ echo "bench_fastpath: $name run $i failed" >&2; exit 1; }
 }
 
+# Until the memif server whose process is $2 listens on socket $1 (or has exited).
+wait_sock() {
+	while ! grep -q "$1" /proc/net/unix && kill -0 "$2" 2>/dev/null; do
+		sleep 0.05
+	done
+}
+
 memif() { # name, size
 	name=$1 size=$2
 	memif="socket=$dir/memif.sock,socket-abstract=no,bsize=8192"
@@ -38,9 +45,7 @@ memif() { # name, size
 	"$perf" $eal -l 0 --vdev=net_memif0,role=server,$memif -- write bw -s "$size" \
 		-D "$secs" --ip 10.88.0.2 -p $port >"$dir/server.out" 2>&1 &
 	spid=$!
-	while ! grep -q "$dir/memif.sock" /proc/net/unix && kill -0 $spid 2>/dev/null; do
-		sleep 0.05
-	done
+	wait_sock "$dir/memif.sock" $spid
 	"$perf" $eal -l 1 --vdev=net_memif0,role=client,$memif -- write bw -s "$size" \
 		-D "$secs" --ip 10.88.0.1 -p $port --out_json "$dir/$name.$i.json" 127.0.0.1 \
 		>/dev/null 2>&1 || { echo "bench_fastpath: $name run $i failed" >&2; exit 1; }
@@ -56,7 +61,7 @@ memif() { # name, size
 # median of the receiver's per-second packet rates (packets/s) to $dir/NAME.$i (0: no figure).
 pmd() { # name, frame length
 	name=$1 len=$2
-	if ! command -v dpdk-testpmd >/dev/null; then
+	if [ -z "$testpmd" ]; then
 		echo 0 >"$dir/$name.$i"
 		return
 	fi
@@ -64,24 +69,23 @@ pmd() { # name, frame length
 	tpa="--stats-period 1 --total-num-mbufs=8192 --mbuf-size=8320"
 	tm="socket=$dir/tp.sock,socket-abstract=no,bsize=8192"
 	rm -f "$dir/tp.sock"
-	sleep $((secs + 7)) | timeout $((secs + 9)) dpdk-testpmd $tp --lcores 0@0,1@0 \
+	sleep $((secs + 7)) | timeout $((secs + 9)) "$testpmd" $tp --lcores 0@0,1@0 \
 		--vdev=net_memif0,role=server,$tm -- $tpa --forward-mode=rxonly >"$dir/tp.out" 2>&1 &
 	spid=$!
-	while ! grep -q "$dir/tp.sock" /proc/net/unix && kill -0 $spid 2>/dev/null; do
-		sleep 0.05
-	done
-	sleep $((secs + 4)) | timeout $((secs + 4)) dpdk-testpmd $tp --lcores 0@1,1@1 \
+	wait_sock "$dir/tp.sock" $spid
+	sleep $((secs + 4)) | timeout $((secs + 4)) "$testpmd" $tp --lcores 0@1,1@1 \
 		--vdev=net_memif0,role=client,$tm -- $tpa --forward-mode=txonly --txpkts="$len" \
 		>/dev/null 2>&1 || true
 	wait $spid || true
 	# Samples while frames flowed, less the first and last (partial) when there are three.
-	awk '/Rx-pps/ && $2 > 0 { print $2 }' "$dir/tp.out" |
-		awk '{ a[NR] = $0 } END { for (k = 1; k <= NR; k++) if (NR < 3 || (k > 1 && k < NR)) print a[k] }' |
+	awk '/Rx-pps/ && $2 > 0 { a[++n] = $2 }
+	     END { e = n >= 3; for (k = 1 + e; k <= n - e; k++) print a[k] }' "$dir/tp.out" |
 		sort -n |
 		awk '{ a[NR] = $1 } END { print NR ? a[int((NR + 1) / 2)] : 0 }' >"$dir/$name.$i"
 }
 
-command -v dpdk-testpmd >/dev/null ||
+testpmd=$(command -v dpdk-testpmd || true)
+[ -n "$testpmd" ] ||
 	echo "bench_fastpath: dpdk-testpmd missing (Debian package dpdk): no memif PMD bound" >&2
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 i=1
