@@ -60,12 +60,12 @@ void nic_es_mark(struct rfw_nic *nic, enum nic_es_mark m, uint32_t slot, uint64_
 		return;
 	b = &nic->es_w->b;
 	while (!rfw_es_ring_room(&b->r, 1)) {
-		if (end == 0 && m != NIC_ES_MARK_TICK)
-			end = rte_rdtsc() + rte_get_tsc_hz() / 1000 * NIC_ES_MARK_WAIT_MS;
-		if (m == NIC_ES_MARK_TICK || rte_rdtsc() > end) {
+		if (m == NIC_ES_MARK_TICK || (end != 0 && rte_rdtsc() > end)) {
 			rfw_es_ring_drop(&b->r);
 			return;
 		}
+		if (end == 0)
+			end = rte_rdtsc() + rte_get_tsc_hz() / 1000 * NIC_ES_MARK_WAIT_MS;
 		rte_pause();
 	}
 	b->r.q[b->r.prod & b->r.mask] = c;
