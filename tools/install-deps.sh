@@ -13,6 +13,7 @@ pkgs=(
   tshark                                # the independent decoder the tests compare against
   gnuplot-nox                           # rocefw-replay cc --plot (PNG)
   clang-format
+  valgrind                              # tools/perf/budget.py: instructions per message
   # rocefw-ns3 (docs/ns3.md): ns-3 3.37's headers, libraries and CMake package config; the
   # config also checks for the helper binaries of the ns3 package, so both are needed
   libns3-dev ns3

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The fast path's instruction budget (tools/perf/budget.py, docs/perf.md "Instruction budget"):
+64 B WRITEs over --loopback counted by valgrind's callgrind, Estats off and on.
+
+- The stages sum to what valgrind itself counted (the callgrind file's own total), so the parse
+  drops or double-counts nothing; "other" (functions no stage claims) stays under 2 %, so a
+  renamed function does not fall out of its stage unnoticed.
+- Ceilings, about 13 % above 2026-11-29's counts (2,730 per message off, +196 for Estats): a
+  change that adds that much to the path fails here, on a machine whose timings swing by more.
+- --max is honoured: Estats on against a ceiling of 1 exits 1, its table still written.
+Needs valgrind (Debian package valgrind); fails saying so otherwise.
+usage: perf_budget.py BUDGET_PY ROCEFW_PERF"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BUDGET, PERF = sys.argv[1], sys.argv[2]
+MSGS = 50000
+MAX_OFF = 3100  # instructions per message, Estats off
+MAX_ESTATS = 260  # Estats on minus off
+failed = 0
+
+
+def check(cond, what):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failed += 1
+
+
+def budget(d, name, *extra):
+    out = os.path.join(d, name + ".json")
+    p = subprocess.run([sys.executable, BUDGET, PERF, "--msgs", str(MSGS), "--json", out] +
+                       list(extra), capture_output=True, text=True, timeout=600)
+    print(p.stdout, end="")
+    if p.returncode == 2 or not os.path.exists(out):
+        print(p.stderr[-2000:])
+        return p.returncode, None
+    return p.returncode, json.load(open(out))
+
+
+def consistent(tag, b):
+    stages = b["stages"]
+    counted = sum(stages.values()) * b["msgs"]
+    check(abs(counted - b["valgrind_total"]) <= 1,
+          f"{tag}: stages sum to valgrind's own total ({counted:.0f} vs {b['valgrind_total']})")
+    check(stages["other"] < 0.02 * b["total"],
+          f"{tag}: unclaimed functions {stages['other']:.1f} < 2 % of {b['total']:.1f}")
+
+
+def main():
+    if shutil.which("valgrind") is None:
+        print("FAIL valgrind missing (Debian package valgrind): the budget cannot be counted")
+        return 1
+    with tempfile.TemporaryDirectory() as d:
+        rc, off = budget(d, "off", "--max", str(MAX_OFF))
+        check(off is not None, "budget ran with Estats off")
+        if off is None:
+            return 1
+        consistent("off", off)
+        check(rc == 0 and off["total"] <= MAX_OFF,
+              f"off: {off['total']:.1f} instructions per message <= {MAX_OFF}")
+        check(off["stages"]["estats"] == 0, "off: no Estats instructions")
+        rc, on = budget(d, "on", "--estats", "--max", "1")
+        check(on is not None and rc == 1, f"on: --max 1 exceeded, exit 1 (exit {rc})")
+        if on is None:
+            return 1
+        consistent("on", on)
+        cost = on["total"] - off["total"]
+        check(on["stages"]["estats"] > 0 and 0 < cost <= MAX_ESTATS,
+              f"on: Estats adds {cost:.1f} instructions per message, 0 < cost <= {MAX_ESTATS}")
+    print(f"{failed} check(s) failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

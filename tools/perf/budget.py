@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The fast path's instruction budget per message, by stage (docs/perf.md "Instruction budget").
+
+Runs `rocefw-perf write bw --loopback` (both NICs on one core) under valgrind's callgrind,
+counting only inside the timed loop (bw_loop), and splits the instructions per message by stage:
+each function's own (self) instructions go to exactly one stage, so the stages sum to the total.
+Instruction counts repeat within about 1 % from run to run on a shared machine whose timings
+swing by tens of percent, so this is the figure to compare two builds by.
+
+usage: budget.py ROCEFW_PERF [--size B] [--msgs N] [--estats] [--top N] [--json FILE] [--max N]
+  --size   message size in bytes (default 64)
+  --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
+  --estats count with Estats on (ROCEFW_ESTATS=1)
+  --top    also list each stage's N costliest functions
+  --json   write the table as JSON (schema 1)
+  --max    fail (exit 1) when the total exceeds N instructions per message
+Exit 2: valgrind missing or the run failed.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SCHEMA = 1
+
+# (stage, what it holds, test on (object, source file, function)); the first match takes a
+# function. Functions inlined into another count in the one they were inlined into.
+STAGES = [
+    ("estats", "Estats stamps, records and their hand-over",
+     lambda o, f, n: re.search(r"estats|es_crec|(^|_)es_", f + " " + n) is not None),
+    ("icrc", "ICRC of every frame, sent and received (wire/icrc.c)",
+     lambda o, f, n: f.endswith("wire/icrc.c") or n.startswith(("icrc_", "rfw_icrc_"))),
+    ("tool", "rocefw-perf's own loop: posting, reaping, checking every byte",
+     lambda o, f, n: "/tools/" in f or n.startswith(("bw_loop", "post_one", "reap", "poll_both",
+                                                        "loop_post", "check_send_wc"))),
+    ("verbs", "the verbs the tool calls: post_send (and its doorbell), poll_cq",
+     lambda o, f, n: n.startswith(("rfw_post_send", "rfw_qp_doorbell", "io_doorbell",
+                                   "rfw_poll_cq", "post_check"))),
+    ("requester", "choosing, building and scheduling each request and response frame",
+     lambda o, f, n: f.endswith(("transport/req.c", "nic/frame_tx.c", "nic/rate.c"))
+     or n.startswith(("rfw_req_", "next_wqe", "emit", "rfw_tx_begin", "rfw_tx_end", "rfw_ib_build",
+                      "rfw_qp_tx_", "fw_io_tx", "fw_rate_on_tx"))),
+    ("rx_parse", "frame and IB header parsing, address filters (wire/, dataplane/rfw_port.c RX)",
+     lambda o, f, n: f.endswith(("wire/frame.c", "wire/frame.h")) or
+     n.startswith(("rfw_ib_parse", "rfw_rx_burst", "classify", "is_our_ip", "mac_for_us",
+                   "rfw_frame_parse"))),
+    ("rx_transport", "dispatching a received frame to its QP (nic/sched.c, transport/recv.c)",
+     lambda o, f, n: n.startswith(("rfw_fw_rx", "rfw_dev_rx", "addr_mismatch", "fw_rate_on_rx"))),
+    ("responder", "the responder: checks, placement into the MR, ACKs (transport/resp.c)",
+     lambda o, f, n: f.endswith("transport/resp.c") or n.startswith("rfw_resp_")),
+    ("completer", "the completer: ACKs retire WQEs into CQEs (transport/comp.c)",
+     lambda o, f, n: f.endswith("transport/comp.c") or
+     n.startswith(("rfw_comp_", "rfw_qp_complete", "progress"))),
+    ("scheduler", "the firmware's poll: ready list, timers, snapshots (nic/)",
+     lambda o, f, n: "/nic/" in f or n.startswith(("rfw_fw_", "fw_", "rfw_nic_poll"))),
+    ("dpdk", "the DPDK host: mbufs, the ring PMD, TX flush (dataplane/, librte_*)",
+     lambda o, f, n: "librte_" in o or "/dataplane/" in f or n.startswith(("mb_", "rte_"))),
+    ("libc", "libc's memcpy / memcmp / memset called out of line",
+     lambda o, f, n: "libc.so" in o or "ld-linux" in o),
+]
+
+
+def parse_self(path):
+    """{(object, file, function): self instructions} of a callgrind output file, and the file's
+    own total (its summary line: what valgrind counted, to check this parse against)."""
+    names = {"ob": {}, "fl": {}, "fn": {}}
+    cur = {"ob": "", "fl": "", "fn": ""}
+    out, skip, summary = {}, False, None
+    with open(path) as f:
+        for line in f:
+            if line.startswith(("summary:", "totals:")):
+                summary = int(line.split()[1])
+                continue
+            m = re.match(r"^(c?)(ob|fl|fn|fi|fe)=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+            if m:
+                kind = "fl" if m.group(2) in ("fi", "fe") else m.group(2)
+                if m.group(4) is not None:
+                    names[kind][m.group(3)] = m.group(4)
+                if not m.group(1) and m.group(2) in ("ob", "fl", "fn"):
+                    cur[kind] = names[kind].get(m.group(3), "?")
+                continue
+            if line.startswith("calls="):
+                skip = True  # the next cost line is the callee's inclusive cost
+                continue
+            m = re.match(r"^[+\-*]?\d*\s+(\d+)$", line.strip()) if line[:1] in "+-*0123456789" \
+                else None
+            if m:
+                if not skip:
+                    key = (cur["ob"], cur["fl"], cur["fn"])
+                    out[key] = out.get(key, 0) + int(m.group(1))
+                skip = False
+    return out, summary
+
+
+def stage_of(ob, fl, fn):
+    for name, _, test in STAGES:
+        if test(ob, fl, fn):
+            return name
+    return "other"
+
+
+def run(perf, size, msgs, estats, out):
+    env = dict(os.environ, ROCEFW_ESTATS="1" if estats else "0")
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+           "--toggle-collect=bw_loop*", perf, "--no-huge", "-m", "512", "--no-pci",
+           "--no-shconf", "-l", "0", "--log-level=lib.eal:warning", "--", "write", "bw", "-s",
+           str(size), "-n", str(msgs), "--loopback"]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0 or not os.path.exists(out):
+        sys.stderr.write(p.stderr[-3000:])
+        print(f"budget: {' '.join(cmd)} failed (exit {p.returncode})", file=sys.stderr)
+        sys.exit(2)
+
+
+def table(costs, msgs):
+    """Instructions per message by stage, and by function within each stage."""
+    per = {name: 0.0 for name, _, _ in STAGES}
+    per["other"] = 0.0
+    fns = {name: {} for name in per}
+    for (ob, fl, fn), n in costs.items():
+        s = stage_of(ob, fl, fn)
+        per[s] += n / msgs
+        key = f"{fn} ({os.path.basename(fl) or os.path.basename(ob)})"
+        fns[s][key] = fns[s].get(key, 0) + n / msgs
+    return per, fns
+
+
+def report(a, per, fns, total):
+    what = dict((n, w) for n, w, _ in STAGES)
+    what["other"] = "functions no stage claims (listed below)"
+    print(f"instructions per message: write bw -s {a.size} --loopback, {a.msgs} messages, "
+          f"Estats {'on' if a.estats else 'off'} (callgrind, inside bw_loop, both ends)")
+    for name, v in per.items():
+        print(f"  {name:<13} {v:8.1f}  {100 * v / total:5.1f} %  {what[name]}")
+        top = a.top if name != "other" else max(a.top, 8)
+        for fn, c in sorted(fns[name].items(), key=lambda x: -x[1])[:top]:
+            if c >= 0.5:
+                print(f"      {c:8.1f}  {fn}")
+    print(f"  {'total':<13} {total:8.1f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("perf")
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--msgs", type=int, default=200000)
+    ap.add_argument("--estats", action="store_true")
+    ap.add_argument("--top", type=int, default=0)
+    ap.add_argument("--json")
+    ap.add_argument("--max", type=float)
+    a = ap.parse_args()
+    if shutil.which("valgrind") is None:
+        print("budget: valgrind is missing (Debian package valgrind): no budget", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "callgrind.out")
+        run(a.perf, a.size, a.msgs, a.estats, out)
+        costs, summary = parse_self(out)
+    per, fns = table(costs, a.msgs)
+    total = sum(per.values())
+    report(a, per, fns, total)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"schema": SCHEMA, "size": a.size, "msgs": a.msgs, "estats": a.estats,
+                       "total": total, "valgrind_total": summary, "stages": per}, f, indent=1)
+    if a.max is not None and total > a.max:
+        print(f"budget: {total:.1f} instructions per message exceed --max {a.max:g}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
