@@ -9,8 +9,10 @@
 #   memif 64 B WRITE message rate and 64 KiB WRITE goodput, server on core 0, client on core 1,
 #   each beside the memif PMD's own rate in the same run (Debian's dpdk-testpmd, txonly into
 #   rxonly, frames of the run's length): what memif carries with nothing of ours in the path.
-# Every byte of every message is verified in every run; a run that is not verified fails the
-# script. usage: tools/perf/bench_fastpath.sh [BUILD_DIR] [SECONDS] [RUNS]  (build 3 3);
+# Beside them, the 64 B loopback run's instructions per message, Estats off and on (budget.py:
+# callgrind counts, which repeat where the rates swing). Every byte of every message is
+# verified in every run; a run that is not verified fails the script.
+# usage: tools/perf/bench_fastpath.sh [BUILD_DIR] [SECONDS] [RUNS]  (build 3 3);
 # BENCH_DIR=DIR keeps the runs' JSON and testpmd's output there.
 set -eu
 build=${1:-build}
@@ -100,6 +102,17 @@ while [ $i -le "$runs" ]; do
 	i=$((i + 1))
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Instructions per message, which repeat where the rates swing (tools/perf/budget.py, callgrind):
+# the 64 B loopback run, Estats off and on.
+if command -v valgrind >/dev/null; then
+	for es in off on; do
+		/usr/bin/python3 "$(dirname "$0")/budget.py" "$perf" --msgs 50000 \
+			$([ $es = on ] && echo --estats) --json "$dir/budget_$es.json" >/dev/null ||
+			{ echo "bench_fastpath: budget.py ($es) failed" >&2; exit 1; }
+	done
+else
+	echo "bench_fastpath: valgrind missing (Debian package valgrind): no instruction counts" >&2
+fi
 /usr/bin/python3 - "$dir" "$runs" <<'PY'
 import json, os, statistics, sys
 d, runs = sys.argv[1], int(sys.argv[2])
@@ -148,4 +161,11 @@ print(f"| memif 64 KiB WRITE goodput [Gb/s] | {runs_s(col(mf64k, 'bw_average_gbp
       f"byte-work {med(col(mf64k, 'byte_work_bound_gbps')):.1f} Gb/s | >= 60 |")
 print(f"| Estats on, 64 B message rate cost [%] | {runs_s(cost, '{:.1f}')} | {med(cost):.1f} | "
       f"off {med(col(lb64, 'msg_rate_mpps')):.2f}, on {med(col(lb64e, 'msg_rate_mpps')):.2f} M/s | <= 5 |")
+bp = [os.path.join(d, f"budget_{e}.json") for e in ("off", "on")]
+if all(os.path.exists(p) for p in bp):
+    off, on = (json.load(open(p))["total"] for p in bp)
+    print(f"| loopback 64 B WRITE, instructions per message (callgrind, both ends) | {off:.0f} | "
+          f"{off:.0f} | Estats on {on:.0f}: {100 * (on - off) / off:.1f} % more | (none) |")
+else:
+    print("| loopback 64 B WRITE, instructions per message | no figure (valgrind missing) | | | |")
 PY

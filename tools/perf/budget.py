@@ -9,12 +9,15 @@ Instruction counts repeat within about 1 % from run to run on a shared machine w
 swing by tens of percent, so this is the figure to compare two builds by.
 
 usage: budget.py ROCEFW_PERF [--size B] [--msgs N] [--estats] [--top N] [--json FILE] [--max N]
+                 [--against ROCEFW_PERF2]
   --size   message size in bytes (default 64)
   --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
   --estats count with Estats on (ROCEFW_ESTATS=1)
   --top    also list each stage's N costliest functions
   --json   write the table as JSON (schema 1)
   --max    fail (exit 1) when the total exceeds N instructions per message
+  --against  also count a second build, and print each stage's and function's change from the
+           first to it (the way to compare two builds on a machine whose timings swing)
 Exit 2: valgrind missing or the run failed.
 """
 import argparse
@@ -123,9 +126,10 @@ def table(costs, msgs):
     per["other"] = 0.0
     fns = {name: {} for name in per}
     for (ob, fl, fn), n in costs.items():
+        fn = fn.split(".")[0]  # a compiler's clone (.isra.0, .constprop.0, .lto_priv.0)
         s = stage_of(ob, fl, fn)
         per[s] += n / msgs
-        key = f"{fn} ({os.path.basename(fl) or os.path.basename(ob)})"
+        key = fn if not fn.startswith("0x") else f"{fn} [{os.path.basename(ob)}]"
         fns[s][key] = fns[s].get(key, 0) + n / msgs
     return per, fns
 
@@ -144,6 +148,30 @@ def report(a, per, fns, total):
     print(f"  {'total':<13} {total:8.1f}")
 
 
+def count(perf, a):
+    """(stages, functions, total, valgrind's total) of @perf under @a's options."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "callgrind.out")
+        run(perf, a.size, a.msgs, a.estats, out)
+        costs, summary = parse_self(out)
+    per, fns = table(costs, a.msgs)
+    return per, fns, sum(per.values()), summary
+
+
+def compare(per, fns, total, per2, fns2, total2):
+    print("change from the first build to the second (--against), per message; a function"
+          " inlined in one build and not the other moves its instructions between stages:")
+    for name in per:
+        print(f"  {name:<13} {per[name]:8.1f} -> {per2[name]:8.1f}  {per2[name] - per[name]:+8.1f}")
+    print(f"  {'total':<13} {total:8.1f} -> {total2:8.1f}  {total2 - total:+8.1f} "
+          f"({100 * (total2 - total) / total:+.1f} %)")
+    flat, flat2 = ({f: c for s in x.values() for f, c in s.items()} for x in (fns, fns2))
+    delta = {f: flat2.get(f, 0) - flat.get(f, 0) for f in set(flat) | set(flat2)}
+    for f, v in sorted(delta.items(), key=lambda x: -abs(x[1]))[:10]:
+        if abs(v) >= 0.5:
+            print(f"      {v:+8.1f}  {f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("perf")
@@ -153,17 +181,15 @@ def main():
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--json")
     ap.add_argument("--max", type=float)
+    ap.add_argument("--against")
     a = ap.parse_args()
     if shutil.which("valgrind") is None:
         print("budget: valgrind is missing (Debian package valgrind): no budget", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "callgrind.out")
-        run(a.perf, a.size, a.msgs, a.estats, out)
-        costs, summary = parse_self(out)
-    per, fns = table(costs, a.msgs)
-    total = sum(per.values())
+    per, fns, total, summary = count(a.perf, a)
     report(a, per, fns, total)
+    if a.against:
+        compare(per, fns, total, *count(a.against, a)[:3])
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"schema": SCHEMA, "size": a.size, "msgs": a.msgs, "estats": a.estats,
