@@ -9,6 +9,9 @@
 - Ceilings, about 13 % above 2026-11-29's counts (2,730 per message off, +196 for Estats): a
   change that adds that much to the path fails here, on a machine whose timings swing by more.
 - --max is honoured: Estats on against a ceiling of 1 exits 1, its table still written.
+- --memif: the client of two processes over memif counted alone (1,909 a message on
+  2026-11-29, the memif PMD's 211 included), the same sum, at most 2,200, and no responder or
+  receive parsing beyond the ACKs (under 60 a message in those stages together).
 Needs valgrind (Debian package valgrind); fails saying so otherwise.
 usage: perf_budget.py BUDGET_PY ROCEFW_PERF"""
 import json
@@ -22,6 +25,7 @@ BUDGET, PERF = sys.argv[1], sys.argv[2]
 MSGS = 50000
 MAX_OFF = 3100  # instructions per message, Estats off
 MAX_ESTATS = 260  # Estats on minus off
+MAX_MEMIF = 2200  # the memif client alone
 failed = 0
 
 
@@ -73,6 +77,15 @@ def main():
         cost = on["total"] - off["total"]
         check(on["stages"]["estats"] > 0 and 0 < cost <= MAX_ESTATS,
               f"on: Estats adds {cost:.1f} instructions per message, 0 < cost <= {MAX_ESTATS}")
+        rc, mf = budget(d, "memif", "--memif")
+        check(mf is not None and rc == 0 and mf["mode"] == "memif-client", "memif client counted")
+        if mf is not None:
+            consistent("memif", mf)
+            st = mf["stages"]
+            check(mf["total"] <= MAX_MEMIF,
+                  f"memif: the client's {mf['total']:.1f} per message <= {MAX_MEMIF}")
+            rx = st["rx_parse"] + st["rx_transport"] + st["responder"]
+            check(rx < 60, f"memif: the client receives only ACKs ({rx:.1f} per message)")
     print(f"{failed} check(s) failed")
     return 1 if failed else 0
 

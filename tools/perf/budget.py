@@ -8,11 +8,13 @@ each function's own (self) instructions go to exactly one stage, so the stages s
 Instruction counts repeat within about 1 % from run to run on a shared machine whose timings
 swing by tens of percent, so this is the figure to compare two builds by.
 
-usage: budget.py ROCEFW_PERF [--size B] [--msgs N] [--estats] [--top N] [--json FILE] [--max N]
-                 [--against ROCEFW_PERF2]
+usage: budget.py ROCEFW_PERF [--size B] [--msgs N] [--estats] [--memif] [--top N] [--json FILE]
+                 [--max N] [--against ROCEFW_PERF2]
   --size   message size in bytes (default 64)
   --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
   --estats count with Estats on (ROCEFW_ESTATS=1)
+  --memif  two processes over memif instead: the server runs on core 0 uncounted, and only the
+           client (the requester, whose core bounds the 64 B rate) is counted
   --top    also list each stage's N costliest functions
   --json   write the table as JSON (schema 1)
   --max    fail (exit 1) when the total exceeds N instructions per message
@@ -28,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 SCHEMA = 1
 
@@ -61,7 +64,7 @@ STAGES = [
      n.startswith(("rfw_comp_", "rfw_qp_complete", "progress"))),
     ("scheduler", "the firmware's poll: ready list, timers, snapshots (nic/)",
      lambda o, f, n: "/nic/" in f or n.startswith(("rfw_fw_", "fw_", "rfw_nic_poll"))),
-    ("dpdk", "the DPDK host: mbufs, the ring PMD, TX flush (dataplane/, librte_*)",
+    ("dpdk", "the DPDK host: mbufs, the PMD (ring or memif), TX flush (dataplane/, librte_*)",
      lambda o, f, n: "librte_" in o or "/dataplane/" in f or n.startswith(("mb_", "rte_"))),
     ("libc", "libc's memcpy / memcmp / memset called out of line",
      lambda o, f, n: "libc.so" in o or "ld-linux" in o),
@@ -107,17 +110,58 @@ def stage_of(ob, fl, fn):
     return "other"
 
 
-def run(perf, size, msgs, estats, out):
-    env = dict(os.environ, ROCEFW_ESTATS="1" if estats else "0")
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-           "--toggle-collect=bw_loop*", perf, "--no-huge", "-m", "512", "--no-pci",
-           "--no-shconf", "-l", "0", "--log-level=lib.eal:warning", "--", "write", "bw", "-s",
-           str(size), "-n", str(msgs), "--loopback"]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+EAL = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--log-level=lib.eal:warning"]
+
+
+def fail(cmd, p):
+    sys.stderr.write(p.stderr[-3000:] if p.stderr else "")
+    print(f"budget: {' '.join(cmd)} failed (exit {p.returncode})", file=sys.stderr)
+    sys.exit(2)
+
+
+def memif_server(perf, size, msgs, d):
+    """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening."""
+    sock = os.path.join(d, "memif.sock")
+    port = str(20000 + os.getpid() % 20000)
+    cmd = [perf] + EAL + ["-l", "0", "--vdev=net_memif0,role=server,socket=" + sock +
+                          ",socket-abstract=no,bsize=8192", "--", "write", "bw", "-s",
+                          str(size), "-n", str(msgs), "--ip", "10.88.0.2", "-p", port]
+    srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while srv.poll() is None and time.monotonic() < deadline:
+        if sock in open("/proc/net/unix").read():
+            break
+        time.sleep(0.05)
+    client = ["-l", "1", "--vdev=net_memif0,role=client,socket=" + sock +
+              ",socket-abstract=no,bsize=8192", "--", "write", "bw", "-s", str(size), "-n",
+              str(msgs), "--ip", "10.88.0.1", "-p", port, "127.0.0.1"]
+    return srv, cmd, client
+
+
+def run(perf, a, out):
+    """Count @perf's timed loop into @out: the loopback pair, or (--memif) the client only."""
+    env = dict(os.environ, ROCEFW_ESTATS="1" if a.estats else "0")
+    vg = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+          "--toggle-collect=bw_loop*", perf]
+    with tempfile.TemporaryDirectory() as d:
+        srv = None
+        if a.memif:
+            srv, scmd, args = memif_server(perf, a.size, a.msgs, d)
+        else:
+            args = ["-l", "0", "--", "write", "bw", "-s", str(a.size), "-n", str(a.msgs),
+                    "--loopback"]
+        cmd = vg + EAL + args
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+        if srv is not None:
+            try:
+                srv.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                srv.kill()
+                srv.communicate()
+            if srv.returncode != 0:
+                fail(scmd, srv)
     if p.returncode != 0 or not os.path.exists(out):
-        sys.stderr.write(p.stderr[-3000:])
-        print(f"budget: {' '.join(cmd)} failed (exit {p.returncode})", file=sys.stderr)
-        sys.exit(2)
+        fail(cmd, p)
 
 
 def table(costs, msgs):
@@ -137,8 +181,10 @@ def table(costs, msgs):
 def report(a, per, fns, total):
     what = dict((n, w) for n, w, _ in STAGES)
     what["other"] = "functions no stage claims (listed below)"
-    print(f"instructions per message: write bw -s {a.size} --loopback, {a.msgs} messages, "
-          f"Estats {'on' if a.estats else 'off'} (callgrind, inside bw_loop, both ends)")
+    where = ("over memif, the client (requester) only, memif PMD included" if a.memif else
+             "--loopback, both ends")
+    print(f"instructions per message: write bw -s {a.size} {where}, {a.msgs} messages, "
+          f"Estats {'on' if a.estats else 'off'} (callgrind, inside bw_loop)")
     for name, v in per.items():
         print(f"  {name:<13} {v:8.1f}  {100 * v / total:5.1f} %  {what[name]}")
         top = a.top if name != "other" else max(a.top, 8)
@@ -152,7 +198,7 @@ def count(perf, a):
     """(stages, functions, total, valgrind's total) of @perf under @a's options."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "callgrind.out")
-        run(perf, a.size, a.msgs, a.estats, out)
+        run(perf, a, out)
         costs, summary = parse_self(out)
     per, fns = table(costs, a.msgs)
     return per, fns, sum(per.values()), summary
@@ -182,6 +228,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--max", type=float)
     ap.add_argument("--against")
+    ap.add_argument("--memif", action="store_true")
     a = ap.parse_args()
     if shutil.which("valgrind") is None:
         print("budget: valgrind is missing (Debian package valgrind): no budget", file=sys.stderr)
@@ -193,6 +240,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"schema": SCHEMA, "size": a.size, "msgs": a.msgs, "estats": a.estats,
+                       "mode": "memif-client" if a.memif else "loopback",
                        "total": total, "valgrind_total": summary, "stages": per}, f, indent=1)
     if a.max is not None and total > a.max:
         print(f"budget: {total:.1f} instructions per message exceed --max {a.max:g}")
