@@ -210,6 +210,9 @@ static struct rfw_res *new_res(struct rfw_qp *qp)
  * READ/atomics outstanding than we granted (it completes one only on its answer, and replays
  * queue behind the first). A queued replay does not count: it carries its own copy of what it
  * needs, and the requester may have completed the request from the first answer meanwhile.
+ * First answers are queued in PSN order (READ and atomic requests execute in PSN order, in
+ * both transport modes), so the first one past @res ends the search: @res, the oldest
+ * resource, is decided by the first first answer queued, not by a walk of the whole queue.
  */
 static bool res_busy(const struct rfw_qp *qp, const struct rfw_res *res)
 {
@@ -220,9 +223,11 @@ static bool res_busy(const struct rfw_qp *qp, const struct rfw_res *res)
 	for (uint32_t i = r->rsp_cons; i != r->rsp_prod; i++) {
 		const struct rfw_rsp *t = &r->rsp[i & (RFW_RSP_RING - 1)];
 
-		if ((t->kind == RSP_READ || t->kind == RSP_ATOMIC) && !t->replay &&
-		    rfw_psn_cmp(t->psn, res->first_psn) >= 0 &&
-		    rfw_psn_cmp(t->psn, res->last_psn) <= 0)
+		if ((t->kind != RSP_READ && t->kind != RSP_ATOMIC) || t->replay)
+			continue;
+		if (rfw_psn_cmp(t->psn, res->last_psn) > 0)
+			return false;
+		if (rfw_psn_cmp(t->psn, res->first_psn) >= 0)
 			return true;
 	}
 	return false;

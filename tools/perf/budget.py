@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The fast path's instruction budget per message, by stage (docs/perf.md "Instruction budget").
 
-Runs `rocefw-perf write bw --loopback` (both NICs on one core) under valgrind's callgrind,
+Runs `rocefw-perf OP bw --loopback` (both NICs on one core) under valgrind's callgrind,
 counting only inside the timed loop (bw_loop), and splits the instructions per message by stage:
 each function's own (self) instructions go to exactly one stage, so the stages sum to the total.
 Instruction counts repeat within about 1 % from run to run on a shared machine whose timings
 swing by tens of percent, so this is the figure to compare two builds by.
 
-usage: budget.py ROCEFW_PERF [--size B] [--msgs N] [--estats] [--memif] [--top N] [--json FILE]
-                 [--max N] [--against ROCEFW_PERF2]
+usage: budget.py ROCEFW_PERF [--op OP] [--size B] [--msgs N] [--estats] [--memif] [--top N]
+                 [--json FILE] [--max N] [--against ROCEFW_PERF2]
+  --op     write, read or send (default write)
   --size   message size in bytes (default 64)
   --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
   --estats count with Estats on (ROCEFW_ESTATS=1)
@@ -119,12 +120,12 @@ def fail(cmd, p):
     sys.exit(2)
 
 
-def memif_server(perf, size, msgs, d):
+def memif_server(perf, op, size, msgs, d):
     """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening."""
     sock = os.path.join(d, "memif.sock")
     port = str(20000 + os.getpid() % 20000)
     cmd = [perf] + EAL + ["-l", "0", "--vdev=net_memif0,role=server,socket=" + sock +
-                          ",socket-abstract=no,bsize=8192", "--", "write", "bw", "-s",
+                          ",socket-abstract=no,bsize=8192", "--", op, "bw", "-s",
                           str(size), "-n", str(msgs), "--ip", "10.88.0.2", "-p", port]
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
@@ -133,7 +134,7 @@ def memif_server(perf, size, msgs, d):
             break
         time.sleep(0.05)
     client = ["-l", "1", "--vdev=net_memif0,role=client,socket=" + sock +
-              ",socket-abstract=no,bsize=8192", "--", "write", "bw", "-s", str(size), "-n",
+              ",socket-abstract=no,bsize=8192", "--", op, "bw", "-s", str(size), "-n",
               str(msgs), "--ip", "10.88.0.1", "-p", port, "127.0.0.1"]
     return srv, cmd, client
 
@@ -146,9 +147,9 @@ def run(perf, a, out):
     with tempfile.TemporaryDirectory() as d:
         srv = None
         if a.memif:
-            srv, scmd, args = memif_server(perf, a.size, a.msgs, d)
+            srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, d)
         else:
-            args = ["-l", "0", "--", "write", "bw", "-s", str(a.size), "-n", str(a.msgs),
+            args = ["-l", "0", "--", a.op, "bw", "-s", str(a.size), "-n", str(a.msgs),
                     "--loopback"]
         cmd = vg + EAL + args
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
@@ -183,7 +184,7 @@ def report(a, per, fns, total):
     what["other"] = "functions no stage claims (listed below)"
     where = ("over memif, the client (requester) only, memif PMD included" if a.memif else
              "--loopback, both ends")
-    print(f"instructions per message: write bw -s {a.size} {where}, {a.msgs} messages, "
+    print(f"instructions per message: {a.op} bw -s {a.size} {where}, {a.msgs} messages, "
           f"Estats {'on' if a.estats else 'off'} (callgrind, inside bw_loop)")
     for name, v in per.items():
         print(f"  {name:<13} {v:8.1f}  {100 * v / total:5.1f} %  {what[name]}")
@@ -221,6 +222,7 @@ def compare(per, fns, total, per2, fns2, total2):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("perf")
+    ap.add_argument("--op", choices=("write", "read", "send"), default="write")
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--msgs", type=int, default=200000)
     ap.add_argument("--estats", action="store_true")
@@ -239,7 +241,8 @@ def main():
         compare(per, fns, total, *count(a.against, a)[:3])
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"schema": SCHEMA, "size": a.size, "msgs": a.msgs, "estats": a.estats,
+            json.dump({"schema": SCHEMA, "op": a.op, "size": a.size, "msgs": a.msgs,
+                       "estats": a.estats,
                        "mode": "memif-client" if a.memif else "loopback",
                        "total": total, "valgrind_total": summary, "stages": per}, f, indent=1)
     if a.max is not None and total > a.max:
