@@ -30,6 +30,20 @@ static uint32_t read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *
 }
 
 /*
+ * read_chunks_out of a READ @x sent whole, to its end: when no PSN of it is answered yet (the
+ * usual case for all but the oldest), all its chunks, without read_chunks_out's two divisions
+ * (a message's worth of cycles when each new READ counts the max_rd_atomic ones before it).
+ */
+static uint32_t read_chunks_sent(const struct rfw_qp *qp, const struct rfw_swqe *x)
+{
+	uint32_t span = rfw_read_span(qp);
+
+	if (x->psn_valid && rfw_psn_cmp(qp->comp.psn, x->first_psn) <= 0)
+		return x->npkts <= span ? 1 : (x->npkts + span - 1) / span;
+	return read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1));
+}
+
+/*
  * IBA 10.8.3.3 / 9.7.4.1.5: READ and atomic requests in flight, each holding one of the
  * responder's max_dest_rd_atomic resources: one per atomic, one per outstanding chunk of a
  * READ (a long READ goes as several requests). @w, the WQE at req.idx, counts its chunks sent.
@@ -43,9 +57,7 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_sw
 
 		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
 			continue;
-		n += x->wr.opcode == RFW_WR_RDMA_READ
-		         ? read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1))
-		         : 1;
+		n += x->wr.opcode == RFW_WR_RDMA_READ ? read_chunks_sent(qp, x) : 1;
 	}
 	if (w != NULL && w->wr.opcode == RFW_WR_RDMA_READ && qp->req.off != 0)
 		n += read_chunks_out(qp, w, qp->req.psn);
@@ -60,9 +72,11 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_sw
 static uint32_t read_chunk(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t off)
 {
 	uint64_t span = rfw_read_span(qp);
-	uint64_t end = (off / qp->mtu / span + 1) * span * qp->mtu;
-	uint64_t left = w->length - off;
+	uint64_t end, left = w->length - off;
 
+	if (off == 0 && left <= span * qp->mtu)
+		return (uint32_t)left; /* one request (no divisions: once per READ sent) */
+	end = (off / qp->mtu / span + 1) * span * qp->mtu;
 	return (uint32_t)(end - off < left ? end - off : left);
 }
 
