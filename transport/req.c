@@ -47,8 +47,11 @@ static uint32_t read_chunks_sent(const struct rfw_qp *qp, const struct rfw_swqe 
  * IBA 10.8.3.3 / 9.7.4.1.5: READ and atomic requests in flight, each holding one of the
  * responder's max_dest_rd_atomic resources: one per atomic, one per outstanding chunk of a
  * READ (a long READ goes as several requests). @w, the WQE at req.idx, counts its chunks sent.
+ * Not inline: only READ, atomic and fenced WQEs ask, and inlined it cost every SEND and WRITE
+ * a larger next_wqe.
  */
-static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_swqe *w)
+static __attribute__((noinline)) uint32_t rd_atomic_in_flight(const struct rfw_qp *qp,
+                                                               const struct rfw_swqe *w)
 {
 	uint32_t n = 0;
 
@@ -72,11 +75,9 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_sw
 static uint32_t read_chunk(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t off)
 {
 	uint64_t span = rfw_read_span(qp);
-	uint64_t end, left = w->length - off;
+	uint64_t end = (off / qp->mtu / span + 1) * span * qp->mtu;
+	uint64_t left = w->length - off;
 
-	if (off == 0 && left <= span * qp->mtu)
-		return (uint32_t)left; /* one request (no divisions: once per READ sent) */
-	end = (off / qp->mtu / span + 1) * span * qp->mtu;
 	return (uint32_t)(end - off < left ? end - off : left);
 }
 
