@@ -51,7 +51,7 @@ static uint32_t read_chunks_sent(const struct rfw_qp *qp, const struct rfw_swqe 
  * a larger next_wqe.
  */
 static __attribute__((noinline)) uint32_t rd_atomic_in_flight(const struct rfw_qp *qp,
-                                                               const struct rfw_swqe *w)
+                                                              const struct rfw_swqe *w)
 {
 	uint32_t n = 0;
 
