@@ -26,21 +26,12 @@ static uint32_t read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *
 		done = 0;
 	if (done >= sent)
 		return 0;
+	/* Within one span (every READ but one longer than a span) both divisions give what is
+	   known without them: a message's worth of cycles when each new READ counts the
+	   max_rd_atomic ones before it. */
+	if ((uint32_t)sent <= span)
+		return 1;
 	return ((uint32_t)sent + span - 1) / span - (uint32_t)done / span;
-}
-
-/*
- * read_chunks_out of a READ @x sent whole, to its end: when no PSN of it is answered yet (the
- * usual case for all but the oldest), all its chunks, without read_chunks_out's two divisions
- * (a message's worth of cycles when each new READ counts the max_rd_atomic ones before it).
- */
-static uint32_t read_chunks_sent(const struct rfw_qp *qp, const struct rfw_swqe *x)
-{
-	uint32_t span = rfw_read_span(qp);
-
-	if (x->psn_valid && rfw_psn_cmp(qp->comp.psn, x->first_psn) <= 0)
-		return x->npkts <= span ? 1 : (x->npkts + span - 1) / span;
-	return read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1));
 }
 
 /*
@@ -60,7 +51,9 @@ static __attribute__((noinline)) uint32_t rd_atomic_in_flight(const struct rfw_q
 
 		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
 			continue;
-		n += x->wr.opcode == RFW_WR_RDMA_READ ? read_chunks_sent(qp, x) : 1;
+		n += x->wr.opcode == RFW_WR_RDMA_READ
+		         ? read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1))
+		         : 1;
 	}
 	if (w != NULL && w->wr.opcode == RFW_WR_RDMA_READ && qp->req.off != 0)
 		n += read_chunks_out(qp, w, qp->req.psn);
