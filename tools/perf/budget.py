@@ -114,9 +114,9 @@ def stage_of(ob, fl, fn):
 EAL = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--log-level=lib.eal:warning"]
 
 
-def fail(cmd, p):
-    sys.stderr.write(p.stderr[-3000:] if p.stderr else "")
-    print(f"budget: {' '.join(cmd)} failed (exit {p.returncode})", file=sys.stderr)
+def fail(cmd, rc, err):
+    sys.stderr.write((err or "")[-3000:])
+    print(f"budget: {' '.join(cmd)} failed (exit {rc})", file=sys.stderr)
     sys.exit(2)
 
 
@@ -155,14 +155,15 @@ def run(perf, a, out):
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
         if srv is not None:
             try:
-                srv.communicate(timeout=60)
+                serr = srv.communicate(timeout=60)[1]
             except subprocess.TimeoutExpired:
                 srv.kill()
-                srv.communicate()
-            if srv.returncode != 0:
-                fail(scmd, srv)
-    if p.returncode != 0 or not os.path.exists(out):
-        fail(cmd, p)
+                serr = srv.communicate()[1]
+        # The counted process first: a server that fails after its client did is its echo.
+        if p.returncode != 0 or not os.path.exists(out):
+            fail(cmd, p.returncode, p.stderr)
+        if srv is not None and srv.returncode != 0:
+            fail(scmd, srv.returncode, serr)
 
 
 def table(costs, msgs):
