@@ -72,7 +72,7 @@ static int r_open(void *ctx, const struct ic_case *c, uint8_t **mem, struct rfw_
 	r->qp = rfw_ep_qp_create(r->pd, r->cq, IC_COUNT_MAX, IC_COUNT_MAX,
 	                         RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
 	                             RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC,
-	                         &stage);
+	                         true, &stage);
 	if (r->qp == NULL)
 		return errno ? -errno : -ENOMEM;
 	memcpy(mine->gid, rfw_nic_gid(r->nic), 16);

@@ -199,6 +199,37 @@ def main():
                 check("differs" in p.stderr or "wrong value" in p.stderr,
                       f"{op}: the failure is named")
 
+        # -Q (perftest's --cq-mod): a completion every Q messages and for the last one, yet
+        # every message checked (bw_case: checked_bytes); Q is cut to the TX depth.
+        for op, size, n, extra, q in (("write", 64, 1000, ["-Q", "32"], 32),
+                                      ("read", 4096, 301, ["-Q", "7", "-q", "2"], 7),
+                                      ("send", 2048, 300, ["-Q", "100"], 100),
+                                      ("atomic", 8, 95, ["-Q", "10"], 10),
+                                      ("write", 1024, 50, ["-Q", "9", "-t", "4"], 4)):
+            bw_case(tmp, op, size, n, extra)
+            j, _ = run([op, "bw", "-s", str(size), "-n", str(n)] + extra, tmp)
+            if j is not None:
+                r, want = j["results"][0], j["qps"] * -(-n // q)
+                check(r["cq_mod"] == q and r["completions"] == want and r["verified"],
+                      f"{op} bw {' '.join(extra)}: cq_mod {r['cq_mod']}, "
+                      f"{r['completions']} completions == {want}")
+        # a damaged message between two completions is still found (message 50 of 100 with
+        # -Q 32: no completion of its own)
+        for op in ("write", "read"):
+            j, p = run([op, "bw", "-s", "512", "-n", "100", "-Q", "32", "--check-corrupt-one"],
+                       tmp, expect_rc=1)
+            if j is not None:
+                check(j["results"][0]["verified"] is False and "differs" in p.stderr,
+                      f"{op} bw -Q 32: damaged unsignaled message detected")
+        # timed: past the deadline a QP posts to the end of its group, whose completion ends it
+        j, _ = run(["write", "bw", "-s", "64", "-D", "1", "-Q", "32"], tmp)
+        if j is not None:
+            r = j["results"][0]
+            check(r["verified"] and r["iterations"] > 0 and r["iterations"] % 32 == 0 and
+                  r["completions"] == r["iterations"] // 32,
+                  f"write bw -D 1 -Q 32: {r['iterations']} messages in "
+                  f"{r['completions']} completions, verified")
+
         # lat -D runs for its time (as perftest's), not until a sample buffer is full: 5 s of
         # 2-byte WRITE ping-pongs, every sample kept in a ring of the last 10^6.
         t0 = time.time()
@@ -225,6 +256,10 @@ def main():
             (["copy", "bw", "--loopback"], "copy"),
             (["atomic", "bw", "-s", "16", "--loopback"], "--size"),
             (["write", "bw", "-n", "5", "-D", "1", "--loopback"], "--iters"),
+            (["write", "bw", "-Q", "0", "--loopback"], "--cq-mod"),
+            (["write", "bw", "-Q", "1025", "--loopback"], "--cq-mod"),
+            (["write", "lat", "-Q", "2", "--loopback"], "--cq-mod"),
+            (["write", "bw", "-Q", "2", "--ip", "10.0.0.1", "--perftest"], "--cq-mod"),
             (["write", "bw"], "--loopback"),
             (["write", "bw", "-n", "5", "--cc-set", "bogus=1", "--loopback"], "--cc-set: bogus"),
             (["write", "bw", "-n", "5", "--cc-profile", "timely", "--cc-set", "timely_t_high=0",

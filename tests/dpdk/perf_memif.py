@@ -116,6 +116,13 @@ def verified_case(tmp, args, qps=1, zc=False):
     check(r["verified"] is True and r["checked_bytes"] == n * qps * msg_bytes,
           f"{name}: client verified, {r['checked_bytes']} bytes checked")
     check(js["results"][0]["verified"] is True, f"{name}: server verified")
+    if "-Q" in args:
+        # perftest's --cq-mod: a completion for every Q-th message and the last, the messages
+        # between them checked all the same (checked_bytes above)
+        q = int(args[args.index("-Q") + 1])
+        want = qps * -(-n // q)
+        check(r["cq_mod"] == q and r["completions"] == want,
+              f"{name}: {r['completions']} completions == {want}")
     if args[0] in ("write", "send"):
         # The data landed at the server: it compared every byte and said so.
         check(js["results"][0]["checked_bytes"] == n * qps * size and
@@ -160,6 +167,9 @@ def sr_available():
 def misc_group(tmp):
     verified_case(tmp, ["atomic", "bw", "-n", "500", "-q", "3"], qps=3)
     verified_case(tmp, ["write", "bw", "-s", "4096", "-n", "300", "-q", "4", "-t", "16"], qps=4)
+    # -Q: the client checks READ data and atomic results of unsignaled messages too
+    verified_case(tmp, ["read", "bw", "-s", "64", "-n", "1000", "-Q", "32"])
+    verified_case(tmp, ["atomic", "bw", "-n", "500", "-q", "2", "-Q", "10"], qps=2)
     for op, size in (("write", 64), ("send", 4097), ("read", 64), ("atomic", 8)):
         verified_case(tmp, [op, "lat", "-s", str(size), "-n", "200"] if op != "atomic"
                       else [op, "lat", "-n", "200"])

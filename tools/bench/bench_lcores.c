@@ -371,8 +371,8 @@ static void pair_make(struct run *R, uint32_t gi, struct lane *la, struct lane *
 	p->gi = gi;
 	p->a_nic = la->a.nic;
 	p->b_nic = lb->b.nic;
-	p->a = rfw_ep_qp_create(la->a.pd, la->a.cq, o->depth, 1, acc, &stage);
-	p->b = rfw_ep_qp_create(lb->b.pd, lb->b.cq, 1, o->depth, acc, &stage);
+	p->a = rfw_ep_qp_create(la->a.pd, la->a.cq, o->depth, 1, acc, true, &stage);
+	p->b = rfw_ep_qp_create(lb->b.pd, lb->b.cq, 1, o->depth, acc, true, &stage);
 	if (p->a == NULL || p->b == NULL)
 		die(stage, errno);
 	qp_join(&la->a, p->a, &lb->b, p->b, o->resolve, o->mtu);

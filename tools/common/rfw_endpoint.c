@@ -35,7 +35,7 @@ int rfw_ep_open(struct rfw_ep *ep, const struct rfw_ep_conf *c, const char **sta
 }
 
 struct rfw_qp *rfw_ep_qp_create(struct rfw_pd *pd, struct rfw_cq *cq, uint32_t send_wr,
-                                uint32_t recv_wr, unsigned access, const char **stage)
+                                uint32_t recv_wr, unsigned access, bool sig_all, const char **stage)
 {
 	struct rfw_qp_init_attr ia = {0};
 	struct rfw_qp_attr a = {0};
@@ -48,7 +48,7 @@ struct rfw_qp *rfw_ep_qp_create(struct rfw_pd *pd, struct rfw_cq *cq, uint32_t s
 	ia.cap.max_recv_wr = recv_wr;
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_recv_sge = 1;
-	ia.sq_sig_all = true;
+	ia.sq_sig_all = sig_all;
 	*stage = "rfw_create_qp";
 	qp = rfw_create_qp(pd, &ia);
 	if (qp == NULL)

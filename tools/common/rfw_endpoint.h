@@ -13,6 +13,7 @@
 #ifndef RFW_TOOLS_COMMON_RFW_ENDPOINT_H
 #define RFW_TOOLS_COMMON_RFW_ENDPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,10 +43,12 @@ struct rfw_ep_conf {
 /* Port (IPv4 identity @c->ip4), NIC on its queue 0, PD and CQ. 0 or a negative errno. */
 int rfw_ep_open(struct rfw_ep *ep, const struct rfw_ep_conf *c, const char **stage);
 
-/* An RC QP on @pd with @cq for sends and receives: one SGE each way, every send signaled,
- * taken to INIT with @access (enum rfw_access_flags). NULL with errno set on failure. */
+/* An RC QP on @pd with @cq for sends and receives: one SGE each way, every send signaled if
+ * @sig_all (else as each work request asks), taken to INIT with @access (enum
+ * rfw_access_flags). NULL with errno set on failure. */
 struct rfw_qp *rfw_ep_qp_create(struct rfw_pd *pd, struct rfw_cq *cq, uint32_t send_wr,
-                                uint32_t recv_wr, unsigned access, const char **stage);
+                                uint32_t recv_wr, unsigned access, bool sig_all,
+                                const char **stage);
 
 /* Where and how a QP connects to its peer QP (the RTR and RTS attributes). */
 struct rfw_ep_path {

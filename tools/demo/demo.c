@@ -350,8 +350,9 @@ static void side_setup(struct demo *d, struct rfw_ep *s, uint16_t port_id, uint3
 static struct rfw_qp *make_qp(struct demo *d, struct rfw_ep *s)
 {
 	const char *stage;
-	struct rfw_qp *qp = rfw_ep_qp_create(
-	    s->pd, s->cq, d->o.depth, 1, RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE, &stage);
+	struct rfw_qp *qp =
+	    rfw_ep_qp_create(s->pd, s->cq, d->o.depth, 1,
+	                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE, true, &stage);
 
 	if (qp == NULL)
 		die(stage, errno);

@@ -8,11 +8,12 @@ each function's own (self) instructions go to exactly one stage, so the stages s
 Instruction counts repeat within about 1 % from run to run on a shared machine whose timings
 swing by tens of percent, so this is the figure to compare two builds by.
 
-usage: budget.py ROCEFW_PERF [--op OP] [--size B] [--msgs N] [--estats] [--memif] [--top N]
-                 [--json FILE] [--max N] [--against ROCEFW_PERF2]
+usage: budget.py ROCEFW_PERF [--op OP] [--size B] [--msgs N] [--cq-mod N] [--estats] [--memif]
+                 [--top N] [--json FILE] [--max N] [--against ROCEFW_PERF2]
   --op     write, read or send (default write)
   --size   message size in bytes (default 64)
   --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
+  --cq-mod rocefw-perf's -Q: a completion every N messages (default 1: every message)
   --estats count with Estats on (ROCEFW_ESTATS=1)
   --memif  two processes over memif instead: the server runs on core 0 uncounted, and only the
            client (the requester, whose core bounds the 64 B rate) is counted
@@ -120,7 +121,7 @@ def fail(cmd, rc, err):
     sys.exit(2)
 
 
-def memif_server(perf, op, size, msgs, d):
+def memif_server(perf, op, size, msgs, cq_mod, d):
     """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening."""
     sock = os.path.join(d, "memif.sock")
     port = str(20000 + os.getpid() % 20000)
@@ -135,7 +136,7 @@ def memif_server(perf, op, size, msgs, d):
         time.sleep(0.05)
     client = ["-l", "1", "--vdev=net_memif0,role=client,socket=" + sock +
               ",socket-abstract=no,bsize=8192", "--", op, "bw", "-s", str(size), "-n",
-              str(msgs), "--ip", "10.88.0.1", "-p", port, "127.0.0.1"]
+              str(msgs), "--ip", "10.88.0.1", "-p", port, "-Q", str(cq_mod), "127.0.0.1"]
     return srv, cmd, client
 
 
@@ -147,9 +148,10 @@ def run(perf, a, out):
     with tempfile.TemporaryDirectory() as d:
         srv = None
         if a.memif:
-            srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, d)
+            srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, a.cq_mod, d)
         else:
             args = ["-l", "0", "--", a.op, "bw", "-s", str(a.size), "-n", str(a.msgs),
+                    "-Q", str(a.cq_mod),
                     "--loopback"]
         cmd = vg + EAL + args
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
@@ -185,7 +187,8 @@ def report(a, per, fns, total):
     what["other"] = "functions no stage claims (listed below)"
     where = ("over memif, the client (requester) only, memif PMD included" if a.memif else
              "--loopback, both ends")
-    print(f"instructions per message: {a.op} bw -s {a.size} {where}, {a.msgs} messages, "
+    q = f" -Q {a.cq_mod}" if a.cq_mod > 1 else ""
+    print(f"instructions per message: {a.op} bw -s {a.size}{q} {where}, {a.msgs} messages, "
           f"Estats {'on' if a.estats else 'off'} (callgrind, inside bw_loop)")
     for name, v in per.items():
         print(f"  {name:<13} {v:8.1f}  {100 * v / total:5.1f} %  {what[name]}")
@@ -226,6 +229,8 @@ def main():
     ap.add_argument("--op", choices=("write", "read", "send"), default="write")
     ap.add_argument("--size", type=int, default=64)
     ap.add_argument("--msgs", type=int, default=200000)
+    ap.add_argument("--cq-mod", type=int, default=1,
+                    help="rocefw-perf -Q: a completion every N messages (default 1: each)")
     ap.add_argument("--estats", action="store_true")
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--json")
@@ -243,7 +248,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"schema": SCHEMA, "op": a.op, "size": a.size, "msgs": a.msgs,
-                       "estats": a.estats,
+                       "cq_mod": a.cq_mod, "estats": a.estats,
                        "mode": "memif-client" if a.memif else "loopback",
                        "total": total, "valgrind_total": summary, "stages": per}, f, indent=1)
     if a.max is not None and total > a.max:

@@ -77,6 +77,8 @@ static void usage(FILE *f)
 	       "  -q, --qps N           queue pairs, 1..16384 (--perftest: 1..32; default 1)\n"
 	       "  -t, --tx-depth N      outstanding messages per QP, 1..1024 (default: bw 128,\n"
 	       "                        at most 2 MiB a QP and at least 2; lat 1)\n"
+	       "  -Q, --cq-mod N        bw: a completion every N messages (and the last), "
+	       "1..1024, at most the TX depth (perftest's --cq-mod; default 1: every message)\n"
 	       "      --mtu BYTES       path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
 	       "      --cc-profile P    DCQCN profile (unified, paper, mlx5-cx5, hpcc-ns3, "
 	       "shared-port), timely (TIMELY's rate machine, unified's notification point) or "
@@ -126,6 +128,7 @@ static const struct rfw_opt_num num_opts[] = {
     RFW_OPT_U32("duration", struct opts, duration_s, 1, 3600),
     RFW_OPT_U32("qps", struct opts, qps, 1, MAX_QPS),
     RFW_OPT_U32("tx-depth", struct opts, depth, 1, 1024),
+    RFW_OPT_U32("cq-mod", struct opts, cq_mod, 1, 1024),
     RFW_OPT_U32("mtu", struct opts, mtu, 256, 4096),
     RFW_OPT_U32("dscp", struct opts, dscp, 0, 63),
     RFW_OPT_U32("line-rate", struct opts, line_gbps, 1, 4000),
@@ -158,6 +161,7 @@ static void opts_default(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->qps = 1;
+	o->cq_mod = 1;
 	o->mtu = 4096;
 	o->cc_profile = "unified";
 	o->dscp = 26;
@@ -238,7 +242,7 @@ static void other_opt(struct opts *o, int c, const char *arg, const char *word)
 		usage(stdout);
 		exit(0);
 	default:
-		if (optopt != 0 && optopt < 256 && strchr("snDqtp", optopt) != NULL) {
+		if (optopt != 0 && optopt < 256 && strchr("snDqtpQ", optopt) != NULL) {
 			fprintf(stderr, "rocefw-perf: option -%c needs a value\n", optopt);
 			exit(2);
 		}
@@ -322,6 +326,9 @@ static void check_opts(const struct opts *o, const char *mtu_arg)
 		bad("--iters and --duration exclude each other", NULL);
 	if (o->all && o->size != 0)
 		bad("--all and --size exclude each other", NULL);
+	if (o->cq_mod > 1 && (o->lat || o->perftest))
+		bad("--cq-mod is a bw option of rocefw's own modes (not lat, not --perftest)",
+		    NULL);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -333,6 +340,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"duration", required_argument, NULL, 'D'},
 	    {"qps", required_argument, NULL, 'q'},
 	    {"tx-depth", required_argument, NULL, 't'},
+	    {"cq-mod", required_argument, NULL, 'Q'},
 	    {"mtu", required_argument, NULL, O_MTU},
 	    {"cc-profile", required_argument, NULL, O_CC},
 	    {"cc-set", required_argument, NULL, O_CCSET},
@@ -360,7 +368,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	optind = 1;
 	opterr = 0;
 	/* '-' in the option string keeps positional arguments in order, interleaved. */
-	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:p:h", lo, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:Q:p:h", lo, &idx)) != -1) {
 		if (c == 1) {
 			if (npos == 3)
 				bad("unexpected argument", optarg);
@@ -389,6 +397,7 @@ struct conn {
 	uint8_t *dst; /* depth (write/read) or 2 x depth (send receive buffers) slots */
 	uint64_t posted, done, recvd;
 	uint64_t last_done_ns;
+	uint32_t unsig;     /* bw -Q: messages posted unsignaled since the last signaled one */
 	bool ready;         /* in perf.ready: bw_loop posts on it next */
 	uint64_t peer_addr; /* two processes: where this QP's requests go at the peer */
 	uint32_t qpn;       /* two processes: qa's number (completions find their QP by it) */
@@ -423,7 +432,11 @@ struct perf {
 	/* the checker */
 	bool failed;
 	uint64_t bad_msgs;
-	uint64_t corrupt_at;              /* --check-corrupt-one: which message of QP 0 */
+	uint64_t corrupt_at; /* --check-corrupt-one: which message of QP 0 */
+	/* bw_loop's signaling (-Q): every sig_mod-th message of a QP, and message sig_last (the
+	 * run's last; UINT64_MAX when timed); 0 or 1: every message (lat) */
+	uint32_t sig_mod;
+	uint64_t sig_last;
 	char first_err[RFW_OOB_TEXT_MAX]; /* two-process mode: reported to the peer */
 	bool qp_dumped;                   /* the first failed QP's counters went to stderr */
 	/* output */
@@ -537,7 +550,7 @@ struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth)
 	struct rfw_qp *qp = rfw_ep_qp_create(s->pd, s->cq, depth, 2 * depth,
 	                                     RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
 	                                         RFW_ACCESS_REMOTE_READ | RFW_ACCESS_REMOTE_ATOMIC,
-	                                     &stage);
+	                                     false, &stage);
 
 	if (qp == NULL)
 		die(strcmp(stage, "rfw_create_qp") == 0 ? stage : "modify_qp INIT", errno);
@@ -646,6 +659,16 @@ static void slots_fill(struct conn *c, uint32_t depth, uint32_t size, uint32_t q
 	}
 }
 
+/* Message @k's send flags: signaled every sig_mod-th message and the last, as perftest's
+ * --cq-mod (a counter, not k % sig_mod: no division per post). */
+static inline unsigned send_flags_of(struct perf *P, struct conn *c, uint64_t k)
+{
+	if (P->sig_mod > 1 && ++c->unsig < P->sig_mod && k != P->sig_last)
+		return 0;
+	c->unsig = 0;
+	return RFW_SEND_SIGNALED;
+}
+
 static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth,
                     uint32_t size, uint64_t k, uint64_t t)
 {
@@ -657,7 +680,7 @@ static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32
 	wr->wr_id = k;
 	wr->sg_list = sge;
 	wr->num_sge = 1;
-	wr->send_flags = RFW_SEND_SIGNALED;
+	wr->send_flags = send_flags_of(P, c, k);
 	switch (o->op) {
 	case OP_WRITE:
 		rfw_pattern_stamp(src, size, k);
@@ -738,8 +761,9 @@ static void wc_fail(struct perf *P, struct rfw_qp *qp, enum rfw_wc_status st, ui
 /* Completions of both CQs; every message is checked here. Returns messages completed. */
 /* A successful send-side completion @k of QP @qi: the data where it landed (WRITE at B, READ at
  * A), or the value an atomic add returned. */
-static void check_send_wc(struct perf *P, const struct opts *o, struct conn *c, uint32_t qi,
-                          uint64_t k, uint32_t depth, uint32_t size, struct result *r)
+static inline __attribute__((always_inline)) void
+check_send_wc(struct perf *P, const struct opts *o, struct conn *c, uint32_t qi, uint64_t k,
+              uint32_t depth, uint32_t size, struct result *r)
 {
 	uint8_t *dst = c->dst + kslot(k, depth) * (size_t)(o->op == OP_ATOMIC ? 8 : size);
 	uint64_t v;
@@ -772,6 +796,32 @@ static inline void conn_ready(struct perf *P, uint32_t qi)
 	}
 }
 
+/*
+ * A send completion of message @k on @c, not the next one (c->done): the messages before it
+ * completed unsignaled (-Q), in order and successfully (an RC send queue completes in order,
+ * and an error always completes with a CQE): each is checked by @chk as its own completion
+ * would have been. Returns how many (0, the failure named, if @k is not among the messages
+ * outstanding). Out of line: the completion of the next message (every one without -Q) pays
+ * only its callers' test.
+ */
+static __attribute__((noinline)) unsigned
+catch_up(struct perf *P, const struct opts *o, struct conn *c, uint32_t qi, uint64_t k,
+         uint32_t depth, uint32_t size, struct result *r,
+         void (*chk)(struct perf *, const struct opts *, struct conn *, uint32_t, uint64_t,
+                     uint32_t, uint32_t, struct result *))
+{
+	unsigned n = 0;
+
+	/* Every message signaled (lat: their loops count no c->posted): exactly the next one. */
+	if (k < c->done || P->sig_mod <= 1 || k >= c->posted) {
+		check_fail(P, "completion out of order", qi, k);
+		return 0;
+	}
+	for (; c->done < k; c->done++, n++)
+		chk(P, o, c, qi, c->done, depth, size, r);
+	return n;
+}
+
 /* A's completions. The send completions counted. */
 static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                        struct result *r)
@@ -797,14 +847,16 @@ static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uin
 				check_fail(P, "completion for an unknown QP", qi, k);
 				continue;
 			}
+			r->completions++;
+			if (k != P->conns[qi].done)
+				total += catch_up(P, o, &P->conns[qi], qi, k, depth, size, r,
+				                  check_send_wc);
 			if (wc[i].status != RFW_WC_SUCCESS) {
 				wc_fail(P, P->conns[qi].qa, wc[i].status, qi, k);
 				P->conns[qi].done++;
 				conn_ready(P, qi);
 				continue;
 			}
-			if (k != P->conns[qi].done)
-				check_fail(P, "completion out of order", qi, k);
 			check_send_wc(P, o, &P->conns[qi], qi, k, depth, size, r);
 			P->conns[qi].done++;
 			conn_ready(P, qi);
@@ -1061,9 +1113,14 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 	uint64_t win = target == UINT64_MAX ? 0 : target / 16;
 	uint32_t qi;
 
+	/* -Q at most the depth, as perftest cuts it: a QP must be able to post its signaled
+	 * message while the rest of its group is outstanding. */
+	P->sig_mod = r->cq_mod = o->cq_mod < depth ? o->cq_mod : depth;
+	P->sig_last = timed ? UINT64_MAX : iters - 1;
 	P->nready = 0;
 	for (qi = 0; qi < o->qps; qi++) {
 		P->conns[qi].ready = false; /* a latency loop's completions may have queued it */
+		P->conns[qi].unsig = 0;
 		conn_ready(P, qi);
 	}
 	/* One clock read per round, the NIC's own at its poll (a TSC read of the tool's own per
@@ -1081,8 +1138,9 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 
 			qi = P->ready[i];
 			c->ready = false;
+			/* Timed: past the deadline, only to the end of a signaled group (-Q). */
 			while (c->posted - c->done < depth &&
-			       (timed ? t < deadline : c->posted < iters)) {
+			       (timed ? t < deadline || c->unsig != 0 : c->posted < iters)) {
 				if (d->post(P, c, qi, o, depth, size, c->posted, t) != 0)
 					die("post_send", EINVAL);
 				c->posted++;
@@ -1470,6 +1528,8 @@ static void print_header(struct perf *P, const struct opts *o, uint32_t depth, c
 	printf(" Transport mode  : %s\t\tLocal ACK timeout : %u (%.3f ms)\n",
 	       rfw_oob_transport_name((enum rfw_oob_transport)o->transport), o->ack_timeout,
 	       4.096e-3 * (double)(1ull << o->ack_timeout));
+	if (!o->lat)
+		printf(" CQ Moderation   : %u\n", o->cq_mod < depth ? o->cq_mod : depth);
 	printf(" Verification    : every byte of every message\n");
 	if (P->header_extra != NULL)
 		P->header_extra(P);
@@ -1577,6 +1637,9 @@ static int write_json(struct perf *P, const struct opts *o, const struct result 
 		        r->byte_work_bound_gbps > 0 ? r->nic_goodput_gbps / r->byte_work_bound_gbps
 		                                    : 0.0,
 		        r->check_ns, r->stamp_ns, r->nic_goodput_gbps);
+		if (!o->lat)
+			fprintf(f, ", \"cq_mod\": %u, \"completions\": %" PRIu64, r->cq_mod,
+			        r->completions);
 		if (o->lat)
 			fprintf(f,
 			        ", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, "
@@ -1809,7 +1872,7 @@ static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct
 	wr->wr_id = k;
 	wr->sg_list = sge;
 	wr->num_sge = 1;
-	wr->send_flags = RFW_SEND_SIGNALED;
+	wr->send_flags = send_flags_of(P, c, k);
 	switch (o->op) {
 	case OP_WRITE: {
 		uint8_t *src = (uint8_t *)expect_msg(c, o, depth, size, k);
@@ -1886,7 +1949,31 @@ static uint64_t remote_recvd(struct perf *P, const struct opts *o)
 
 /* ---- the client: the requester ---- */
 
-/* Completions at the client; READ data and atomic results are checked here. */
+/* A successful send completion of message @k at the client: READ data and atomic results are
+ * checked here (WRITE and SEND data at the server). */
+static void client_check(struct perf *P, const struct opts *o, struct conn *c, uint32_t qi,
+                         uint64_t k, uint32_t depth, uint32_t size, struct result *r)
+{
+	if (o->op == OP_READ) {
+		check_msg(P, o, c->dst + kslot(k, depth) * (size_t)size,
+		          slot_src(c, depth, size, k), size, qi, k,
+		          "READ data differs at the requester", r);
+	} else if (o->op == OP_ATOMIC) {
+		uint8_t *p = c->dst + kslot(k, depth) * 8;
+		uint64_t v;
+
+		if (o->corrupt_one && qi == 0 && k == P->corrupt_at)
+			p[0] ^= 1;
+		/* In-order execution on one QP: the k-th add returns k. */
+		memcpy(&v, p, 8);
+		if (v != k)
+			check_fail(P, "FETCH_AND_ADD returned a wrong value", qi, k);
+		else
+			r->checked_bytes += 8;
+	}
+}
+
+/* Completions at the client. */
 static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                             struct result *r)
 {
@@ -1912,32 +1999,17 @@ static unsigned client_reap(struct perf *P, const struct opts *o, uint32_t depth
 				P->pong_recvd++;
 				continue;
 			}
+			r->completions++;
+			if (k != c->done)
+				total += catch_up(P, o, c, (uint32_t)qi, k, depth, size, r,
+				                  client_check);
 			if (wc[i].status != RFW_WC_SUCCESS) {
 				wc_fail(P, c->qa, wc[i].status, (uint32_t)qi, k);
 				c->done++;
 				conn_ready(P, (uint32_t)qi);
 				continue;
 			}
-			if (k != c->done)
-				check_fail(P, "completion out of order", (uint32_t)qi, k);
-			if (o->op == OP_READ) {
-				check_msg(P, o, c->dst + kslot(k, depth) * (size_t)size,
-				          slot_src(c, depth, size, k), size, (uint32_t)qi, k,
-				          "READ data differs at the requester", r);
-			} else if (o->op == OP_ATOMIC) {
-				uint8_t *p = c->dst + kslot(k, depth) * 8;
-				uint64_t v;
-
-				if (o->corrupt_one && qi == 0 && k == P->corrupt_at)
-					p[0] ^= 1;
-				/* In-order execution on one QP: the k-th add returns k. */
-				memcpy(&v, p, 8);
-				if (v != k)
-					check_fail(P, "FETCH_AND_ADD returned a wrong value",
-					           (uint32_t)qi, k);
-				else
-					r->checked_bytes += 8;
-			}
+			client_check(P, o, c, (uint32_t)qi, k, depth, size, r);
 			c->done++;
 			conn_ready(P, (uint32_t)qi);
 			total++;

@@ -27,7 +27,8 @@ struct opts {
 	uint64_t iters; /* 0: default */
 	uint32_t duration_s;
 	uint32_t qps;
-	uint32_t depth; /* 0: default */
+	uint32_t depth;  /* 0: default */
+	uint32_t cq_mod; /* -Q: a completion every N messages (perftest's --cq-mod), bw; 1 */
 	uint32_t mtu;
 	const char *cc_profile;
 	const char *cc_set; /* --cc-set: "name=value,..." over the profile (NULL: none) */
@@ -61,8 +62,8 @@ uint64_t now_ns(struct perf *P);
 /* Port, NIC, PD and CQ of one side on DPDK port @port_id with IPv4 address @ip4. */
 void side_setup(struct perf *P, struct rfw_ep *s, uint16_t port_id, uint32_t ip4,
                 const struct opts *o);
-/* An RC QP on @s's PD and CQ, @depth send WRs, 2 x @depth receive WRs, all signaled, taken
- * to INIT with local write and every remote access. */
+/* An RC QP on @s's PD and CQ, @depth send WRs, 2 x @depth receive WRs, each send signaled as its
+ * work request asks (-Q), taken to INIT with local write and every remote access. */
 struct rfw_qp *make_qp(struct rfw_ep *s, uint32_t depth);
 
 /* A on the first DPDK port, link up (or exit 1 naming the problem). */
@@ -95,6 +96,9 @@ struct result {
 	   out (loopback; two processes: the wall-clock goodput). byte_work_ratio is
 	   nic_goodput_gbps / byte_work_bound_gbps. */
 	double check_ns, nic_goodput_gbps;
+	/* bw: a completion every cq_mod messages (-Q, cut to the depth); send completions polled */
+	uint32_t cq_mod;
+	uint64_t completions;
 	/* The sender's stamping cost per message (ns, timed after the run; loopback only): taken
 	   out of nic_goodput_gbps as the checker's is. */
 	double stamp_ns;
