@@ -103,14 +103,13 @@ static inline void rfw_es_unpack(struct rfw_es_rec *r, const struct rfw_es_crec 
 }
 
 /*
- * The CQ side entry of a completing send WQE, packed once (rfw_es_complete): T1..T5 as @t1 and
- * offsets, T6 not yet (offset 0, bit clear), @meta's have bits saying which are known. A time
- * not known must equal T1 (so every offset packs without testing which are known: 0). A record
- * with an offset beyond int32 is marked wide and its T2..T5 go whole into @w.
+ * T1..T5 of a completing send WQE into @e as @t1 and offsets, T6 not known (offset 0), @meta
+ * as given. A time not known must equal T1 (so every offset packs without testing which are
+ * known: 0). False when an offset is beyond int32 (the record is wide; @e then holds
+ * truncated offsets).
  */
-static inline void rfw_es_cqe_pack(struct rfw_es_crec *e, struct rfw_es_wide *w, uint64_t t1,
-                                   uint64_t t2, uint64_t t3, uint64_t t4, uint64_t t5,
-                                   uint32_t meta)
+static inline bool rfw_es_pack_t5(struct rfw_es_crec *e, uint64_t t1, uint64_t t2, uint64_t t3,
+                                  uint64_t t4, uint64_t t5, uint32_t meta)
 {
 	int64_t d1 = (int64_t)(t2 - t1), d2 = (int64_t)(t3 - t1);
 	int64_t d3 = (int64_t)(t4 - t1), d4 = (int64_t)(t5 - t1);
@@ -125,7 +124,20 @@ static inline void rfw_es_cqe_pack(struct rfw_es_crec *e, struct rfw_es_wide *w,
 	e->d[3] = (int32_t)d4;
 	e->d[4] = 0;
 	e->meta = meta;
-	if (over >> 32) {
+	return over >> 32 == 0;
+}
+
+/*
+ * The CQ side entry of a completing send WQE, packed once (rfw_es_complete): T1..T5 as @t1 and
+ * offsets, T6 not yet (offset 0, bit clear), @meta's have bits saying which are known, times
+ * not known equal to T1 (rfw_es_pack_t5). A record with an offset beyond int32 is marked wide
+ * and its T2..T5 go whole into @w.
+ */
+static inline void rfw_es_cqe_pack(struct rfw_es_crec *e, struct rfw_es_wide *w, uint64_t t1,
+                                   uint64_t t2, uint64_t t3, uint64_t t4, uint64_t t5,
+                                   uint32_t meta)
+{
+	if (!rfw_es_pack_t5(e, t1, t2, t3, t4, t5, meta)) {
 		w->t[0] = t2;
 		w->t[1] = t3;
 		w->t[2] = t4;
@@ -245,6 +257,28 @@ static inline bool rfw_es_cqe_to_ring(struct rfw_es_ring *ring, const struct rfw
 		c->d[k] = *(const volatile int32_t *)&e->d[k];
 	c->d[4] = (int32_t)d6;
 	c->meta = meta | 32u << 20 | slot;
+	rfw_es_ring_publish(ring, 1);
+	return true;
+}
+
+/*
+ * The record of a send WQE completing without a CQE (T6 never known): T1..T5 as for
+ * rfw_es_pack_t5, @meta with the QP's slot, into @ring in one slot, the form a polled CQE's
+ * record takes. False, nothing done: an offset beyond int32 (the caller pushes the record
+ * whole, rfw_es_ring_push_rec). A full ring counts the record dropped (true).
+ */
+static inline bool rfw_es_ring_push_t5(struct rfw_es_ring *ring, uint64_t t1, uint64_t t2,
+                                       uint64_t t3, uint64_t t4, uint64_t t5, uint32_t meta)
+{
+	struct rfw_es_crec c;
+
+	if (!rfw_es_pack_t5(&c, t1, t2, t3, t4, t5, meta))
+		return false;
+	if (!rfw_es_ring_room(ring, 1)) {
+		rfw_es_ring_drop(ring);
+		return true;
+	}
+	ring->q[ring->prod & ring->mask] = c;
 	rfw_es_ring_publish(ring, 1);
 	return true;
 }

@@ -180,14 +180,14 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t no
 		es_trigger(es, c, now);
 }
 
-/* A WQE without a CQE completes: recorded now (T5), T6 unknown. Not inlined: its record on
- * the stack would cost rfw_es_complete's usual case a frame. */
-static __attribute__((noinline)) void es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w,
-                                                        enum rfw_wc_status st, uint64_t t4,
-                                                        unsigned have)
+/* The whole record of @w completing without a CQE at qp->now (T5), T6 unknown (the times not
+ * known are 0: a sink copies records whole), recorded (@trig_only: only the trigger tested).
+ * Out of line: its record on the stack would cost its callers' usual case a frame. */
+static __attribute__((noinline)) void es_nocqe_rec(struct rfw_qp *qp, const struct rfw_swqe *w,
+                                                   enum rfw_wc_status st, uint64_t t4,
+                                                   unsigned have, bool trig_only)
 {
 	const struct rfw_es_wts *ts = &w->es;
-	/* The times not known are 0: a sink copies records whole. */
 	struct rfw_es_rec r = {
 	    .t = {ts->t[0], (have & 2) ? ts->t[1] : 0, (have & 4) ? ts->t[2] : 0,
 	          (have & 8) ? t4 : 0, qp->now},
@@ -198,7 +198,41 @@ static __attribute__((noinline)) void es_complete_nocqe(struct rfw_qp *qp, const
 	    .st = rfw_es_status_of(st),
 	};
 
-	es_record(qp, &r, qp->now);
+	if (trig_only)
+		es_trigger(qp->es, &r, qp->now);
+	else
+		es_record(qp, &r, qp->now);
+}
+
+/*
+ * A WQE without a CQE (unsignaled) completes: recorded now (T5), T6 unknown; @t2..@t4 as
+ * rfw_es_complete has them (a time not known equals T1). A record for the device's ring goes
+ * there packed in place, as a polled CQE's does, the whole record only built for the trigger;
+ * other records whole (es_nocqe_rec). Not inlined into rfw_es_complete, whose usual case
+ * (a CQE) it would cost registers.
+ */
+static __attribute__((noinline)) void es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w,
+                                                        enum rfw_wc_status st, uint64_t t2,
+                                                        uint64_t t3, uint64_t t4, unsigned have)
+{
+	struct rfw_es_qp *es = qp->es;
+	struct rfw_es_ring *ring = qp->dev->es_ring;
+	uint64_t t1 = w->es.t[0], now = qp->now;
+
+	if (es->ring && ring != NULL) {
+		if (now >= es->twin_end)
+			rfw_es_trig_window(es, now);
+		if (rfw_es_ring_push_t5(ring, t1, t2, t3, t4, now,
+		                        RFW_ES_META(qp->qpn - qp->dev->attr.qpn_base, have,
+		                                    rfw_es_op_of(w->wr.opcode),
+		                                    rfw_es_status_of(st)))) {
+			es->handed++;
+			if (es_trig_open(es))
+				es_nocqe_rec(qp, w, st, t4, have, true);
+			return;
+		}
+	}
+	es_nocqe_rec(qp, w, st, t4, have, false);
 }
 
 /*
@@ -226,7 +260,7 @@ void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_st
 		have |= 8;
 	}
 	if (!cqe) {
-		es_complete_nocqe(qp, w, st, t4, have);
+		es_complete_nocqe(qp, w, st, t2, t3, t4, have);
 		return;
 	}
 	if (cq->es == NULL || cq->prod - cq->cons >= cq->size)

@@ -100,9 +100,27 @@ static void *ring_binner_main(void *arg)
 	}
 }
 
-/* The script: WRITEs and READs of several sizes from A to B, polled as they complete with
- * the virtual time (T6), over several 1 ms intervals. */
-static void script(struct loop *lb)
+/* WRITE or READ @id of @len bytes, signaled or not. */
+static void post(struct lb_ep *a, enum rfw_wr_opcode op, uint64_t id, uint8_t *src, uint32_t len,
+                 struct rfw_mr *sm, uint8_t *dst, struct rfw_mr *dm, bool signaled)
+{
+	struct rfw_sge sge = {(uint64_t)(uintptr_t)src, len, rfw_mr_lkey(sm)};
+	struct rfw_send_wr wr = {.wr_id = id,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = op,
+	                         .send_flags = signaled ? RFW_SEND_SIGNALED : 0};
+	struct rfw_send_wr *bad = NULL;
+
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
+	wr.wr.rdma.rkey = rfw_mr_rkey(dm);
+	assert_int_equal(rfw_post_send(a->qp, &wr, &bad, a->lb->now), 0);
+}
+
+/* The script: WRITEs and READs of several sizes from A to B, every @sig_every-th (and the
+ * last) signaled and polled as it completes with the virtual time (T6), over several 1 ms
+ * intervals. The others complete without a CQE: their records end at T5. */
+static void script(struct loop *lb, int sig_every)
 {
 	static uint8_t src[MEMLEN], dst[MEMLEN];
 	struct lb_ep *a = &lb->ep[0], *b = &lb->ep[1];
@@ -117,15 +135,17 @@ static void script(struct loop *lb)
 			enum rfw_wr_opcode op =
 			    posted % 5 == 4 ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE;
 
-			assert_int_equal(lb_post_op(a, op, (uint64_t)posted, src, len, sm,
-			                            (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dm)),
-			                 0);
+			post(a, op, (uint64_t)posted, src, len, sm, dst, dm,
+			     posted % sig_every == sig_every - 1 || posted == NMSG - 1);
 			posted++;
 		}
 		lb_run(lb, 20000);
-		for (int n; (n = rfw_poll_cq_ts(a->scq, 32, wc, lb->now)) > 0; done += n)
-			for (int i = 0; i < n; i++)
+		for (int n; (n = rfw_poll_cq_ts(a->scq, 32, wc, lb->now)) > 0;)
+			for (int i = 0; i < n; i++) {
 				assert_int_equal(wc[i].status, RFW_WC_SUCCESS);
+				assert_true((int)wc[i].wr_id >= done); /* in order */
+				done = (int)wc[i].wr_id + 1;
+			}
 		lb->now +=
 		    100000; /* the consumer's polling delay: T6 - T5 not 0, and 1 ms windows turn */
 	}
@@ -168,7 +188,7 @@ static void test_sink_same_rows(void **st)
 	(void)st;
 	ref = lb_create(&c);
 	assert_non_null(ref);
-	script(ref);
+	script(ref, 1);
 	bn->bins = rfw_es_bins_create(c.estats_interval_ns);
 	assert_non_null(bn->bins);
 	assert_int_equal(pthread_create(&bn->th, NULL, binner_main, bn), 0);
@@ -176,7 +196,7 @@ static void test_sink_same_rows(void **st)
 	c.es_sink_ctx[0] = c.es_sink_ctx[1] = bn;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	script(lb);
+	script(lb, 1);
 	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(bn->th, NULL), 0);
 
@@ -206,8 +226,9 @@ static void test_sink_same_rows(void **st)
 	free(bn);
 }
 
-/* Through a record ring: the same rows, counts and trigger as binning in place. */
-static void test_ring_same_rows(void **st)
+/* Through a record ring: the same rows, counts and trigger as binning in place (every
+ * @sig_every-th WQE signaled: the others' records go into the ring at completion). */
+static void ring_same_rows(int sig_every)
 {
 	struct lb_cfg c = es_cfg();
 	struct ring_binner *bn = aligned_alloc(64, sizeof(*bn));
@@ -217,11 +238,10 @@ static void test_ring_same_rows(void **st)
 	struct rfw_es_trigger tr, ts;
 	uint64_t now;
 
-	(void)st;
 	c.estats_threshold_ns = 2000; /* below any WQE's T6 - T1 here */
 	ref = lb_create(&c);
 	assert_non_null(ref);
-	script(ref);
+	script(ref, sig_every);
 	assert_non_null(bn);
 	memset(bn, 0, sizeof(*bn));
 	bn->r.q = bn->q;
@@ -232,7 +252,7 @@ static void test_ring_same_rows(void **st)
 	c.es_ring[0] = &bn->r;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	script(lb);
+	script(lb, sig_every);
 	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(bn->th, NULL), 0);
 
@@ -269,6 +289,20 @@ static void test_ring_same_rows(void **st)
 	free(bn);
 }
 
+static void test_ring_same_rows(void **st)
+{
+	(void)st;
+	ring_same_rows(1);
+}
+
+/* Two WQEs of three unsignaled, as perftest's --cq-mod or an application's unsignaled WRITEs:
+ * the T5 records packed into the ring at completion bin as the in-place records do. */
+static void test_ring_unsignaled_same_rows(void **st)
+{
+	(void)st;
+	ring_same_rows(3);
+}
+
 /* The trigger stays with the QP: the same crossing is reported with and without a sink. */
 static void sink_nothing(void *ctx, const struct rfw_es_rec *r)
 {
@@ -287,12 +321,12 @@ static void test_sink_trigger(void **st)
 	c.estats_threshold_ns = 2000; /* below any WQE's T6 - T1 here */
 	ref = lb_create(&c);
 	assert_non_null(ref);
-	script(ref);
+	script(ref, 1);
 	c.es_sink = sink_nothing;
 	c.es_sink_ctx[0] = c.es_sink_ctx[1] = &handed;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	script(lb);
+	script(lb, 1);
 	assert_int_equal(handed, NMSG);
 	assert_true(rfw_qp_estats_trigger(ref->ep[0].qp, &tr));
 	assert_true(rfw_qp_estats_trigger(lb->ep[0].qp, &ts));
@@ -311,6 +345,7 @@ int main(void)
 	    cmocka_unit_test(test_sink_same_rows),
 	    cmocka_unit_test(test_sink_trigger),
 	    cmocka_unit_test(test_ring_same_rows),
+	    cmocka_unit_test(test_ring_unsignaled_same_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
