@@ -121,6 +121,11 @@ def fail(cmd, rc, err):
     sys.exit(2)
 
 
+def qarg(cq_mod):
+    """-Q only when asked for: builds older than it count as before (--against)."""
+    return ["-Q", str(cq_mod)] if cq_mod != 1 else []
+
+
 def memif_server(perf, op, size, msgs, cq_mod, d):
     """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening."""
     sock = os.path.join(d, "memif.sock")
@@ -136,7 +141,7 @@ def memif_server(perf, op, size, msgs, cq_mod, d):
         time.sleep(0.05)
     client = ["-l", "1", "--vdev=net_memif0,role=client,socket=" + sock +
               ",socket-abstract=no,bsize=8192", "--", op, "bw", "-s", str(size), "-n",
-              str(msgs), "--ip", "10.88.0.1", "-p", port, "-Q", str(cq_mod), "127.0.0.1"]
+              str(msgs), "--ip", "10.88.0.1", "-p", port] + qarg(cq_mod) + ["127.0.0.1"]
     return srv, cmd, client
 
 
@@ -150,9 +155,8 @@ def run(perf, a, out):
         if a.memif:
             srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, a.cq_mod, d)
         else:
-            args = ["-l", "0", "--", a.op, "bw", "-s", str(a.size), "-n", str(a.msgs),
-                    "-Q", str(a.cq_mod),
-                    "--loopback"]
+            args = (["-l", "0", "--", a.op, "bw", "-s", str(a.size), "-n", str(a.msgs),
+                     "--loopback"] + qarg(a.cq_mod))
         cmd = vg + EAL + args
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
         if srv is not None:

@@ -1951,8 +1951,10 @@ static uint64_t remote_recvd(struct perf *P, const struct opts *o)
 
 /* A successful send completion of message @k at the client: READ data and atomic results are
  * checked here (WRITE and SEND data at the server). */
-static void client_check(struct perf *P, const struct opts *o, struct conn *c, uint32_t qi,
-                         uint64_t k, uint32_t depth, uint32_t size, struct result *r)
+static inline __attribute__((always_inline)) void client_check(struct perf *P, const struct opts *o,
+                                                               struct conn *c, uint32_t qi,
+                                                               uint64_t k, uint32_t depth,
+                                                               uint32_t size, struct result *r)
 {
 	if (o->op == OP_READ) {
 		check_msg(P, o, c->dst + kslot(k, depth) * (size_t)size,
