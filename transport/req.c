@@ -14,7 +14,8 @@
  * PSNs requested and not yet answered, [comp.psn, @end). After a go-back-N rewind into the READ
  * both ends are equal: none.
  */
-static uint32_t read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t end)
+static inline __attribute__((always_inline)) uint32_t
+read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t end)
 {
 	uint32_t span = rfw_read_span(qp);
 	int32_t sent = rfw_psn_diff(end, w->first_psn);
