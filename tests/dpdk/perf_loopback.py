@@ -9,8 +9,9 @@ several QPs, and FETCH_AND_ADD, all with verified=true (every byte compared) and
 count asked for; every size from 2 B to 8 MiB in one run (SEND); CE marks -> CNPs -> reaction
 point -> paced packets; WRITE, SEND and READ latency runs with ordered percentiles; that a
 damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; that
---cc-profile timely paces on TIMELY's RTT signal alone; and
-that bad options are named and exit with status 2 before EAL starts. Speed is not asserted
+--cc-profile timely paces on TIMELY's RTT signal alone; that -Q (perftest's --cq-mod) gives one
+completion per Q messages and the last yet checks every message, a damaged unsignaled one
+included, and ends a timed run on a group boundary; and that bad options are named and exit with status 2 before EAL starts. Speed is not asserted
 here (docs/perf.md).
 
 usage: perf_loopback.py ROCEFW_PERF
