@@ -11,8 +11,8 @@ point -> paced packets; WRITE, SEND and READ latency runs with ordered percentil
 damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; that
 --cc-profile timely paces on TIMELY's RTT signal alone; that -Q (perftest's --cq-mod) gives one
 completion per Q messages and the last yet checks every message, a damaged unsignaled one
-included, and ends a timed run on a group boundary; and that bad options are named and exit with status 2 before EAL starts. Speed is not asserted
-here (docs/perf.md).
+included, and ends a timed run on a group boundary; and that bad options are named and exit
+with status 2 before EAL starts. Speed is not asserted here (docs/perf.md).
 
 usage: perf_loopback.py ROCEFW_PERF
 """
@@ -53,10 +53,11 @@ def run(args, tmp, expect_rc=0):
 
 
 def bw_case(tmp, op, size, n, extra=()):
+    """One verified bw run, checked; its JSON (None: not written)."""
     args = [op, "bw", "-s", str(size), "-n", str(n)] + list(extra)
     j, _ = run(args, tmp)
     if j is None:
-        return
+        return None
     name = " ".join(args)
     check(j["schema"] == "rocefw-perf/1", f"{name}: schema")
     r = j["results"][0]
@@ -87,12 +88,13 @@ def bw_case(tmp, op, size, n, extra=()):
         check(cns > 0 and sns >= 0 and r["nic_goodput_gbps"] == r["bw_average_gbps"],
               f"{name}: checker {cns:.1f} + stamp {sns:.1f} ns/message timed above the run's "
               f"{wall_ns / r['iterations']:.1f} (a loaded machine): NIC goodput kept at wall")
-        return
+        return j
     want = r["iterations"] * r["bytes"] * 8 / (wall_ns - r["iterations"] * (cns + sns))
     check(cns > 0 and sns >= 0 and r["nic_goodput_gbps"] > r["bw_average_gbps"]
           and abs(r["nic_goodput_gbps"] - want) / want < 5e-3,
           f"{name}: checker {cns:.1f} and stamp {sns:.1f} ns/message taken out: NIC goodput "
           f"{r['nic_goodput_gbps']:.2f} vs wall {r['bw_average_gbps']:.2f} Gb/s")
+    return j
 
 
 def main():
@@ -207,8 +209,7 @@ def main():
                                       ("send", 2048, 300, ["-Q", "100"], 100),
                                       ("atomic", 8, 95, ["-Q", "10"], 10),
                                       ("write", 1024, 50, ["-Q", "9", "-t", "4"], 4)):
-            bw_case(tmp, op, size, n, extra)
-            j, _ = run([op, "bw", "-s", str(size), "-n", str(n)] + extra, tmp)
+            j = bw_case(tmp, op, size, n, extra)
             if j is not None:
                 r, want = j["results"][0], j["qps"] * -(-n // q)
                 check(r["cq_mod"] == q and r["completions"] == want and r["verified"],
