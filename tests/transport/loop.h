@@ -373,9 +373,11 @@ static inline void lb_fill(uint8_t *b, size_t n, uint32_t seed)
 	}
 }
 
-/* One signalled work request of @op with one SGE; WITH_IMM ops carry 0xabcd0000 + @id. */
-static inline int lb_post_op(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id, void *lbuf,
-                             uint32_t len, struct rfw_mr *lmr, uint64_t raddr, uint32_t rkey)
+/* One work request of @op with one SGE and @flags (enum rfw_send_flags); WITH_IMM ops carry
+ * 0xabcd0000 + @id. */
+static inline int lb_post_op_flags(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id, void *lbuf,
+                                   uint32_t len, struct rfw_mr *lmr, uint64_t raddr, uint32_t rkey,
+                                   unsigned flags)
 {
 	struct rfw_sge sge = {
 	    .addr = (uint64_t)(uintptr_t)lbuf, .length = len, .lkey = lmr ? rfw_mr_lkey(lmr) : 0};
@@ -383,13 +385,20 @@ static inline int lb_post_op(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id
 	                         .sg_list = &sge,
 	                         .num_sge = 1,
 	                         .opcode = op,
-	                         .send_flags = RFW_SEND_SIGNALED,
+	                         .send_flags = flags,
 	                         .imm_data = 0xabcd0000u + (uint32_t)id};
 	struct rfw_send_wr *bad = NULL;
 
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return rfw_post_send(e->qp, &wr, &bad, e->lb->now);
+}
+
+/* One signalled work request of @op (lb_post_op_flags). */
+static inline int lb_post_op(struct lb_ep *e, enum rfw_wr_opcode op, uint64_t id, void *lbuf,
+                             uint32_t len, struct rfw_mr *lmr, uint64_t raddr, uint32_t rkey)
+{
+	return lb_post_op_flags(e, op, id, lbuf, len, lmr, raddr, rkey, RFW_SEND_SIGNALED);
 }
 
 static inline int lb_post_recv(struct lb_ep *e, uint64_t id, void *buf, uint32_t len,

@@ -100,23 +100,6 @@ static void *ring_binner_main(void *arg)
 	}
 }
 
-/* WRITE or READ @id of @len bytes, signaled or not. */
-static void post(struct lb_ep *a, enum rfw_wr_opcode op, uint64_t id, uint8_t *src, uint32_t len,
-                 struct rfw_mr *sm, uint8_t *dst, struct rfw_mr *dm, bool signaled)
-{
-	struct rfw_sge sge = {(uint64_t)(uintptr_t)src, len, rfw_mr_lkey(sm)};
-	struct rfw_send_wr wr = {.wr_id = id,
-	                         .sg_list = &sge,
-	                         .num_sge = 1,
-	                         .opcode = op,
-	                         .send_flags = signaled ? RFW_SEND_SIGNALED : 0};
-	struct rfw_send_wr *bad = NULL;
-
-	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
-	wr.wr.rdma.rkey = rfw_mr_rkey(dm);
-	assert_int_equal(rfw_post_send(a->qp, &wr, &bad, a->lb->now), 0);
-}
-
 /* The script: WRITEs and READs of several sizes from A to B, every @sig_every-th (and the
  * last) signaled and polled as it completes with the virtual time (T6), over several 1 ms
  * intervals. The others complete without a CQE: their records end at T5. */
@@ -135,8 +118,12 @@ static void script(struct loop *lb, int sig_every)
 			enum rfw_wr_opcode op =
 			    posted % 5 == 4 ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE;
 
-			post(a, op, (uint64_t)posted, src, len, sm, dst, dm,
-			     posted % sig_every == sig_every - 1 || posted == NMSG - 1);
+			bool sig = posted % sig_every == sig_every - 1 || posted == NMSG - 1;
+
+			assert_int_equal(lb_post_op_flags(a, op, (uint64_t)posted, src, len, sm,
+			                                  (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dm),
+			                                  sig ? RFW_SEND_SIGNALED : 0),
+			                 0);
 			posted++;
 		}
 		lb_run(lb, 20000);
