@@ -228,6 +228,17 @@ static inline void rfw_es_ring_publish(struct rfw_es_ring *r, uint32_t n)
 	rfw_es_prefetch_w(&r->q[(r->prod + 16) & r->mask]);
 }
 
+/* The slot at prod when there is room for one record, else NULL, the record counted dropped.
+ * Written and not published (rfw_es_ring_publish), it is not the consumer's. */
+static inline struct rfw_es_crec *rfw_es_ring_claim(struct rfw_es_ring *r)
+{
+	if (!rfw_es_ring_room(r, 1)) {
+		rfw_es_ring_drop(r);
+		return NULL;
+	}
+	return &r->q[r->prod & r->mask];
+}
+
 /*
  * A polled CQ side entry @e (meta @meta, read before the poll cleared it) with T6 @t6, of QP
  * slot @slot, into @ring as it is, T6's offset and the slot added: no repacking, the ring's
@@ -243,11 +254,9 @@ static inline bool rfw_es_cqe_to_ring(struct rfw_es_ring *ring, const struct rfw
 
 	if ((meta & RFW_ES_WIDE << 20) || ((uint64_t)d6 + 0x80000000u) >> 32)
 		return false; /* wide, or T6's offset outside [-2^31, 2^31) */
-	if (!rfw_es_ring_room(ring, 1)) {
-		rfw_es_ring_drop(ring);
+	c = rfw_es_ring_claim(ring);
+	if (c == NULL)
 		return true;
-	}
-	c = &ring->q[ring->prod & ring->mask];
 	/* By fields, each load as wide as the completion's store of it (often still in the store
 	 * buffer when its CQE is polled): a struct copy's 16-byte load over those 4-byte stores
 	 * stalled store forwarding, half of the poll's time with Estats on. Volatile keeps the
@@ -264,21 +273,18 @@ static inline bool rfw_es_cqe_to_ring(struct rfw_es_ring *ring, const struct rfw
 /*
  * The record of a send WQE completing without a CQE (T6 never known): T1..T5 as for
  * rfw_es_pack_t5, @meta with the QP's slot, into @ring in one slot, the form a polled CQE's
- * record takes. False, nothing done: an offset beyond int32 (the caller pushes the record
- * whole, rfw_es_ring_push_rec). A full ring counts the record dropped (true).
+ * record takes. A full ring counts the record dropped (true). False, nothing published: an
+ * offset beyond int32 (the caller pushes the record whole, rfw_es_ring_push_rec).
  */
 static inline bool rfw_es_ring_push_t5(struct rfw_es_ring *ring, uint64_t t1, uint64_t t2,
                                        uint64_t t3, uint64_t t4, uint64_t t5, uint32_t meta)
 {
-	struct rfw_es_crec c;
+	struct rfw_es_crec *c = rfw_es_ring_claim(ring);
 
-	if (!rfw_es_pack_t5(&c, t1, t2, t3, t4, t5, meta))
-		return false;
-	if (!rfw_es_ring_room(ring, 1)) {
-		rfw_es_ring_drop(ring);
+	if (c == NULL)
 		return true;
-	}
-	ring->q[ring->prod & ring->mask] = c;
+	if (!rfw_es_pack_t5(c, t1, t2, t3, t4, t5, meta))
+		return false;
 	rfw_es_ring_publish(ring, 1);
 	return true;
 }
@@ -287,23 +293,21 @@ static inline bool rfw_es_ring_push_t5(struct rfw_es_ring *ring, uint64_t t1, ui
 static inline bool rfw_es_ring_push_rec(struct rfw_es_ring *r, const struct rfw_es_rec *rec,
                                         uint32_t slot)
 {
-	struct rfw_es_crec *c;
+	struct rfw_es_crec *c = rfw_es_ring_claim(r);
 
-	if (!rfw_es_ring_room(r, 1))
-		goto full;
-	c = &r->q[r->prod & r->mask];
+	if (c == NULL)
+		return false;
 	if (rfw_es_pack(c, rec, slot)) {
 		rfw_es_ring_publish(r, 1);
 		return true;
 	}
-	if (!rfw_es_ring_room(r, 2))
-		goto full;
+	if (!rfw_es_ring_room(r, 2)) {
+		rfw_es_ring_drop(r);
+		return false;
+	}
 	rfw_es_pack_wide(c, &r->q[(r->prod + 1) & r->mask], rec, slot);
 	rfw_es_ring_publish(r, 2);
 	return true;
-full:
-	rfw_es_ring_drop(r);
-	return false;
 }
 
 #endif
