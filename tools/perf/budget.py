@@ -130,18 +130,18 @@ def memif_server(perf, op, size, msgs, cq_mod, d):
     """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening."""
     sock = os.path.join(d, "memif.sock")
     port = str(20000 + os.getpid() % 20000)
-    cmd = [perf] + EAL + ["-l", "0", "--vdev=net_memif0,role=server,socket=" + sock +
-                          ",socket-abstract=no,bsize=8192", "--", op, "bw", "-s",
-                          str(size), "-n", str(msgs), "--ip", "10.88.0.2", "-p", port]
+    memif = f"socket={sock},socket-abstract=no,bsize=8192"
+    test = ["--", op, "bw", "-s", str(size), "-n", str(msgs)]
+    cmd = [perf] + EAL + ["-l", "0", f"--vdev=net_memif0,role=server,{memif}"] + test + \
+        ["--ip", "10.88.0.2", "-p", port]
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while srv.poll() is None and time.monotonic() < deadline:
         if sock in open("/proc/net/unix").read():
             break
         time.sleep(0.05)
-    client = ["-l", "1", "--vdev=net_memif0,role=client,socket=" + sock +
-              ",socket-abstract=no,bsize=8192", "--", op, "bw", "-s", str(size), "-n",
-              str(msgs), "--ip", "10.88.0.1", "-p", port] + qarg(cq_mod) + ["127.0.0.1"]
+    client = ["-l", "1", f"--vdev=net_memif0,role=client,{memif}"] + test + \
+        ["--ip", "10.88.0.1", "-p", port] + qarg(cq_mod) + ["127.0.0.1"]
     return srv, cmd, client
 
 

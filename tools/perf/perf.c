@@ -1016,6 +1016,13 @@ static uint32_t eff_depth(const struct opts *o, uint32_t size)
 	return (uint32_t)depth;
 }
 
+/* -Q at most the depth, as perftest cuts it: a QP must be able to post its signaled message
+ * while the rest of its group is outstanding. */
+static uint32_t eff_cq_mod(const struct opts *o, uint32_t depth)
+{
+	return o->cq_mod < depth ? o->cq_mod : depth;
+}
+
 /*
  * Fresh QPs for every size: receive WQEs left posted by one size (SEND) describe that size's
  * slots, and a new PSN space keeps sizes independent.
@@ -1113,9 +1120,7 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 	uint64_t win = target == UINT64_MAX ? 0 : target / 16;
 	uint32_t qi;
 
-	/* -Q at most the depth, as perftest cuts it: a QP must be able to post its signaled
-	 * message while the rest of its group is outstanding. */
-	P->sig_mod = r->cq_mod = o->cq_mod < depth ? o->cq_mod : depth;
+	P->sig_mod = r->cq_mod = eff_cq_mod(o, depth);
 	P->sig_last = timed ? UINT64_MAX : iters - 1;
 	P->nready = 0;
 	for (qi = 0; qi < o->qps; qi++) {
@@ -1529,7 +1534,7 @@ static void print_header(struct perf *P, const struct opts *o, uint32_t depth, c
 	       rfw_oob_transport_name((enum rfw_oob_transport)o->transport), o->ack_timeout,
 	       4.096e-3 * (double)(1ull << o->ack_timeout));
 	if (!o->lat)
-		printf(" CQ Moderation   : %u\n", o->cq_mod < depth ? o->cq_mod : depth);
+		printf(" CQ Moderation   : %u\n", eff_cq_mod(o, depth));
 	printf(" Verification    : every byte of every message\n");
 	if (P->header_extra != NULL)
 		P->header_extra(P);
