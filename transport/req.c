@@ -9,33 +9,6 @@
 #include "rfw_int.h"
 
 /*
- * READ requests of @w outstanding: its chunks (split at multiples of rfw_read_span() PSNs from
- * its first PSN, each a READ request of its own taking a responder resource) that overlap the
- * PSNs requested and not yet answered, [comp.psn, @end). After a go-back-N rewind into the READ
- * both ends are equal: none.
- */
-static inline __attribute__((always_inline)) uint32_t
-read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t end)
-{
-	uint32_t span = rfw_read_span(qp);
-	int32_t sent = rfw_psn_diff(end, w->first_psn);
-	int32_t done = rfw_psn_diff(qp->comp.psn, w->first_psn);
-
-	if (!w->psn_valid || sent <= 0)
-		return 0;
-	if (done < 0)
-		done = 0;
-	if (done >= sent)
-		return 0;
-	/* Within one span (every READ but one longer than a span) both divisions give what is
-	   known without them: a message's worth of cycles when each new READ counts the
-	   max_rd_atomic ones before it. */
-	if ((uint32_t)sent <= span)
-		return 1;
-	return ((uint32_t)sent + span - 1) / span - (uint32_t)done / span;
-}
-
-/*
  * IBA 10.8.3.3 / 9.7.4.1.5: READ and atomic requests in flight, each holding one of the
  * responder's max_dest_rd_atomic resources: one per atomic, one per outstanding chunk of a
  * READ (a long READ goes as several requests). @w, the WQE at req.idx, counts its chunks sent.
@@ -53,11 +26,11 @@ static __attribute__((noinline)) uint32_t rd_atomic_in_flight(const struct rfw_q
 		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
 			continue;
 		n += x->wr.opcode == RFW_WR_RDMA_READ
-		         ? read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1))
+		         ? rfw_read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1))
 		         : 1;
 	}
 	if (w != NULL && w->wr.opcode == RFW_WR_RDMA_READ && qp->req.off != 0)
-		n += read_chunks_out(qp, w, qp->req.psn);
+		n += rfw_read_chunks_out(qp, w, qp->req.psn);
 	return n;
 }
 

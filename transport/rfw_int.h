@@ -415,6 +415,36 @@ static inline uint32_t rfw_read_span(const struct rfw_qp *qp)
 	return qp->sr ? qp->sr->win / 2 : RFW_READ_SPAN_GBN;
 }
 
+/*
+ * READ requests of @w outstanding: its chunks (split at multiples of rfw_read_span() PSNs from
+ * its first PSN, each a READ request of its own taking a responder resource) that overlap the
+ * PSNs requested and not yet answered, [comp.psn, @end). After a go-back-N rewind into the READ
+ * both ends are equal: none. Distances are taken from the READ's first PSN modulo 2^24, not in
+ * signed serial arithmetic: @end is never before that PSN and a READ spans at most 2^23 PSNs
+ * (2^31 bytes at MTU 256), which the signed form took for -2^23 (none outstanding); comp.psn
+ * is fewer than 2^23 PSNs before it (IBA 9.7.1), so a distance above 2^23 means before.
+ */
+static inline __attribute__((always_inline)) uint32_t
+rfw_read_chunks_out(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t end)
+{
+	uint32_t span = rfw_read_span(qp);
+	uint32_t sent = (end - w->first_psn) & RFW_PSN_MASK;
+	uint32_t done = (qp->comp.psn - w->first_psn) & RFW_PSN_MASK;
+
+	if (!w->psn_valid || sent == 0)
+		return 0;
+	if (done > (1u << 23))
+		done = 0; /* comp.psn before the READ's first PSN */
+	if (done >= sent)
+		return 0;
+	/* Within one span (every READ but one longer than a span) both divisions give what is
+	   known without them: a message's worth of cycles when each new READ counts the
+	   max_rd_atomic ones before it. */
+	if (sent <= span)
+		return 1;
+	return (sent + span - 1) / span - done / span;
+}
+
 static inline bool rfw_is_sr(const struct rfw_qp *qp)
 {
 	return qp->mode == RFW_TRANSPORT_SR;

@@ -603,6 +603,77 @@ static void mdra_stale_and_replay(struct lb_cfg c)
 	lb_destroy(lb);
 }
 
+/*
+ * A READ's requests outstanding (rfw_read_chunks_out), against chunks counted one by one in
+ * plain 64-bit PSNs: the READ's requests cover [k * span, min((k + 1) * span, n)) PSNs from its
+ * first (IBA 9.7.1: a long READ goes as several); requested up to @sent, answered below @done
+ * (negative: comp.psn before the READ). A request holds its responder resource (IBA 9.7.4.1.5)
+ * until its last response.
+ */
+static uint32_t chunks_oracle(uint64_t span, uint64_t sent, int64_t done)
+{
+	uint32_t n = 0;
+
+	for (uint64_t lo = 0; lo < sent; lo += span) {
+		uint64_t hi = lo + span < sent ? lo + span : sent;
+
+		n += (int64_t)hi > (done > 0 ? done : 0);
+	}
+	return n;
+}
+
+/* Every first PSN around the wrap, every requested span up to a READ of 2^23 PSNs (2 GiB at
+ * MTU 256: the one signed 24-bit arithmetic reads as -2^23), comp.psn from 2^23 - 1 before it
+ * to its end. */
+static void test_read_chunks_out(void **s)
+{
+	const uint64_t span = 1u << 22, big = 1u << 23;
+	const uint32_t firsts[] = {0,
+	                           1,
+	                           100,
+	                           (1u << 23) - 1,
+	                           1u << 23,
+	                           (1u << 24) - 1,
+	                           (1u << 24) - span,
+	                           (1u << 24) - big + 7};
+	const uint64_t sents[] = {0, 1, 2, span - 1, span, span + 1, big - 1, big};
+	struct rfw_qp *qp = calloc(1, sizeof(*qp));
+	struct rfw_swqe w = {.psn_valid = true};
+	unsigned checked = 0;
+
+	(void)s;
+	assert_non_null(qp);
+	for (size_t f = 0; f < sizeof(firsts) / sizeof(firsts[0]); f++) {
+		for (size_t k = 0; k < sizeof(sents) / sizeof(sents[0]); k++) {
+			const int64_t sent = (int64_t)sents[k];
+			const int64_t dones[] = {
+			    -(int64_t)big + 1, -1,       0,   1, (int64_t)span - 1, (int64_t)span,
+			    (int64_t)span + 1, sent - 1, sent};
+
+			for (size_t d = 0; d < sizeof(dones) / sizeof(dones[0]); d++) {
+				if (dones[d] > sent)
+					continue;
+				w.first_psn = firsts[f];
+				qp->comp.psn = (uint32_t)(firsts[f] + dones[d]) & RFW_PSN_MASK;
+				assert_int_equal(rfw_read_chunks_out(qp, &w,
+				                                     (uint32_t)(firsts[f] + sent) &
+				                                         RFW_PSN_MASK),
+				                 chunks_oracle(span, (uint64_t)sent, dones[d]));
+				checked++;
+			}
+		}
+	}
+	assert_true(checked > 400);
+	/* The 2 GiB READ at MTU 256 with its first request answered and one response of its
+	 * second in: one request outstanding, which the signed form counted as none. */
+	w.first_psn = 5;
+	qp->comp.psn = 5 + (uint32_t)span + 1;
+	assert_int_equal(rfw_read_chunks_out(qp, &w, 5 + (uint32_t)big), 1);
+	w.psn_valid = false;
+	assert_int_equal(rfw_read_chunks_out(qp, &w, 5 + (uint32_t)big), 0);
+	free(qp);
+}
+
 static void test_max_dest_rd_atomic(void **s)
 {
 	(void)s;
@@ -962,6 +1033,7 @@ int main(void)
 	    cmocka_unit_test(test_read_mr_gone_mid_response),
 	    cmocka_unit_test(test_full_ring_keeps_nak),
 	    cmocka_unit_test(test_max_dest_rd_atomic),
+	    cmocka_unit_test(test_read_chunks_out),
 	    cmocka_unit_test(test_length_and_syndrome_checks),
 	    cmocka_unit_test(test_fence_modify_local_mr),
 	};
