@@ -11,7 +11,8 @@ point -> paced packets; WRITE, SEND and READ latency runs with ordered percentil
 damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; that
 --cc-profile timely paces on TIMELY's RTT signal alone; that -Q (perftest's --cq-mod) gives one
 completion per Q messages and the last yet checks every message, a damaged unsignaled one
-included, and ends a timed run on a group boundary; and that bad options are named and exit
+included, and ends a timed run on a group boundary; that -l (perftest's --post_list) posts
+lists of WRs with the same checks; and that bad options are named and exit
 with status 2 before EAL starts. Speed is not asserted here (docs/perf.md).
 
 usage: perf_loopback.py ROCEFW_PERF
@@ -215,6 +216,30 @@ def main():
                 check(r["cq_mod"] == q and r["completions"] == want and r["verified"],
                       f"{op} bw {' '.join(extra)}: cq_mod {r['cq_mod']}, "
                       f"{r['completions']} completions == {want}")
+        # -l (perftest's --post_list): lists of L WRs in one post; -Q is L unless given (then
+        # a divisor of L), both cut to the TX depth, -Q then to a divisor of the list; the last
+        # list of a run shorter when -n is not a multiple. Every message checked all the same.
+        for op, size, n, extra, q, lst in (
+                ("write", 64, 1000, ["-l", "16"], 16, 16),
+                ("write", 64, 1000, ["-l", "16", "-Q", "4"], 4, 16),
+                ("write", 64, 1000, ["-l", "12", "-Q", "6", "-t", "8"], 4, 8),
+                ("read", 4096, 301, ["-l", "8", "-q", "2"], 8, 8),
+                ("send", 2048, 300, ["-l", "16"], 16, 16),
+                ("atomic", 8, 95, ["-l", "10"], 10, 10)):
+            j = bw_case(tmp, op, size, n, extra)
+            if j is not None:
+                r, want = j["results"][0], j["qps"] * -(-n // q)
+                check(r["cq_mod"] == q and r["post_list"] == lst and
+                      r["completions"] == want and r["verified"],
+                      f"{op} bw {' '.join(extra)}: cq_mod {r['cq_mod']}, post_list "
+                      f"{r['post_list']}, {r['completions']} completions == {want}")
+        j, _ = run(["write", "bw", "-s", "64", "-D", "1", "-l", "16"], tmp)
+        if j is not None:
+            r = j["results"][0]
+            check(r["verified"] and r["iterations"] > 0 and r["iterations"] % 16 == 0 and
+                  r["completions"] == r["iterations"] // 16,
+                  f"write bw -D 1 -l 16: {r['iterations']} messages in "
+                  f"{r['completions']} completions, verified")
         # a damaged message between two completions is still found (message 50 of 100 with
         # -Q 32: no completion of its own)
         for op in ("write", "read"):
@@ -262,6 +287,11 @@ def main():
             (["write", "bw", "-Q", "1025", "--loopback"], "--cq-mod"),
             (["write", "lat", "-Q", "2", "--loopback"], "--cq-mod"),
             (["write", "bw", "-Q", "2", "--ip", "10.0.0.1", "--perftest"], "--cq-mod"),
+            (["write", "bw", "-l", "0", "--loopback"], "--post_list"),
+            (["write", "bw", "-l", "1025", "--loopback"], "--post_list"),
+            (["write", "lat", "-l", "2", "--loopback"], "--post_list"),
+            (["write", "bw", "-l", "2", "--ip", "10.0.0.1", "--perftest"], "--post_list"),
+            (["write", "bw", "-l", "16", "-Q", "5", "--loopback"], "--post_list"),
             (["write", "bw"], "--loopback"),
             (["write", "bw", "-n", "5", "--cc-set", "bogus=1", "--loopback"], "--cc-set: bogus"),
             (["write", "bw", "-n", "5", "--cc-profile", "timely", "--cc-set", "timely_t_high=0",

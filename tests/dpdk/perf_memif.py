@@ -116,13 +116,17 @@ def verified_case(tmp, args, qps=1, zc=False):
     check(r["verified"] is True and r["checked_bytes"] == n * qps * msg_bytes,
           f"{name}: client verified, {r['checked_bytes']} bytes checked")
     check(js["results"][0]["verified"] is True, f"{name}: server verified")
-    if "-Q" in args:
+    if "-Q" in args or "-l" in args:
         # perftest's --cq-mod: a completion for every Q-th message and the last, the messages
-        # between them checked all the same (checked_bytes above)
-        q = int(args[args.index("-Q") + 1])
+        # between them checked all the same (checked_bytes above); --post_list L: lists of L
+        # WRs per post, Q = L unless given
+        q = int(args[args.index("-Q" if "-Q" in args else "-l") + 1])
         want = qps * -(-n // q)
         check(r["cq_mod"] == q and r["completions"] == want,
               f"{name}: {r['completions']} completions == {want}")
+    if "-l" in args:
+        check(r["post_list"] == int(args[args.index("-l") + 1]),
+              f"{name}: post_list {r['post_list']}")
     if args[0] in ("write", "send"):
         # The data landed at the server: it compared every byte and said so.
         check(js["results"][0]["checked_bytes"] == n * qps * size and
@@ -170,6 +174,10 @@ def misc_group(tmp):
     # -Q: the client checks READ data and atomic results of unsignaled messages too
     verified_case(tmp, ["read", "bw", "-s", "64", "-n", "1000", "-Q", "32"])
     verified_case(tmp, ["atomic", "bw", "-n", "500", "-q", "2", "-Q", "10"], qps=2)
+    # -l: lists of WRs in one post, the last list shorter (1000 = 62 x 16 + 8)
+    verified_case(tmp, ["write", "bw", "-s", "64", "-n", "1000", "-l", "16"])
+    verified_case(tmp, ["read", "bw", "-s", "4096", "-n", "300", "-q", "2", "-l", "8", "-Q", "4"],
+                  qps=2)
     for op, size in (("write", 64), ("send", 4097), ("read", 64), ("atomic", 8)):
         verified_case(tmp, [op, "lat", "-s", str(size), "-n", "200"] if op != "atomic"
                       else [op, "lat", "-n", "200"])

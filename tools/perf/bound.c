@@ -126,7 +126,7 @@ static double stamp_pass_ns(struct perf *P, uint8_t *src, uint32_t nslots, uint3
 }
 
 /*
- * The sender's stamping of one message of @size (post_one: message k's number every 256 bytes
+ * The sender's stamping of one message of @size (fill_loop: message k's number every 256 bytes
  * of its source slot, so that no packet can pass with an earlier message's bytes): benchmark
  * work a perftest sender does not do (it sends the same buffer again); ns. Its marginal cost:
  * in the run the stamp meets a slot first and pays for bringing it into the cache, and the

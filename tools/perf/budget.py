@@ -8,12 +8,14 @@ each function's own (self) instructions go to exactly one stage, so the stages s
 Instruction counts repeat within about 1 % from run to run on a shared machine whose timings
 swing by tens of percent, so this is the figure to compare two builds by.
 
-usage: budget.py ROCEFW_PERF [--op OP] [--size B] [--msgs N] [--cq-mod N] [--estats] [--memif]
-                 [--top N] [--json FILE] [--max N] [--against ROCEFW_PERF2]
+usage: budget.py ROCEFW_PERF [--op OP] [--size B] [--msgs N] [--cq-mod N] [--post-list N]
+                 [--estats] [--memif] [--top N] [--json FILE] [--max N] [--against ROCEFW_PERF2]
   --op     write, read or send (default write)
   --size   message size in bytes (default 64)
   --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
   --cq-mod rocefw-perf's -Q: a completion every N messages (default 1: every message)
+  --post-list  rocefw-perf's -l: lists of N work requests per post (default 1; -Q is then N
+           unless given)
   --estats count with Estats on (ROCEFW_ESTATS=1)
   --memif  two processes over memif instead: the server runs on core 0 uncounted, and only the
            client (the requester, whose core bounds the 64 B rate) is counted
@@ -121,12 +123,13 @@ def fail(cmd, rc, err):
     sys.exit(2)
 
 
-def qarg(cq_mod):
-    """-Q only when asked for: builds older than it count as before (--against)."""
-    return ["-Q", str(cq_mod)] if cq_mod != 1 else []
+def qarg(a):
+    """-Q and -l only when asked for: builds older than them count as before (--against)."""
+    return ((["-Q", str(a.cq_mod)] if a.cq_mod != 1 else []) +
+            (["-l", str(a.post_list)] if a.post_list != 1 else []))
 
 
-def memif_server(perf, op, size, msgs, cq_mod, d):
+def memif_server(perf, op, size, msgs, extra, d):
     """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening."""
     sock = os.path.join(d, "memif.sock")
     port = str(20000 + os.getpid() % 20000)
@@ -141,7 +144,7 @@ def memif_server(perf, op, size, msgs, cq_mod, d):
             break
         time.sleep(0.05)
     client = ["-l", "1", f"--vdev=net_memif0,role=client,{memif}"] + test + \
-        ["--ip", "10.88.0.1", "-p", port] + qarg(cq_mod) + ["127.0.0.1"]
+        ["--ip", "10.88.0.1", "-p", port] + extra + ["127.0.0.1"]
     return srv, cmd, client
 
 
@@ -153,10 +156,10 @@ def run(perf, a, out):
     with tempfile.TemporaryDirectory() as d:
         srv = None
         if a.memif:
-            srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, a.cq_mod, d)
+            srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, qarg(a), d)
         else:
             args = (["-l", "0", "--", a.op, "bw", "-s", str(a.size), "-n", str(a.msgs),
-                     "--loopback"] + qarg(a.cq_mod))
+                     "--loopback"] + qarg(a))
         cmd = vg + EAL + args
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
         if srv is not None:
@@ -191,7 +194,7 @@ def report(a, per, fns, total):
     what["other"] = "functions no stage claims (listed below)"
     where = ("over memif, the client (requester) only, memif PMD included" if a.memif else
              "--loopback, both ends")
-    q = f" -Q {a.cq_mod}" if a.cq_mod > 1 else ""
+    q = "".join(f" {o}" for o in qarg(a))
     print(f"instructions per message: {a.op} bw -s {a.size}{q} {where}, {a.msgs} messages, "
           f"Estats {'on' if a.estats else 'off'} (callgrind, inside bw_loop)")
     for name, v in per.items():
@@ -235,6 +238,8 @@ def main():
     ap.add_argument("--msgs", type=int, default=200000)
     ap.add_argument("--cq-mod", type=int, default=1,
                     help="rocefw-perf -Q: a completion every N messages (default 1: each)")
+    ap.add_argument("--post-list", type=int, default=1,
+                    help="rocefw-perf -l: lists of N work requests per post (default 1)")
     ap.add_argument("--estats", action="store_true")
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--json")
@@ -252,7 +257,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"schema": SCHEMA, "op": a.op, "size": a.size, "msgs": a.msgs,
-                       "cq_mod": a.cq_mod, "estats": a.estats,
+                       "cq_mod": a.cq_mod, "post_list": a.post_list, "estats": a.estats,
                        "mode": "memif-client" if a.memif else "loopback",
                        "total": total, "valgrind_total": summary, "stages": per}, f, indent=1)
     if a.max is not None and total > a.max:

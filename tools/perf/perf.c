@@ -78,7 +78,10 @@ static void usage(FILE *f)
 	       "  -t, --tx-depth N      outstanding messages per QP, 1..1024 (default: bw 128,\n"
 	       "                        at most 2 MiB a QP and at least 2; lat 1)\n"
 	       "  -Q, --cq-mod N        bw: a completion every N messages (and the last), "
-	       "1..1024, at most the TX depth (perftest's --cq-mod; default 1: every message)\n"
+	       "1..1024, at most the TX depth (perftest's --cq-mod; default 1: every message, "
+	       "with -l the list's length)\n"
+	       "  -l, --post_list N     bw: post lists of N work requests, one call each, 1..1024, "
+	       "at most the TX depth; a multiple of -Q (perftest's --post_list; default 1)\n"
 	       "      --mtu BYTES       path MTU: 256, 512, 1024, 2048 or 4096 (default 4096)\n"
 	       "      --cc-profile P    DCQCN profile (unified, paper, mlx5-cx5, hpcc-ns3, "
 	       "shared-port), timely (TIMELY's rate machine, unified's notification point) or "
@@ -129,6 +132,7 @@ static const struct rfw_opt_num num_opts[] = {
     RFW_OPT_U32("qps", struct opts, qps, 1, MAX_QPS),
     RFW_OPT_U32("tx-depth", struct opts, depth, 1, 1024),
     RFW_OPT_U32("cq-mod", struct opts, cq_mod, 1, 1024),
+    RFW_OPT_U32("post_list", struct opts, post_list, 1, 1024),
     RFW_OPT_U32("mtu", struct opts, mtu, 256, 4096),
     RFW_OPT_U32("dscp", struct opts, dscp, 0, 63),
     RFW_OPT_U32("line-rate", struct opts, line_gbps, 1, 4000),
@@ -161,7 +165,7 @@ static void opts_default(struct opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->qps = 1;
-	o->cq_mod = 1;
+	o->post_list = 1;
 	o->mtu = 4096;
 	o->cc_profile = "unified";
 	o->dscp = 26;
@@ -329,6 +333,12 @@ static void check_opts(const struct opts *o, const char *mtu_arg)
 	if (o->cq_mod > 1 && (o->lat || o->perftest))
 		bad("--cq-mod is a bw option of rocefw's own modes (not lat, not --perftest)",
 		    NULL);
+	if (o->post_list > 1 && (o->lat || o->perftest))
+		bad("--post_list is a bw option of rocefw's own modes (not lat, not --perftest)",
+		    NULL);
+	/* perftest's rule: every list ends on a signaled WR, so a QP's last list completes */
+	if (o->post_list > 1 && o->cq_mod != 0 && o->post_list % o->cq_mod != 0)
+		bad("--post_list must be a multiple of --cq-mod (as perftest's)", NULL);
 }
 
 static void parse_opts(int argc, char **argv, struct opts *o)
@@ -341,6 +351,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"qps", required_argument, NULL, 'q'},
 	    {"tx-depth", required_argument, NULL, 't'},
 	    {"cq-mod", required_argument, NULL, 'Q'},
+	    {"post_list", required_argument, NULL, 'l'},
 	    {"mtu", required_argument, NULL, O_MTU},
 	    {"cc-profile", required_argument, NULL, O_CC},
 	    {"cc-set", required_argument, NULL, O_CCSET},
@@ -368,7 +379,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	optind = 1;
 	opterr = 0;
 	/* '-' in the option string keeps positional arguments in order, interleaved. */
-	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:Q:p:h", lo, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "-s:an:D:q:t:Q:l:p:h", lo, &idx)) != -1) {
 		if (c == 1) {
 			if (npos == 3)
 				bad("unexpected argument", optarg);
@@ -401,11 +412,11 @@ struct conn {
 	bool ready;         /* in perf.ready: bw_loop posts on it next */
 	uint64_t peer_addr; /* two processes: where this QP's requests go at the peer */
 	uint32_t qpn;       /* two processes: qa's number (completions find their QP by it) */
-	/* post_one's and remote_post's work request, zeroed once (calloc) and only its fields set
-	   per post: a zeroing per message compiled to `rep stosq`, whose start-up the message
-	   rate paid */
-	struct rfw_send_wr wr;
-	struct rfw_sge sge;
+	/* the work requests of one post (-l of them, chained), zeroed once (calloc) and only
+	   their fields set per post: a zeroing per message compiled to `rep stosq`, whose
+	   start-up the message rate paid */
+	struct rfw_send_wr *wrs;
+	struct rfw_sge *sges;
 };
 
 /*
@@ -669,11 +680,11 @@ static inline unsigned send_flags_of(struct perf *P, struct conn *c, uint64_t k)
 	return RFW_SEND_SIGNALED;
 }
 
-static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth,
-                    uint32_t size, uint64_t k, uint64_t t)
+/* The WR of message @k of the loopback pair into @wr and @sge. */
+static inline __attribute__((always_inline)) void
+fill_loop(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth, uint32_t size,
+          uint64_t k, struct rfw_send_wr *wr, struct rfw_sge *sge)
 {
-	struct rfw_sge *sge = &c->sge;
-	struct rfw_send_wr *wr = &c->wr, *badw;
 	uint8_t *src = slot_src(c, depth, size, k);
 	uint8_t *dst = c->dst + kslot(k, depth) * (size_t)size;
 
@@ -713,7 +724,31 @@ static int post_one(struct perf *P, struct conn *c, const struct opts *o, uint32
 		wr->wr.atomic.rkey = rfw_mr_rkey(P->b.mr);
 		break;
 	}
-	return rfw_post_send(c->qa, wr, &badw, t);
+}
+
+typedef void (*fill_fn)(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth,
+                        uint32_t size, uint64_t k, struct rfw_send_wr *wr, struct rfw_sge *sge);
+
+/* Messages @k..@k + @n - 1 of @c as one post of a chain of WRs (-l), each filled by @fill.
+ * Inline, so that each caller's @fill is inlined into it. */
+static inline __attribute__((always_inline)) int post_n(struct perf *P, struct conn *c,
+                                                        const struct opts *o, uint32_t depth,
+                                                        uint32_t size, uint64_t k, uint32_t n,
+                                                        uint64_t t, fill_fn fill)
+{
+	struct rfw_send_wr *badw;
+
+	/* One WR (no -l) on a path of its own: the loop's registers cost it 50 instructions. */
+	if (__builtin_expect(n == 1, 1)) {
+		fill(P, c, o, depth, size, k, c->wrs, c->sges);
+		c->wrs[0].next = NULL;
+		return rfw_post_send(c->qa, c->wrs, &badw, t);
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		fill(P, c, o, depth, size, k + j, &c->wrs[j], &c->sges[j]);
+		c->wrs[j].next = j + 1 < n ? &c->wrs[j + 1] : NULL;
+	}
+	return rfw_post_send(c->qa, c->wrs, &badw, t);
 }
 
 static int post_recv_slot(struct perf *P, struct conn *c, uint32_t size, uint64_t slot, uint64_t t)
@@ -1016,11 +1051,29 @@ static uint32_t eff_depth(const struct opts *o, uint32_t size)
 	return (uint32_t)depth;
 }
 
-/* -Q at most the depth, as perftest cuts it: a QP must be able to post its signaled message
- * while the rest of its group is outstanding. */
+/* -l at most the depth: a QP posts a list when it has room for all of it. */
+static uint32_t eff_post_list(const struct opts *o, uint32_t depth)
+{
+	return o->post_list < depth ? o->post_list : depth;
+}
+
+/*
+ * -Q (without it, 1 or, with -l, the list's length, as perftest's) at most the depth, as
+ * perftest cuts it: a QP must be able to post its signaled message while the rest of its group
+ * is outstanding. With lists, a divisor of the list's length (check_opts asks it of what was
+ * given; the cut to the depth may break it): every list then ends on a signaled WR, so the
+ * room a list waits for is freed by completions.
+ */
 static uint32_t eff_cq_mod(const struct opts *o, uint32_t depth)
 {
-	return o->cq_mod < depth ? o->cq_mod : depth;
+	uint32_t list = eff_post_list(o, depth);
+	uint32_t q = o->cq_mod != 0 ? o->cq_mod : o->post_list;
+
+	if (q > depth)
+		q = depth;
+	while (list > 1 && list % q != 0)
+		q--;
+	return q;
 }
 
 /*
@@ -1074,7 +1127,7 @@ static void conns_down(struct perf *P, const struct opts *o)
  */
 struct driver {
 	int (*post)(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
-	            uint32_t depth, uint32_t size, uint64_t k, uint64_t t);
+	            uint32_t depth, uint32_t size, uint64_t k, uint32_t n, uint64_t t);
 	void (*poll)(struct perf *P);
 	unsigned (*reap)(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
 	                 struct result *r);
@@ -1106,6 +1159,38 @@ static inline uint64_t *lat_slot(uint64_t *lat, const struct opts *o, uint64_t k
 }
 
 /*
+ * QP @qi posts while it has room: lists of -l messages (a QP waits for room for a whole
+ * list), the last shorter when @iters (UINT64_MAX: timed) is not a multiple. Timed, past the
+ * deadline (@open false), only to the end of a signaled group (-Q).
+ */
+static inline void post_lists(struct perf *P, const struct opts *o, const struct driver *d,
+                              uint32_t qi, uint32_t depth, uint32_t size, uint64_t iters, bool open,
+                              uint64_t t)
+{
+	struct conn *c = &P->conns[qi];
+	uint32_t list = eff_post_list(o, depth);
+
+	if (list == 1) { /* no -l: the loop as it was before lists, 10 instructions leaner */
+		while (c->posted - c->done < depth && c->posted < iters &&
+		       (open || c->unsig != 0)) {
+			if (d->post(P, c, qi, o, depth, size, c->posted, 1, t) != 0)
+				die("post_send", EINVAL);
+			c->posted++;
+		}
+		return;
+	}
+	for (;;) {
+		uint64_t n = iters - c->posted < list ? iters - c->posted : list;
+
+		if (n == 0 || c->posted - c->done + n > depth || !(open || c->unsig != 0))
+			return;
+		if (d->post(P, c, qi, o, depth, size, c->posted, (uint32_t)n, t) != 0)
+			die("post_send", EINVAL);
+		c->posted += n;
+	}
+}
+
+/*
  * bw: @depth messages outstanding on every QP until @iters per QP have completed (timed: until
  * @deadline, then until what was posted has completed). BW peak is the best of 16 equal
  * windows of completions. Returns the messages completed; *t_end the time of the last.
@@ -1121,6 +1206,7 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 	uint32_t qi;
 
 	P->sig_mod = r->cq_mod = eff_cq_mod(o, depth);
+	r->post_list = eff_post_list(o, depth);
 	P->sig_last = timed ? UINT64_MAX : iters - 1;
 	P->nready = 0;
 	for (qi = 0; qi < o->qps; qi++) {
@@ -1139,17 +1225,10 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 		/* Only the QPs reap queued: posting never queues one, so the list is stable. */
 		P->nready = 0;
 		for (uint32_t i = 0; i < nready; i++) {
-			struct conn *c = &P->conns[P->ready[i]];
-
 			qi = P->ready[i];
-			c->ready = false;
-			/* Timed: past the deadline, only to the end of a signaled group (-Q). */
-			while (c->posted - c->done < depth &&
-			       (timed ? t < deadline || c->unsig != 0 : c->posted < iters)) {
-				if (d->post(P, c, qi, o, depth, size, c->posted, t) != 0)
-					die("post_send", EINVAL);
-				c->posted++;
-			}
+			P->conns[qi].ready = false;
+			post_lists(P, o, d, qi, depth, size, timed ? UINT64_MAX : iters,
+			           !timed || t < deadline, t);
 		}
 		d->poll(P);
 		got = d->reap(P, o, depth, size, r);
@@ -1198,7 +1277,7 @@ static uint64_t lat_loop(struct perf *P, const struct opts *o, const struct driv
 
 		if (t0 >= deadline)
 			break;
-		if (d->post(P, c, 0, o, depth, size, k, t0) != 0)
+		if (d->post(P, c, 0, o, depth, size, k, 1, t0) != 0)
 			die("post_send", EINVAL);
 		while (c->done == k) {
 			d->poll(P);
@@ -1233,10 +1312,10 @@ static void run_figures(const struct opts *o, uint32_t size, uint64_t done, uint
 }
 
 static int loop_post(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
-                     uint32_t depth, uint32_t size, uint64_t k, uint64_t t)
+                     uint32_t depth, uint32_t size, uint64_t k, uint32_t n, uint64_t t)
 {
 	(void)qi;
-	return post_one(P, c, o, depth, size, k, t);
+	return post_n(P, c, o, depth, size, k, n, t, fill_loop);
 }
 
 static const struct driver loop_driver = {.post = loop_post, .poll = poll_both, .reap = reap};
@@ -1367,7 +1446,7 @@ static uint64_t write_lat_loop(struct perf *P, const struct opts *o, uint32_t de
 
 		if (t0 >= deadline)
 			break;
-		if (post_one(P, c, o, depth, size, k, t0) != 0)
+		if (post_n(P, c, o, depth, size, k, 1, t0, fill_loop) != 0)
 			die("post_send", EINVAL);
 		wait_last_is(P, c->dst, size, src, t0, "ping", k);
 		if (memcmp(c->dst, src, size) != 0)
@@ -1427,7 +1506,7 @@ static uint64_t send_lat_loop(struct perf *P, const struct opts *o, uint32_t dep
 			break;
 		if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
 			die("post_recv (pong)", EINVAL);
-		if (post_one(P, c, o, depth, size, k, t0) != 0)
+		if (post_n(P, c, o, depth, size, k, 1, t0, fill_loop) != 0)
 			die("post_send", EINVAL);
 		wait_count(P, &c->recvd, k, t0, "ping", o, depth, size, r);
 		send_pong(P, c, size, k);
@@ -1535,6 +1614,8 @@ static void print_header(struct perf *P, const struct opts *o, uint32_t depth, c
 	       4.096e-3 * (double)(1ull << o->ack_timeout));
 	if (!o->lat)
 		printf(" CQ Moderation   : %u\n", eff_cq_mod(o, depth));
+	if (eff_post_list(o, depth) > 1)
+		printf(" Post List       : %u\n", eff_post_list(o, depth));
 	printf(" Verification    : every byte of every message\n");
 	if (P->header_extra != NULL)
 		P->header_extra(P);
@@ -1630,11 +1711,11 @@ static int write_json(struct perf *P, const struct opts *o, const struct result 
 
 		fprintf(f,
 		        "    {\"bytes\": %u, \"iterations\": %" PRIu64 ", \"bw_peak_gbps\": %.4f, "
-		        "\"bw_average_gbps\": %.4f, \"msg_rate_mpps\": %.6f, \"verified\": %s, "
+		        "\"bw_average_gbps\": %.6g, \"msg_rate_mpps\": %.6f, \"verified\": %s, "
 		        "\"checked_bytes\": %" PRIu64 ", \"bound_gbps\": %.4f, "
 		        "\"bound_ratio\": %.4f, \"byte_work_bound_gbps\": %.4f, "
 		        "\"byte_work_ratio\": %.4f, \"check_ns_per_msg\": %.2f, "
-		        "\"stamp_ns_per_msg\": %.2f, \"nic_goodput_gbps\": %.4f",
+		        "\"stamp_ns_per_msg\": %.2f, \"nic_goodput_gbps\": %.6g",
 		        r->bytes, r->iters, r->bw_peak_gbps, r->bw_avg_gbps, r->mpps,
 		        r->verified ? "true" : "false", r->checked_bytes, r->bound_gbps,
 		        r->bound_gbps > 0 ? r->bw_avg_gbps / r->bound_gbps : 0.0,
@@ -1643,8 +1724,8 @@ static int write_json(struct perf *P, const struct opts *o, const struct result 
 		                                    : 0.0,
 		        r->check_ns, r->stamp_ns, r->nic_goodput_gbps);
 		if (!o->lat)
-			fprintf(f, ", \"cq_mod\": %u, \"completions\": %" PRIu64, r->cq_mod,
-			        r->completions);
+			fprintf(f, ", \"cq_mod\": %u, \"post_list\": %u, \"completions\": %" PRIu64,
+			        r->cq_mod, r->post_list, r->completions);
 		if (o->lat)
 			fprintf(f,
 			        ", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, "
@@ -1866,14 +1947,13 @@ static const uint8_t *want_msg(struct conn *c, const struct opts *o, uint32_t de
 	return stamp_msg(c->src + (size_t)kpar(k, depth) * depth * size, o, size, k);
 }
 
-static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
-                       uint32_t depth, uint32_t size, uint64_t k, uint64_t t)
+/* The WR of message @k of a two-process client into @wr and @sge. */
+static inline __attribute__((always_inline)) void
+fill_remote(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth, uint32_t size,
+            uint64_t k, struct rfw_send_wr *wr, struct rfw_sge *sge)
 {
-	struct rfw_sge *sge = &c->sge;
-	struct rfw_send_wr *wr = &c->wr, *badw;
 	uint8_t *dst = c->dst + kslot(k, depth) * (size_t)size;
 
-	(void)qi; /* the QP's own peer address is in @c */
 	wr->wr_id = k;
 	wr->sg_list = sge;
 	wr->num_sge = 1;
@@ -1911,7 +1991,13 @@ static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct
 		wr->wr.atomic.rkey = P->peer_rkey;
 		break;
 	}
-	return rfw_post_send(c->qa, wr, &badw, t);
+}
+
+static int remote_post(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
+                       uint32_t depth, uint32_t size, uint64_t k, uint32_t n, uint64_t t)
+{
+	(void)qi; /* the QP's own peer address is in @c */
+	return post_n(P, c, o, depth, size, k, n, t, fill_remote);
 }
 
 /* A receive WQE: on slot @slot of the QP's receive area (SEND), or without buffer (the
@@ -2079,7 +2165,7 @@ static uint64_t client_pingpong(struct perf *P, const struct opts *o, uint32_t d
 			if (rfw_post_recv(c->qa, &rwr, &badr, t0) != 0)
 				die("post_recv (pong)", EINVAL);
 		}
-		if (remote_post(P, c, 0, o, depth, size, k, t0) != 0)
+		if (remote_post(P, c, 0, o, depth, size, k, 1, t0) != 0)
 			die("post_send", EINVAL);
 		if (o->op == OP_SEND) {
 			while (P->pong_recvd == k) {
@@ -2989,6 +3075,21 @@ const char *perf_first_err(const struct perf *P)
 	return P->first_err;
 }
 
+/* The QPs' state, each with room for a post list of WRs (-l). */
+static void conns_alloc(struct perf *P, const struct opts *o)
+{
+	P->conns = calloc(o->qps, sizeof(*P->conns));
+	P->ready = calloc(o->qps, sizeof(*P->ready));
+	if (P->conns == NULL || P->ready == NULL)
+		die("--qps", ENOMEM);
+	for (uint32_t qi = 0; qi < o->qps; qi++) {
+		P->conns[qi].wrs = calloc(o->post_list, sizeof(*P->conns[qi].wrs));
+		P->conns[qi].sges = calloc(o->post_list, sizeof(*P->conns[qi].sges));
+		if (P->conns[qi].wrs == NULL || P->conns[qi].sges == NULL)
+			die("--post_list", ENOMEM);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct perf run = {.oob_fd = -1, .json_mode = "loopback"};
@@ -3006,10 +3107,7 @@ int main(int argc, char **argv)
 	}
 	parse_opts(argc - dd, argv + dd, &o);
 	nsizes = test_sizes(&o, sizes);
-	P->conns = calloc(o.qps, sizeof(*P->conns));
-	P->ready = calloc(o.qps, sizeof(*P->ready));
-	if (P->conns == NULL || P->ready == NULL)
-		die("--qps", ENOMEM);
+	conns_alloc(P, &o);
 	if (cc_setup(P, &o) != 0)
 		return 2;
 	if (rfw_eal_init(dd, argv) < 0)

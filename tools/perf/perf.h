@@ -27,8 +27,10 @@ struct opts {
 	uint64_t iters; /* 0: default */
 	uint32_t duration_s;
 	uint32_t qps;
-	uint32_t depth;  /* 0: default */
-	uint32_t cq_mod; /* -Q: a completion every N messages (perftest's --cq-mod), bw; 1 */
+	uint32_t depth;     /* 0: default */
+	uint32_t cq_mod;    /* -Q: a completion every N messages (perftest's --cq-mod), bw; 0: not
+	                       given (1, or the post list's length) */
+	uint32_t post_list; /* -l: work requests per post (perftest's --post_list), bw; 1 */
 	uint32_t mtu;
 	const char *cc_profile;
 	const char *cc_set; /* --cc-set: "name=value,..." over the profile (NULL: none) */
@@ -98,6 +100,7 @@ struct result {
 	double check_ns, nic_goodput_gbps;
 	/* bw: a completion every cq_mod messages (-Q, cut to the depth); send completions polled */
 	uint32_t cq_mod;
+	uint32_t post_list; /* bw: WRs per post (-l, cut to the depth) */
 	uint64_t completions;
 	/* The sender's stamping cost per message (ns, timed after the run; loopback only): taken
 	   out of nic_goodput_gbps as the checker's is. */
