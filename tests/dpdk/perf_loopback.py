@@ -98,6 +98,18 @@ def bw_case(tmp, op, size, n, extra=()):
     return j
 
 
+def timed_groups(tmp, opt, g):
+    """Timed, with -Q or -l @g: past the deadline a QP posts to the end of its group (or list),
+    whose completion ends it: a whole number of groups, one completion each, verified."""
+    j, _ = run(["write", "bw", "-s", "64", "-D", "1", opt, str(g)], tmp)
+    if j is not None:
+        r = j["results"][0]
+        check(r["verified"] and r["iterations"] > 0 and r["iterations"] % g == 0 and
+              r["completions"] == r["iterations"] // g,
+              f"write bw -D 1 {opt} {g}: {r['iterations']} messages in "
+              f"{r['completions']} completions, verified")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for op in ("write", "read", "send"):
@@ -233,13 +245,7 @@ def main():
                       r["completions"] == want and r["verified"],
                       f"{op} bw {' '.join(extra)}: cq_mod {r['cq_mod']}, post_list "
                       f"{r['post_list']}, {r['completions']} completions == {want}")
-        j, _ = run(["write", "bw", "-s", "64", "-D", "1", "-l", "16"], tmp)
-        if j is not None:
-            r = j["results"][0]
-            check(r["verified"] and r["iterations"] > 0 and r["iterations"] % 16 == 0 and
-                  r["completions"] == r["iterations"] // 16,
-                  f"write bw -D 1 -l 16: {r['iterations']} messages in "
-                  f"{r['completions']} completions, verified")
+        timed_groups(tmp, "-l", 16)
         # a damaged message between two completions is still found (message 50 of 100 with
         # -Q 32: no completion of its own)
         for op in ("write", "read"):
@@ -248,14 +254,7 @@ def main():
             if j is not None:
                 check(j["results"][0]["verified"] is False and "differs" in p.stderr,
                       f"{op} bw -Q 32: damaged unsignaled message detected")
-        # timed: past the deadline a QP posts to the end of its group, whose completion ends it
-        j, _ = run(["write", "bw", "-s", "64", "-D", "1", "-Q", "32"], tmp)
-        if j is not None:
-            r = j["results"][0]
-            check(r["verified"] and r["iterations"] > 0 and r["iterations"] % 32 == 0 and
-                  r["completions"] == r["iterations"] // 32,
-                  f"write bw -D 1 -Q 32: {r['iterations']} messages in "
-                  f"{r['completions']} completions, verified")
+        timed_groups(tmp, "-Q", 32)
 
         # lat -D runs for its time (as perftest's), not until a sample buffer is full: 5 s of
         # 2-byte WRITE ping-pongs, every sample kept in a ring of the last 10^6.

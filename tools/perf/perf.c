@@ -407,7 +407,6 @@ struct conn {
 	uint8_t *src; /* 2 parities x depth slots, at the side that supplies data */
 	uint8_t *dst; /* depth (write/read) or 2 x depth (send receive buffers) slots */
 	uint64_t posted, done, recvd;
-	uint64_t last_done_ns;
 	uint32_t unsig;     /* bw -Q: messages posted unsignaled since the last signaled one */
 	bool ready;         /* in perf.ready: bw_loop posts on it next */
 	uint64_t peer_addr; /* two processes: where this QP's requests go at the peer */
