@@ -216,22 +216,16 @@ def main():
                       f"{op}: the failure is named")
 
         # -Q (perftest's --cq-mod): a completion every Q messages and for the last one, yet
-        # every message checked (bw_case: checked_bytes); Q is cut to the TX depth.
-        for op, size, n, extra, q in (("write", 64, 1000, ["-Q", "32"], 32),
-                                      ("read", 4096, 301, ["-Q", "7", "-q", "2"], 7),
-                                      ("send", 2048, 300, ["-Q", "100"], 100),
-                                      ("atomic", 8, 95, ["-Q", "10"], 10),
-                                      ("write", 1024, 50, ["-Q", "9", "-t", "4"], 4)):
-            j = bw_case(tmp, op, size, n, extra)
-            if j is not None:
-                r, want = j["results"][0], j["qps"] * -(-n // q)
-                check(r["cq_mod"] == q and r["completions"] == want and r["verified"],
-                      f"{op} bw {' '.join(extra)}: cq_mod {r['cq_mod']}, "
-                      f"{r['completions']} completions == {want}")
-        # -l (perftest's --post_list): lists of L WRs in one post; -Q is L unless given (then
-        # a divisor of L), both cut to the TX depth, -Q then to a divisor of the list; the last
-        # list of a run shorter when -n is not a multiple. Every message checked all the same.
+        # every message checked (bw_case: checked_bytes); Q is cut to the TX depth. -l
+        # (perftest's --post_list): lists of L WRs in one post; -Q is L unless given (then a
+        # divisor of L), both cut to the TX depth, -Q then to a divisor of the list; the last
+        # list of a run shorter when -n is not a multiple. Columns: the -Q and -l in effect.
         for op, size, n, extra, q, lst in (
+                ("write", 64, 1000, ["-Q", "32"], 32, 1),
+                ("read", 4096, 301, ["-Q", "7", "-q", "2"], 7, 1),
+                ("send", 2048, 300, ["-Q", "100"], 100, 1),
+                ("atomic", 8, 95, ["-Q", "10"], 10, 1),
+                ("write", 1024, 50, ["-Q", "9", "-t", "4"], 4, 1),
                 ("write", 64, 1000, ["-l", "16"], 16, 16),
                 ("write", 64, 1000, ["-l", "16", "-Q", "4"], 4, 16),
                 ("write", 64, 1000, ["-l", "12", "-Q", "6", "-t", "8"], 4, 8),
