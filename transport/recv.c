@@ -160,6 +160,22 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 	return 0;
 }
 
+void rfw_tx_pkt_init(const struct rfw_qp *qp, struct rfw_ib_pkt *p,
+                     const struct rfw_ib_opcode_info *oi, uint32_t psn, uint32_t payload_len)
+{
+	/* Two halves of 64 bytes at most, each stored from one zero register: a compound literal
+	   compiles to `rep stosq`, and a copy of rfw_ib_pkt_zero to a load for every store. */
+	_Static_assert(sizeof(*p) > 64 && sizeof(*p) <= 128, "two halves of 64 bytes at most");
+	memset(p, 0, 64);
+	memset((uint8_t *)p + 64, 0, sizeof(*p) - 64);
+	p->op = oi;
+	p->bth.opcode = oi->opcode;
+	p->bth.pkey = 0xffff; /* the default partition (IBA 10.9.1.2) */
+	p->bth.padcnt = rfw_ib_padcnt(payload_len);
+	p->bth.dqpn = qp->attr.dest_qp_num;
+	p->bth.psn = psn & RFW_PSN_MASK;
+}
+
 uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, uint32_t psn,
                       uint32_t payload_len)
 {
@@ -169,17 +185,7 @@ uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, u
 
 	if (buf == NULL)
 		return NULL;
-	/* Two halves of 64 bytes at most, each stored from one zero register: a compound literal
-	   compiles to `rep stosq`, and a copy of rfw_ib_pkt_zero to a load for every store. */
-	_Static_assert(sizeof(*p) > 64 && sizeof(*p) <= 128, "two halves of 64 bytes at most");
-	memset(p, 0, 64);
-	memset((uint8_t *)p + 64, 0, sizeof(*p) - 64);
-	p->op = oi;
-	p->bth.opcode = opcode;
-	p->bth.pkey = 0xffff; /* the default partition (IBA 10.9.1.2) */
-	p->bth.padcnt = rfw_ib_padcnt(payload_len);
-	p->bth.dqpn = qp->attr.dest_qp_num;
-	p->bth.psn = psn & RFW_PSN_MASK;
+	rfw_tx_pkt_init(qp, p, oi, psn, payload_len);
 	return buf;
 }
 
@@ -192,23 +198,29 @@ void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32
                    const struct rfw_ah_attr *ah)
 {
 	uint32_t hl = p->op->hdr_len;
-	uint32_t len = hl + payload_len + p->bth.padcnt;
-	struct rfw_tx_meta m;
 
 	(void)rfw_ib_build_op(buf, p->op, p); /* p->op and the buffer from rfw_tx_begin */
-	if (qp->sr)
-		buf[8] = (uint8_t)((buf[8] & 0x80) | RFW_SR_MARK); /* SR marker in Resv7 */
+	rfw_tx_sr_mark(qp, buf);
 	for (uint32_t i = 0; i < p->bth.padcnt; i++)
 		buf[hl + payload_len + i] = 0;
+	rfw_tx_finish(qp, buf, p->op, hl + payload_len + p->bth.padcnt, p->bth.ackreq, p->bth.psn,
+	              ah);
+}
+
+void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+                   uint32_t len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah)
+{
+	struct rfw_tx_meta m;
+
 	rfw_cnt(qp, RFW_CNT_tx_packets);
 	rfw_cnt_add(qp, RFW_CNT_tx_bytes, len);
-	if ((p->op->flags & RFW_OPF_PAYLOAD) && qp->cc_ops && qp->cc_ops->on_tx)
+	if ((oi->flags & RFW_OPF_PAYLOAD) && qp->cc_ops && qp->cc_ops->on_tx)
 		qp->cc_ops->on_tx(qp->cc, qp->now, len);
-	m.kind = (p->op->flags & RFW_OPF_CNP)       ? RFW_TX_CNP
-	         : (p->op->flags & RFW_OPF_REQUEST) ? RFW_TX_REQUEST
-	                                            : RFW_TX_RESPONSE;
-	m.ack_req = p->bth.ackreq;
-	m.psn = p->bth.psn;
+	m.kind = (oi->flags & RFW_OPF_CNP)       ? RFW_TX_CNP
+	         : (oi->flags & RFW_OPF_REQUEST) ? RFW_TX_REQUEST
+	                                         : RFW_TX_RESPONSE;
+	m.ack_req = ackreq;
+	m.psn = psn;
 	m.ah = ah;
 	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len, &m);
 }

@@ -416,18 +416,42 @@ enum emit_flag {
 };
 
 /*
+ * The headers of @w's packet of @oi at @psn through an rfw_ib_pkt and the wire's serializer:
+ * READ requests, atomics and SR's packets (@ext: SRETH). Data from byte @off, @left bytes from
+ * there (a READ request's: what it asks for).
+ */
+static void put_hdrs_pkt(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+                         const struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t left,
+                         uint32_t plen, bool se, bool ackreq)
+{
+	struct rfw_ib_pkt p;
+
+	rfw_tx_pkt_init(qp, &p, oi, psn, plen);
+	p.bth.se = se;
+	p.bth.ackreq = ackreq;
+	fill_ext_hdrs(&p, w, off, left);
+	(void)rfw_ib_build_op(buf, oi, &p);
+	rfw_tx_sr_mark(qp, buf);
+	if (qp->sr && rfw_wqe_is_send_write(w))
+		put_sreth(buf + oi->hdr_len, &p, w, off);
+}
+
+/*
  * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
  * a READ request asks for; @how: enum emit_flag). Outputs: whether it is the message's last
  * packet, its data length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
+ * go-back-N's SEND and WRITE packets, nearly all sent, have their headers written straight
+ * from the WQE (rfw_ib_put_sw); the others through an rfw_ib_pkt (put_hdrs_pkt).
  */
 static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
                 unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
 {
-	struct rfw_ib_pkt p;
 	uint32_t paylen = 0, npsn = 1, left = w->length - off;
 	uint32_t ext = qp->sr && rfw_wqe_is_send_write(w) ? RFW_SRETH_LEN : 0;
-	bool last;
-	uint8_t opcode = pick_opcode(qp, w, off, rd_len, &left, &paylen, &last, &npsn);
+	bool last, ackreq, se;
+	const struct rfw_ib_opcode_info *oi =
+	    rfw_ib_opcode_info(pick_opcode(qp, w, off, rd_len, &left, &paylen, &last, &npsn));
+	uint32_t hl = oi->hdr_len + ext, pad = rfw_ib_padcnt(paylen + ext);
 	uint8_t *buf;
 
 	/* The local MRs are looked up for every packet, not once: one deregistered or
@@ -437,27 +461,33 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	    rfw_sge_check(qp, w->sge, w->wr.num_sge, 0))
 		return -EACCES;
 
-	buf = rfw_tx_begin(qp, &p, opcode, psn, paylen + ext);
+	buf = qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp, hl + paylen + pad);
 	if (buf == NULL)
 		return -ENOBUFS;
-	fill_ext_hdrs(&p, w, off, left);
-	if (ext)
-		put_sreth(buf + p.op->hdr_len, &p, w, off);
-	if (paylen)
-		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len + ext, paylen);
-	p.bth.ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
+	ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
 	/* gbn: time one new SEND/WRITE packet with AckReq to its ACK (the retry probe's RTT). */
-	if (!qp->sr && p.bth.ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
+	if (!qp->sr && ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
 	    rfw_psn_cmp(psn, qp->req.high_psn) >= 0) {
 		qp->comp.rtt_armed = true;
 		qp->comp.rtt_psn = psn;
 		qp->comp.rtt_t = qp->now;
 	}
-	p.bth.se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
-	           (p.op->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
+	se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
+	     (oi->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
+	if (!qp->sr && rfw_wqe_is_send_write(w)) /* a SEND or WRITE opcode, its headers so */
+		rfw_ib_put_sw(buf, oi, se, (uint8_t)pad, 0xffff /* IBA 10.9.1.2 */,
+		              qp->attr.dest_qp_num, ackreq, psn, w->wr.wr.rdma.remote_addr + off,
+		              w->wr.wr.rdma.rkey, w->length,
+		              (oi->hdrs & RFW_HDR_IMMDT) ? w->wr.imm_data : w->wr.invalidate_rkey);
+	else
+		put_hdrs_pkt(qp, buf, oi, w, psn, off, left, paylen + ext, se, ackreq);
+	if (paylen)
+		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + hl, paylen);
+	for (uint32_t i = 0; i < pad; i++)
+		buf[hl + paylen + i] = 0;
 	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)
 		rfw_cnt(qp, RFW_CNT_retransmitted_packets);
-	rfw_tx_end(qp, buf, &p, paylen + ext);
+	rfw_tx_finish(qp, buf, oi, hl + paylen + pad, ackreq, psn & RFW_PSN_MASK, NULL);
 	*lastp = last;
 	*paylenp = paylen;
 	*npsnp = npsn;

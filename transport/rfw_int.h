@@ -825,10 +825,24 @@ void rfw_resp_fatal_event(struct rfw_qp *qp, unsigned code);
  */
 uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, uint32_t psn,
                       uint32_t payload_len);
+/* rfw_tx_begin's @p, for a packet of @oi whose buffer the caller took. */
+void rfw_tx_pkt_init(const struct rfw_qp *qp, struct rfw_ib_pkt *p,
+                     const struct rfw_ib_opcode_info *oi, uint32_t psn, uint32_t payload_len);
 void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len);
 /* As rfw_tx_end, a UD datagram to @ah. */
 void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len,
                    const struct rfw_ah_attr *ah);
+/* The tail of rfw_tx_end_ah for a packet whose headers and pad are written (@oi's, @len bytes
+ * from the BTH to the pad, @ackreq and @psn as its BTH has them): counted and handed to the
+ * host. The requester's SEND/WRITE packets come here straight (rfw_ib_put_sw). */
+void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+                   uint32_t len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah);
+/* SR marks every packet of its QPs in Resv7 (docs/transport-sr.md). */
+static inline void rfw_tx_sr_mark(const struct rfw_qp *qp, uint8_t *buf)
+{
+	if (qp->sr)
+		buf[8] = (uint8_t)((buf[8] & 0x80) | RFW_SR_MARK);
+}
 
 /* uc.c: the unreliable connected service. */
 int rfw_uc_tx(struct rfw_qp *qp); /* as rfw_req_tx */

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -241,6 +242,23 @@ static inline void rfw_put_be64(uint8_t *p, uint64_t v)
 	rfw_put_be32(p, (uint32_t)(v >> 32));
 	rfw_put_be32(p + 4, (uint32_t)v);
 }
+/* @v in wire (big-endian) byte order, to be stored whole with memcpy. */
+static inline uint32_t rfw_be32_of(uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap32(v);
+#else
+	return v;
+#endif
+}
+static inline uint64_t rfw_be64_of(uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap64(v);
+#else
+	return v;
+#endif
+}
 
 /*
  * BTH layout (IBA 9.2):
@@ -421,6 +439,50 @@ int rfw_ib_build(uint8_t *buf, size_t cap, const struct rfw_ib_pkt *pkt);
  */
 int rfw_ib_build_op(uint8_t *buf, const struct rfw_ib_opcode_info *oi,
                     const struct rfw_ib_pkt *pkt);
+
+/* The extended headers rfw_ib_put_sw writes: those of every SEND and RDMA WRITE opcode. */
+#define RFW_IB_SW_HDRS (RFW_HDR_RETH | RFW_HDR_IMMDT | RFW_HDR_IETH)
+
+/*
+ * The headers of a packet of @oi, whose hdrs are within RFW_IB_SW_HDRS (the SEND and RDMA
+ * WRITE opcodes), written from their values: BTH (M, TVer, FECN, BECN and the reserved bits
+ * 0), then the RETH (@va, @rkey, @dma_len), ImmDt or IETH (@ext) that @oi has. The bytes
+ * rfw_ib_build_op writes for the same fields (test_ib_hdr.c compares the two), without an
+ * rfw_ib_pkt to clear, fill and read back: the requester's per-packet path. Returns
+ * oi->hdr_len.
+ */
+static inline uint32_t rfw_ib_put_sw(uint8_t *buf, const struct rfw_ib_opcode_info *oi, bool se,
+                                     uint8_t padcnt, uint16_t pkey, uint32_t dqpn, bool ackreq,
+                                     uint32_t psn, uint64_t va, uint32_t rkey, uint32_t dma_len,
+                                     uint32_t ext)
+{
+	/* Words byte-swapped in registers and stored whole: rfw_put_be32's byte stores, inlined
+	   here, were not merged (each byte shifted out and stored, 4 times the instructions). */
+	uint32_t w[3] = {
+	    rfw_be32_of((uint32_t)oi->opcode << 24 | (uint32_t)se << 23 |
+	                (uint32_t)(padcnt & 3) << 20 | pkey),
+	    rfw_be32_of(dqpn & RFW_QPN_MASK),
+	    rfw_be32_of((uint32_t)ackreq << 31 | (psn & RFW_PSN_MASK)),
+	};
+	uint16_t hdrs = oi->hdrs;
+	uint32_t off = RFW_BTH_LEN;
+
+	memcpy(buf, w, sizeof(w));
+	if (hdrs & RFW_HDR_RETH) {
+		uint64_t v = rfw_be64_of(va);
+		uint32_t r[2] = {rfw_be32_of(rkey), rfw_be32_of(dma_len)};
+
+		memcpy(buf + off, &v, 8);
+		memcpy(buf + off + 8, r, 8);
+		off += RFW_RETH_LEN;
+	}
+	if (hdrs & (RFW_HDR_IMMDT | RFW_HDR_IETH)) { /* one of the two at most (IBA table 38) */
+		uint32_t v = rfw_be32_of(ext);
+
+		memcpy(buf + off, &v, 4);
+	}
+	return oi->hdr_len;
+}
 
 /* Pad bytes needed after @payload_len bytes so the IB payload is 4-byte aligned (IBA 9.2). */
 static inline uint8_t rfw_ib_padcnt(uint32_t payload_len)
