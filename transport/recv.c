@@ -197,21 +197,20 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len,
                    const struct rfw_ah_attr *ah)
 {
-	uint32_t hl = p->op->hdr_len;
-
 	(void)rfw_ib_build_op(buf, p->op, p); /* p->op and the buffer from rfw_tx_begin */
 	rfw_tx_sr_mark(qp, buf);
-	for (uint32_t i = 0; i < p->bth.padcnt; i++)
-		buf[hl + payload_len + i] = 0;
-	rfw_tx_finish(qp, buf, p->op, hl + payload_len + p->bth.padcnt, p->bth.ackreq, p->bth.psn,
-	              ah);
+	rfw_tx_finish(qp, buf, p->op, p->op->hdr_len + payload_len + p->bth.padcnt, p->bth.padcnt,
+	              p->bth.ackreq, p->bth.psn, ah);
 }
 
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
-                   uint32_t len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah)
+                   uint32_t len, uint32_t pad, bool ackreq, uint32_t psn,
+                   const struct rfw_ah_attr *ah)
 {
 	struct rfw_tx_meta m;
 
+	for (uint32_t i = len - pad; i < len; i++)
+		buf[i] = 0;
 	rfw_cnt(qp, RFW_CNT_tx_packets);
 	rfw_cnt_add(qp, RFW_CNT_tx_bytes, len);
 	if ((oi->flags & RFW_OPF_PAYLOAD) && qp->cc_ops && qp->cc_ops->on_tx)

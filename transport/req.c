@@ -483,11 +483,9 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 		put_hdrs_pkt(qp, buf, oi, w, psn, off, left, paylen + ext, se, ackreq);
 	if (paylen)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + hl, paylen);
-	for (uint32_t i = 0; i < pad; i++)
-		buf[hl + paylen + i] = 0;
 	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)
 		rfw_cnt(qp, RFW_CNT_retransmitted_packets);
-	rfw_tx_finish(qp, buf, oi, hl + paylen + pad, ackreq, psn & RFW_PSN_MASK, NULL);
+	rfw_tx_finish(qp, buf, oi, hl + paylen + pad, pad, ackreq, psn & RFW_PSN_MASK, NULL);
 	*lastp = last;
 	*paylenp = paylen;
 	*npsnp = npsn;

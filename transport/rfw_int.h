@@ -832,11 +832,13 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 /* As rfw_tx_end, a UD datagram to @ah. */
 void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len,
                    const struct rfw_ah_attr *ah);
-/* The tail of rfw_tx_end_ah for a packet whose headers and pad are written (@oi's, @len bytes
- * from the BTH to the pad, @ackreq and @psn as its BTH has them): counted and handed to the
- * host. The requester's SEND/WRITE packets come here straight (rfw_ib_put_sw). */
+/* The tail of rfw_tx_end_ah for a packet whose headers are written (@oi's; @len bytes from
+ * the BTH to the end of its @pad pad bytes, zeroed here; @ackreq and @psn as its BTH has
+ * them): counted and handed to the host. The requester's SEND/WRITE packets and the READ
+ * responses come here straight (rfw_ib_put_sw, rfw_ib_put_aeth). */
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
-                   uint32_t len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah);
+                   uint32_t len, uint32_t pad, bool ackreq, uint32_t psn,
+                   const struct rfw_ah_attr *ah);
 /* SR marks every packet of its QPs in Resv7 (docs/transport-sr.md). */
 static inline void rfw_tx_sr_mark(const struct rfw_qp *qp, uint8_t *buf)
 {

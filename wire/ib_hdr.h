@@ -484,6 +484,33 @@ static inline uint32_t rfw_ib_put_sw(uint8_t *buf, const struct rfw_ib_opcode_in
 	return oi->hdr_len;
 }
 
+/* The headers rfw_ib_put_aeth writes: those of READ responses and ACKNOWLEDGE. */
+#define RFW_IB_AETH_HDRS RFW_HDR_AETH
+
+/*
+ * rfw_ib_put_sw for a packet of @oi whose hdrs are within RFW_IB_AETH_HDRS (READ responses,
+ * ACKNOWLEDGE): BTH (AckReq 0, as responses have it), then the AETH (@syndrome, @msn) if @oi
+ * has one. The responder's per-packet path. Returns oi->hdr_len.
+ */
+static inline uint32_t rfw_ib_put_aeth(uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+                                       uint8_t padcnt, uint16_t pkey, uint32_t dqpn, uint32_t psn,
+                                       uint8_t syndrome, uint32_t msn)
+{
+	uint32_t w[3] = {
+	    rfw_be32_of((uint32_t)oi->opcode << 24 | (uint32_t)(padcnt & 3) << 20 | pkey),
+	    rfw_be32_of(dqpn & RFW_QPN_MASK),
+	    rfw_be32_of(psn & RFW_PSN_MASK),
+	};
+
+	memcpy(buf, w, sizeof(w));
+	if (oi->hdrs & RFW_HDR_AETH) {
+		uint32_t a = rfw_be32_of((uint32_t)syndrome << 24 | (msn & RFW_MSN_MASK));
+
+		memcpy(buf + RFW_BTH_LEN, &a, 4);
+	}
+	return oi->hdr_len;
+}
+
 /* Pad bytes needed after @payload_len bytes so the IB payload is 4-byte aligned (IBA 9.2). */
 static inline uint8_t rfw_ib_padcnt(uint32_t payload_len)
 {

@@ -177,6 +177,42 @@ static void test_put_sw_matches_build(void **state)
 	assert_int_equal(nops, 26);
 }
 
+/*
+ * rfw_ib_put_aeth, the responder's direct writer, against the codec's serializer as above:
+ * the same bytes for RC's READ responses (FIRST, MIDDLE, LAST, ONLY) and ACKNOWLEDGE, the
+ * opcodes whose only extended header is an AETH or none (IBA table 38), AckReq 0.
+ */
+static void test_put_aeth_matches_build(void **state)
+{
+	unsigned nops = 0;
+
+	(void)state;
+	for (size_t i = 0; i < N_OPCODES; i++) {
+		const struct rfw_ib_opcode_info *oi = rfw_ib_opcode_info(all_opcodes[i]);
+
+		if (!(oi->flags & RFW_OPF_RESPONSE) || (oi->hdrs & ~RFW_IB_AETH_HDRS))
+			continue;
+		nops++;
+		for (int iter = 0; iter < 200; iter++) {
+			uint8_t want[64], got[64];
+			struct rfw_ib_pkt p;
+
+			fill_random(&p, oi->opcode);
+			p.bth.se = p.bth.mig = p.bth.fecn = p.bth.becn = p.bth.ackreq = 0;
+			p.bth.padcnt = (uint8_t)(rnd() & 3);
+			memset(want, 0x5a, sizeof(want));
+			memset(got, 0x5a, sizeof(got));
+			assert_int_equal(rfw_ib_build_op(want, oi, &p), oi->hdr_len);
+			assert_int_equal(rfw_ib_put_aeth(got, oi, p.bth.padcnt, p.bth.pkey,
+			                                 p.bth.dqpn, p.bth.psn, p.aeth.syndrome,
+			                                 p.aeth.msn),
+			                 oi->hdr_len);
+			assert_memory_equal(got, want, sizeof(want));
+		}
+	}
+	assert_int_equal(nops, 5);
+}
+
 static void test_roundtrip_every_opcode(void **state)
 {
 	uint8_t buf[512];
@@ -429,6 +465,7 @@ int main(void)
 	    cmocka_unit_test(test_opcode_table_consistent),
 	    cmocka_unit_test(test_roundtrip_every_opcode),
 	    cmocka_unit_test(test_put_sw_matches_build),
+	    cmocka_unit_test(test_put_aeth_matches_build),
 	    cmocka_unit_test(test_bth_bit_positions),
 	    cmocka_unit_test(test_truncation_every_prefix),
 	    cmocka_unit_test(test_payload_rules),
