@@ -31,11 +31,11 @@ static uint8_t uc_opcode(const struct rfw_swqe *w, bool first, bool last)
 
 int rfw_uc_tx(struct rfw_qp *qp)
 {
+	const struct rfw_ib_opcode_info *oi;
 	struct rfw_swqe *w;
-	struct rfw_ib_pkt p;
 	uint32_t off, len;
-	bool first, last;
-	uint8_t *buf;
+	bool first, last, se;
+	uint8_t *buf, pad;
 
 	if (!rfw_sq_unsent(qp))
 		return 0;
@@ -52,21 +52,22 @@ int rfw_uc_tx(struct rfw_qp *qp)
 	len = w->length - off < qp->mtu ? w->length - off : qp->mtu;
 	first = off == 0;
 	last = off + len == w->length;
-	buf = rfw_tx_begin(qp, &p, uc_opcode(w, first, last), qp->req.psn, len);
+	oi = rfw_ib_opcode_info(uc_opcode(w, first, last));
+	pad = rfw_ib_padcnt(len);
+	buf = qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp, oi->hdr_len + len + pad);
 	if (buf == NULL)
 		return -ENOBUFS;
-	if (p.op->hdrs & RFW_HDR_RETH) {
-		p.reth.va = w->wr.wr.rdma.remote_addr;
-		p.reth.rkey = w->wr.wr.rdma.rkey;
-		p.reth.dma_len = w->length;
-	}
-	if (p.op->hdrs & RFW_HDR_IMMDT)
-		p.imm = w->wr.imm_data;
-	p.bth.se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
-	           (p.op->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
+	se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
+	     (oi->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
+	/* A UC SEND or WRITE opcode: headers written straight, as RC's; no AckReq in UC. */
+	rfw_ib_put_sw(buf, oi, se, pad, 0xffff /* IBA 10.9.1.2 */, qp->attr.dest_qp_num, false,
+	              qp->req.psn, w->wr.wr.rdma.remote_addr, w->wr.wr.rdma.rkey, w->length,
+	              w->wr.imm_data);
+	rfw_tx_sr_mark(qp, buf); /* as every packet's of a QP in SR mode */
 	if (len)
-		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + p.op->hdr_len, len);
-	rfw_tx_end(qp, buf, &p, len);
+		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len, len);
+	rfw_tx_finish(qp, buf, oi, oi->hdr_len + len + pad, pad, false, qp->req.psn & RFW_PSN_MASK,
+	              NULL);
 	qp->req.psn = rfw_psn_add(qp->req.psn, 1);
 	qp->req.off = last ? 0 : off + len;
 	if (last)
