@@ -242,19 +242,12 @@ static inline void rfw_put_be64(uint8_t *p, uint64_t v)
 	rfw_put_be32(p, (uint32_t)(v >> 32));
 	rfw_put_be32(p + 4, (uint32_t)v);
 }
-/* @v in wire (big-endian) byte order, to be stored whole with memcpy. */
+/* @v in wire (big-endian) byte order, a word to store whole with memcpy (not <endian.h>'s
+ * htobe32: a strict C11 includer of this header would not have it). */
 static inline uint32_t rfw_be32_of(uint32_t v)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	return __builtin_bswap32(v);
-#else
-	return v;
-#endif
-}
-static inline uint64_t rfw_be64_of(uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	return __builtin_bswap64(v);
 #else
 	return v;
 #endif
@@ -469,11 +462,10 @@ static inline uint32_t rfw_ib_put_sw(uint8_t *buf, const struct rfw_ib_opcode_in
 
 	memcpy(buf, w, sizeof(w));
 	if (hdrs & RFW_HDR_RETH) {
-		uint64_t v = rfw_be64_of(va);
-		uint32_t r[2] = {rfw_be32_of(rkey), rfw_be32_of(dma_len)};
+		uint32_t r[4] = {rfw_be32_of((uint32_t)(va >> 32)), rfw_be32_of((uint32_t)va),
+		                 rfw_be32_of(rkey), rfw_be32_of(dma_len)};
 
-		memcpy(buf + off, &v, 8);
-		memcpy(buf + off + 8, r, 8);
+		memcpy(buf + off, r, sizeof(r));
 		off += RFW_RETH_LEN;
 	}
 	if (hdrs & (RFW_HDR_IMMDT | RFW_HDR_IETH)) { /* one of the two at most (IBA table 38) */
