@@ -433,6 +433,24 @@ int rfw_ib_build(uint8_t *buf, size_t cap, const struct rfw_ib_pkt *pkt);
 int rfw_ib_build_op(uint8_t *buf, const struct rfw_ib_opcode_info *oi,
                     const struct rfw_ib_pkt *pkt);
 
+/*
+ * The BTH of the direct writers below (M, TVer, FECN, BECN and the reserved bits 0) into @buf.
+ * Each word byte-swapped in a register and stored whole: rfw_put_be32's byte stores, inlined
+ * into the packet path, were not merged (each byte shifted out and stored on its own).
+ */
+static inline void rfw_ib_put_bth_words(uint8_t *buf, uint8_t opcode, bool se, uint8_t padcnt,
+                                        uint16_t pkey, uint32_t dqpn, bool ackreq, uint32_t psn)
+{
+	uint32_t w[3] = {
+	    rfw_be32_of((uint32_t)opcode << 24 | (uint32_t)se << 23 | (uint32_t)(padcnt & 3) << 20 |
+	                pkey),
+	    rfw_be32_of(dqpn & RFW_QPN_MASK),
+	    rfw_be32_of((uint32_t)ackreq << 31 | (psn & RFW_PSN_MASK)),
+	};
+
+	memcpy(buf, w, sizeof(w));
+}
+
 /* The extended headers rfw_ib_put_sw writes: those of every SEND and RDMA WRITE opcode. */
 #define RFW_IB_SW_HDRS (RFW_HDR_RETH | RFW_HDR_IMMDT | RFW_HDR_IETH)
 
@@ -449,18 +467,10 @@ static inline uint32_t rfw_ib_put_sw(uint8_t *buf, const struct rfw_ib_opcode_in
                                      uint32_t psn, uint64_t va, uint32_t rkey, uint32_t dma_len,
                                      uint32_t ext)
 {
-	/* Words byte-swapped in registers and stored whole: rfw_put_be32's byte stores, inlined
-	   here, were not merged (each byte shifted out and stored, 4 times the instructions). */
-	uint32_t w[3] = {
-	    rfw_be32_of((uint32_t)oi->opcode << 24 | (uint32_t)se << 23 |
-	                (uint32_t)(padcnt & 3) << 20 | pkey),
-	    rfw_be32_of(dqpn & RFW_QPN_MASK),
-	    rfw_be32_of((uint32_t)ackreq << 31 | (psn & RFW_PSN_MASK)),
-	};
 	uint16_t hdrs = oi->hdrs;
 	uint32_t off = RFW_BTH_LEN;
 
-	memcpy(buf, w, sizeof(w));
+	rfw_ib_put_bth_words(buf, oi->opcode, se, padcnt, pkey, dqpn, ackreq, psn);
 	if (hdrs & RFW_HDR_RETH) {
 		uint32_t r[4] = {rfw_be32_of((uint32_t)(va >> 32)), rfw_be32_of((uint32_t)va),
 		                 rfw_be32_of(rkey), rfw_be32_of(dma_len)};
@@ -488,13 +498,7 @@ static inline uint32_t rfw_ib_put_aeth(uint8_t *buf, const struct rfw_ib_opcode_
                                        uint8_t padcnt, uint16_t pkey, uint32_t dqpn, uint32_t psn,
                                        uint8_t syndrome, uint32_t msn)
 {
-	uint32_t w[3] = {
-	    rfw_be32_of((uint32_t)oi->opcode << 24 | (uint32_t)(padcnt & 3) << 20 | pkey),
-	    rfw_be32_of(dqpn & RFW_QPN_MASK),
-	    rfw_be32_of(psn & RFW_PSN_MASK),
-	};
-
-	memcpy(buf, w, sizeof(w));
+	rfw_ib_put_bth_words(buf, oi->opcode, false, padcnt, pkey, dqpn, false, psn);
 	if (oi->hdrs & RFW_HDR_AETH) {
 		uint32_t a = rfw_be32_of((uint32_t)syndrome << 24 | (msn & RFW_MSN_MASK));
 
