@@ -180,8 +180,7 @@ uint8_t *rfw_tx_begin(struct rfw_qp *qp, struct rfw_ib_pkt *p, uint8_t opcode, u
                       uint32_t payload_len)
 {
 	const struct rfw_ib_opcode_info *oi = rfw_ib_opcode_info(opcode);
-	uint32_t len = oi->hdr_len + payload_len + rfw_ib_padcnt(payload_len);
-	uint8_t *buf = qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp, len);
+	uint8_t *buf = rfw_tx_alloc(qp, oi, payload_len);
 
 	if (buf == NULL)
 		return NULL;
@@ -199,14 +198,13 @@ void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32
 {
 	(void)rfw_ib_build_op(buf, p->op, p); /* p->op and the buffer from rfw_tx_begin */
 	rfw_tx_sr_mark(qp, buf);
-	rfw_tx_finish(qp, buf, p->op, p->op->hdr_len + payload_len + p->bth.padcnt, p->bth.padcnt,
-	              p->bth.ackreq, p->bth.psn, ah);
+	rfw_tx_finish(qp, buf, p->op, payload_len, p->bth.ackreq, p->bth.psn, ah);
 }
 
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
-                   uint32_t len, uint32_t pad, bool ackreq, uint32_t psn,
-                   const struct rfw_ah_attr *ah)
+                   uint32_t payload_len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah)
 {
+	uint32_t pad = rfw_ib_padcnt(payload_len), len = oi->hdr_len + payload_len + pad;
 	struct rfw_tx_meta m;
 
 	for (uint32_t i = len - pad; i < len; i++)
@@ -219,7 +217,7 @@ void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_i
 	         : (oi->flags & RFW_OPF_REQUEST) ? RFW_TX_REQUEST
 	                                         : RFW_TX_RESPONSE;
 	m.ack_req = ackreq;
-	m.psn = psn;
+	m.psn = psn & RFW_PSN_MASK;
 	m.ah = ah;
 	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len, &m);
 }

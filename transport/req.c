@@ -451,7 +451,6 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	bool last, ackreq, se;
 	const struct rfw_ib_opcode_info *oi =
 	    rfw_ib_opcode_info(pick_opcode(qp, w, off, rd_len, &left, &paylen, &last, &npsn));
-	uint32_t hl = oi->hdr_len + ext, pad = rfw_ib_padcnt(paylen + ext);
 	uint8_t *buf;
 
 	/* The local MRs are looked up for every packet, not once: one deregistered or
@@ -461,7 +460,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	    rfw_sge_check(qp, w->sge, w->wr.num_sge, 0))
 		return -EACCES;
 
-	buf = qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp, hl + paylen + pad);
+	buf = rfw_tx_alloc(qp, oi, paylen + ext); /* SR's SRETH counts as payload */
 	if (buf == NULL)
 		return -ENOBUFS;
 	ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
@@ -475,17 +474,17 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
 	     (oi->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
 	if (!qp->sr && rfw_wqe_is_send_write(w)) /* a SEND or WRITE opcode, its headers so */
-		rfw_ib_put_sw(buf, oi, se, (uint8_t)pad, 0xffff /* IBA 10.9.1.2 */,
+		rfw_ib_put_sw(buf, oi, se, rfw_ib_padcnt(paylen), 0xffff /* IBA 10.9.1.2 */,
 		              qp->attr.dest_qp_num, ackreq, psn, w->wr.wr.rdma.remote_addr + off,
 		              w->wr.wr.rdma.rkey, w->length,
 		              (oi->hdrs & RFW_HDR_IMMDT) ? w->wr.imm_data : w->wr.invalidate_rkey);
 	else
 		put_hdrs_pkt(qp, buf, oi, w, psn, off, left, paylen + ext, se, ackreq);
 	if (paylen)
-		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + hl, paylen);
+		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len + ext, paylen);
 	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)
 		rfw_cnt(qp, RFW_CNT_retransmitted_packets);
-	rfw_tx_finish(qp, buf, oi, hl + paylen + pad, pad, ackreq, psn & RFW_PSN_MASK, NULL);
+	rfw_tx_finish(qp, buf, oi, paylen + ext, ackreq, psn, NULL);
 	*lastp = last;
 	*paylenp = paylen;
 	*npsnp = npsn;

@@ -819,7 +819,7 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	uint32_t len = t->left < mtu ? t->left : mtu;
 	bool last = t->left <= mtu;
 	const struct rfw_ib_opcode_info *oi;
-	uint8_t op, pad;
+	uint8_t op;
 	uint8_t *buf;
 
 	/*
@@ -844,20 +844,18 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	else
 		op = last ? RFW_OP_RC_RDMA_READ_RESPONSE_LAST : RFW_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
 	oi = rfw_ib_opcode_info(op);
-	pad = rfw_ib_padcnt(len);
-	buf = qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp, oi->hdr_len + len + pad);
+	buf = rfw_tx_alloc(qp, oi, len);
 	if (buf == NULL)
 		return -1;
 	/* Headers written straight (no rfw_ib_pkt to clear and serialize), as the requester's. */
-	rfw_ib_put_aeth(buf, oi, pad, 0xffff /* IBA 10.9.1.2 */, qp->attr.dest_qp_num, t->psn,
-	                ACK_SYNDROME, t->msn);
+	rfw_ib_put_aeth(buf, oi, rfw_ib_padcnt(len), 0xffff /* IBA 10.9.1.2 */,
+	                qp->attr.dest_qp_num, t->psn, ACK_SYNDROME, t->msn);
 	rfw_tx_sr_mark(qp, buf);
 	/* The data is read now, possibly after later WRITEs were executed: IBA 9.5 allows it,
 	 * FENCE on the later WR forbids it (docs/transport.md "Ordering"). */
 	if (len)
 		memcpy(buf + oi->hdr_len, (const uint8_t *)(uintptr_t)t->va, len);
-	rfw_tx_finish(qp, buf, oi, oi->hdr_len + len + pad, pad, false, t->psn & RFW_PSN_MASK,
-	              NULL);
+	rfw_tx_finish(qp, buf, oi, len, false, t->psn, NULL);
 	t->started = true;
 	t->psn = rfw_psn_add(t->psn, 1);
 	t->va += len;

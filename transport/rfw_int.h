@@ -832,13 +832,21 @@ void rfw_tx_end(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t 
 /* As rfw_tx_end, a UD datagram to @ah. */
 void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32_t payload_len,
                    const struct rfw_ah_attr *ah);
-/* The tail of rfw_tx_end_ah for a packet whose headers are written (@oi's; @len bytes from
- * the BTH to the end of its @pad pad bytes, zeroed here; @ackreq and @psn as its BTH has
- * them): counted and handed to the host. The requester's SEND/WRITE packets and the READ
- * responses come here straight (rfw_ib_put_sw, rfw_ib_put_aeth). */
+/* A buffer for a packet of @oi with @payload_len bytes after its headers, and room for their
+ * pad (NULL if the host has none): rfw_tx_begin's, for the callers that write the headers
+ * straight. */
+static inline uint8_t *rfw_tx_alloc(struct rfw_qp *qp, const struct rfw_ib_opcode_info *oi,
+                                    uint32_t payload_len)
+{
+	return qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp,
+	                             oi->hdr_len + payload_len + rfw_ib_padcnt(payload_len));
+}
+/* The tail of rfw_tx_end_ah for a packet of @oi whose headers and @payload_len bytes after
+ * them are written (@ackreq and @psn as its BTH has them): the pad zeroed, the packet counted
+ * and handed to the host. The requester's SEND/WRITE packets and the READ responses come here
+ * straight (rfw_ib_put_sw, rfw_ib_put_aeth). */
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
-                   uint32_t len, uint32_t pad, bool ackreq, uint32_t psn,
-                   const struct rfw_ah_attr *ah);
+                   uint32_t payload_len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah);
 /* SR marks every packet of its QPs in Resv7 (docs/transport-sr.md). */
 static inline void rfw_tx_sr_mark(const struct rfw_qp *qp, uint8_t *buf)
 {

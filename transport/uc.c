@@ -35,7 +35,7 @@ int rfw_uc_tx(struct rfw_qp *qp)
 	struct rfw_swqe *w;
 	uint32_t off, len;
 	bool first, last, se;
-	uint8_t *buf, pad;
+	uint8_t *buf;
 
 	if (!rfw_sq_unsent(qp))
 		return 0;
@@ -53,21 +53,19 @@ int rfw_uc_tx(struct rfw_qp *qp)
 	first = off == 0;
 	last = off + len == w->length;
 	oi = rfw_ib_opcode_info(uc_opcode(w, first, last));
-	pad = rfw_ib_padcnt(len);
-	buf = qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp, oi->hdr_len + len + pad);
+	buf = rfw_tx_alloc(qp, oi, len);
 	if (buf == NULL)
 		return -ENOBUFS;
 	se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
 	     (oi->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
 	/* A UC SEND or WRITE opcode: headers written straight, as RC's; no AckReq in UC. */
-	rfw_ib_put_sw(buf, oi, se, pad, 0xffff /* IBA 10.9.1.2 */, qp->attr.dest_qp_num, false,
-	              qp->req.psn, w->wr.wr.rdma.remote_addr, w->wr.wr.rdma.rkey, w->length,
-	              w->wr.imm_data);
+	rfw_ib_put_sw(buf, oi, se, rfw_ib_padcnt(len), 0xffff /* IBA 10.9.1.2 */,
+	              qp->attr.dest_qp_num, false, qp->req.psn, w->wr.wr.rdma.remote_addr,
+	              w->wr.wr.rdma.rkey, w->length, w->wr.imm_data);
 	rfw_tx_sr_mark(qp, buf); /* as every packet's of a QP in SR mode */
 	if (len)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len, len);
-	rfw_tx_finish(qp, buf, oi, oi->hdr_len + len + pad, pad, false, qp->req.psn & RFW_PSN_MASK,
-	              NULL);
+	rfw_tx_finish(qp, buf, oi, len, false, qp->req.psn, NULL);
 	qp->req.psn = rfw_psn_add(qp->req.psn, 1);
 	qp->req.off = last ? 0 : off + len;
 	if (last)

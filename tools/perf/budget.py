@@ -53,8 +53,8 @@ STAGES = [
                                    "rfw_poll_cq", "post_check"))),
     ("requester", "choosing, building and scheduling each request and response frame",
      lambda o, f, n: f.endswith(("transport/req.c", "nic/frame_tx.c", "nic/rate.c"))
-     or n.startswith(("rfw_req_", "next_wqe", "emit", "rfw_tx_begin", "rfw_tx_end", "rfw_tx_finish", "rfw_tx_pkt_init", "rfw_ib_build",
-                      "rfw_qp_tx_", "fw_io_tx", "fw_rate_on_tx"))),
+     or n.startswith(("rfw_req_", "next_wqe", "emit", "rfw_tx_begin", "rfw_tx_end", "rfw_tx_finish",
+                      "rfw_tx_pkt_init", "rfw_ib_build", "rfw_qp_tx_", "fw_io_tx", "fw_rate_on_tx"))),
     ("rx_parse", "frame and IB header parsing, address filters (wire/, dataplane/rfw_port.c RX)",
      lambda o, f, n: f.endswith(("wire/frame.c", "wire/frame.h")) or
      n.startswith(("rfw_ib_parse", "rfw_rx_burst", "classify", "is_our_ip", "mac_for_us",
