@@ -19,12 +19,15 @@ static __attribute__((noinline)) uint32_t rd_atomic_in_flight(const struct rfw_q
                                                               const struct rfw_swqe *w)
 {
 	uint32_t n = 0;
+	/* none of them before req.idx unless rfw_rd_atomic_maybe (checking builds walk anyway) */
+	uint32_t from = RFW_INVARIANTS || rfw_rd_atomic_maybe(qp) ? qp->comp.idx : qp->req.idx;
 
-	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
+	for (uint32_t i = from; i != qp->req.idx; i++) {
 		const struct rfw_swqe *x = rfw_sq_at(qp, i);
 
 		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
 			continue;
+		rfw_invariant(rfw_rd_atomic_maybe(qp), "a READ or atomic before rd_atomic_end");
 		n += x->wr.opcode == RFW_WR_RDMA_READ
 		         ? rfw_read_chunks_out(qp, x, rfw_psn_add(x->last_psn, 1))
 		         : 1;
@@ -577,6 +580,8 @@ int rfw_req_tx(struct rfw_qp *qp)
 		qp->req.off = 0;
 		qp->req.idx++;
 		w->state = SWQE_PENDING;
+		if (rfw_wqe_is_rd_atomic(w))
+			rfw_rd_atomic_mark(qp, qp->req.idx);
 	} else {
 		qp->req.off += w->wr.opcode == RFW_WR_RDMA_READ ? rd_len : paylen;
 	}

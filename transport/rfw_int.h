@@ -210,6 +210,9 @@ struct rfw_req {
 	uint32_t rnr_psn;
 	uint32_t high_psn; /* one past the highest PSN ever sent: lower ones are retransmits */
 	uint32_t win;      /* go-back-N window in PSNs set by the host; 0: max_unacked_psns */
+	/* One past the SQ index of the newest READ or atomic the requester has sent whole
+	   (rfw_rd_atomic_maybe) */
+	uint32_t rd_atomic_end;
 };
 
 struct rfw_comp {
@@ -353,15 +356,59 @@ static inline bool rfw_wqe_is_rd_atomic(const struct rfw_swqe *w)
 	return w->wr.opcode == RFW_WR_RDMA_READ || w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
 	       w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD;
 }
+
+/*
+ * Checking builds (the sanitizer builds, or -Dinvariants=true) hold a shortcut to what it
+ * spares: rfw_invariant(cond, what) aborts, naming @what, where @cond fails. Other builds
+ * compile it away.
+ */
+#ifndef RFW_INVARIANTS
+#define RFW_INVARIANTS 0
+#endif
+__attribute__((noreturn, cold)) void rfw_invariant_fail(const char *what, const char *file,
+                                                        int line);
+#define rfw_invariant(cond, what)                                                                  \
+	do {                                                                                       \
+		if (RFW_INVARIANTS && !(cond))                                                     \
+			rfw_invariant_fail(what, __FILE__, __LINE__);                              \
+	} while (0)
+
+/*
+ * Whether a READ or atomic may lie between the oldest WQE and the requester's position,
+ * [comp.idx, req.idx). Every WQE there was sent whole, req.idx passing it (a rewind moves
+ * req.idx forward only over WQEs acknowledged, so sent), and req.rd_atomic_end is past every
+ * READ and atomic that was: when it is not past comp.idx none is there. The walks over that
+ * range (rfw_atomic_in_flight, sr_drained, rd_atomic_in_flight) are spared on the SEND and
+ * WRITE packets sent while no READ or atomic is outstanding: each was a step per WQE in flight
+ * on every packet. Past comp.idx means 1 to sq_size WQEs past it, where the SQ's WQEs are:
+ * a mark the completer has left behind reads as stale however far behind, with no upkeep on
+ * each completion.
+ */
+static inline bool rfw_rd_atomic_maybe(const struct rfw_qp *qp)
+{
+	return qp->req.rd_atomic_end - qp->comp.idx - 1 < qp->sq_size;
+}
+/* Move req.rd_atomic_end to @end if that is later, or the mark is stale: never back while
+   it covers a WQE (a rewind re-sends WQEs). */
+static inline void rfw_rd_atomic_mark(struct rfw_qp *qp, uint32_t end)
+{
+	if (!rfw_rd_atomic_maybe(qp) || (int32_t)(end - qp->req.rd_atomic_end) > 0)
+		qp->req.rd_atomic_end = end;
+}
+
 /* Whether an atomic between the oldest WQE and the requester's position awaits its response. */
 static inline bool rfw_atomic_in_flight(const struct rfw_qp *qp)
 {
+	if (!RFW_INVARIANTS && !rfw_rd_atomic_maybe(qp))
+		return false;
 	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
 		const struct rfw_swqe *w = rfw_sq_at(qp, i);
 
 		if (rfw_wqe_is_rd_atomic(w) && w->wr.opcode != RFW_WR_RDMA_READ &&
-		    w->state != SWQE_DONE)
+		    w->state != SWQE_DONE) {
+			rfw_invariant(rfw_rd_atomic_maybe(qp), "an atomic before rd_atomic_end");
 			return true;
+		}
 	}
 	return false;
 }

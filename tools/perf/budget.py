@@ -9,13 +9,14 @@ Instruction counts repeat within about 1 % from run to run on a shared machine w
 swing by tens of percent, so this is the figure to compare two builds by.
 
 usage: budget.py ROCEFW_PERF [--op OP] [--size B] [--msgs N] [--cq-mod N] [--post-list N]
-                 [--estats] [--memif] [--top N] [--json FILE] [--max N] [--against ROCEFW_PERF2]
+                 [--transport gbn|sr] [--estats] [--memif] [--top N] [--json FILE] [--max N] [--against ROCEFW_PERF2]
   --op     write, read or send (default write)
   --size   message size in bytes (default 64)
   --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
   --cq-mod rocefw-perf's -Q: a completion every N messages (default 1: every message)
   --post-list  rocefw-perf's -l: lists of N work requests per post (default 1; -Q is then N
            unless given)
+  --transport  rocefw-perf's --transport: gbn (go-back-N, the default) or sr (selective repeat)
   --estats count with Estats on (ROCEFW_ESTATS=1)
   --memif  two processes over memif instead: the server runs on core 0 uncounted, and only the
            client (the requester, whose core bounds the 64 B rate) is counted
@@ -124,19 +125,26 @@ def fail(cmd, rc, err):
 
 
 def qarg(a):
-    """-Q and -l only when asked for: builds older than them count as before (--against)."""
+    """-Q, -l and --transport only when asked for: builds older than them count as before
+    (--against)."""
     return ((["-Q", str(a.cq_mod)] if a.cq_mod != 1 else []) +
-            (["-l", str(a.post_list)] if a.post_list != 1 else []))
+            (["-l", str(a.post_list)] if a.post_list != 1 else []) + targ(a))
 
 
-def memif_server(perf, op, size, msgs, extra, d):
-    """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening."""
+def targ(a):
+    """--transport, which both ends of a memif pair must have alike (gbn: nothing)."""
+    return ["--transport", a.transport] if a.transport != "gbn" else []
+
+
+def memif_server(perf, op, size, msgs, extra, d, both):
+    """rocefw-perf's server on core 0 over a memif socket in @d (not counted), listening;
+    @extra: the client's options, @both: the server's too."""
     sock = os.path.join(d, "memif.sock")
     port = str(20000 + os.getpid() % 20000)
     memif = f"socket={sock},socket-abstract=no,bsize=8192"
     test = ["--", op, "bw", "-s", str(size), "-n", str(msgs)]
     cmd = [perf] + EAL + ["-l", "0", f"--vdev=net_memif0,role=server,{memif}"] + test + \
-        ["--ip", "10.88.0.2", "-p", port]
+        ["--ip", "10.88.0.2", "-p", port] + both
     srv = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     while srv.poll() is None and time.monotonic() < deadline:
@@ -156,7 +164,7 @@ def run(perf, a, out):
     with tempfile.TemporaryDirectory() as d:
         srv = None
         if a.memif:
-            srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, qarg(a), d)
+            srv, scmd, args = memif_server(perf, a.op, a.size, a.msgs, qarg(a), d, targ(a))
         else:
             args = (["-l", "0", "--", a.op, "bw", "-s", str(a.size), "-n", str(a.msgs),
                      "--loopback"] + qarg(a))
@@ -240,6 +248,7 @@ def main():
                     help="rocefw-perf -Q: a completion every N messages (default 1: each)")
     ap.add_argument("--post-list", type=int, default=1,
                     help="rocefw-perf -l: lists of N work requests per post (default 1)")
+    ap.add_argument("--transport", choices=("gbn", "sr"), default="gbn")
     ap.add_argument("--estats", action="store_true")
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--json")
@@ -258,6 +267,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"schema": SCHEMA, "op": a.op, "size": a.size, "msgs": a.msgs,
                        "cq_mod": a.cq_mod, "post_list": a.post_list, "estats": a.estats,
+                       "transport": a.transport,
                        "mode": "memif-client" if a.memif else "loopback",
                        "total": total, "valgrind_total": summary, "stages": per}, f, indent=1)
     if a.max is not None and total > a.max:
