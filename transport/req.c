@@ -333,11 +333,11 @@ static void fill_ext_hdrs(struct rfw_ib_pkt *p, const struct rfw_swqe *w, uint32
 		p->ieth_rkey = w->wr.invalidate_rkey;
 }
 
-/* SRETH (docs/transport-sr.md) at @e: where this packet's data goes on its own. */
-static void put_sreth(uint8_t *e, const struct rfw_ib_pkt *p, const struct rfw_swqe *w,
+/* SRETH (docs/transport-sr.md) at @e: where this packet of @oi goes on its own. */
+static void put_sreth(uint8_t *e, const struct rfw_ib_opcode_info *oi, const struct rfw_swqe *w,
                       uint32_t off)
 {
-	if (p->op->flags & RFW_OPF_SEND) {
+	if (oi->flags & RFW_OPF_SEND) {
 		rfw_put_be32(e, w->rsn);
 		rfw_put_be32(e + 4, 0);
 		rfw_put_be32(e + 8, 0);
@@ -418,33 +418,43 @@ enum emit_flag {
 	EMIT_KEYS_FRESH = 1u << 1, /* the caller validated @w's local keys in this very call */
 };
 
+/* The headers of @w's SEND or WRITE packet of @oi at @psn, written straight from the WQE. */
+static inline __attribute__((always_inline)) void put_sw_hdrs(const struct rfw_qp *qp, uint8_t *buf,
+                                                              const struct rfw_ib_opcode_info *oi,
+                                                              const struct rfw_swqe *w,
+                                                              uint32_t psn, uint32_t off,
+                                                              uint32_t paylen, bool se, bool ackreq)
+{
+	rfw_ib_put_sw(buf, oi, se, rfw_ib_padcnt(paylen), 0xffff /* IBA 10.9.1.2 */,
+	              qp->attr.dest_qp_num, ackreq, psn, w->wr.wr.rdma.remote_addr + off,
+	              w->wr.wr.rdma.rkey, w->length,
+	              (oi->hdrs & RFW_HDR_IMMDT) ? w->wr.imm_data : w->wr.invalidate_rkey);
+}
+
 /*
  * The headers of @w's packet of @oi at @psn through an rfw_ib_pkt and the wire's serializer:
- * READ requests, atomics and SR's packets (@ext: SRETH). Data from byte @off, @left bytes from
- * there (a READ request's: what it asks for).
+ * READ requests and atomics. @left bytes from byte @off: what a READ request asks for.
  */
 static void put_hdrs_pkt(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
                          const struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t left,
-                         uint32_t plen, bool se, bool ackreq)
+                         bool ackreq)
 {
 	struct rfw_ib_pkt p;
 
-	rfw_tx_pkt_init(qp, &p, oi, psn, plen);
-	p.bth.se = se;
+	rfw_tx_pkt_init(qp, &p, oi, psn, 0);
 	p.bth.ackreq = ackreq;
 	fill_ext_hdrs(&p, w, off, left);
 	(void)rfw_ib_build_op(buf, oi, &p);
 	rfw_tx_sr_mark(qp, buf);
-	if (qp->sr && rfw_wqe_is_send_write(w))
-		put_sreth(buf + oi->hdr_len, &p, w, off);
 }
 
 /*
  * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
  * a READ request asks for; @how: enum emit_flag). Outputs: whether it is the message's last
  * packet, its data length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
- * go-back-N's SEND and WRITE packets, nearly all sent, have their headers written straight
- * from the WQE (rfw_ib_put_sw); the others through an rfw_ib_pkt (put_hdrs_pkt).
+ * SEND and WRITE packets, nearly all sent, have their headers written straight from the WQE
+ * (rfw_ib_put_sw, and SR's SRETH); READ requests and atomics through an rfw_ib_pkt
+ * (put_hdrs_pkt).
  */
 static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
                 unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
@@ -476,13 +486,15 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	}
 	se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
 	     (oi->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
-	if (!qp->sr && rfw_wqe_is_send_write(w)) /* a SEND or WRITE opcode, its headers so */
-		rfw_ib_put_sw(buf, oi, se, rfw_ib_padcnt(paylen), 0xffff /* IBA 10.9.1.2 */,
-		              qp->attr.dest_qp_num, ackreq, psn, w->wr.wr.rdma.remote_addr + off,
-		              w->wr.wr.rdma.rkey, w->length,
-		              (oi->hdrs & RFW_HDR_IMMDT) ? w->wr.imm_data : w->wr.invalidate_rkey);
-	else
-		put_hdrs_pkt(qp, buf, oi, w, psn, off, left, paylen + ext, se, ackreq);
+	if (!ext && rfw_wqe_is_send_write(w)) { /* gbn's SEND or WRITE */
+		put_sw_hdrs(qp, buf, oi, w, psn, off, paylen, se, ackreq);
+	} else if (ext) { /* SR's: its mark, then the SRETH ahead of the data (a multiple of 4) */
+		put_sw_hdrs(qp, buf, oi, w, psn, off, paylen, se, ackreq);
+		rfw_tx_sr_mark(qp, buf);
+		put_sreth(buf + oi->hdr_len, oi, w, off);
+	} else {
+		put_hdrs_pkt(qp, buf, oi, w, psn, off, left, ackreq);
+	}
 	if (paylen)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len + ext, paylen);
 	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)
