@@ -19,10 +19,8 @@ static __attribute__((noinline)) uint32_t rd_atomic_in_flight(const struct rfw_q
                                                               const struct rfw_swqe *w)
 {
 	uint32_t n = 0;
-	/* none of them before req.idx unless rfw_rd_atomic_maybe (checking builds walk anyway) */
-	uint32_t from = RFW_INVARIANTS || rfw_rd_atomic_maybe(qp) ? qp->comp.idx : qp->req.idx;
 
-	for (uint32_t i = from; i != qp->req.idx; i++) {
+	for (uint32_t i = rfw_rd_atomic_from(qp); i != qp->req.idx; i++) {
 		const struct rfw_swqe *x = rfw_sq_at(qp, i);
 
 		if (!rfw_wqe_is_rd_atomic(x) || x->state == SWQE_DONE)
@@ -418,19 +416,6 @@ enum emit_flag {
 	EMIT_KEYS_FRESH = 1u << 1, /* the caller validated @w's local keys in this very call */
 };
 
-/* The headers of @w's SEND or WRITE packet of @oi at @psn, written straight from the WQE. */
-static inline __attribute__((always_inline)) void put_sw_hdrs(const struct rfw_qp *qp, uint8_t *buf,
-                                                              const struct rfw_ib_opcode_info *oi,
-                                                              const struct rfw_swqe *w,
-                                                              uint32_t psn, uint32_t off,
-                                                              uint32_t paylen, bool se, bool ackreq)
-{
-	rfw_ib_put_sw(buf, oi, se, rfw_ib_padcnt(paylen), 0xffff /* IBA 10.9.1.2 */,
-	              qp->attr.dest_qp_num, ackreq, psn, w->wr.wr.rdma.remote_addr + off,
-	              w->wr.wr.rdma.rkey, w->length,
-	              (oi->hdrs & RFW_HDR_IMMDT) ? w->wr.imm_data : w->wr.invalidate_rkey);
-}
-
 /*
  * The headers of @w's packet of @oi at @psn through an rfw_ib_pkt and the wire's serializer:
  * READ requests and atomics. @left bytes from byte @off: what a READ request asks for.
@@ -486,10 +471,12 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	}
 	se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
 	     (oi->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
+	/* Two branches that write the same headers: one, with SR's test inside, cost gbn's
+	   packets 5 instructions more in this function (docs/perf.md, 2026-11-30). */
 	if (!ext && rfw_wqe_is_send_write(w)) { /* gbn's SEND or WRITE */
-		put_sw_hdrs(qp, buf, oi, w, psn, off, paylen, se, ackreq);
+		rfw_tx_put_sw(qp, buf, oi, w, psn, off, paylen, se, ackreq);
 	} else if (ext) { /* SR's: its mark, then the SRETH ahead of the data (a multiple of 4) */
-		put_sw_hdrs(qp, buf, oi, w, psn, off, paylen, se, ackreq);
+		rfw_tx_put_sw(qp, buf, oi, w, psn, off, paylen, se, ackreq);
 		rfw_tx_sr_mark(qp, buf);
 		put_sreth(buf + oi->hdr_len, oi, w, off);
 	} else {

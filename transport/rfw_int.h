@@ -388,6 +388,13 @@ static inline bool rfw_rd_atomic_maybe(const struct rfw_qp *qp)
 {
 	return qp->req.rd_atomic_end - qp->comp.idx - 1 < qp->sq_size;
 }
+/* Where a walk over [comp.idx, req.idx) for READs and atomics starts: req.idx (nothing to
+   walk) when rfw_rd_atomic_maybe says none is there, but in checking builds, which hold the
+   walk's finds to that (rfw_invariant). */
+static inline uint32_t rfw_rd_atomic_from(const struct rfw_qp *qp)
+{
+	return RFW_INVARIANTS || rfw_rd_atomic_maybe(qp) ? qp->comp.idx : qp->req.idx;
+}
 /* Move req.rd_atomic_end to @end if that is later, or the mark is stale: never back while
    it covers a WQE (a rewind re-sends WQEs). */
 static inline void rfw_rd_atomic_mark(struct rfw_qp *qp, uint32_t end)
@@ -399,9 +406,7 @@ static inline void rfw_rd_atomic_mark(struct rfw_qp *qp, uint32_t end)
 /* Whether an atomic between the oldest WQE and the requester's position awaits its response. */
 static inline bool rfw_atomic_in_flight(const struct rfw_qp *qp)
 {
-	if (!RFW_INVARIANTS && !rfw_rd_atomic_maybe(qp))
-		return false;
-	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
+	for (uint32_t i = rfw_rd_atomic_from(qp); i != qp->req.idx; i++) {
 		const struct rfw_swqe *w = rfw_sq_at(qp, i);
 
 		if (rfw_wqe_is_rd_atomic(w) && w->wr.opcode != RFW_WR_RDMA_READ &&
@@ -894,6 +899,18 @@ static inline uint8_t *rfw_tx_alloc(struct rfw_qp *qp, const struct rfw_ib_opcod
  * straight (rfw_ib_put_sw, rfw_ib_put_aeth). */
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
                    uint32_t payload_len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah);
+/* The headers of @w's SEND or WRITE packet of @oi at @psn, @paylen bytes from byte @off of the
+ * message, written straight from the WQE (rfw_ib_put_sw): RC's requester and UC's. */
+static inline __attribute__((always_inline)) void
+rfw_tx_put_sw(const struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+              const struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t paylen, bool se,
+              bool ackreq)
+{
+	rfw_ib_put_sw(buf, oi, se, rfw_ib_padcnt(paylen), 0xffff /* IBA 10.9.1.2 */,
+	              qp->attr.dest_qp_num, ackreq, psn, w->wr.wr.rdma.remote_addr + off,
+	              w->wr.wr.rdma.rkey, w->length,
+	              (oi->hdrs & RFW_HDR_IMMDT) ? w->wr.imm_data : w->wr.invalidate_rkey);
+}
 /* SR marks every packet of its QPs in Resv7 (docs/transport-sr.md). */
 static inline void rfw_tx_sr_mark(const struct rfw_qp *qp, uint8_t *buf)
 {

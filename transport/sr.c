@@ -520,9 +520,7 @@ static bool sr_drained(const struct rfw_qp *qp)
 	w = rfw_sq_at(qp, qp->req.idx);
 	if (qp->req.off || !rfw_wqe_is_send_write(w))
 		return false;
-	if (!RFW_INVARIANTS && !rfw_rd_atomic_maybe(qp))
-		return false;
-	for (uint32_t i = qp->comp.idx; i != qp->req.idx; i++) {
+	for (uint32_t i = rfw_rd_atomic_from(qp); i != qp->req.idx; i++) {
 		const struct rfw_swqe *x = rfw_sq_at(qp, i);
 
 		if (rfw_wqe_is_rd_atomic(x) && x->state != SWQE_DONE &&

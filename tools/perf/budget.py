@@ -9,7 +9,8 @@ Instruction counts repeat within about 1 % from run to run on a shared machine w
 swing by tens of percent, so this is the figure to compare two builds by.
 
 usage: budget.py ROCEFW_PERF [--op OP] [--size B] [--msgs N] [--cq-mod N] [--post-list N]
-                 [--transport gbn|sr] [--estats] [--memif] [--top N] [--json FILE] [--max N] [--against ROCEFW_PERF2]
+                 [--transport gbn|sr] [--estats] [--memif] [--top N] [--json FILE] [--max N]
+                 [--against ROCEFW_PERF2]
   --op     write, read or send (default write)
   --size   message size in bytes (default 64)
   --msgs   messages counted (default 200000; 50000 is within 1 % at 64 B)
@@ -54,8 +55,9 @@ STAGES = [
                                    "rfw_poll_cq", "post_check"))),
     ("requester", "choosing, building and scheduling each request and response frame",
      lambda o, f, n: f.endswith(("transport/req.c", "nic/frame_tx.c", "nic/rate.c"))
-     or n.startswith(("rfw_req_", "next_wqe", "emit", "rfw_tx_begin", "rfw_tx_end", "rfw_tx_finish",
-                      "rfw_tx_pkt_init", "rfw_ib_build", "rfw_qp_tx_", "fw_io_tx", "fw_rate_on_tx"))),
+     or n.startswith(("rfw_req_", "next_wqe", "emit", "rfw_tx_begin", "rfw_tx_end",
+                      "rfw_tx_finish", "rfw_tx_pkt_init", "rfw_ib_build", "rfw_qp_tx_", "fw_io_tx",
+                      "fw_rate_on_tx"))),
     ("rx_parse", "frame and IB header parsing, address filters (wire/, dataplane/rfw_port.c RX)",
      lambda o, f, n: f.endswith(("wire/frame.c", "wire/frame.h")) or
      n.startswith(("rfw_ib_parse", "rfw_rx_burst", "classify", "is_our_ip", "mac_for_us",
