@@ -284,6 +284,8 @@ void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_sta
 
 	w->state = SWQE_DONE;
 	w->status = st;
+	if (qp->req.rd_n != 0 && w->psn_valid)
+		rfw_rd_out_retire(qp, w);
 	if (qp->es)
 		rfw_es_complete(qp, w, st, st != RFW_WC_SUCCESS || w->signaled);
 	if (st != RFW_WC_SUCCESS || w->signaled) {
@@ -340,6 +342,7 @@ void rfw_qp_error(struct rfw_qp *qp)
 	bool was_err = qp->state == RFW_QPS_ERR;
 
 	qp->state = RFW_QPS_ERR;
+	rfw_rd_out_stop(qp);
 	while (qp->comp.idx != qp->sq_prod)
 		rfw_qp_complete_swqe(qp, rfw_sq_at(qp, qp->comp.idx), RFW_WC_WR_FLUSH_ERR);
 	qp->req.idx = qp->comp.idx;

@@ -213,6 +213,13 @@ struct rfw_req {
 	/* One past the SQ index of the newest READ or atomic the requester has sent whole
 	   (rfw_rd_atomic_maybe) */
 	uint32_t rd_atomic_end;
+	/* The READ requests and atomics outstanding (rd_atomic_in_flight), counted as they go: one
+	   past the last PSN of each, oldest first, at rd_end[rd_head .. + rd_n) modulo
+	   RFW_MAX_RD_ATOMIC. Kept while rd_ok; a rewind, an error or SR leave the count to the
+	   walk until nothing is in flight (rfw_rd_out_push) */
+	uint32_t rd_end[RFW_MAX_RD_ATOMIC];
+	uint8_t rd_head, rd_n;
+	bool rd_ok;
 };
 
 struct rfw_comp {
@@ -401,6 +408,28 @@ static inline void rfw_rd_atomic_mark(struct rfw_qp *qp, uint32_t end)
 {
 	if (!rfw_rd_atomic_maybe(qp) || (int32_t)(end - qp->req.rd_atomic_end) > 0)
 		qp->req.rd_atomic_end = end;
+}
+
+/* The count leaves off until the requester has nothing in flight again (rfw_rd_out_push). */
+static inline void rfw_rd_out_stop(struct rfw_qp *qp)
+{
+	qp->req.rd_ok = false;
+	qp->req.rd_n = 0;
+}
+/*
+ * @w completes: the READ requests and atomics that end at or before its end are answered (the
+ * completer retires WQEs in order, so theirs completed too). Called only while some are
+ * counted; @w's PSNs are recent, so serial comparison holds.
+ */
+static inline void rfw_rd_out_retire(struct rfw_qp *qp, const struct rfw_swqe *w)
+{
+	struct rfw_req *r = &qp->req;
+	uint32_t end = rfw_psn_add(w->last_psn, 1);
+
+	while (r->rd_n != 0 && rfw_psn_cmp(r->rd_end[r->rd_head], end) <= 0) {
+		r->rd_head = (uint8_t)((r->rd_head + 1) % RFW_MAX_RD_ATOMIC);
+		r->rd_n--;
+	}
 }
 
 /* Whether an atomic between the oldest WQE and the requester's position awaits its response. */
