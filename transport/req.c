@@ -67,15 +67,15 @@ static uint32_t rd_atomic_in_flight(const struct rfw_qp *qp, const struct rfw_sw
  * A READ request or an atomic ending before PSN @end (one past its last) was sent by
  * rfw_req_tx. Counted while the count is kept; when it is not (a rewind, an error, a reset
  * stopped it), it starts again, at zero, with a request sent while nothing is in flight:
- * no WQE before req.idx outstanding and none of it sent. SR, which resends requests
- * selectively, keeps the walk.
+ * no WQE before req.idx outstanding and none of it sent. SR's resent requests do not come
+ * here (req_tx_sr_rtx): they hold the resource their first sending counted.
  */
 static void rd_out_push(struct rfw_qp *qp, uint32_t end)
 {
 	struct rfw_req *r = &qp->req;
 
 	if (!r->rd_ok) {
-		if (qp->sr || qp->comp.idx != r->idx || r->off != 0)
+		if (qp->comp.idx != r->idx || r->off != 0)
 			return;
 		r->rd_ok = true;
 		r->rd_head = 0;

@@ -215,8 +215,8 @@ struct rfw_req {
 	uint32_t rd_atomic_end;
 	/* The READ requests and atomics outstanding (rd_atomic_in_flight), counted as they go: one
 	   past the last PSN of each, oldest first, at rd_end[rd_head .. + rd_n) modulo
-	   RFW_MAX_RD_ATOMIC. Kept while rd_ok; a rewind, an error or SR leave the count to the
-	   walk until nothing is in flight (rfw_rd_out_push) */
+	   RFW_MAX_RD_ATOMIC. Kept while rd_ok; a rewind or an error leaves the count to the walk
+	   until nothing is in flight (rfw_rd_out_push) */
 	uint32_t rd_end[RFW_MAX_RD_ATOMIC];
 	uint8_t rd_head, rd_n;
 	bool rd_ok;
