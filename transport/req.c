@@ -363,31 +363,17 @@ static void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
 	w->psn_valid = true;
 }
 
-/* The extension headers of @w's packet @p (its opcode chosen): RETH, AtomicETH, ImmDt, IETH. */
-static void fill_ext_hdrs(struct rfw_ib_pkt *p, const struct rfw_swqe *w, uint32_t off,
-                          uint32_t left)
+/* The AtomicETH of @w's atomic request @p (its opcode chosen). */
+static void fill_atomiceth(struct rfw_ib_pkt *p, const struct rfw_swqe *w)
 {
-	if (p->op->hdrs & RFW_HDR_RETH) {
-		p->reth.va = w->wr.wr.rdma.remote_addr + off;
-		p->reth.rkey = w->wr.wr.rdma.rkey;
-		p->reth.dma_len = left;
-		if (p->op->opcode != RFW_OP_RC_RDMA_READ_REQUEST)
-			p->reth.dma_len = w->length; /* WRITE FIRST/ONLY: the whole message */
+	p->atomiceth.va = w->wr.wr.atomic.remote_addr;
+	p->atomiceth.rkey = w->wr.wr.atomic.rkey;
+	if (p->op->opcode == RFW_OP_RC_COMPARE_SWAP) {
+		p->atomiceth.swap_add = w->wr.wr.atomic.swap;
+		p->atomiceth.compare = w->wr.wr.atomic.compare_add;
+	} else {
+		p->atomiceth.swap_add = w->wr.wr.atomic.compare_add;
 	}
-	if (p->op->hdrs & RFW_HDR_ATOMICETH) {
-		p->atomiceth.va = w->wr.wr.atomic.remote_addr;
-		p->atomiceth.rkey = w->wr.wr.atomic.rkey;
-		if (p->op->opcode == RFW_OP_RC_COMPARE_SWAP) {
-			p->atomiceth.swap_add = w->wr.wr.atomic.swap;
-			p->atomiceth.compare = w->wr.wr.atomic.compare_add;
-		} else {
-			p->atomiceth.swap_add = w->wr.wr.atomic.compare_add;
-		}
-	}
-	if (p->op->hdrs & RFW_HDR_IMMDT)
-		p->imm = w->wr.imm_data;
-	if (p->op->hdrs & RFW_HDR_IETH)
-		p->ieth_rkey = w->wr.invalidate_rkey;
 }
 
 /* SRETH (docs/transport-sr.md) at @e: where this packet of @oi goes on its own. */
@@ -475,19 +461,16 @@ enum emit_flag {
 	EMIT_KEYS_FRESH = 1u << 1, /* the caller validated @w's local keys in this very call */
 };
 
-/*
- * The headers of @w's packet of @oi at @psn through an rfw_ib_pkt and the wire's serializer:
- * READ requests and atomics. @left bytes from byte @off: what a READ request asks for.
- */
-static void put_hdrs_pkt(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
-                         const struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t left,
-                         bool ackreq)
+/* The headers of @w's atomic request (@oi) at @psn through an rfw_ib_pkt and the wire's
+   serializer (the one header rfw_ib_put_sw does not write, the AtomicETH). */
+static void put_hdrs_atomic(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+                            const struct rfw_swqe *w, uint32_t psn, bool ackreq)
 {
 	struct rfw_ib_pkt p;
 
 	rfw_tx_pkt_init(qp, &p, oi, psn, 0);
 	p.bth.ackreq = ackreq;
-	fill_ext_hdrs(&p, w, off, left);
+	fill_atomiceth(&p, w);
 	(void)rfw_ib_build_op(buf, oi, &p);
 	rfw_tx_sr_mark(qp, buf);
 }
@@ -496,9 +479,8 @@ static void put_hdrs_pkt(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_op
  * Build and send the packet of @w at @psn whose data starts at byte @off (@rd_len: the bytes
  * a READ request asks for; @how: enum emit_flag). Outputs: whether it is the message's last
  * packet, its data length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
- * SEND and WRITE packets, nearly all sent, have their headers written straight from the WQE
- * (rfw_ib_put_sw, and SR's SRETH); READ requests and atomics through an rfw_ib_pkt
- * (put_hdrs_pkt).
+ * SEND and WRITE packets and READ requests have their headers written straight from the WQE
+ * (rfw_ib_put_sw, and SR's SRETH); atomics through an rfw_ib_pkt (put_hdrs_atomic).
  */
 static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
                 unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
@@ -538,8 +520,13 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 		rfw_tx_put_sw(qp, buf, oi, w, psn, off, paylen, se, ackreq);
 		rfw_tx_sr_mark(qp, buf);
 		put_sreth(buf + oi->hdr_len, oi, w, off);
+	} else if (oi->hdrs & RFW_HDR_RETH) { /* a READ request: @left bytes from byte @off */
+		rfw_ib_put_sw(buf, oi, false, 0, 0xffff /* IBA 10.9.1.2 */, qp->attr.dest_qp_num,
+		              ackreq, psn, w->wr.wr.rdma.remote_addr + off, w->wr.wr.rdma.rkey,
+		              left, 0);
+		rfw_tx_sr_mark(qp, buf);
 	} else {
-		put_hdrs_pkt(qp, buf, oi, w, psn, off, left, ackreq);
+		put_hdrs_atomic(qp, buf, oi, w, psn, ackreq);
 	}
 	if (paylen)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len + ext, paylen);

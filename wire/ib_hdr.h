@@ -451,14 +451,15 @@ static inline void rfw_ib_put_bth_words(uint8_t *buf, uint8_t opcode, bool se, u
 	memcpy(buf, w, sizeof(w));
 }
 
-/* The extended headers rfw_ib_put_sw writes: those of every SEND and RDMA WRITE opcode. */
+/* The extended headers rfw_ib_put_sw writes: those of every SEND and RDMA WRITE opcode and of
+   the RDMA READ request. */
 #define RFW_IB_SW_HDRS (RFW_HDR_RETH | RFW_HDR_IMMDT | RFW_HDR_IETH)
 
 /*
  * The headers of a packet of @oi, whose hdrs are within RFW_IB_SW_HDRS (the SEND and RDMA
- * WRITE opcodes), written from their values: BTH (M, TVer, FECN, BECN and the reserved bits
- * 0), then the RETH (@va, @rkey, @dma_len), ImmDt or IETH (@ext) that @oi has. The bytes
- * rfw_ib_build_op writes for the same fields (test_ib_hdr.c compares the two), without an
+ * WRITE opcodes, the RDMA READ request), written from their values: BTH (M, TVer, FECN, BECN and
+ * the reserved bits 0), then the RETH (@va, @rkey, @dma_len), ImmDt or IETH (@ext) that @oi has.
+ * The bytes rfw_ib_build_op writes for the same fields (test_ib_hdr.c compares the two), without an
  * rfw_ib_pkt to clear, fill and read back: the requester's per-packet path. Returns
  * oi->hdr_len.
  */

@@ -141,8 +141,9 @@ static void fill_random(struct rfw_ib_pkt *p, uint8_t opcode)
 /*
  * rfw_ib_put_sw, the requester's direct writer, against the codec's serializer (whose bytes
  * test_bth_bit_positions and the tshark tests hold to the spec): the same bytes for every
- * SEND and RDMA WRITE opcode of RC and UC (IBA table 38: 8 + 6 of RC, 6 + 6 of UC) and random
- * fields, with M, TVer, FECN, BECN 0 as it writes them; nothing written past the headers.
+ * SEND and RDMA WRITE opcode of RC and UC (IBA table 38: 8 + 6 of RC, 6 + 6 of UC) and RC's
+ * RDMA READ request, and random fields, with M, TVer, FECN, BECN 0 as it writes them; nothing
+ * written past the headers.
  */
 static void test_put_sw_matches_build(void **state)
 {
@@ -152,7 +153,8 @@ static void test_put_sw_matches_build(void **state)
 	for (size_t i = 0; i < N_OPCODES; i++) {
 		const struct rfw_ib_opcode_info *oi = rfw_ib_opcode_info(all_opcodes[i]);
 
-		if (!(oi->flags & (RFW_OPF_SEND | RFW_OPF_WRITE)) || (oi->hdrs & ~RFW_IB_SW_HDRS))
+		if (!(oi->flags & (RFW_OPF_SEND | RFW_OPF_WRITE | RFW_OPF_READ)) ||
+		    !(oi->flags & RFW_OPF_REQUEST) || (oi->hdrs & ~RFW_IB_SW_HDRS))
 			continue;
 		nops++;
 		for (int iter = 0; iter < 200; iter++) {
@@ -174,7 +176,7 @@ static void test_put_sw_matches_build(void **state)
 			assert_memory_equal(got, want, sizeof(want));
 		}
 	}
-	assert_int_equal(nops, 26);
+	assert_int_equal(nops, 27);
 }
 
 /*
