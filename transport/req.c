@@ -81,10 +81,7 @@ static void rd_out_push(struct rfw_qp *qp, uint32_t end)
 		r->rd_head = 0;
 		r->rd_n = 0;
 	}
-	while (r->rd_n != 0 && rfw_psn_cmp(qp->comp.psn, r->rd_end[r->rd_head]) >= 0) {
-		r->rd_head = (uint8_t)((r->rd_head + 1) % RFW_MAX_RD_ATOMIC);
-		r->rd_n--;
-	}
+	rfw_rd_out_retire_to(qp, qp->comp.psn);
 	if (r->rd_n == RFW_MAX_RD_ATOMIC) { /* max_rd_atomic lowered below those in flight */
 		rfw_rd_out_stop(qp);
 		return;
@@ -515,15 +512,13 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	/* Two branches that write the same headers: one, with SR's test inside, cost gbn's
 	   packets 5 instructions more in this function (docs/perf.md, 2026-11-30). */
 	if (!ext && rfw_wqe_is_send_write(w)) { /* gbn's SEND or WRITE */
-		rfw_tx_put_sw(qp, buf, oi, w, psn, off, paylen, se, ackreq);
+		rfw_tx_put_sw(qp, buf, oi, w, psn, off, paylen, se, ackreq, w->length);
 	} else if (ext) { /* SR's: its mark, then the SRETH ahead of the data (a multiple of 4) */
-		rfw_tx_put_sw(qp, buf, oi, w, psn, off, paylen, se, ackreq);
+		rfw_tx_put_sw(qp, buf, oi, w, psn, off, paylen, se, ackreq, w->length);
 		rfw_tx_sr_mark(qp, buf);
 		put_sreth(buf + oi->hdr_len, oi, w, off);
 	} else if (oi->hdrs & RFW_HDR_RETH) { /* a READ request: @left bytes from byte @off */
-		rfw_ib_put_sw(buf, oi, false, 0, 0xffff /* IBA 10.9.1.2 */, qp->attr.dest_qp_num,
-		              ackreq, psn, w->wr.wr.rdma.remote_addr + off, w->wr.wr.rdma.rkey,
-		              left, 0);
+		rfw_tx_put_sw(qp, buf, oi, w, psn, off, 0, false, ackreq, left);
 		rfw_tx_sr_mark(qp, buf);
 	} else {
 		put_hdrs_atomic(qp, buf, oi, w, psn, ackreq);

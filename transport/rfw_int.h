@@ -416,20 +416,22 @@ static inline void rfw_rd_out_stop(struct rfw_qp *qp)
 	qp->req.rd_ok = false;
 	qp->req.rd_n = 0;
 }
-/*
- * @w completes: the READ requests and atomics that end at or before its end are answered (the
- * completer retires WQEs in order, so theirs completed too). Called only while some are
- * counted; @w's PSNs are recent, so serial comparison holds.
- */
-static inline void rfw_rd_out_retire(struct rfw_qp *qp, const struct rfw_swqe *w)
+/* The requests counted that end at or before PSN @psn are answered: they leave the count
+   (the oldest first: requests go in PSN order). @psn is recent, so serial comparison holds. */
+static inline void rfw_rd_out_retire_to(struct rfw_qp *qp, uint32_t psn)
 {
 	struct rfw_req *r = &qp->req;
-	uint32_t end = rfw_psn_add(w->last_psn, 1);
 
-	while (r->rd_n != 0 && rfw_psn_cmp(r->rd_end[r->rd_head], end) <= 0) {
+	while (r->rd_n != 0 && rfw_psn_cmp(r->rd_end[r->rd_head], psn) <= 0) {
 		r->rd_head = (uint8_t)((r->rd_head + 1) % RFW_MAX_RD_ATOMIC);
 		r->rd_n--;
 	}
+}
+/* @w completes: the requests up to its end are answered (the completer retires WQEs in order,
+   so theirs completed too). Called only while some are counted. */
+static inline void rfw_rd_out_retire(struct rfw_qp *qp, const struct rfw_swqe *w)
+{
+	rfw_rd_out_retire_to(qp, rfw_psn_add(w->last_psn, 1));
 }
 
 /* Whether an atomic between the oldest WQE and the requester's position awaits its response. */
@@ -928,16 +930,17 @@ static inline uint8_t *rfw_tx_alloc(struct rfw_qp *qp, const struct rfw_ib_opcod
  * straight (rfw_ib_put_sw, rfw_ib_put_aeth). */
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
                    uint32_t payload_len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah);
-/* The headers of @w's SEND or WRITE packet of @oi at @psn, @paylen bytes from byte @off of the
- * message, written straight from the WQE (rfw_ib_put_sw): RC's requester and UC's. */
+/* The headers of @w's SEND, WRITE or READ request packet of @oi at @psn, @paylen bytes from
+ * byte @off of the message, written straight from the WQE (rfw_ib_put_sw): RC's requester and
+ * UC's. @dma_len: the RETH's (a WRITE's whole message, the bytes a READ request asks for). */
 static inline __attribute__((always_inline)) void
 rfw_tx_put_sw(const struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
               const struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t paylen, bool se,
-              bool ackreq)
+              bool ackreq, uint32_t dma_len)
 {
 	rfw_ib_put_sw(buf, oi, se, rfw_ib_padcnt(paylen), 0xffff /* IBA 10.9.1.2 */,
 	              qp->attr.dest_qp_num, ackreq, psn, w->wr.wr.rdma.remote_addr + off,
-	              w->wr.wr.rdma.rkey, w->length,
+	              w->wr.wr.rdma.rkey, dma_len,
 	              (oi->hdrs & RFW_HDR_IMMDT) ? w->wr.imm_data : w->wr.invalidate_rkey);
 }
 /* SR marks every packet of its QPs in Resv7 (docs/transport-sr.md). */

@@ -59,7 +59,7 @@ int rfw_uc_tx(struct rfw_qp *qp)
 	se = last && (w->wr.send_flags & RFW_SEND_SOLICITED) &&
 	     (oi->flags & (RFW_OPF_SEND | RFW_OPF_IMM));
 	/* A UC SEND or WRITE opcode: headers written straight, as RC's; no AckReq in UC. */
-	rfw_tx_put_sw(qp, buf, oi, w, qp->req.psn, off, len, se, false);
+	rfw_tx_put_sw(qp, buf, oi, w, qp->req.psn, off, len, se, false, w->length);
 	rfw_tx_sr_mark(qp, buf); /* as every packet's of a QP in SR mode */
 	if (len)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len, len);
