@@ -2,7 +2,7 @@
 /*
  * Regression tests for the transport review of issue 13, items 2, 5, 6, 13 and 14 (test_review.c
  * has the others), over the loopback host (loop.h). Each test failed on the code before its
- * fix.
+ * fix. Also a late ACK moving the requester forward past a READ it had rewound to.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "loop.h"
+#include "transport/rfw_int.h" /* white box: the requester's and completer's PSNs */
 
 /* BTH fields of a packet the filter sees (IB part: BTH first). */
 static uint32_t bth_psn(const uint8_t *ib)
@@ -399,6 +400,162 @@ static void test_read_then_write_order(void **s)
 	run_read_then_write(RFW_TRANSPORT_SR, true);
 }
 
+/* ---- a late ACK moves the requester forward past where a rewind put it ---- */
+
+/* Deliver every packet in flight now, whatever its time (manual stepping). */
+static void deliver_all_b(struct loop *lb)
+{
+	static struct lb_pkt tmp;
+
+	while (lb->cons != lb->prod) {
+		tmp = lb->ring[lb->cons % LB_RING];
+		lb->cons++;
+		lb_deliver(lb, &tmp);
+	}
+}
+
+static int poll_one_b(struct rfw_cq *cq, struct rfw_wc *wc)
+{
+	return rfw_poll_cq(cq, 1, wc);
+}
+
+/* The packets in the loop now, taken out undelivered into @keep (up to @max), in order. */
+static uint32_t take_all(struct loop *lb, struct lb_pkt *keep, uint32_t max)
+{
+	uint32_t n = 0;
+
+	while (lb->cons != lb->prod) {
+		assert_true(n < max);
+		keep[n++] = lb->ring[lb->cons % LB_RING];
+		lb->cons++;
+	}
+	return n;
+}
+
+/* How many packets of ep0's at each PSN 100 + i reached ep1. */
+struct late_watch {
+	uint32_t sent[16];
+};
+
+static enum lb_verdict late_watch_fn(struct loop *lb, int from, uint8_t *ib, uint32_t len,
+                                     void *arg)
+{
+	struct late_watch *w = arg;
+	uint32_t i = bth_psn(ib) - 100;
+
+	(void)lb;
+	(void)len;
+	if (from == 0 && i < 16)
+		w->sent[i]++;
+	return LB_PASS;
+}
+
+/* R1 (READ 4 KiB), W2 (WRITE 64 B), R3 (READ 64 B), W4 (WRITE 64 B) from ep0, between @a and
+ * the peer's buffer at @rb. */
+static void late_post(struct loop *lb, uint8_t *a, struct rfw_mr *amr, uint64_t rb, uint32_t rkey)
+{
+	static const struct {
+		enum rfw_wr_opcode op;
+		uint32_t off, len;
+	} wr[4] = {{RFW_WR_RDMA_READ, 0, 4096},
+	           {RFW_WR_RDMA_WRITE, 4096, 64},
+	           {RFW_WR_RDMA_READ, 4200, 64},
+	           {RFW_WR_RDMA_WRITE, 4300, 64}};
+
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(lb_post_op(&lb->ep[0], wr[i].op, i + 1, a + wr[i].off, wr[i].len,
+		                            amr, rb + wr[i].off, rkey),
+		                 0);
+}
+
+/*
+ * READ R1 of four packets (PSN 100-103), WRITE W2 (104), READ R3 (105), WRITE W4 (106). R1's
+ * first response arrives; the rest, W2's ACK and R3's response are late. The ACK timer goes
+ * off: the requester goes back to 101, the second packet of R1, and re-sends R1's remainder
+ * (IBA 9.7.4.1.4: a READ reissued at the PSN of its first missing response, RETH advanced).
+ * Before it sends more, R1's late responses and W2's ACK arrive: R1 and W2 complete, and the
+ * requester moves forward to R3 (comp.c progress) instead of re-sending W2. The READ/atomic
+ * count and mark (req.c, rfw_int.h) are held to their walk by checking builds all along.
+ */
+static void test_late_ack_past_rewound_read(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[8192], b[8192];
+	static struct lb_pkt held[16];
+	struct rfw_mr *amr = lb_mr(&lb->ep[0], a, sizeof(a));
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	const struct rfw_qp *q0 = lb->ep[0].qp;
+	struct late_watch w = {0};
+	uint64_t rb = (uint64_t)(uintptr_t)b;
+	uint32_t nheld, k;
+	const uint8_t *req;
+	struct rfw_wc wc;
+
+	(void)s;
+	lb_fill(a, sizeof(a), 3);
+	lb_fill(b, sizeof(b), 9);
+	lb->filter = late_watch_fn;
+	lb->farg = &w;
+	late_post(lb, a, amr, rb, rfw_mr_rkey(bmr));
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 4);
+	deliver_all_b(lb); /* all four executed, their responses queued */
+	while (rfw_qp_tx_burst(lb->ep[1].qp, 16, 0))
+		;
+	nheld = take_all(lb, held, 16);
+	assert_true(nheld >= 6); /* R1 x4, R3, and W2's and W4's ACKs, some coalesced */
+	assert_int_equal(bth_psn(held[0].data), 100);
+	lb_deliver(lb, &held[0]); /* R1's first response only */
+	assert_int_equal(q0->comp.psn, 101);
+
+	/* The ACK timer: back to 101, R1's remainder re-sent alone. */
+	lb->now = rfw_qp_next_deadline(lb->ep[0].qp);
+	assert_true(lb->now != UINT64_MAX);
+	rfw_qp_timer(lb->ep[0].qp, lb->now);
+	assert_int_equal(q0->req.psn, 101);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 1, lb->now), 1);
+	req = lb->ring[(lb->prod - 1) % LB_RING].data; /* the READ request for 3 KiB at 101 */
+	assert_int_equal(req[0], RFW_OP_RC_RDMA_READ_REQUEST);
+	assert_int_equal(bth_psn(req), 101);
+	assert_int_equal(rfw_get_be64(req + RFW_BTH_LEN), rb + 1024);
+	assert_int_equal(rfw_get_be32(req + RFW_BTH_LEN + 12), 3072);
+	assert_int_equal(q0->req.psn, 104);
+	lb->cons = lb->prod; /* it (and so what would answer it) is lost */
+
+	/* Late: R1's other responses and W2's ACK (everything up to PSN 104). */
+	for (k = 1; k < nheld && rfw_psn_cmp(bth_psn(held[k].data), 104) <= 0; k++)
+		lb_deliver(lb, &held[k]);
+	assert_int_equal(q0->comp.psn, 105);
+	assert_int_equal(q0->req.psn, 105); /* forward, not back over W2 */
+	assert_int_equal(q0->req.idx, q0->comp.idx);
+	for (uint64_t id = 1; id <= 2; id++) {
+		assert_int_equal(poll_one_b(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, id);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+
+	/* R3's response and W4's ACK were lost too: they are re-sent, and W2 is not. */
+	lb_run(lb, 100000000);
+	for (uint64_t id = 3; id <= 4; id++) {
+		assert_int_equal(poll_one_b(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, id);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	assert_int_equal(poll_one_b(lb->ep[0].scq, &wc), 0);
+	assert_int_equal(w.sent[0], 1); /* R1 once (its remainder's request was lost) */
+	assert_int_equal(w.sent[1], 0);
+	assert_int_equal(w.sent[4], 1); /* W2 once */
+	assert_int_equal(w.sent[5], 2); /* R3 and W4 twice */
+	assert_int_equal(w.sent[6], 2);
+	assert_memory_equal(a, b, 4096);
+	assert_memory_equal(a + 4096, b + 4096, 64);
+	assert_memory_equal(a + 4200, b + 4200, 64);
+	assert_memory_equal(a + 4300, b + 4300, 64);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_RTS);
+	assert_int_equal(q0->req.rd_n, 0);
+	lb_destroy(lb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +564,7 @@ int main(void)
 	    cmocka_unit_test(test_sr_read_longer_than_window),
 	    cmocka_unit_test(test_gbn_read_half_psn_space),
 	    cmocka_unit_test(test_read_then_write_order),
+	    cmocka_unit_test(test_late_ack_past_rewound_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
