@@ -321,18 +321,6 @@ static void test_invalidate_needs_fast_reg(void **s)
 
 /* ---- 13.8: a READ whose MR goes away mid-response ---- */
 
-/* Deliver every packet in flight now, whatever its time (manual stepping). */
-static void deliver_all(struct loop *lb)
-{
-	static struct lb_pkt tmp;
-
-	while (lb->cons != lb->prod) {
-		tmp = lb->ring[lb->cons % LB_RING];
-		lb->cons++;
-		lb_deliver(lb, &tmp);
-	}
-}
-
 static const uint8_t *ring_at(struct loop *lb, uint32_t i)
 {
 	return lb->ring[i % LB_RING].data;
@@ -366,7 +354,7 @@ static void test_read_mr_gone_mid_response(void **s)
 	                            (uint64_t)(uintptr_t)d, rfw_mr_rkey(dmr)),
 	                 0);
 	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 2);
-	deliver_all(lb); /* READ executed (response queued), WRITE executed (ACK queued) */
+	lb_deliver_all(lb); /* READ executed (response queued), WRITE executed (ACK queued) */
 	assert_int_equal(rfw_qp_tx_burst(lb->ep[1].qp, 2, 0), 2);
 	assert_int_equal(rfw_dereg_mr(bmr), 0);
 	p0 = lb->prod;
@@ -378,7 +366,7 @@ static void test_read_mr_gone_mid_response(void **s)
 	assert_int_equal(rfw_bth_psn(nak), 102);
 	assert_int_not_equal(rfw_get_be24(nak + BTH_LEN + 1), 0); /* MSN */
 	assert_int_equal(rfw_qp_state(lb->ep[1].qp), RFW_QPS_ERR);
-	deliver_all(lb);
+	lb_deliver_all(lb);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.wr_id, 1);
 	assert_int_equal(wc.status, RFW_WC_REM_ACCESS_ERR);
@@ -594,7 +582,7 @@ static void mdra_stale_and_replay(struct lb_cfg c)
 	inject(lb, 1, &f.pkt, rfw_bth_psn(f.pkt.data)); /* a duplicate of READ 3: replay queued */
 	mdra_read(lb, amr, bmr, 4, 0, 4096);
 	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, lb->now), 1);
-	deliver_all(lb); /* READ 4 arrives before the replay of READ 3 has gone */
+	lb_deliver_all(lb); /* READ 4 arrives before the replay of READ 3 has gone */
 	lb_run(lb, 100000000);
 	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
 	assert_int_equal(wc.wr_id, 4);
@@ -771,7 +759,7 @@ static void empty_send_last(void)
 	last = lb->ring[(lb->prod - 1) % LB_RING];
 	assert_int_equal(last.data[0], RFW_OP_RC_SEND_LAST);
 	lb->prod--; /* the LAST never leaves */
-	deliver_all(lb);
+	lb_deliver_all(lb);
 	last.len = BTH_LEN; /* no payload, no pad */
 	last.data[1] &= (uint8_t)~0x30;
 	inject(lb, 1, &last, 101);
@@ -1032,7 +1020,7 @@ static void recv_mr_gone(void)
 	tmp = lb->ring[lb->cons++ % LB_RING];
 	lb_deliver(lb, &tmp); /* FIRST placed */
 	assert_int_equal(rfw_dereg_mr(bmr), 0);
-	deliver_all(lb);
+	lb_deliver_all(lb);
 	assert_int_equal(poll_one(lb->ep[1].rcq, &wc), 1);
 	assert_int_equal(wc.wr_id, 7);
 	assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);

@@ -402,18 +402,6 @@ static void test_read_then_write_order(void **s)
 
 /* ---- a late ACK moves the requester forward past where a rewind put it ---- */
 
-/* Deliver every packet in flight now, whatever its time (manual stepping). */
-static void deliver_all_b(struct loop *lb)
-{
-	static struct lb_pkt tmp;
-
-	while (lb->cons != lb->prod) {
-		tmp = lb->ring[lb->cons % LB_RING];
-		lb->cons++;
-		lb_deliver(lb, &tmp);
-	}
-}
-
 static int poll_one_b(struct rfw_cq *cq, struct rfw_wc *wc)
 {
 	return rfw_poll_cq(cq, 1, wc);
@@ -499,7 +487,7 @@ static void test_late_ack_past_rewound_read(void **s)
 	lb->farg = &w;
 	late_post(lb, a, amr, rb, rfw_mr_rkey(bmr));
 	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 4);
-	deliver_all_b(lb); /* all four executed, their responses queued */
+	lb_deliver_all(lb); /* all four executed, their responses queued */
 	while (rfw_qp_tx_burst(lb->ep[1].qp, 16, 0))
 		;
 	nheld = take_all(lb, held, 16);
