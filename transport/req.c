@@ -37,19 +37,14 @@ static __attribute__((noinline)) uint32_t rd_atomic_walk(const struct rfw_qp *qp
 
 /*
  * The running count: the requests counted whose responses comp.psn has not passed. Those it
- * has passed are the oldest (requests go in PSN order) and leave at the next push or
- * completion; here they are stepped over, the QP being const.
+ * has passed leave at the next push or completion; here they are only not counted, the QP
+ * being const.
  */
 static inline uint32_t rd_out_count(const struct rfw_qp *qp)
 {
-	const struct rfw_req *r = &qp->req;
-	uint32_t n = r->rd_n, h = r->rd_head;
+	uint32_t h;
 
-	while (n != 0 && rfw_psn_cmp(qp->comp.psn, r->rd_end[h]) >= 0) {
-		h = (h + 1) % RFW_MAX_RD_ATOMIC;
-		n--;
-	}
-	return n;
+	return rfw_rd_out_left(&qp->req, qp->comp.psn, &h);
 }
 
 /* rd_atomic_walk's count: the running one while it is kept (a step per READ in flight, 16 at

@@ -416,16 +416,27 @@ static inline void rfw_rd_out_stop(struct rfw_qp *qp)
 	qp->req.rd_ok = false;
 	qp->req.rd_n = 0;
 }
-/* The requests counted that end at or before PSN @psn are answered: they leave the count
-   (the oldest first: requests go in PSN order). @psn is recent, so serial comparison holds. */
+/* How many requests counted PSN @psn leaves unanswered, and in @head where the oldest of
+   those is. A request ending at or before @psn is answered, and answered ones are the oldest
+   (requests go in PSN order). @psn is recent, so serial comparison holds. */
+static inline uint32_t rfw_rd_out_left(const struct rfw_req *r, uint32_t psn, uint32_t *head)
+{
+	uint32_t n = r->rd_n, h = r->rd_head;
+
+	while (n != 0 && rfw_psn_cmp(r->rd_end[h], psn) <= 0) {
+		h = (h + 1) % RFW_MAX_RD_ATOMIC;
+		n--;
+	}
+	*head = h;
+	return n;
+}
+/* The requests answered by PSN @psn leave the count. */
 static inline void rfw_rd_out_retire_to(struct rfw_qp *qp, uint32_t psn)
 {
-	struct rfw_req *r = &qp->req;
+	uint32_t h, n = rfw_rd_out_left(&qp->req, psn, &h);
 
-	while (r->rd_n != 0 && rfw_psn_cmp(r->rd_end[r->rd_head], psn) <= 0) {
-		r->rd_head = (uint8_t)((r->rd_head + 1) % RFW_MAX_RD_ATOMIC);
-		r->rd_n--;
-	}
+	qp->req.rd_head = (uint8_t)h;
+	qp->req.rd_n = (uint8_t)n;
 }
 /* @w completes: the requests up to its end are answered (the completer retires WQEs in order,
    so theirs completed too). Called only while some are counted. */
