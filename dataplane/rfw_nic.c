@@ -155,6 +155,70 @@ static void mb_send_icrc(void *host, uint8_t *frame, uint32_t len, uint8_t l3_of
 	nic->sent++;
 }
 
+/* One mbuf from the stash (mb_alloc's), NULL if the pool has none. */
+static inline struct rte_mbuf *mb_take(struct rfw_nic *nic)
+{
+	if (unlikely(nic->mb_n == 0) && !mb_refill(nic))
+		return NULL;
+	return nic->mb_stash[--nic->mb_n];
+}
+
+/*
+ * frame_alloc_ref: three mbufs chained, the headers in the first, the MR's payload attached to
+ * the second as an external buffer where it is, the ICRC in the third. The PMDs that take
+ * such frames (rfw_port_tx_ref) read only the virtual address: no IOVA is looked up.
+ */
+static uint8_t *mb_alloc_ref(void *host, uint32_t hdr_len, const uint8_t *payload,
+                             uint32_t payload_len, uint8_t **icrc)
+{
+	struct rfw_nic *nic = host;
+	struct rte_mbuf *h = mb_take(nic), *d = h != NULL ? mb_take(nic) : NULL;
+	struct rte_mbuf *t = d != NULL ? mb_take(nic) : NULL;
+
+	if (unlikely(t == NULL)) { /* back to the stash, which they just left */
+		if (d != NULL)
+			nic->mb_stash[nic->mb_n++] = d;
+		if (h != NULL)
+			nic->mb_stash[nic->mb_n++] = h;
+		return NULL;
+	}
+	rte_mbuf_ext_refcnt_update(&nic->ref_shinfo, 1);
+	rte_pktmbuf_attach_extbuf(d, (void *)(uintptr_t)payload, RTE_BAD_IOVA,
+	                          (uint16_t)payload_len, &nic->ref_shinfo);
+	d->data_len = (uint16_t)payload_len;
+	t->data_len = RFW_ICRC_LEN;
+	h->data_len = (uint16_t)hdr_len;
+	h->next = d;
+	d->next = t;
+	h->nb_segs = 3;
+	*icrc = rte_pktmbuf_mtod(t, uint8_t *);
+	return rte_pktmbuf_mtod(h, uint8_t *);
+}
+
+static void mb_send_ref(void *host, uint8_t *frame, uint32_t len)
+{
+	struct rfw_nic *nic = host;
+	struct rte_mbuf *m = mb_of(nic, frame);
+
+	m->pkt_len = len;
+	rfw_tx_one(nic->q, m);
+	nic->sent++;
+}
+
+/* The ext buffers' free callback: never called (the NIC holds a reference for its life). */
+static void ref_free_cb(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+}
+
+void nic_ref_init(struct rfw_nic *nic)
+{
+	nic->ref_shinfo.free_cb = ref_free_cb;
+	nic->ref_shinfo.fcb_opaque = NULL;
+	rte_mbuf_ext_refcnt_set(&nic->ref_shinfo, 1);
+}
+
 /*
  * Room for the QPs' frames while the port's queue took every frame of the last burst. A PMD
  * whose queue fills (memif's ring when the peer is slower) leaves a backlog; the QPs then stay
@@ -173,7 +237,9 @@ static bool mb_tx_room(void *host, uint8_t prio)
 const struct rfw_fw_host_ops nic_host_ops = {.frame_alloc = mb_alloc,
                                              .frame_send = mb_send,
                                              .tx_room = mb_tx_room,
-                                             .frame_send_icrc = mb_send_icrc};
+                                             .frame_send_icrc = mb_send_icrc,
+                                             .frame_alloc_ref = mb_alloc_ref,
+                                             .frame_send_ref = mb_send_ref};
 
 int nic_mbuf_off_init(struct rfw_nic *nic)
 {

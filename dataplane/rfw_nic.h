@@ -94,6 +94,9 @@ enum rfw_nic_host_ctr {
 const char *rfw_nic_ctr_name(enum rfw_nic_ctr c);
 const char *rfw_nic_ctr_doc(enum rfw_nic_ctr c);
 
+/* rfw_nic_conf.tx_ref_min: every payload copied. */
+#define RFW_NIC_TX_REF_OFF UINT32_MAX
+
 /* NIC configuration. Zero fields take the default named beside them. */
 struct rfw_nic_conf {
 	/* Transport device attributes; 0 picks the transport's default for every field,
@@ -149,6 +152,14 @@ struct rfw_nic_conf {
 	 */
 	uint32_t tx_stall_ms;
 	/*
+	 * Payloads of at least this many bytes (one SGE's, a multiple of 4) go out from the MR
+	 * where they are, attached to the frame's mbufs, instead of being copied into them
+	 * (docs/nic.md "Payload sent from the MR"), on ports whose PMD copies frames at its burst
+	 * (rfw_port_tx_ref); elsewhere, and with udp6_csum, every payload is copied. Bytes;
+	 * default 1024, range 64..4096; RFW_NIC_TX_REF_OFF: never.
+	 */
+	uint32_t tx_ref_min;
+	/*
 	 * Estats (docs/estats.md): per-WQE timestamps and latency histograms on every QP and CQ of
 	 * the device, telemetry /rocefw/estats. Programs that take these from the environment
 	 * call rfw_nic_conf_env() while parsing their options; the library never reads it.
@@ -172,7 +183,9 @@ struct rfw_nic;
 /*
  * Fill @conf's Estats fields from the environment: ROCEFW_ESTATS=0|1,
  * ROCEFW_ESTATS_INTERVAL_MS (1..3600000), ROCEFW_ESTATS_THRESHOLD_US (0..3600000000),
- * ROCEFW_ESTATS_DUMP_DIR (docs/estats.md "Tunables"). For programs, at option parsing; unset
+ * ROCEFW_ESTATS_DUMP_DIR (docs/estats.md "Tunables"); ROCEFW_SNAPSHOT_US,
+ * ROCEFW_SNAPSHOT_MAX_PER_S, ROCEFW_TX_STALL_MS and ROCEFW_TX_REF_MIN (0: off, or 64..4096;
+ * docs/nic.md). For programs, at option parsing; unset
  * variables leave the fields alone. 0, or -EINVAL with the variable named on stderr.
  */
 int rfw_nic_conf_env(struct rfw_nic_conf *conf);

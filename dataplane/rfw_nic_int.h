@@ -87,6 +87,8 @@ struct nic_es_writer {
 };
 
 #define NIC_MB_STASH 32
+/* rfw_nic_conf.tx_ref_min's default, bytes (docs/nic.md "Payload sent from the MR"). */
+#define NIC_TX_REF_MIN_DEFAULT 1024
 
 struct rfw_nic {
 	struct rfw_queue *q;
@@ -130,11 +132,15 @@ struct rfw_nic {
 	   headers' first touches side by side instead of a cache miss in every frame's alloc */
 	unsigned mb_n;
 	struct rte_mbuf *mb_stash[NIC_MB_STASH];
+	/* The shared info of every MR payload attached to a frame (mb_alloc_ref): its count is
+	   the frames in flight plus this NIC's own reference, so its free callback never runs. */
+	struct rte_mbuf_ext_shared_info ref_shinfo __rte_cache_aligned;
 } __rte_cache_aligned;
 
 /* rfw_nic.c */
 extern const struct rfw_fw_host_ops nic_host_ops;
 int nic_mbuf_off_init(struct rfw_nic *nic);
+void nic_ref_init(struct rfw_nic *nic);
 
 /* rfw_nic_l2.c */
 int nic_l2_attach(struct rfw_nic *nic, struct rfw_qp *qp, const struct rfw_nic_path *path,

@@ -69,11 +69,20 @@ int rfw_nic_conf_env(struct rfw_nic_conf *c)
 		return rc;
 	if (rc)
 		c->tx_stall_ms = (uint32_t)x;
+	if ((rc = env_u64("ROCEFW_TX_REF_MIN", 0, 4096, &x)) < 0)
+		return rc;
+	if (rc && x != 0 && x < 64) {
+		fprintf(stderr, "rocefw: bad ROCEFW_TX_REF_MIN=%llu (0: off, or 64..4096)\n",
+		        (unsigned long long)x);
+		return -EINVAL;
+	}
+	if (rc)
+		c->tx_ref_min = x == 0 ? RFW_NIC_TX_REF_OFF : (uint32_t)x;
 	return 0;
 }
 
 /* Ranges and defaults of struct rfw_nic_conf (rfw_nic.h), for a NIC on queue @qid. */
-static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
+static int conf_fill(struct rfw_nic_conf *c, const struct rfw_queue *q)
 {
 	if (c->estats_interval_ms > 3600000 ||
 	    (c->estats_dump_dir != NULL && strlen(c->estats_dump_dir) >= 200))
@@ -83,7 +92,9 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 	    (c->snapshot_us != 0 && (c->snapshot_us < 10 || c->snapshot_us > 1000000)) ||
 	    (c->snapshot_max_per_s != 0 &&
 	     (c->snapshot_max_per_s < 1000 || c->snapshot_max_per_s > 10000000)) ||
-	    c->tx_stall_ms > 3600000)
+	    c->tx_stall_ms > 3600000 ||
+	    (c->tx_ref_min != 0 && c->tx_ref_min != RFW_NIC_TX_REF_OFF &&
+	     (c->tx_ref_min < 64 || c->tx_ref_min > 4096)))
 		return -EINVAL;
 	if (c->estats) {
 		if (c->estats_interval_ms == 0)
@@ -107,7 +118,12 @@ static int conf_fill(struct rfw_nic_conf *c, uint16_t qid)
 		c->dev_attr.max_qp = 64;
 	/* Several NICs on one port number their QPs apart (rfw_steer.h). */
 	if (c->dev_attr.qpn_base == 0)
-		c->dev_attr.qpn_base = 17 + (uint32_t)qid * RFW_STEER_QPN_STRIDE;
+		c->dev_attr.qpn_base = 17 + (uint32_t)q->qid * RFW_STEER_QPN_STRIDE;
+	/* Payloads sent from the MR only where the PMD copies frames at its burst. */
+	if (c->tx_ref_min == 0)
+		c->tx_ref_min = NIC_TX_REF_MIN_DEFAULT;
+	c->dev_attr.tx_ref_min =
+	    rfw_port_tx_ref(q->port) && c->tx_ref_min != RFW_NIC_TX_REF_OFF ? c->tx_ref_min : 0;
 	return 0;
 }
 
@@ -155,6 +171,7 @@ static struct rfw_nic *nic_alloc(struct rfw_queue *q, const struct rfw_nic_conf 
 	}
 	nic->q = q;
 	nic->pool = q->port->pool;
+	nic_ref_init(nic);
 	nic->qpn_base = c->dev_attr.qpn_base;
 	nic->max_qp = c->dev_attr.max_qp;
 	nic->dscp = c->dscp;
@@ -191,7 +208,7 @@ struct rfw_nic *rfw_nic_create(struct rfw_queue *q, const struct rfw_nic_conf *c
 	int e;
 
 	if (q == NULL || q->port == NULL || (!q->port->id.has_ip4 && !q->port->id.has_ip6) ||
-	    conf_fill(&c, q->qid) != 0) {
+	    conf_fill(&c, q) != 0) {
 		rte_errno = EINVAL;
 		return NULL;
 	}

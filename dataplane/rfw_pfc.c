@@ -319,6 +319,9 @@ void rfw_pfc_tx_filter(struct rfw_queue *q)
 			rte_pktmbuf_free(m);
 			continue;
 		}
+		m = rfw_tx_own(q, m); /* held past this poll */
+		if (m == NULL)
+			continue;
 		t->ring[pr][(t->head[pr] + t->n[pr]) % RFW_PFC_HOLD_MAX] = m;
 		t->n[pr]++;
 		t->held++;

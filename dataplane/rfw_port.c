@@ -159,6 +159,23 @@ static int queues_setup(struct rfw_port *p, uint16_t nb_rxd, uint16_t nb_txd, in
 	return 0;
 }
 
+static bool tx_ref_capable(const struct rte_eth_dev_info *di)
+{
+	static const char *const copying[] = {"net_memif", "net_af_packet", "net_tap", "net_pcap"};
+	const struct rte_devargs *da;
+	bool known = false;
+
+	if (di->driver_name == NULL || !(di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		return false;
+	for (size_t i = 0; i < RTE_DIM(copying); i++)
+		known |= strcmp(di->driver_name, copying[i]) == 0;
+	if (!known)
+		return false;
+	/* memif's client with zero-copy=yes hands the peer the mbufs themselves. */
+	da = di->device != NULL ? rte_dev_devargs(di->device) : NULL;
+	return da == NULL || da->args == NULL || strstr(da->args, "zero-copy=yes") == NULL;
+}
+
 static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 {
 	struct rte_eth_conf ec = {0};
@@ -193,6 +210,9 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 			        "brings each frame to its owner",
 			        p->port_id, di.driver_name);
 	}
+	p->tx_ref = tx_ref_capable(&di);
+	if (p->tx_ref)
+		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	mtu = mtu_admitted(p, &di, mtu);
 	ec.rxmode.mtu = mtu;
 	ret = rte_eth_dev_configure(p->port_id, p->nb_rxq, p->nb_txq, &ec);
@@ -252,14 +272,37 @@ static int queues_alloc(struct rfw_port *p, const struct rfw_port_conf *c, int s
 	return 0;
 }
 
+struct rte_mbuf *rfw_tx_own(struct rfw_queue *q, struct rte_mbuf *m)
+{
+	struct rte_mbuf *c;
+
+	if (m->nb_segs == 1)
+		return m;
+	c = rte_pktmbuf_copy(m, q->port->pool, 0, UINT32_MAX);
+	rte_pktmbuf_free(m);
+	if (c == NULL)
+		q->ctr[RFW_PORT_CTR_tx_ref_copy_failed]++;
+	else
+		q->ctr[RFW_PORT_CTR_tx_ref_copied]++;
+	return c;
+}
+
 /* After a burst of which the PMD took only @sent frames: the others move to the front of the
- * buffer, in order, for the next flush (out of line: the PMD's queue is full, rare). */
+ * buffer, in order, for the next flush (out of line: the PMD's queue is full, rare), each one
+ * in mbufs of its own (rfw_tx_own). */
 void rfw_tx_keep(struct rfw_queue *q, uint16_t sent)
 {
 	struct rte_eth_dev_tx_buffer *b = q->txb;
 
-	b->length = (uint16_t)(b->length - sent);
-	memmove(b->pkts, b->pkts + sent, b->length * sizeof(b->pkts[0]));
+	uint16_t keep = 0;
+
+	for (uint16_t i = sent; i < b->length; i++) {
+		struct rte_mbuf *m = rfw_tx_own(q, b->pkts[i]);
+
+		if (m != NULL)
+			b->pkts[keep++] = m;
+	}
+	b->length = keep;
 	q->tx_backlog = b->length;
 	q->ctr[RFW_PORT_CTR_tx_backlogged] += b->length;
 }
@@ -466,6 +509,11 @@ bool rfw_port_tx_copies(const struct rfw_port *p)
 	 * guide); every other PMD here copies a frame out on TX (memif's copy mode, the kernel's
 	 * af_packet, tap and af_xdp copies, pcap's write). */
 	return args == NULL || strstr(args, "zero-copy=yes") == NULL;
+}
+
+bool rfw_port_tx_ref(const struct rfw_port *p)
+{
+	return p->tx_ref;
 }
 
 /* While waiting for a memif link, restart the port this often (ms): see rfw_port_link_wait. */

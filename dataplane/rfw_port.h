@@ -83,7 +83,10 @@ extern "C" {
 	X(tx_dropped, "frames lost: the TX buffer was full and the PMD accepted none (freed)")     \
 	X(tx_backlogged,                                                                           \
 	  "frames the PMD did not accept at a burst, kept for the next (each time)")               \
-	X(tx_alloc_failed, "control frames (ARP/ND) not sent: mempool empty")
+	X(tx_alloc_failed, "control frames (ARP/ND) not sent: mempool empty")                      \
+	X(tx_ref_copied, "frames with a payload attached from an MR copied into mbufs of their "   \
+	                 "own: the PMD did not take them, or a pause held them (rfw_tx_own)")      \
+	X(tx_ref_copy_failed, "such frames lost: no mbuf for the copy (freed)")
 
 enum rfw_port_ctr {
 #define RFW_PORT_CTR_ENUM(name, doc) RFW_PORT_CTR_##name,
@@ -168,6 +171,9 @@ struct rfw_port {
 	struct rte_mempool *pool;
 	bool own_pool;
 	bool no_rx_filter;
+	/* The PMD copies a frame out at its burst and takes chained mbufs: frames may carry a
+	   payload attached from an MR (rfw_port_tx_ref). */
+	bool tx_ref;
 	uint16_t nb_rxq, nb_txq;
 	uint16_t mtu;
 	struct rfw_neigh *neigh;
@@ -234,6 +240,14 @@ int rfw_port_peer_gone_wait(const struct rfw_port *p, unsigned timeout_ms);
 /* Whether the PMD copies a frame's bytes out of its mbuf on TX (false: memif's client with
  * zero-copy=yes, whose peer reads the mbufs' memory): a pass of the byte-work bound. */
 bool rfw_port_tx_copies(const struct rfw_port *p);
+/*
+ * Whether frames on this port may carry their payload attached where it is, in a registered
+ * MR, rather than copied into the mbuf (docs/nic.md "Payload sent from the MR"): the PMD must
+ * copy the frame out at its burst (so the MR is not read after the burst: the WQE may then
+ * complete) and take chained mbufs. memif in its copy mode, af_packet, tap and pcap; not the
+ * ring PMD (it passes the mbuf itself) nor hardware (DMA after the burst).
+ */
+bool rfw_port_tx_ref(const struct rfw_port *p);
 /* Sum of a counter over a port's queues. */
 uint64_t rfw_port_ctr(const struct rfw_port *p, enum rfw_port_ctr c);
 
@@ -252,6 +266,11 @@ uint16_t rfw_rx_burst(struct rfw_queue *q, uint64_t now_tsc, struct rte_mbuf **p
  * this costs one load and test per burst.
  */
 void rfw_tx_keep(struct rfw_queue *q, uint16_t sent);
+/* A frame the PMD did not take and the queue keeps past this burst, in mbufs of its own: a
+ * chained frame's bytes copied into the port's pool and the chain freed (its payload may be
+ * an MR's, which must not be read after this poll: rfw_port_tx_ref). NULL if no mbuf
+ * (tx_ref_copy_failed, the frame freed). */
+struct rte_mbuf *rfw_tx_own(struct rfw_queue *q, struct rte_mbuf *m);
 /* Free the frames the PMD refused (the link is down: rfw_nic's tx_stall_ms). Returns how many;
  * the caller counts them (the port's tx_dropped does not). */
 unsigned rfw_tx_drop_held(struct rfw_queue *q);

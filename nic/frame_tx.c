@@ -86,7 +86,8 @@ static void udp6_csum(uint8_t *ip, uint8_t *udp, uint32_t udp_len)
 	rfw_put_be16(udp + 6, c != 0 ? c : 0xffff); /* 0 means "no checksum" (RFC 768) */
 }
 
-static void ip_lengths(const struct fw_qp *fq, uint8_t *ip, uint32_t udp_len, bool cnp)
+static inline __attribute__((always_inline)) void ip_lengths(const struct fw_qp *fq, uint8_t *ip,
+                                                             uint32_t udp_len, bool cnp)
 {
 	if (fq->ip_ver == 4) {
 		uint16_t tot = (uint16_t)(RFW_IPV4_HLEN + udp_len);
@@ -145,8 +146,9 @@ static inline void hdr_copy(uint8_t *f, const uint8_t *hdr, size_t n)
  * f + hdr_len. The UDP checksum (IPv6, when configured) covers the ICRC, so it comes last; the
  * ICRC masks it.
  */
-static inline void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f,
-                                   uint32_t len, bool cnp, const struct rfw_ah_attr *ah, bool icrc)
+static inline __attribute__((always_inline)) void
+fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *fq, uint8_t *f, uint32_t len, bool cnp,
+                const struct rfw_ah_attr *ah, bool icrc)
 {
 	uint8_t *ip = f + fq->ip_off;
 	uint8_t *udp = f + fq->udp_off;
@@ -168,30 +170,25 @@ static inline void fw_frame_finish(const struct rfw_fw *fw, const struct fw_qp *
 		udp6_csum(ip, udp, udp_len);
 }
 
-/*
- * A frame of @len bytes of IB part for @qp: the transport writes it after room for the
- * template's headers, so the payload is copied once. The fw_qp goes in the last 8 bytes of
- * that room, which fw_io_tx_send reads back before the template covers them: no second
- * lookup by QPN (a call into the transport) for the same QP.
- */
-uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
+/* Whether @fq's class takes another frame now. A full class stops this QP only: no
+ * fw->no_buf, other classes go on. */
+static inline bool tx_room(struct rfw_fw *fw, struct fw_qp *fq)
 {
-	struct rfw_fw *fw = io_ctx;
-	struct fw_qp *fq = fw_qp_of(fw, qp);
-	uint32_t flen;
-	uint8_t *f;
+	if (fw->ops.tx_room == NULL || fw->ops.tx_room(fw->host, fq->prio))
+		return true;
+	fw->ctr[RFW_FW_CTR_tx_room_waits]++;
+	fq->room_wait = true;
+	fw->room_refused |= (uint8_t)(1u << fq->prio);
+	return false;
+}
 
-	if (fq == NULL)
-		return NULL;
-	/* A full class stops this QP only: no fw->no_buf, other classes go on. */
-	if (fw->ops.tx_room != NULL && !fw->ops.tx_room(fw->host, fq->prio)) {
-		fw->ctr[RFW_FW_CTR_tx_room_waits]++;
-		fq->room_wait = true;
-		fw->room_refused |= (uint8_t)(1u << fq->prio);
-		return NULL;
-	}
-	flen = fq->hdr_len + len + RFW_ICRC_LEN;
-	f = flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL;
+/*
+ * The frame @f from the host (NULL: none now) given to the transport: the fw_qp goes in the
+ * last 8 bytes of the template's room, which fw_io_tx_send reads back before the template
+ * covers them: no second lookup by QPN (a call into the transport) for the same QP.
+ */
+static inline uint8_t *tx_given(struct rfw_fw *fw, struct fw_qp *fq, uint8_t *f)
+{
 	if (f == NULL) {
 		fw->ctr[RFW_FW_CTR_tx_no_buf]++;
 		fw->no_buf = true;
@@ -202,7 +199,70 @@ uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
 	return f + fq->hdr_len;
 }
 
-/* The IB part at @buf (from fw_io_tx_alloc) framed and handed to the host. */
+/* A frame of @len bytes of IB part for @qp: the transport writes it after room for the
+ * template's headers, so the payload is copied once. */
+uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
+{
+	struct rfw_fw *fw = io_ctx;
+	struct fw_qp *fq = fw_qp_of(fw, qp);
+	uint32_t flen;
+
+	if (fq == NULL || !tx_room(fw, fq))
+		return NULL;
+	flen = fq->hdr_len + len + RFW_ICRC_LEN;
+	return tx_given(fw, fq, flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL);
+}
+
+/* A frame of @hdr_len bytes of IB headers for @qp, its payload sent from @payload where it
+ * is (rfw_io_ops.tx_alloc_ref, the host's frame_alloc_ref): the payload is not copied here. */
+uint8_t *fw_io_tx_alloc_ref(void *io_ctx, struct rfw_qp *qp, uint32_t hdr_len,
+                            const uint8_t *payload, uint32_t payload_len)
+{
+	struct rfw_fw *fw = io_ctx;
+	struct fw_qp *fq = fw_qp_of(fw, qp);
+	uint32_t flen;
+	uint8_t *f = NULL;
+
+	if (fq == NULL || !tx_room(fw, fq))
+		return NULL;
+	flen = fq->hdr_len + hdr_len + payload_len + RFW_ICRC_LEN;
+	if (flen <= fw->frame_max)
+		f = fw->ops.frame_alloc_ref(fw->host, fq->hdr_len + hdr_len, payload, payload_len,
+		                            &fw->ref_icrc);
+	fw->ref_frame = f;
+	fw->ref_payload = payload;
+	fw->ref_len = payload_len;
+	return tx_given(fw, fq, f);
+}
+
+/*
+ * fw_io_tx_send for the frame fw_io_tx_alloc_ref gave out: @len bytes of IB part, of which the
+ * last fw->ref_len are at fw->ref_payload. The ICRC is computed here, over the headers and then
+ * on over the payload where it is (CRC-32 carries on from one buffer into the next): the
+ * burst's four-at-a-time ICRCs are for short frames, and these are long.
+ */
+static __attribute__((noinline)) void send_ref(struct rfw_fw *fw, struct fw_qp *fq, uint8_t *f,
+                                               uint32_t len, const struct rfw_tx_meta *m)
+{
+	uint32_t flen = fq->hdr_len + len + RFW_ICRC_LEN, hl = len - fw->ref_len;
+	uint8_t *ip = f + fq->ip_off;
+	uint32_t crc;
+
+	fw->ref_frame = NULL;
+	fw_frame_finish(fw, fq, f, len, false, m->ah, false);
+	crc = rfw_icrc_compute(ip, (size_t)(fq->udp_off - fq->ip_off) + RFW_UDP_HLEN + hl,
+	                       fq->ip_ver);
+	rfw_icrc_put(fw->ref_icrc, rfw_icrc_extend(crc, fw->ref_payload, fw->ref_len));
+	fw_rate_on_tx(fq, flen, m, fw->now_ns);
+	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
+	fw->ctr[RFW_FW_CTR_tx_ref_frames]++;
+	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
+	fw->ops.frame_send_ref(fw->host, f, flen);
+	fw->sent++;
+}
+
+/* The IB part at @buf (from fw_io_tx_alloc or fw_io_tx_alloc_ref) framed and handed to the
+ * host. */
 void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
                    const struct rfw_tx_meta *m)
 {
@@ -216,6 +276,10 @@ void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
 	memcpy(&fq, buf - sizeof(fq), sizeof(fq));
 	f = buf - fq->hdr_len;
 	flen = fq->hdr_len + len + RFW_ICRC_LEN;
+	if (__builtin_expect(f == fw->ref_frame, 0)) {
+		send_ref(fw, fq, f, len, m);
+		return;
+	}
 	later = fw->ops.frame_send_icrc != NULL && !(fq->ip_ver == 6 && fw->udp6_csum);
 	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah, !later);
 	fw_rate_on_tx(fq, flen, m, fw->now_ns);

@@ -47,7 +47,7 @@ const char *rfw_fw_qp_ctr_doc(enum rfw_fw_qp_ctr c)
 }
 
 /* Defaults and ranges of struct rfw_fw_conf (rfw_fw.h). */
-static int conf_fill(struct rfw_fw_conf *c)
+static int conf_fill(struct rfw_fw_conf *c, const struct rfw_fw_host_ops *ops)
 {
 	if (c->pacer_burst_ns > 1000000 || c->quantum > 64 || c->wheel_shift > 16 ||
 	    c->timer_wheel_shift > 20 ||
@@ -85,6 +85,10 @@ static int conf_fill(struct rfw_fw_conf *c)
 	 */
 	if (c->dev_attr.ack_every == 0)
 		c->dev_attr.ack_every = 64;
+	/* A payload sent from the MR needs the host's two ops; the UDP checksum of IPv6 would
+	   need a pass over it, which is what sending it from there saves. */
+	if (ops->frame_alloc_ref == NULL || ops->frame_send_ref == NULL || c->udp6_csum)
+		c->dev_attr.tx_ref_min = 0;
 	if (c->dev_attr.np_min_time_between_cnps_ns == 0)
 		c->dev_attr.np_min_time_between_cnps_ns = 4000;
 	return 0;
@@ -105,7 +109,7 @@ struct rfw_fw *rfw_fw_create(const struct rfw_fw_conf *conf, const struct rfw_fw
 	struct rfw_fw *fw;
 
 	if (ops == NULL || ops->frame_alloc == NULL || ops->frame_send == NULL ||
-	    conf_fill(&c) != 0) {
+	    conf_fill(&c, ops) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -106,6 +106,12 @@ struct rfw_fw {
 	uint64_t ctr[RFW_FW_CTR__COUNT];
 	struct fw_wheel wheel;  /* pacer departures: fine slots, a short lap */
 	struct fw_wheel twheel; /* transport timers: coarse slots, a lap longer than they wait */
+	/* The frame fw_io_tx_alloc_ref gave out and fw_io_tx_send finishes next: its payload,
+	   that payload's length and where its ICRC goes. */
+	uint8_t *ref_frame;
+	const uint8_t *ref_payload;
+	uint32_t ref_len;
+	uint8_t *ref_icrc;
 };
 
 static inline struct fw_qp *fw_qp_of(const struct rfw_fw *fw, const struct rfw_qp *qp)
@@ -132,6 +138,8 @@ void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m,
 /* frame_tx.c */
 int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);
 uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len);
+uint8_t *fw_io_tx_alloc_ref(void *io_ctx, struct rfw_qp *qp, uint32_t hdr_len,
+                            const uint8_t *payload, uint32_t payload_len);
 void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
                    const struct rfw_tx_meta *m);
 

@@ -56,6 +56,8 @@ extern "C" {
 	X(tx_no_buf, "frames the host could not give a buffer for (the QP retries next turn)")     \
 	X(tx_room_waits,                                                                           \
 	  "frames held back: the host's queue of the QP's class was full (tx_room)")               \
+	X(tx_ref_frames, "frames whose payload the host sent from the MR, not copied "             \
+	                 "(frame_alloc_ref)")                                                      \
 	X(tx_frame_bytes, "bytes of frames sent, Ethernet header to ICRC (the rate machine's "     \
 	                  "unit)")                                                                 \
 	X(rx_dev_dropped, "RoCEv2 frames the transport dropped (unknown QP, bad state, ...)")      \
@@ -116,6 +118,21 @@ struct rfw_fw_host_ops {
 	 */
 	void (*frame_send_icrc)(void *host, uint8_t *frame, uint32_t len, uint8_t l3_off,
 	                        uint8_t ip_ver);
+	/*
+	 * Optional, both or neither (docs/nic.md "Payload sent from the MR"): a frame whose
+	 * @payload_len bytes of payload the host sends from @payload, a registered MR's, where
+	 * they are. Returned: a buffer for the @hdr_len bytes in front of them (Ethernet to the
+	 * last IB header), as frame_alloc's; *@icrc: where the 4 bytes of ICRC after them go.
+	 * NULL if none now. The host must be done reading @payload before it hands the firmware
+	 * its next received frame (rfw_fw_rx): only an ACK or a response completes the WQE whose
+	 * bytes these are, after which the application may change or free them. A PMD that
+	 * copies the frame at its burst meets that; a frame the PMD refuses and the host keeps is
+	 * copied first. Asked for payloads of at least rfw_fw_conf.dev_attr.tx_ref_min bytes.
+	 */
+	uint8_t *(*frame_alloc_ref)(void *host, uint32_t hdr_len, const uint8_t *payload,
+	                            uint32_t payload_len, uint8_t **icrc);
+	/* The frame at @frame (from frame_alloc_ref) is complete: @len bytes, Ethernet to ICRC. */
+	void (*frame_send_ref)(void *host, uint8_t *frame, uint32_t len);
 };
 
 /* Rate machine of the NIC (cc/cc.h's cc_flow). */

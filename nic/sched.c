@@ -107,8 +107,10 @@ static void io_doorbell(void *io_ctx, struct rfw_qp *qp)
 		fw_ready_push(fw, fq);
 }
 
-const struct rfw_io_ops fw_io_ops = {
-    .tx_alloc = fw_io_tx_alloc, .tx_send = fw_io_tx_send, .doorbell = io_doorbell};
+const struct rfw_io_ops fw_io_ops = {.tx_alloc = fw_io_tx_alloc,
+                                     .tx_send = fw_io_tx_send,
+                                     .tx_alloc_ref = fw_io_tx_alloc_ref,
+                                     .doorbell = io_doorbell};
 
 /* ---- a QP's turn ---- */
 

@@ -118,6 +118,10 @@ struct rfw_dev *rfw_dev_create(const struct rfw_dev_attr *attr, const struct rfw
 		dev->attr.link_gbps = 100;
 	if (dev->attr.base_rtt_ns == 0)
 		dev->attr.base_rtt_ns = 10000;
+	/* A host without the op sends every payload from its own buffer. */
+	if (ops->tx_alloc_ref == NULL)
+		dev->attr.tx_ref_min = 0;
+	dev->tx_ref_from = dev->attr.tx_ref_min != 0 ? dev->attr.tx_ref_min : UINT32_MAX;
 	/* sr_bdp_bytes 0: derived per QP from link_gbps, base_rtt_ns and its MTU (sr.c). */
 	if (dev->attr.sr_window < 64 || dev->attr.sr_window > 65536 ||
 	    (dev->attr.sr_window & (dev->attr.sr_window - 1)) ||

@@ -482,6 +482,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	bool last, ackreq, se;
 	const struct rfw_ib_opcode_info *oi =
 	    rfw_ib_opcode_info(pick_opcode(qp, w, off, rd_len, &left, &paylen, &last, &npsn));
+	const uint8_t *ref;
 	uint8_t *buf;
 
 	/* The local MRs are looked up for every packet, not once: one deregistered or
@@ -491,7 +492,12 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	    rfw_sge_check(qp, w->sge, w->wr.num_sge, 0))
 		return -EACCES;
 
-	buf = rfw_tx_alloc(qp, oi, paylen + ext); /* SR's SRETH counts as payload */
+	ref = paylen >= qp->dev->tx_ref_from && !(w->wr.send_flags & RFW_SEND_INLINE)
+	          ? rfw_tx_ref_span(w->sge, w->wr.num_sge, off, paylen)
+	          : NULL;
+	/* SR's SRETH counts as payload, written in the headers' buffer when the data is not. */
+	buf = ref != NULL ? rfw_tx_alloc_ref(qp, oi, ext, ref, paylen)
+	                  : rfw_tx_alloc(qp, oi, paylen + ext);
 	if (buf == NULL)
 		return -ENOBUFS;
 	ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
@@ -518,7 +524,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	} else {
 		put_hdrs_atomic(qp, buf, oi, w, psn, ackreq);
 	}
-	if (paylen)
+	if (paylen && ref == NULL)
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len + ext, paylen);
 	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)
 		rfw_cnt(qp, RFW_CNT_retransmitted_packets);

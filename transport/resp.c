@@ -817,8 +817,9 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 {
 	uint32_t mtu = qp->mtu;
 	uint32_t len = t->left < mtu ? t->left : mtu;
-	bool last = t->left <= mtu;
+	bool last = t->left <= mtu, ref;
 	const struct rfw_ib_opcode_info *oi;
+	const uint8_t *src;
 	uint8_t op;
 	uint8_t *buf;
 
@@ -844,7 +845,9 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	else
 		op = last ? RFW_OP_RC_RDMA_READ_RESPONSE_LAST : RFW_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
 	oi = rfw_ib_opcode_info(op);
-	buf = rfw_tx_alloc(qp, oi, len);
+	src = (const uint8_t *)(uintptr_t)t->va;
+	ref = len >= qp->dev->tx_ref_from && (len & 3) == 0;
+	buf = ref ? rfw_tx_alloc_ref(qp, oi, 0, src, len) : rfw_tx_alloc(qp, oi, len);
 	if (buf == NULL)
 		return -1;
 	/* Headers written straight (no rfw_ib_pkt to clear and serialize), as the requester's. */
@@ -853,8 +856,8 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 	rfw_tx_sr_mark(qp, buf);
 	/* The data is read now, possibly after later WRITEs were executed: IBA 9.5 allows it,
 	 * FENCE on the later WR forbids it (docs/transport.md "Ordering"). */
-	if (len)
-		memcpy(buf + oi->hdr_len, (const uint8_t *)(uintptr_t)t->va, len);
+	if (len && !ref)
+		memcpy(buf + oi->hdr_len, src, len);
 	rfw_tx_finish(qp, buf, oi, len, false, t->psn, NULL);
 	t->started = true;
 	t->psn = rfw_psn_add(t->psn, 1);

@@ -42,7 +42,9 @@ struct rfw_dev {
 	struct rfw_slots mr_free; /* free slots of mrs[], MRs and windows alike */
 	struct rfw_qp *gsi;       /* QP1 (rfw_qp_set_gsi), also in qps[] at its slot */
 	uint32_t mr_gen;          /* low byte of the next key, so a stale key misses */
-	rfw_es_sink_fn es_sink;   /* Estats records of new QPs go here (rfw_dev_estats_sink) */
+	/* attr.tx_ref_min, UINT32_MAX for its 0 (never): one compare per packet decides. */
+	uint32_t tx_ref_from;
+	rfw_es_sink_fn es_sink; /* Estats records of new QPs go here (rfw_dev_estats_sink) */
 	void *es_sink_ctx;
 	struct rfw_es_ring *es_ring; /* or here, packed (rfw_dev_estats_ring); NULL: not */
 	/* The device's counters: drops no QP owns, and every QP's counts added as they happen
@@ -934,6 +936,32 @@ static inline uint8_t *rfw_tx_alloc(struct rfw_qp *qp, const struct rfw_ib_opcod
 {
 	return qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp,
 	                             oi->hdr_len + payload_len + rfw_ib_padcnt(payload_len));
+}
+/*
+ * The bytes [@off, @off + @len) of a message in @sge[0 .. @n) when the host may send them from
+ * where they are (@len at least rfw_dev.tx_ref_from, checked by the caller: a multiple of 4,
+ * so no pad, in one SGE); else NULL (copied).
+ */
+static inline const uint8_t *rfw_tx_ref_span(const struct rfw_sge *sge, int n, uint32_t off,
+                                             uint32_t len)
+{
+	if ((len & 3) != 0)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		if (off < sge[i].length)
+			return len <= sge[i].length - off
+			           ? (const uint8_t *)(uintptr_t)sge[i].addr + off
+			           : NULL;
+		off -= sge[i].length;
+	}
+	return NULL;
+}
+/* rfw_tx_alloc for a packet of @oi whose @ext bytes after its headers are written and whose
+ * @len bytes at @payload the host sends from there (rfw_io_ops.tx_alloc_ref). */
+static inline uint8_t *rfw_tx_alloc_ref(struct rfw_qp *qp, const struct rfw_ib_opcode_info *oi,
+                                        uint32_t ext, const uint8_t *payload, uint32_t len)
+{
+	return qp->dev->ops.tx_alloc_ref(qp->dev->io_ctx, qp, oi->hdr_len + ext, payload, len);
 }
 /* The tail of rfw_tx_end_ah for a packet of @oi whose headers and @payload_len bytes after
  * them are written (@ackreq and @psn as its BTH has them): the pad zeroed, the packet counted

@@ -80,6 +80,17 @@ struct rfw_io_ops {
 	void (*tx_send)(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
 	                const struct rfw_tx_meta *m);
 	/*
+	 * Optional: as tx_alloc, for a packet whose @payload_len bytes at @payload (a registered
+	 * MR's, checked against its key just before; a multiple of 4, so no pad) the host sends
+	 * from where they are instead of having them copied: the buffer returned holds the
+	 * @hdr_len bytes in front of them, and tx_send's length counts both. Asked only for
+	 * payloads of at least rfw_dev_attr.tx_ref_min bytes within one SGE. The host must be done
+	 * reading @payload before the packet's WQE can complete (its PMD copies at the burst):
+	 * docs/nic.md "Payload sent from the MR".
+	 */
+	uint8_t *(*tx_alloc_ref)(void *io_ctx, struct rfw_qp *qp, uint32_t hdr_len,
+	                         const uint8_t *payload, uint32_t payload_len);
+	/*
 	 * Optional: @qp has new work (rfw_post_send / rfw_post_recv accepted WRs). The host's
 	 * scheduler puts the QP on its ready list; called on the posting thread.
 	 */
@@ -116,6 +127,12 @@ struct rfw_dev_attr {
 	 * Estats (docs/estats.md, transport/estats.h): per-WQE timestamps and latency histograms
 	 * on every QP and CQ created on the device. Off by default.
 	 */
+	/*
+	 * Payloads of at least this many bytes in one SGE go to rfw_io_ops.tx_alloc_ref, not
+	 * copied (SEND and WRITE packets, READ responses); 0 (default): never. The host sets it,
+	 * and only with tx_alloc_ref.
+	 */
+	uint32_t tx_ref_min;
 	bool estats;
 	uint64_t estats_interval_ns;  /* histogram interval (default 60 s; 1 ms .. 1 h) */
 	uint64_t estats_threshold_ns; /* trigger when T6-T1 (or T5-T1) exceeds it; 0 = off */

@@ -164,6 +164,14 @@ enum rfw_frame_err rfw_frame_parse_l3(const uint8_t *buf, size_t len, size_t l3_
 uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver);
 
 /*
+ * The ICRC of a datagram whose bytes follow in a second span: @crc (rfw_icrc_compute of the
+ * first span, which must hold at least the headers the mask covers) carried on over @len bytes
+ * at @p. None of those bytes is masked. A frame sent from two buffers, its headers and a
+ * registered MR's payload (docs/nic.md "Payload sent from the MR"), gets its ICRC this way.
+ */
+uint32_t rfw_icrc_extend(uint32_t crc, const uint8_t *p, size_t len);
+
+/*
  * rfw_icrc_compute of @n datagrams (@l3[i], @len[i], IP version @ver[i]) into @crc[i]. With
  * VPCLMULQDQ short datagrams go four at a time, their folds interleaved: a burst's ICRCs cost
  * about half what one call each does.

@@ -453,6 +453,13 @@ uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
 	return icrc_general(l3, len, ip_ver, iphl);
 }
 
+/* zlib's CRC continues over a second buffer from the first one's value (both ways above end
+ * with ISA-L over the datagram's rest exactly so). */
+uint32_t rfw_icrc_extend(uint32_t crc, const uint8_t *p, size_t len)
+{
+	return crc32_gzip_refl(crc, p, len);
+}
+
 bool rfw_frame_icrc_ok(const uint8_t *buf, const struct rfw_frame_view *v)
 {
 	if (v->kind != RFW_FRAME_ROCEV2)

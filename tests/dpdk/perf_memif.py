@@ -10,7 +10,9 @@ Groups (one meson test each, to keep every test well under a minute; a process p
                 with path MTU MTU, every byte verified where it landed (server for WRITE/SEND,
                 client for READ), both processes' JSON checked.
   misc          FETCH_AND_ADD on three QPs, WRITE on four; WRITE/SEND/READ/atomic latency;
-                WRITE/SEND/READ with the client port in memif zero-copy mode.
+                payloads sent from the MR from 64 bytes on, and none (--tx-ref-min); WRITE/SEND/
+                READ with the client port in memif zero-copy mode. Every verified case counts
+                the frames sent from the MR against the rule (docs/nic.md).
   manyqp        1,024 QPs: WRITE at 64 KiB and 64 B, SEND and READ, every byte verified (the
                 QPs described 32 per record, streamed); a peer speaking rocefw-oob/1 refused
                 by both the server and the client, naming both versions; --qps out of range
@@ -141,6 +143,33 @@ def verified_case(tmp, args, qps=1, zc=False):
     check(all(j["counters_local"].get(k, 0) > 0 for j in (js, jc)
               for k in ("tx_packets", "rx_packets")),
           f"{name}: transport packets counted at both ends")
+    ref_frames_check(name, args, js, jc, n * qps, msg_bytes, zc)
+
+
+def ref_frames_check(name, args, js, jc, msgs, size, zc):
+    """Payloads sent from the MR (docs/nic.md): on memif in its copy mode, each packet of at
+    least --tx-ref-min bytes (default 1024; 0: none) that needs no pad, counted by the side that
+    sends the data (the client for WRITE and SEND, both in their latency ping-pong, the
+    server's READ responses); retransmitted packets may add to it. None from memif's zero-copy
+    client, none from a side that sends no data."""
+    mtu = int(args[args.index("--mtu") + 1]) if "--mtu" in args else 4096
+    rmin = int(args[args.index("--tx-ref-min") + 1]) if "--tx-ref-min" in args else 1024
+    full, last = divmod(size, mtu)
+    per_msg = (full if rmin and mtu >= rmin else 0) + \
+        (1 if rmin and last >= rmin and last % 4 == 0 else 0)
+    if args[0] == "atomic":
+        per_msg = 0
+    # WRITE and SEND latency is a ping-pong: the server answers each message with its own.
+    if args[0] in ("write", "send"):
+        senders = {"client": jc, "server": js} if args[1] == "lat" else {"client": jc}
+    else:
+        senders = {"server": js}
+    for side, j in (("client", jc), ("server", js)):
+        want = per_msg * msgs if side in senders and not (zc and side == "client") else 0
+        got = j["counters_local"].get("nic_tx_ref_frames", 0)
+        rtx = j["counters_local"].get("retransmitted_packets", 0)
+        check(want <= got <= want + rtx, f"{name}: {side} sent {got} frames from the MR, "
+              f"{want} expected (+{rtx} retransmitted)")
 
 
 def refused_case(tmp, sargs, cargs, want):
@@ -181,6 +210,9 @@ def misc_group(tmp):
     for op, size in (("write", 64), ("send", 4097), ("read", 64), ("atomic", 8)):
         verified_case(tmp, [op, "lat", "-s", str(size), "-n", "200"] if op != "atomic"
                       else [op, "lat", "-n", "200"])
+    # Payloads sent from the MR: every one of at least 64 bytes, or none at all.
+    for op, size, rmin in (("write", 65537, "64"), ("read", 5000, "64"), ("send", 65536, "0")):
+        verified_case(tmp, [op, "bw", "-s", str(size), "-n", "100", "--tx-ref-min", rmin])
     # memif's zero-copy client (docs/perf.md): its peer reads the client's mbufs in place,
     # multi-packet messages and the responder's reads included.
     for op, size in (("write", 65537), ("send", 4097), ("read", 65536)):

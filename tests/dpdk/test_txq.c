@@ -4,7 +4,8 @@
  * refuses stay buffered, in order, and go first at the next flush (tx_backlog, tx_backlogged);
  * only a frame that finds the buffer full of refused ones is lost (tx_dropped); closing the port
  * frees what is still held. The PMD is a ring port whose TX ring holds 63 frames and is drained
- * by the test, as memif's ring is by a slower peer.
+ * by the test, as memif's ring is by a slower peer. A refused frame whose payload is attached
+ * from the application's memory waits as a copy of its own.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -60,6 +61,77 @@ static unsigned drain(struct rte_ring *out, uint32_t from)
 	return n;
 }
 
+static void no_free(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+}
+
+/* frame(@seq) with @len bytes at @payload attached behind it where they are (an external
+ * buffer of @sh), as rfw_nic sends a payload from an MR. */
+static struct rte_mbuf *ref_frame(struct rfw_port *p, uint32_t seq, uint8_t *payload, uint16_t len,
+                                  struct rte_mbuf_ext_shared_info *sh)
+{
+	struct rte_mbuf *h = frame(p, seq), *d = rte_pktmbuf_alloc(p->pool);
+
+	if (d == NULL)
+		die("ref_frame");
+	rte_mbuf_ext_refcnt_update(sh, 1);
+	rte_pktmbuf_attach_extbuf(d, payload, RTE_BAD_IOVA, len, sh);
+	d->data_len = len;
+	d->pkt_len = len;
+	if (rte_pktmbuf_chain(h, d) != 0)
+		die("rte_pktmbuf_chain");
+	return h;
+}
+
+/*
+ * Frames whose payload is the application's memory, attached: those the PMD refuses wait in
+ * mbufs of their own (rfw_tx_own), so that memory is not read after the burst (the WQE may
+ * complete and the application change it). @seq: the next sequence number; returns it after.
+ */
+static uint32_t ref_backlog(struct rfw_port *p, struct rfw_queue *q, struct rte_ring *out,
+                            uint32_t seq)
+{
+	static uint8_t app[8][256];
+	struct rte_mbuf_ext_shared_info sh = {.free_cb = no_free};
+	uint32_t first = seq + TX_RING - 1;
+	void *m = NULL;
+
+	rte_mbuf_ext_refcnt_set(&sh, 1);
+	for (unsigned i = 0; i < TX_RING; i++) /* the ring's 63 and one that waits */
+		rfw_tx_one(q, frame(p, seq++));
+	for (unsigned i = 0; i < 8; i++) {
+		memset(app[i], (int)(i + 1), sizeof(app[i]));
+		rfw_tx_one(q, ref_frame(p, seq++, app[i], sizeof(app[i]), &sh));
+	}
+	rfw_tx_flush(q, rte_rdtsc());
+	CHECK(q->tx_backlog == 9, "backlog %u with attached payloads", q->tx_backlog);
+	CHECK(rte_mbuf_ext_refcnt_read(&sh) == 1, "attached payloads still referenced: %u",
+	      rte_mbuf_ext_refcnt_read(&sh) - 1u);
+	CHECK(rfw_port_ctr(p, RFW_PORT_CTR_tx_ref_copied) == 8, "tx_ref_copied %" PRIu64,
+	      rfw_port_ctr(p, RFW_PORT_CTR_tx_ref_copied));
+	memset(app, 0xee, sizeof(app)); /* the application's next use of its buffers */
+	CHECK(drain(out, first - (TX_RING - 1)) == TX_RING - 1, "drain before the copies");
+	rfw_tx_flush(q, rte_rdtsc());
+	for (unsigned i = 0; rte_ring_dequeue(out, &m) == 0; i++) {
+		struct rte_mbuf *f = m;
+		const uint8_t *d = rte_pktmbuf_mtod(f, const uint8_t *);
+		uint32_t got;
+		bool same = f->pkt_len == (i == 0 ? 64u : 64u + 256u);
+
+		memcpy(&got, d, 4);
+		for (uint32_t j = 64; same && j < f->pkt_len; j++)
+			same = f->nb_segs == 1 && d[j] == i;
+		CHECK(got == first + i && same,
+		      "waiting frame %u: seq %" PRIu32 ", %u segments, "
+		      "payload %s",
+		      i, got, f->nb_segs, same ? "as sent" : "changed");
+		rte_pktmbuf_free(f);
+	}
+	return seq;
+}
+
 int main(int argc, char **argv)
 {
 	struct rfw_port_conf conf = {.nb_mbufs = 2048};
@@ -112,6 +184,8 @@ int main(int argc, char **argv)
 	rfw_tx_flush(q, rte_rdtsc());
 	CHECK(q->tx_backlog == 0 && drain(out, 80 + TX_RING - 1) == 32,
 	      "the 32 held frames after the third drain");
+
+	seq = ref_backlog(p, q, out, seq);
 
 	/* Closing with frames held (a peer gone): counted as lost and freed with the port
 	 * (before rfw_port_close freed them, the mbufs leaked; visible under ASan's leak check). */

@@ -46,6 +46,14 @@ struct h_nic {
 	struct rfw_mr *mr;
 	uint8_t *mem;
 	struct h_frame *cur; /* the frame frame_alloc gave (the host's own bookkeeping) */
+	/* frame_alloc_ref's frame (h_ops_ref): the payload it was given, where the headers end,
+	   and the ICRC's 4 bytes until h_send_ref joins the three as a copying PMD would. */
+	const uint8_t *ref_payload;
+	uint32_t ref_len, ref_hdr;
+	uint8_t ref_icrc[4];
+	/* When set: every frame sent, appended (its bytes, no separator) up to cap_max bytes. */
+	uint8_t *cap;
+	size_t cap_len, cap_max;
 	unsigned nsent;
 	struct h_sent sent[H_LOG];
 };
@@ -86,6 +94,10 @@ static void h_send(void *host, uint8_t *frame, uint32_t len)
 	if (n->id == 0 && net->room > 0)
 		net->room--;
 	f->to = frame[5] - 0x10;
+	if (n->cap != NULL && n->cap_len + len <= n->cap_max) {
+		memcpy(n->cap + n->cap_len, frame, len);
+		n->cap_len += len;
+	}
 	if (rfw_frame_parse_eth(frame, len, &v) == RFW_FRAME_ERR_OK && n->nsent < H_LOG) {
 		const uint8_t *bth = frame + v.ib_off;
 		struct h_sent *s = &n->sent[n->nsent++];
@@ -120,6 +132,41 @@ static bool h_room(void *host, uint8_t prio)
 static const struct rfw_fw_host_ops h_ops = {
     .frame_alloc = h_alloc, .frame_send = h_send, .tx_room = h_room};
 
+/* frame_alloc_ref: the headers in a queue slot, the payload left where it is. */
+static uint8_t *h_alloc_ref(void *host, uint32_t hdr_len, const uint8_t *payload,
+                            uint32_t payload_len, uint8_t **icrc)
+{
+	struct h_nic *n = host;
+	uint8_t *f = h_alloc(host, hdr_len + payload_len + 4);
+
+	if (f == NULL)
+		return NULL;
+	n->ref_payload = payload;
+	n->ref_len = payload_len;
+	n->ref_hdr = hdr_len;
+	*icrc = n->ref_icrc;
+	return f;
+}
+
+/* frame_send_ref: the payload and the ICRC copied in behind the headers, then sent. */
+static void h_send_ref(void *host, uint8_t *frame, uint32_t len)
+{
+	struct h_nic *n = host;
+
+	if (n->ref_hdr + n->ref_len + 4 != len)
+		abort();
+	memcpy(frame + n->ref_hdr, n->ref_payload, n->ref_len);
+	memcpy(frame + n->ref_hdr + n->ref_len, n->ref_icrc, 4);
+	h_send(host, frame, len);
+}
+
+/* h_ops and the payload sent from the MR (rfw_fw_host_ops.frame_alloc_ref). */
+static const struct rfw_fw_host_ops h_ops_ref = {.frame_alloc = h_alloc,
+                                                 .frame_send = h_send,
+                                                 .tx_room = h_room,
+                                                 .frame_alloc_ref = h_alloc_ref,
+                                                 .frame_send_ref = h_send_ref};
+
 /* Frames due by now delivered (in order), then every NIC runs. */
 static void h_step(struct h_net *net)
 {
@@ -146,14 +193,16 @@ static void h_run(struct h_net *net, uint64_t ns, uint64_t dt)
 	}
 }
 
-static int h_nic_init(struct h_net *net, int id, const struct rfw_fw_conf *conf)
+/* NIC @id on @net with host ops @ops (h_ops or h_ops_ref). */
+static int h_nic_init_ops(struct h_net *net, int id, const struct rfw_fw_conf *conf,
+                          const struct rfw_fw_host_ops *ops)
 {
 	struct h_nic *n = &net->nic[id];
 
 	n->net = net;
 	net->room = -1;
 	n->id = id;
-	n->fw = rfw_fw_create(conf, &h_ops, n);
+	n->fw = rfw_fw_create(conf, ops, n);
 	if (n->fw == NULL)
 		return -1;
 	n->pd = rfw_alloc_pd(rfw_fw_dev(n->fw));
@@ -163,6 +212,11 @@ static int h_nic_init(struct h_net *net, int id, const struct rfw_fw_conf *conf)
 	    rfw_reg_mr(n->pd, n->mem, H_MEM,
 	               RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE | RFW_ACCESS_REMOTE_READ);
 	return n->pd && n->cq && n->mem && n->mr ? 0 : -1;
+}
+
+static int h_nic_init(struct h_net *net, int id, const struct rfw_fw_conf *conf)
+{
+	return h_nic_init_ops(net, id, conf, &h_ops);
 }
 
 static void h_nic_fini(struct h_nic *n)
@@ -194,7 +248,7 @@ static struct rfw_qp *h_qp_prio(struct h_nic *n, int peer, uint32_t src_host, ui
 	struct rfw_qp *qp;
 
 	ia.cap = (struct rfw_qp_cap){
-	    .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1, .max_recv_sge = 1};
+	    .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 2, .max_recv_sge = 1};
 	qp = rfw_create_qp(n->pd, &ia);
 	if (qp == NULL || rfw_modify_qp(qp, &a, RFW_QP_STATE | RFW_QP_ACCESS_FLAGS) != 0)
 		return NULL;

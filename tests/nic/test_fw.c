@@ -764,6 +764,116 @@ static void frame_case(unsigned ver, bool vlan, bool udp6_csum)
 	net_free(net, &qp, 1);
 }
 
+/* A signaled send WR of @op from @n's memory (@len bytes at @off; with @split, two SGEs: the
+ * first @split bytes there, the rest 64 KiB further on) to @peer's memory at @roff. */
+static void post_op(struct h_nic *n, struct rfw_qp *qp, enum rfw_wr_opcode op, uint32_t off,
+                    uint32_t len, uint32_t split, const struct h_nic *peer, uint32_t roff)
+{
+	uint32_t lkey = rfw_mr_lkey(n->mr);
+	struct rfw_sge sge[2] = {{(uint64_t)(uintptr_t)(n->mem + off), split ? split : len, lkey},
+	                         {(uint64_t)(uintptr_t)(n->mem + off + 65536), len - split, lkey}};
+	struct rfw_send_wr wr = {.wr_id = off,
+	                         .sg_list = sge,
+	                         .num_sge = split ? 2 : 1,
+	                         .opcode = op},
+	                   *bad;
+
+	wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)(peer->mem + roff);
+	wr.wr.rdma.rkey = rfw_mr_rkey(peer->mr);
+	assert_int_equal(rfw_post_send(qp, &wr, &bad, n->net->now), 0);
+}
+
+/*
+ * One workload on a fresh pair, NIC hosts @ops, payloads from @ref_min bytes sent from the MR:
+ * every frame both NICs sent captured into @cap[0], @cap[1] (lengths out in @len), and the
+ * frames each sent from the MR into @refs.
+ */
+static void ref_run(const struct rfw_fw_host_ops *ops, uint32_t ref_min, uint8_t *mem[2],
+                    uint8_t *cap[2], size_t len[2], uint64_t refs[2])
+{
+	struct rfw_fw_conf c = {.dev_attr.tx_ref_min = ref_min};
+	struct h_net *net = calloc(1, sizeof(*net));
+	struct h_nic *a = &net->nic[0], *b = &net->nic[1];
+	struct rfw_recv_wr rw = {.wr_id = 1, .num_sge = 1}, *rbad;
+	struct rfw_sge rs;
+	struct rfw_qp *q[2];
+
+	assert_non_null(net);
+	assert_int_equal(h_nic_init_ops(net, 0, &c, ops), 0);
+	assert_int_equal(h_nic_init_ops(net, 1, &c, ops), 0);
+	for (int i = 0; i < 2; i++) {
+		struct h_nic *n = &net->nic[i];
+
+		/* The same memory in every run: the RETH's addresses, and so the frames, alike. */
+		rfw_dereg_mr(n->mr);
+		free(n->mem);
+		n->mem = mem[i];
+		n->mr = rfw_reg_mr(n->pd, n->mem, H_MEM,
+		                   RFW_ACCESS_LOCAL_WRITE | RFW_ACCESS_REMOTE_WRITE |
+		                       RFW_ACCESS_REMOTE_READ);
+		assert_non_null(n->mr);
+		n->cap = cap[i];
+		n->cap_max = 1u << 20;
+		for (uint32_t j = 0; j < H_MEM; j++)
+			n->mem[j] = (uint8_t)(j * 7 + 3 + 101 * i);
+	}
+	pair(net, &q[0], &q[1], 1);
+	rs = (struct rfw_sge){(uint64_t)(uintptr_t)(b->mem + 200000), 4096, rfw_mr_lkey(b->mr)};
+	rw.sg_list = &rs;
+	assert_int_equal(rfw_post_recv(q[1], &rw, &rbad, net->now), 0);
+	post_op(a, q[0], RFW_WR_RDMA_WRITE, 0, 10000, 0, b, 0);        /* 10 from the MR */
+	post_op(a, q[0], RFW_WR_RDMA_WRITE, 20003, 1027, 0, b, 20000); /* 1; 3 bytes + pad copied */
+	post_op(a, q[0], RFW_WR_RDMA_WRITE, 30000, 100, 0, b, 30000);  /* below ref_min: copied */
+	post_op(a, q[0], RFW_WR_SEND, 40000, 3000, 0, b, 0);           /* 3 */
+	post_op(a, q[0], RFW_WR_RDMA_WRITE, 50000, 2048, 1500, b,
+	        50000);                                               /* 1; across SGEs: copied */
+	post_op(a, q[0], RFW_WR_RDMA_READ, 60000, 5000, 0, b, 60000); /* B's 5 responses */
+	assert_int_equal(h_run_until(net, a, 6, 100000000, 100), 6);
+	h_run(net, 100000, 100);
+	assert_int_equal(h_reap(b), 1);
+	assert_memory_equal(b->mem, a->mem, 10000);
+	assert_memory_equal(b->mem + 20000, a->mem + 20003, 1027);
+	assert_memory_equal(b->mem + 200000, a->mem + 40000, 3000);
+	assert_memory_equal(b->mem + 50000, a->mem + 50000, 1500);
+	assert_memory_equal(b->mem + 51500, a->mem + 50000 + 65536, 548);
+	assert_memory_equal(a->mem + 60000, b->mem + 60000, 5000);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rfw_fw_ctr(net->nic[i].fw, RFW_FW_CTR_rx_bad_frame), 0);
+		refs[i] = rfw_fw_ctr(net->nic[i].fw, RFW_FW_CTR_tx_ref_frames);
+		len[i] = net->nic[i].cap_len;
+	}
+	net->nic[0].mem = net->nic[1].mem = NULL; /* the caller's */
+	net_free(net, q, 2);
+}
+
+/*
+ * Payloads sent from the MR (frame_alloc_ref): the frames on the wire are byte for byte those
+ * of the copying path (the ICRC over headers and payload in two buffers included, and every
+ * receiver checks it), for exactly the packets the rule names: at least tx_ref_min bytes, a
+ * multiple of 4 (no pad), inside one SGE; SEND, WRITE and READ responses. A host without the
+ * two ops, or a minimum of 0, sends none that way.
+ */
+static void test_tx_ref(void **state)
+{
+	static uint8_t mem[2][H_MEM], copy[2][1u << 20], ref[2][1u << 20];
+	uint8_t *m[2] = {mem[0], mem[1]}, *c[2] = {copy[0], copy[1]}, *r[2] = {ref[0], ref[1]};
+	size_t clen[2], rlen[2];
+	uint64_t crefs[2], rrefs[2];
+
+	(void)state;
+	ref_run(&h_ops, 256, m, c, clen, crefs); /* a host without the ops */
+	assert_true(crefs[0] == 0 && crefs[1] == 0);
+	ref_run(&h_ops_ref, 0, m, r, rlen, rrefs); /* the ops, a minimum of 0 */
+	assert_true(rrefs[0] == 0 && rrefs[1] == 0);
+	ref_run(&h_ops_ref, 256, m, r, rlen, rrefs);
+	assert_int_equal(rrefs[0], 10 + 1 + 3 + 1);
+	assert_int_equal(rrefs[1], 5);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rlen[i], clen[i]);
+		assert_memory_equal(ref[i], copy[i], clen[i]);
+	}
+}
+
 static void test_frame_bytes(void **state)
 {
 	(void)state;
@@ -785,6 +895,7 @@ int main(void)
 	    cmocka_unit_test(test_wheel),          cmocka_unit_test(test_wheel_model),
 	    cmocka_unit_test(test_tx_room),        cmocka_unit_test(test_tx_room_round_robin),
 	    cmocka_unit_test(test_frame_bytes),    cmocka_unit_test(test_tx_room_run_ends),
+	    cmocka_unit_test(test_tx_ref),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,6 +102,9 @@ static void usage(FILE *f)
 	       "default gbn\n"
 	       "      --ack-timeout N   local ACK timeout 4.096 us * 2^N, 1..31 (default 14: 67 "
 	       "ms)\n"
+	       "      --tx-ref-min BYTES  payloads of at least this many bytes sent from the MR, "
+	       "not copied, where the port's PMD copies frames (memif, af_packet, tap, pcap; "
+	       "docs/nic.md), 64..4096, or 0: every payload copied (default 1024)\n"
 	       "two-process mode (without --loopback; one DPDK port per process, any PMD):\n"
 	       "      --ip A.B.C.D      this side's IPv4 address on the DPDK port (required)\n"
 	       "  -p, --port N          TCP port of the out-of-band exchange, 1..65535 (default "
@@ -138,6 +141,7 @@ static const struct rfw_opt_num num_opts[] = {
     RFW_OPT_U32("line-rate", struct opts, line_gbps, 1, 4000),
     RFW_OPT_U32("ce-mark-every", struct opts, ce_every, 0, 1000000),
     RFW_OPT_U8("ack-timeout", struct opts, ack_timeout, 1, 31),
+    RFW_OPT_U32("tx-ref-min", struct opts, tx_ref_min, 0, 4096),
     RFW_OPT_U16("port", struct opts, tcp_port, 1, 65535),
     RFW_OPT_U32("oob-timeout", struct opts, oob_timeout_s, 1, 3600),
 };
@@ -158,7 +162,8 @@ enum {
 	O_OOBTO,
 	O_PERFTEST,
 	O_DUMP,
-	O_CCSET
+	O_CCSET,
+	O_TXREF
 };
 
 static void opts_default(struct opts *o)
@@ -172,6 +177,7 @@ static void opts_default(struct opts *o)
 	o->line_gbps = 100;
 	o->transport = RFW_TRANSPORT_GBN;
 	o->ack_timeout = 14; /* 67 ms, perftest's default */
+	o->tx_ref_min = 1024;
 	o->tcp_port = RFW_OOB_PORT_DEFAULT;
 	o->oob_timeout_s = 30;
 }
@@ -281,6 +287,8 @@ static void check_modes(const struct opts *o)
 {
 	if (o->server != NULL && o->loopback)
 		bad("--loopback takes no server address", o->server);
+	if (o->tx_ref_min != 0 && o->tx_ref_min < 64)
+		bad("--tx-ref-min: 0 (off) or 64..4096 bytes", NULL);
 	if (!o->loopback) {
 		if (!o->has_ip)
 			bad("two-process mode needs --ip A.B.C.D (this side's address on the DPDK "
@@ -364,6 +372,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	    {"ce-mark-every", required_argument, NULL, O_CE},
 	    {"transport", required_argument, NULL, O_TRANSPORT},
 	    {"ack-timeout", required_argument, NULL, O_ACKTO},
+	    {"tx-ref-min", required_argument, NULL, O_TXREF},
 	    {"ip", required_argument, NULL, O_IP},
 	    {"port", required_argument, NULL, 'p'},
 	    {"oob-timeout", required_argument, NULL, O_OOBTO},
@@ -528,6 +537,7 @@ void side_setup(struct perf *P, struct rfw_ep *s, uint16_t port_id, uint32_t ip4
 	c.nic.dev_attr.max_qp = o->qps + 8;
 	c.nic.dscp = (uint8_t)o->dscp;
 	c.nic.dscp_set = true;
+	c.nic.tx_ref_min = o->tx_ref_min != 0 ? o->tx_ref_min : RFW_NIC_TX_REF_OFF;
 	c.nic.cc_prof = strcmp(o->cc_profile, "none") != 0 ? &P->prof : NULL;
 	c.nic.timely_prof = strcmp(o->cc_profile, "timely") == 0 ? &P->tprof : NULL;
 	rc = rfw_ep_open(s, &c, &stage);
@@ -976,11 +986,13 @@ static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth,
 	double wall_ns, nic_ns;
 
 	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1);
-	/* Two processes: this side's copy into the wire buffer, and the PMD's out of it unless
-	 * it hands the peer the mbuf itself (memif zero-copy). */
-	r->byte_work_bound_gbps =
-	    perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu,
-	                          both || rfw_port_tx_copies(P->a.port) ? 2 : 1, both ? 2 : 1);
+	/* Two processes: one copy, the PMD's out of the MR where the port takes payloads
+	 * attached from it (docs/nic.md "Payload sent from the MR"), or ours into the mbuf where
+	 * the PMD hands the peer the mbuf itself (memif zero-copy); both elsewhere. */
+	r->byte_work_bound_gbps = perf_byte_passes_gbps(
+	    P, P->conns[0].src, n, sz, o->mtu,
+	    both || (rfw_port_tx_copies(P->a.port) && !rfw_port_tx_ref(P->a.port)) ? 2 : 1,
+	    both ? 2 : 1);
 	r->check_ns = perf_check_ns(P, P->conns[0].src, n, sz, !both);
 	r->nic_goodput_gbps = r->bw_avg_gbps;
 	if (!both || r->bw_avg_gbps <= 0)

@@ -44,6 +44,7 @@ struct opts {
 	uint32_t ce_every; /* loopback congestion point: mark every Nth ECT frame A -> B */
 	enum rfw_transport_mode transport;
 	uint8_t ack_timeout; /* IBA local ACK timeout exponent: 4.096 us * 2^N */
+	uint32_t tx_ref_min; /* rfw_nic_conf.tx_ref_min; 0: off */
 	/* two-process mode */
 	uint16_t tcp_port;
 	bool has_ip;
