@@ -15,7 +15,8 @@
  *   quanta: link at 100 Mb/s: XOFF 4000 quanta = 20.48 ms, then XOFF + XON after 10 ms, then an
  *           802.3x PAUSE: no frame of a paused priority leaves during the pause, the held ones
  *           leave in order right after it, the others keep flowing; pause counters and
- *           rx_prio3_pause_duration agree.
+ *           rx_prio3_pause_duration agree; a held frame whose payload is attached from the
+ *           application's memory waits as a copy of its own.
  *
  * The storm port's counters are also read back through telemetry (/rocefw/port/pfc), over the
  * process's own socket: run with --file-prefix, not --no-shconf.
@@ -499,6 +500,55 @@ static void quanta_global_pause(struct side *s)
 	      "MAC Control counters");
 }
 
+static void no_free(void *addr, void *opaque)
+{
+	(void)addr;
+	(void)opaque;
+}
+
+/*
+ * A priority-3 frame whose payload is the application's memory, attached where it is (a NIC's
+ * payload sent from an MR: docs/nic.md), meets a pause: it is held as a copy of its own
+ * (tx_ref_copied), so nothing references that memory after the burst, and leaves at the XON.
+ */
+static void quanta_held_payload(struct side *s)
+{
+	static uint8_t app[512];
+	static struct rte_mbuf_ext_shared_info sh = {.free_cb = no_free};
+	struct rte_mbuf *m = rte_pktmbuf_alloc(gen_pool), *d = rte_pktmbuf_alloc(gen_pool);
+	uint32_t seq = s->seq[PRIO_HI]++;
+	uint64_t t_x;
+	uint8_t *h;
+
+	if (m == NULL || d == NULL || (h = (uint8_t *)rte_pktmbuf_append(m, 64)) == NULL)
+		die("payload frame");
+	memset(h, 0, 64);
+	memcpy(h, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00", 14);
+	h[14] = 0x45;
+	h[15] = 26 << 2;
+	memcpy(h + 34, &seq, 4);
+	rte_mbuf_ext_refcnt_set(&sh, 2); /* ours, and the frame's */
+	rte_pktmbuf_attach_extbuf(d, app, RTE_BAD_IOVA, sizeof(app), &sh);
+	d->data_len = d->pkt_len = sizeof(app);
+	if (rte_pktmbuf_chain(m, d) != 0)
+		die("rte_pktmbuf_chain");
+	xoff(s, PRIO_HI, 0xffff);
+	t_x = rte_rdtsc();
+	step(s, t_x); /* the XOFF read: priority 3 paused */
+	rfw_tx_one(s->port->q[0], m);
+	step(s, rte_rdtsc());
+	CHECK(rte_mbuf_ext_refcnt_read(&sh) == 1 &&
+	          rfw_port_ctr(s->port, RFW_PORT_CTR_tx_ref_copied) == 1,
+	      "a held frame still references the application's memory (count %u, copied %" PRIu64
+	      ")",
+	      rte_mbuf_ext_refcnt_read(&sh), rfw_port_ctr(s->port, RFW_PORT_CTR_tx_ref_copied));
+	run_until(s, t_x + ms(5));
+	xoff(s, PRIO_HI, 0);
+	step(s, rte_rdtsc());
+	run_until(s, rte_rdtsc() + ms(5));
+	CHECK(first_after(s, PRIO_HI, t_x) != UINT64_MAX, "nothing of priority 3 after the XON");
+}
+
 static void test_quanta(void)
 {
 	struct rfw_pfc_conf pc = {.link_mbps = 100, .wd_ms = 5000};
@@ -510,6 +560,7 @@ static void test_quanta(void)
 	quanta_pause(&s);
 	quanta_xon(&s);
 	quanta_global_pause(&s);
+	quanta_held_payload(&s);
 	CHECK(pctr(&s, RFW_PFC_PCTR_wd_storm, PRIO_HI) == 0, "no storm with a 5 s watchdog");
 	CHECK(rfw_pfc_held(s.port, 0) == 0 && rfw_pfc_held(s.port, PRIO_HI) == 0,
 	      "frames still held");
