@@ -24,7 +24,8 @@ Groups (one meson test each, to keep every test well under a minute; a process p
                 test mismatch refused by both sides before any RoCE packet; --transport sr on
                 both sides: refused with the transport's EOPNOTSUPP named while selective
                 repeat is not implemented, verified runs once it is; bad two-process options
-                named (exit 2, before EAL starts); a client without a server gives up clearly.
+                named (exit 2, before EAL starts), a bad ROCEFW_TX_REF_MIN named; a client
+                without a server gives up clearly.
 
 usage: perf_memif.py ROCEFW_PERF sizes:1024:write|...|misc|refuse|manyqp|perftest
 """
@@ -261,6 +262,10 @@ def refuse_group(tmp):
                         "--ack-timeout"),
                        (["write", "bw", "--ip", "10.0.0.1", "--oob-timeout", "x"],
                         "--oob-timeout"),
+                       (["write", "bw", "--ip", "10.0.0.1", "--tx-ref-min", "10"],
+                        "--tx-ref-min"),
+                       (["write", "bw", "--ip", "10.0.0.1", "--tx-ref-min", "5000"],
+                        "--tx-ref-min"),
                        (["write", "bw", "--ip", "10.0.0.1", "-a"], "--all"),
                        (["write", "bw", "--ip", "10.0.0.1", "--ce-mark-every", "3"],
                         "--ce-mark-every"),
@@ -270,6 +275,12 @@ def refuse_group(tmp):
                            text=True, timeout=10)
         check(p.returncode == 2 and want in p.stderr and "EAL: " not in p.stderr,
               f"bad options {' '.join(args)}: exit {p.returncode}, names {want}")
+    # A bad ROCEFW_TX_REF_MIN: named, exit 1 before any port is used.
+    p = subprocess.run([PERF] + EAL + ["-l", "0", "--", "write", "bw", "-n", "10", "--loopback"],
+                       capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, ROCEFW_TX_REF_MIN="5"))
+    check(p.returncode == 1 and "ROCEFW_TX_REF_MIN=5" in p.stderr,
+          f"ROCEFW_TX_REF_MIN=5: exit {p.returncode}, named")
     # A client whose server never comes: a clear error, not a hang.
     t0 = time.time()
     p = subprocess.run([PERF] + EAL + ["-l", "1", "--vdev=net_memif0,role=server,socket=" +

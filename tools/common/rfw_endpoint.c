@@ -14,7 +14,7 @@ int rfw_ep_open(struct rfw_ep *ep, const struct rfw_ep_conf *c, const char **sta
 	struct rfw_dev *dev;
 
 	/* The operator's ROCEFW_ESTATS* settings (docs/estats.md), read here, before the NIC. */
-	*stage = "ROCEFW_* environment (ROCEFW_ESTATS*, ROCEFW_SNAPSHOT_*)";
+	*stage = "ROCEFW_* environment (ROCEFW_ESTATS*, ROCEFW_SNAPSHOT_*, ROCEFW_TX_*)";
 	if (rfw_nic_conf_env(&nc) != 0)
 		return -EINVAL;
 	*stage = "rfw_port_setup";
