@@ -155,7 +155,8 @@ static void mb_send_icrc(void *host, uint8_t *frame, uint32_t len, uint8_t l3_of
 	nic->sent++;
 }
 
-/* One mbuf from the stash (mb_alloc's), NULL if the pool has none. */
+/* One mbuf from the stash, NULL if the pool has none: mb_alloc's steps, which mb_alloc spells
+ * out so that its common case tests nothing after the take (2 instructions a 64 B message). */
 static inline struct rte_mbuf *mb_take(struct rfw_nic *nic)
 {
 	if (unlikely(nic->mb_n == 0) && !mb_refill(nic))

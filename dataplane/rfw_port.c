@@ -159,21 +159,19 @@ static int queues_setup(struct rfw_port *p, uint16_t nb_rxd, uint16_t nb_txd, in
 	return 0;
 }
 
-static bool tx_ref_capable(const struct rte_eth_dev_info *di)
+static bool memif_zero_copy(uint16_t port_id);
+
+/* rfw_port_tx_ref's answer for @port_id, whose info is @di. */
+static bool tx_ref_capable(uint16_t port_id, const struct rte_eth_dev_info *di)
 {
 	static const char *const copying[] = {"net_memif", "net_af_packet", "net_tap", "net_pcap"};
-	const struct rte_devargs *da;
 	bool known = false;
 
 	if (di->driver_name == NULL || !(di->tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
 		return false;
 	for (size_t i = 0; i < RTE_DIM(copying); i++)
 		known |= strcmp(di->driver_name, copying[i]) == 0;
-	if (!known)
-		return false;
-	/* memif's client with zero-copy=yes hands the peer the mbufs themselves. */
-	da = di->device != NULL ? rte_dev_devargs(di->device) : NULL;
-	return da == NULL || da->args == NULL || strstr(da->args, "zero-copy=yes") == NULL;
+	return known && !memif_zero_copy(port_id);
 }
 
 static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
@@ -210,7 +208,7 @@ static int port_configure(struct rfw_port *p, const struct rfw_port_conf *c)
 			        "brings each frame to its owner",
 			        p->port_id, di.driver_name);
 	}
-	p->tx_ref = tx_ref_capable(&di);
+	p->tx_ref = tx_ref_capable(p->port_id, &di);
 	if (p->tx_ref)
 		ec.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	mtu = mtu_admitted(p, &di, mtu);
@@ -500,15 +498,21 @@ static bool memif_client(uint16_t port_id, struct rte_eth_dev_info *di)
 	return memif_client_args(port_id, di) != NULL;
 }
 
-bool rfw_port_tx_copies(const struct rfw_port *p)
+/* Whether @port_id is memif's client in zero-copy mode, which hands the peer its mbufs' own
+ * memory (DPDK's memif guide; the mode is the client's only). */
+static bool memif_zero_copy(uint16_t port_id)
 {
 	struct rte_eth_dev_info di;
-	const char *args = memif_client_args(p->port_id, &di);
+	const char *args = memif_client_args(port_id, &di);
 
-	/* memif's client in zero-copy mode hands the peer its mbufs' own memory (DPDK's memif
-	 * guide); every other PMD here copies a frame out on TX (memif's copy mode, the kernel's
+	return args != NULL && strstr(args, "zero-copy=yes") != NULL;
+}
+
+bool rfw_port_tx_copies(const struct rfw_port *p)
+{
+	/* Every other PMD here copies a frame out on TX (memif's copy mode, the kernel's
 	 * af_packet, tap and af_xdp copies, pcap's write). */
-	return args == NULL || strstr(args, "zero-copy=yes") == NULL;
+	return !memif_zero_copy(p->port_id);
 }
 
 bool rfw_port_tx_ref(const struct rfw_port *p)

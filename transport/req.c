@@ -492,7 +492,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	    rfw_sge_check(qp, w->sge, w->wr.num_sge, 0))
 		return -EACCES;
 
-	ref = paylen >= qp->dev->tx_ref_from && !(w->wr.send_flags & RFW_SEND_INLINE)
+	ref = rfw_tx_ref_len(qp, paylen) && !(w->wr.send_flags & RFW_SEND_INLINE)
 	          ? rfw_tx_ref_span(w->sge, w->wr.num_sge, off, paylen)
 	          : NULL;
 	/* SR's SRETH counts as payload, written in the headers' buffer when the data is not. */

@@ -846,7 +846,7 @@ static int send_read_resp(struct rfw_qp *qp, struct rfw_rsp *t)
 		op = last ? RFW_OP_RC_RDMA_READ_RESPONSE_LAST : RFW_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
 	oi = rfw_ib_opcode_info(op);
 	src = (const uint8_t *)(uintptr_t)t->va;
-	ref = len >= qp->dev->tx_ref_from && (len & 3) == 0;
+	ref = rfw_tx_ref_len(qp, len);
 	buf = ref ? rfw_tx_alloc_ref(qp, oi, 0, src, len) : rfw_tx_alloc(qp, oi, len);
 	if (buf == NULL)
 		return -1;

@@ -937,16 +937,19 @@ static inline uint8_t *rfw_tx_alloc(struct rfw_qp *qp, const struct rfw_ib_opcod
 	return qp->dev->ops.tx_alloc(qp->dev->io_ctx, qp,
 	                             oi->hdr_len + payload_len + rfw_ib_padcnt(payload_len));
 }
+/* Whether a payload of @len bytes may go to the host from where it is (rfw_io_ops.tx_alloc_ref):
+ * long enough, and a multiple of 4, so it needs no pad. */
+static inline bool rfw_tx_ref_len(const struct rfw_qp *qp, uint32_t len)
+{
+	return len >= qp->dev->tx_ref_from && (len & 3) == 0;
+}
 /*
- * The bytes [@off, @off + @len) of a message in @sge[0 .. @n) when the host may send them from
- * where they are (@len at least rfw_dev.tx_ref_from, checked by the caller: a multiple of 4,
- * so no pad, in one SGE); else NULL (copied).
+ * The bytes [@off, @off + @len) of a message in @sge[0 .. @n) when they lie in one SGE, else
+ * NULL (copied): for a payload rfw_tx_ref_len accepted.
  */
 static inline const uint8_t *rfw_tx_ref_span(const struct rfw_sge *sge, int n, uint32_t off,
                                              uint32_t len)
 {
-	if ((len & 3) != 0)
-		return NULL;
 	for (int i = 0; i < n; i++) {
 		if (off < sge[i].length)
 			return len <= sge[i].length - off

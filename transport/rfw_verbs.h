@@ -124,15 +124,15 @@ struct rfw_dev_attr {
 	uint32_t link_gbps;       /* for the bdp default (default 100) */
 	uint64_t base_rtt_ns;     /* for the bdp default (default 10000) */
 	/*
-	 * Estats (docs/estats.md, transport/estats.h): per-WQE timestamps and latency histograms
-	 * on every QP and CQ created on the device. Off by default.
-	 */
-	/*
 	 * Payloads of at least this many bytes in one SGE go to rfw_io_ops.tx_alloc_ref, not
 	 * copied (SEND and WRITE packets, READ responses); 0 (default): never. The host sets it,
 	 * and only with tx_alloc_ref.
 	 */
 	uint32_t tx_ref_min;
+	/*
+	 * Estats (docs/estats.md, transport/estats.h): per-WQE timestamps and latency histograms
+	 * on every QP and CQ created on the device. Off by default.
+	 */
 	bool estats;
 	uint64_t estats_interval_ns;  /* histogram interval (default 60 s; 1 ms .. 1 h) */
 	uint64_t estats_threshold_ns; /* trigger when T6-T1 (or T5-T1) exceeds it; 0 = off */
