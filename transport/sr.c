@@ -287,7 +287,7 @@ static bool sr_place_write(struct rfw_qp *qp, const struct rfw_ib_pkt *p, const 
                            const uint8_t *data, uint32_t dlen)
 {
 	if (dlen &&
-	    rfw_mr_check_remote(qp, e->rkey, e->va, dlen, RFW_ACCESS_REMOTE_WRITE) == NULL) {
+	    rfw_mr_check_remote_inl(qp, e->rkey, e->va, dlen, RFW_ACCESS_REMOTE_WRITE) == NULL) {
 		rfw_cnt(qp, RFW_CNT_resp_remote_access_errors);
 		sr_fatal(qp, RFW_NAK_REMOTE_ACCESS_ERR, p->bth.psn);
 		return false;
@@ -316,6 +316,13 @@ static void sr_note_slot(struct rfw_sr *sr, const struct rfw_ib_pkt *p, const st
 		s->inv_rkey = p->ieth_rkey;
 		s->len = e->off + dlen;
 	}
+}
+
+/* Whether a packet of opcode flags @f ends a message that completes a receive WQE (a SEND's
+ * last or only packet, a WRITE with immediate's): sr_advance's case, which may have to wait. */
+static inline bool sr_completes_rwqe(uint32_t f)
+{
+	return (f & (RFW_OPF_LAST | RFW_OPF_ONLY)) && (f & (RFW_OPF_SEND | RFW_OPF_IMM));
 }
 
 /*
@@ -362,14 +369,23 @@ static void sr_place(struct rfw_qp *qp, const struct rfw_ib_pkt *p, int32_t d)
 	if ((p->op->flags & RFW_OPF_SEND) ? !sr_place_send(qp, p, &e, data, dlen, d)
 	                                  : !sr_place_write(qp, p, &e, data, dlen))
 		return;
-	sr_note_slot(sr, p, &e, dlen);
 	new_hole = rfw_psn_cmp(p->bth.psn, sr->rx_high) > 0;
-	if (rfw_psn_cmp(rfw_psn_add(p->bth.psn, 1), sr->rx_high) > 0)
-		sr->rx_high = rfw_psn_add(p->bth.psn, 1);
-	if (d > 0)
-		rfw_cnt(qp, RFW_CNT_ooo_accepted);
-	else
-		sr_advance(qp);
+	if (d == 0 && sr->rx_high == r->psn && !sr_completes_rwqe(p->op->flags)) {
+		/* At the ePSN with nothing received beyond it (the usual case): the ePSN passes
+		   this packet alone, as sr_advance would, without noting its slot. */
+		if (p->op->flags & (RFW_OPF_LAST | RFW_OPF_ONLY))
+			r->msn = (r->msn + 1) & RFW_MSN_MASK;
+		r->psn = rfw_psn_add(r->psn, 1);
+		sr->rx_high = r->psn;
+	} else {
+		sr_note_slot(sr, p, &e, dlen);
+		if (rfw_psn_cmp(rfw_psn_add(p->bth.psn, 1), sr->rx_high) > 0)
+			sr->rx_high = rfw_psn_add(p->bth.psn, 1);
+		if (d > 0)
+			rfw_cnt(qp, RFW_CNT_ooo_accepted);
+		else
+			sr_advance(qp);
+	}
 	if (qp->state == RFW_QPS_ERR)
 		return;
 	if (rfw_psn_cmp(sr->rx_high, r->psn) > 0) {
@@ -493,13 +509,6 @@ uint32_t rfw_sr_build_sack(struct rfw_qp *qp, uint8_t *buf, uint32_t len)
 
 /* ---- requester ---- */
 
-uint64_t rfw_sr_inflight_bytes(const struct rfw_qp *qp)
-{
-	int32_t n = rfw_psn_diff(qp->req.high_psn, qp->comp.psn) - (int32_t)qp->sr->nsacked;
-
-	return n > 0 ? (uint64_t)n * qp->mtu : 0;
-}
-
 bool rfw_sr_may_send(const struct rfw_qp *qp)
 {
 	uint64_t b = rfw_sr_inflight_bytes(qp);
@@ -556,6 +565,9 @@ void rfw_sr_arm_timer(struct rfw_qp *qp, bool restart)
 	if (restart)
 		qp->comp.timer = 0;
 	if (qp->req.rnr_wait || rfw_psn_cmp(qp->req.high_psn, qp->comp.psn) <= 0)
+		return;
+	/* Running, and long already: nothing below changes it (the usual case, every packet). */
+	if (qp->comp.timer && !sr->timer_low)
 		return;
 	/*
 	 * IRN: a short timeout when too few packets are in flight to draw a NAK. rocefw also

@@ -15,6 +15,10 @@
   instructions in the verbs and in all than -Q 16 alone (121 against 172 in the verbs, 2,617
   against 2,700 in all on 2026-11-29).
 - --max is honoured: Estats on against a ceiling of 1 exits 1, its table still written.
+- --transport sr (selective repeat): the same sum, sr.c's functions in their roles' stages
+  ("other" under 2 %), and at most MAX_SR_EXTRA instructions a message above go-back-N's count
+  of the same run (+110 on 2026-11-30; +309 before the in-order responder's short path, the
+  timer's and the retransmission scan's tests made inline, and the SRETH written in words).
 - --memif: the client of two processes over memif counted alone (1,909 a message on
   2026-11-29, the memif PMD's 211 included), the same sum, at most 2,200, and no responder or
   receive parsing beyond the ACKs (under 60 a message in those stages together).
@@ -33,6 +37,7 @@ MAX_OFF = 3100  # instructions per message, Estats off
 MAX_ESTATS = 260  # Estats on minus off
 MAX_MEMIF = 2200  # the memif client alone
 MAX_ESTATS_Q = 200  # Estats on minus off, -Q 100
+MAX_SR_EXTRA = 200  # --transport sr minus go-back-N
 failed = 0
 
 
@@ -92,6 +97,19 @@ def listed(d):
           f"{l16['total']:.1f} < {q16['total']:.1f} instructions per message (-Q 16)")
 
 
+def selective(d, off):
+    """--transport sr against @off (go-back-N, the same run)."""
+    _, sr = budget(d, "sr", "--transport", "sr")
+    check(sr is not None, "--transport sr: counted")
+    if sr is None:
+        return
+    consistent("sr", sr)
+    extra = sr["total"] - off["total"]
+    check(extra <= MAX_SR_EXTRA,
+          f"sr: {sr['total']:.1f} instructions per message, {extra:+.1f} on go-back-N's "
+          f"{off['total']:.1f} (at most +{MAX_SR_EXTRA})")
+
+
 def main():
     if shutil.which("valgrind") is None:
         print("FAIL valgrind missing (Debian package valgrind): the budget cannot be counted")
@@ -115,6 +133,7 @@ def main():
               f"on: Estats adds {cost:.1f} instructions per message, 0 < cost <= {MAX_ESTATS}")
         moderated(d, off)
         listed(d)
+        selective(d, off)
         rc, mf = budget(d, "memif", "--memif")
         check(mf is not None and rc == 0 and mf["mode"] == "memif-client", "memif client counted")
         if mf is not None:

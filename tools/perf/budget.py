@@ -42,6 +42,28 @@ SCHEMA = 1
 
 # (stage, what it holds, test on (object, source file, function)); the first match takes a
 # function. Functions inlined into another count in the one they were inlined into.
+# transport/sr.c (selective repeat) holds the three roles' SR halves in one file: its
+# functions go to the stage of the role they serve, by name (callgrind may name a function's
+# file after a header inlined at its start, so the file cannot say). A function of sr.c not
+# named here is "other", so a new one is noticed: dpdk_perf_budget's 2 % check runs SR too.
+SR_REQUESTER = ("rfw_sr_inflight_bytes", "rfw_sr_may_send", "sr_drained", "sr_rto",
+                "rfw_sr_arm_timer", "rfw_sr_next_rtx", "rfw_sr_sent_rtx", "sr_probe_pick",
+                "sr_rtx_eligible", "rfw_sr_timer", "rfw_sr_rnr_expired")
+SR_RESPONDER = ("rfw_sr_resp_rx", "sr_advance", "sr_retry_held", "sreth_get", "sr_place",
+                "sr_place_send", "sr_place_write",
+                "sr_note_slot", "sr_check_shape", "sr_fatal", "rfw_sr_recv_posted",
+                "rfw_sr_sack_len", "rfw_sr_build_sack")
+SR_COMPLETER = ("rfw_sr_comp_rx", "sr_ack", "sr_apply_sack", "sr_cumulative", "sr_retire",
+                "sr_progress", "sr_comp_step", "sr_mark_sacked", "sr_round_update",
+                "sr_new_round", "sr_error", "sr_local_mr_gone", "sr_wqe_of", "sr_resp_done",
+                "sr_read_resp", "sr_atomic_resp")
+
+
+def sr_fn(n, names):
+    """Whether @n (a compiler's clone suffix aside) is one of sr.c's functions @names."""
+    return n.split(".")[0] in names
+
+
 STAGES = [
     ("estats", "Estats stamps, records and their hand-over",
      lambda o, f, n: re.search(r"estats|es_crec|(^|_)es_", f + " " + n) is not None),
@@ -57,7 +79,7 @@ STAGES = [
      lambda o, f, n: f.endswith(("transport/req.c", "nic/frame_tx.c", "nic/rate.c"))
      or n.startswith(("rfw_req_", "next_wqe", "emit", "rfw_tx_begin", "rfw_tx_end",
                       "rfw_tx_finish", "rfw_tx_pkt_init", "rfw_ib_build", "rfw_qp_tx_", "fw_io_tx",
-                      "fw_rate_on_tx"))),
+                      "fw_rate_on_tx")) or sr_fn(n, SR_REQUESTER)),
     ("rx_parse", "frame and IB header parsing, address filters (wire/, dataplane/rfw_port.c RX)",
      lambda o, f, n: f.endswith(("wire/frame.c", "wire/frame.h")) or
      n.startswith(("rfw_ib_parse", "rfw_rx_burst", "classify", "is_our_ip", "mac_for_us",
@@ -65,10 +87,11 @@ STAGES = [
     ("rx_transport", "dispatching a received frame to its QP (nic/sched.c, transport/recv.c)",
      lambda o, f, n: n.startswith(("rfw_fw_rx", "rfw_dev_rx", "addr_mismatch", "fw_rate_on_rx"))),
     ("responder", "the responder: checks, placement into the MR, ACKs (transport/resp.c)",
-     lambda o, f, n: f.endswith("transport/resp.c") or n.startswith("rfw_resp_")),
+     lambda o, f, n: f.endswith("transport/resp.c") or n.startswith("rfw_resp_") or
+     sr_fn(n, SR_RESPONDER) or n.startswith("rfw_mr_check_remote")),
     ("completer", "the completer: ACKs retire WQEs into CQEs (transport/comp.c)",
      lambda o, f, n: f.endswith("transport/comp.c") or
-     n.startswith(("rfw_comp_", "rfw_qp_complete", "progress"))),
+     n.startswith(("rfw_comp_", "rfw_qp_complete", "progress")) or sr_fn(n, SR_COMPLETER)),
     ("scheduler", "the firmware's poll: ready list, timers, snapshots (nic/)",
      lambda o, f, n: "/nic/" in f or n.startswith(("rfw_fw_", "fw_", "rfw_nic_poll"))),
     ("dpdk", "the DPDK host: mbufs, the PMD (ring or memif), TX flush (dataplane/, librte_*)",
