@@ -135,6 +135,57 @@ static void sr_fatal(struct rfw_qp *qp, unsigned code, uint32_t psn)
 	rfw_resp_fatal_event(qp, code);
 }
 
+/* A packet's slot flags (SR_SLOT_*) from its opcode flags @f: 0 unless it ends a message. */
+static inline uint8_t sr_slot_flags(uint32_t f)
+{
+	if (!(f & (RFW_OPF_LAST | RFW_OPF_ONLY)))
+		return 0;
+	return (uint8_t)(SR_SLOT_END | ((f & RFW_OPF_SEND) ? SR_SLOT_SEND : 0) |
+	                 ((f & RFW_OPF_IMM) ? SR_SLOT_IMM : 0) |
+	                 ((f & RFW_OPF_INV) ? SR_SLOT_INV : 0));
+}
+
+/*
+ * A WRITE with immediate at the ePSN found no receive WQE (IBA 9.7.5.2.8): RNR NAK, and the
+ * ePSN waits here. The packet is kept: a SACK may have reported it, and the requester never
+ * resends a SACKed PSN (forgetting it lost the completion for good). A receive posted
+ * (rfw_sr_recv_posted; to an SRQ, rfw_srq_wait) or the packet resent lets it go on.
+ */
+static void sr_hold(struct rfw_qp *qp)
+{
+	rfw_srq_wait(qp);
+	rfw_cnt(qp, RFW_CNT_rnr_nak_sent);
+	rfw_resp_queue_nak(qp, RFW_AETH_SYNDROME(RFW_AETH_RNR_NAK, qp->attr.min_rnr_timer),
+	                   qp->resp.psn);
+}
+
+/*
+ * The ePSN passes the end of a SEND or a WRITE with immediate (@flags: its slot's; @len, @imm,
+ * @inv_rkey: its length and what its last packet carried): its receive WQE, which the caller
+ * has made sure is there, completes. The caller counts the message in the MSN.
+ */
+static inline void sr_complete(struct rfw_qp *qp, uint8_t flags, uint32_t len, uint32_t imm,
+                               uint32_t inv_rkey)
+{
+	struct rfw_rwqe *w = rfw_rq_at(qp, qp->rq_cons);
+	unsigned wcf = 0;
+
+	if (flags & SR_SLOT_IMM)
+		wcf |= RFW_WC_WITH_IMM;
+	if (flags & SR_SLOT_INV) {
+		struct rfw_mr *mr = rfw_mr_invalidatable(qp, inv_rkey);
+
+		if (mr)
+			rfw_mr_invalidate(mr); /* IBA 10.6.5 */
+		wcf |= RFW_WC_WITH_INV;
+	}
+	rfw_qp_complete_rwqe(qp, w, RFW_WC_SUCCESS,
+	                     (flags & SR_SLOT_SEND) ? RFW_WC_RECV : RFW_WC_RECV_RDMA_WITH_IMM, len,
+	                     wcf, imm, (flags & SR_SLOT_INV) ? inv_rkey : 0);
+	qp->rq_cons++;
+	qp->sr->rx_rsn++;
+}
+
 /*
  * Move the cumulative PSN (ePSN) over every PSN received, completing each message whose last
  * packet it passes, in PSN order (IBA 9.7.5.1.6: completions in message order).
@@ -147,48 +198,15 @@ static void sr_advance(struct rfw_qp *qp)
 	while (rfw_psn_cmp(sr->rx_high, r->psn) > 0 && rfw_bit(sr->rx_bits, sr->win, r->psn)) {
 		struct rfw_sr_slot *s = &sr->slot[r->psn & (sr->win - 1)];
 
-		if (s->flags & SR_SLOT_END) {
-			if (s->flags & (SR_SLOT_SEND | SR_SLOT_IMM)) {
-				struct rfw_rwqe *w;
-				unsigned wcf = 0;
-
-				if (rfw_rq_avail(qp, 1) == 0) {
-					/* WRITE with immediate and no receive WQE (IBA 9.7.5.2.8):
-					 * RNR NAK, and the ePSN waits here. The packet is kept: a
-					 * SACK may have reported it, and the requester never
-					 * resends a SACKed PSN (forgetting it lost the completion
-					 * for good). A receive posted (rfw_sr_recv_posted; to an
-					 * SRQ, rfw_srq_wait) or the packet resent lets it go on. */
-					rfw_srq_wait(qp);
-					rfw_cnt(qp, RFW_CNT_rnr_nak_sent);
-					rfw_resp_queue_nak(
-					    qp,
-					    RFW_AETH_SYNDROME(RFW_AETH_RNR_NAK,
-					                      qp->attr.min_rnr_timer),
-					    r->psn);
-					return;
-				}
-				w = rfw_rq_at(qp, qp->rq_cons);
-				if (s->flags & SR_SLOT_IMM)
-					wcf |= RFW_WC_WITH_IMM;
-				if (s->flags & SR_SLOT_INV) {
-					struct rfw_mr *mr = rfw_mr_invalidatable(qp, s->inv_rkey);
-
-					if (mr)
-						rfw_mr_invalidate(mr); /* IBA 10.6.5 */
-					wcf |= RFW_WC_WITH_INV;
-				}
-				rfw_qp_complete_rwqe(qp, w, RFW_WC_SUCCESS,
-				                     (s->flags & SR_SLOT_SEND)
-				                         ? RFW_WC_RECV
-				                         : RFW_WC_RECV_RDMA_WITH_IMM,
-				                     s->len, wcf, s->imm,
-				                     (s->flags & SR_SLOT_INV) ? s->inv_rkey : 0);
-				qp->rq_cons++;
-				sr->rx_rsn++;
+		if (s->flags & (SR_SLOT_SEND | SR_SLOT_IMM)) {
+			if (rfw_rq_avail(qp, 1) == 0) {
+				sr_hold(qp);
+				return;
 			}
-			r->msn = (r->msn + 1) & RFW_MSN_MASK;
+			sr_complete(qp, s->flags, s->len, s->imm, s->inv_rkey);
 		}
+		if (s->flags & SR_SLOT_END)
+			r->msn = (r->msn + 1) & RFW_MSN_MASK;
 		s->flags = 0;
 		rfw_bit_clr(sr->rx_bits, sr->win, r->psn);
 		r->psn = rfw_psn_add(r->psn, 1);
@@ -307,22 +325,41 @@ static void sr_note_slot(struct rfw_sr *sr, const struct rfw_ib_pkt *p, const st
 	uint32_t f = p->op->flags;
 
 	rfw_bit_set(sr->rx_bits, sr->win, p->bth.psn);
-	s->flags = 0;
-	if (f & (RFW_OPF_LAST | RFW_OPF_ONLY)) {
-		s->flags = SR_SLOT_END | ((f & RFW_OPF_SEND) ? SR_SLOT_SEND : 0) |
-		           ((f & RFW_OPF_IMM) ? SR_SLOT_IMM : 0) |
-		           ((f & RFW_OPF_INV) ? SR_SLOT_INV : 0);
+	s->flags = sr_slot_flags(f);
+	if (s->flags) {
 		s->imm = p->imm;
 		s->inv_rkey = p->ieth_rkey;
 		s->len = e->off + dlen;
 	}
 }
 
-/* Whether a packet of opcode flags @f ends a message that completes a receive WQE (a SEND's
- * last or only packet, a WRITE with immediate's): sr_advance's case, which may have to wait. */
-static inline bool sr_completes_rwqe(uint32_t f)
+/* sr_pass for the end of a SEND or a WRITE with immediate: its receive WQE completes. A SEND's
+ * is there (sr_place_send placed it); a WRITE with immediate without one: false, nothing done
+ * (sr_advance holds the ePSN for it). Out of line: WRITEs and middle packets do not pay for it. */
+static __attribute__((noinline)) bool sr_pass_rwqe(struct rfw_qp *qp, const struct rfw_ib_pkt *p,
+                                                   uint32_t len)
 {
-	return (f & (RFW_OPF_LAST | RFW_OPF_ONLY)) && (f & (RFW_OPF_SEND | RFW_OPF_IMM));
+	uint8_t sf = sr_slot_flags(p->op->flags);
+
+	if (!(sf & SR_SLOT_SEND) && rfw_rq_avail(qp, 1) == 0)
+		return false;
+	sr_complete(qp, sf, len, p->imm, p->ieth_rkey);
+	qp->resp.msn = (qp->resp.msn + 1) & RFW_MSN_MASK;
+	return true;
+}
+
+/* The ePSN at packet @p (placed, @len: its message's length so far) passes it: what sr_advance
+ * does at a message's end, without the slot. False, nothing done, when it must wait there. */
+static inline bool sr_pass(struct rfw_qp *qp, const struct rfw_ib_pkt *p, uint32_t len)
+{
+	uint32_t f = p->op->flags;
+
+	if (!(f & (RFW_OPF_LAST | RFW_OPF_ONLY)))
+		return true;
+	if (f & (RFW_OPF_SEND | RFW_OPF_IMM))
+		return sr_pass_rwqe(qp, p, len);
+	qp->resp.msn = (qp->resp.msn + 1) & RFW_MSN_MASK;
+	return true;
 }
 
 /*
@@ -370,11 +407,9 @@ static void sr_place(struct rfw_qp *qp, const struct rfw_ib_pkt *p, int32_t d)
 	                                  : !sr_place_write(qp, p, &e, data, dlen))
 		return;
 	new_hole = rfw_psn_cmp(p->bth.psn, sr->rx_high) > 0;
-	if (d == 0 && sr->rx_high == r->psn && !sr_completes_rwqe(p->op->flags)) {
-		/* At the ePSN with nothing received beyond it (the usual case): the ePSN passes
-		   this packet alone, as sr_advance would, without noting its slot. */
-		if (p->op->flags & (RFW_OPF_LAST | RFW_OPF_ONLY))
-			r->msn = (r->msn + 1) & RFW_MSN_MASK;
+	/* At the ePSN with nothing received beyond it (the usual case): the ePSN passes this
+	   packet alone, as sr_advance would, without noting its slot. */
+	if (d == 0 && sr->rx_high == r->psn && sr_pass(qp, p, e.off + dlen)) {
 		r->psn = rfw_psn_add(r->psn, 1);
 		sr->rx_high = r->psn;
 	} else {

@@ -472,6 +472,43 @@ static void test_sr_rnr(void **s)
 	lb_destroy(lb);
 }
 
+/* ---- RNR: a WRITE with immediate, in order, before its receive WQE (the ePSN's short path
+ * must not complete a receive WQE that is not there: it holds the ePSN, as sr_advance does) ---- */
+
+static void test_sr_rnr_write_imm(void **s)
+{
+	static uint8_t src[3000], dst[3000];
+	struct loop *lb = make(RFW_TRANSPORT_SR, RFW_TRANSPORT_SR);
+	struct rfw_mr *smr = lb_mr(&lb->ep[0], src, sizeof(src));
+	struct rfw_mr *dmr = lb_mr(&lb->ep[1], dst, sizeof(dst));
+	uint64_t q1[RFW_CNT__COUNT];
+	struct rfw_wc wc;
+
+	(void)s;
+	lb_fill(src, sizeof(src), 9);
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE_WITH_IMM, 7, src, sizeof(src),
+	                            smr, (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dmr)),
+	                 0);
+	lb_run(lb, 50000);
+	rfw_qp_counters(lb->ep[1].qp, q1);
+	assert_true(q1[RFW_CNT_rnr_nak_sent] >= 1);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 0);
+	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 0);
+	assert_int_equal(lb_post_recv(&lb->ep[1], 3, dst, sizeof(dst), dmr), 0);
+	lb_run(lb, 10000000000ull);
+	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 3);
+	assert_int_equal(wc.opcode, RFW_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc.imm_data, 0xabcd0000u + 7);
+	assert_int_equal(wc.byte_len, sizeof(src));
+	assert_int_equal(rfw_poll_cq(lb->ep[1].rcq, 1, &wc), 0); /* completed once */
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 1, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(src, dst, sizeof(src));
+	lb_destroy(lb);
+}
+
 /* ---- the peer sends while this end is still in RTR: its RTS must not forget that ---- */
 
 static void test_sr_traffic_in_rtr(void **s)
@@ -665,6 +702,7 @@ int main(void)
 	    cmocka_unit_test(test_sr_read_missing_part),
 	    cmocka_unit_test(test_sr_atomic_once),
 	    cmocka_unit_test(test_sr_rnr),
+	    cmocka_unit_test(test_sr_rnr_write_imm),
 	    cmocka_unit_test(test_sr_bdp_cap),
 	    cmocka_unit_test(test_sr_traffic_in_rtr),
 	    cmocka_unit_test(test_sr_sends_beyond_rq),

@@ -49,7 +49,9 @@ SCHEMA = 1
 SR_REQUESTER = ("rfw_sr_inflight_bytes", "rfw_sr_may_send", "sr_drained", "sr_rto",
                 "rfw_sr_arm_timer", "rfw_sr_next_rtx", "rfw_sr_sent_rtx", "sr_probe_pick",
                 "sr_rtx_eligible", "rfw_sr_timer", "rfw_sr_rnr_expired")
-SR_RESPONDER = ("rfw_sr_resp_rx", "sr_advance", "sr_retry_held", "sreth_get", "sr_place",
+SR_RESPONDER = ("rfw_sr_resp_rx", "sr_advance", "sr_complete", "sr_hold", "sr_slot_flags",
+                "sr_pass", "sr_pass_rwqe",
+                "sr_retry_held", "sreth_get", "sr_place",
                 "sr_place_send", "sr_place_write",
                 "sr_note_slot", "sr_check_shape", "sr_fatal", "rfw_sr_recv_posted",
                 "rfw_sr_sack_len", "rfw_sr_build_sack")
@@ -74,7 +76,8 @@ STAGES = [
                                                         "loop_post", "check_send_wc"))),
     ("verbs", "the verbs the tool calls: post_send (and its doorbell), poll_cq",
      lambda o, f, n: n.startswith(("rfw_post_send", "rfw_qp_doorbell", "io_doorbell",
-                                   "rfw_poll_cq", "post_check"))),
+                                   "rfw_poll_cq", "post_check", "rfw_post_recv",
+                                   "rfw_rwqe_set"))),
     ("requester", "choosing, building and scheduling each request and response frame",
      lambda o, f, n: f.endswith(("transport/req.c", "nic/frame_tx.c", "nic/rate.c"))
      or n.startswith(("rfw_req_", "next_wqe", "emit", "rfw_tx_begin", "rfw_tx_end",
@@ -88,7 +91,10 @@ STAGES = [
      lambda o, f, n: n.startswith(("rfw_fw_rx", "rfw_dev_rx", "addr_mismatch", "fw_rate_on_rx"))),
     ("responder", "the responder: checks, placement into the MR, ACKs (transport/resp.c)",
      lambda o, f, n: f.endswith("transport/resp.c") or n.startswith("rfw_resp_") or
-     sr_fn(n, SR_RESPONDER) or n.startswith("rfw_mr_check_remote")),
+     sr_fn(n, SR_RESPONDER) or
+     # SEND's receive WQEs: taken, their keys checked, the data copied in (a READ response's
+     # copy into the requester's SGEs counts here too)
+     n.startswith(("rfw_mr_check_remote", "rfw_rq_avail", "rfw_sge_check", "rfw_sge_copy_in"))),
     ("completer", "the completer: ACKs retire WQEs into CQEs (transport/comp.c)",
      lambda o, f, n: f.endswith("transport/comp.c") or
      n.startswith(("rfw_comp_", "rfw_qp_complete", "progress")) or sr_fn(n, SR_COMPLETER)),
