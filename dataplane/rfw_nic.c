@@ -351,6 +351,29 @@ static void nic_fw_runs(struct rfw_nic *nic)
 		sent += rfw_fw_run(nic->fw, nic->now_ns);
 }
 
+/*
+ * The burst's frames back to their pool, handled: when each is what a PMD's RX (or the peer
+ * NIC's TX, over a ring) usually hands over, a direct mbuf of one segment held once, all of
+ * one pool, they go into the pool's cache in one put, as a PMD's fast free does; otherwise
+ * rte_pktmbuf_free_bulk, whose per-mbuf reset and pool grouping that case does not need (44
+ * instructions a frame of the 64 B loopback run, 2026-11-30).
+ */
+static inline void rx_free(struct rte_mbuf **pkts, unsigned n)
+{
+	struct rte_mempool *mp = pkts[0]->pool;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct rte_mbuf *m = pkts[i];
+
+		if (unlikely(m->pool != mp || !RTE_MBUF_DIRECT(m) || m->nb_segs != 1 ||
+		             m->next != NULL || rte_mbuf_refcnt_read(m) != 1)) {
+			rte_pktmbuf_free_bulk(pkts, n);
+			return;
+		}
+	}
+	rte_mempool_put_bulk(mp, (void **)pkts, n);
+}
+
 unsigned rfw_nic_poll(struct rfw_nic *nic)
 {
 	struct rte_mbuf *pkts[RFW_MAX_BURST];
@@ -368,7 +391,7 @@ unsigned rfw_nic_poll(struct rfw_nic *nic)
 	for (i = 0; i < nrx; i++)
 		rfw_fw_rx(nic->fw, &views[i].f, &views[i].ib, nic->now_ns);
 	if (nrx != 0)
-		rte_pktmbuf_free_bulk(pkts, nrx);
+		rx_free(pkts, nrx);
 	if (unlikely(nic->n_resolving != 0) && nic->now_ns >= nic->resolve_next_ns)
 		nic_l2_poll(nic, tsc);
 	/*
