@@ -69,8 +69,9 @@ def sr_fn(n, names):
 STAGES = [
     ("estats", "Estats stamps, records and their hand-over",
      lambda o, f, n: re.search(r"estats|es_crec|(^|_)es_", f + " " + n) is not None),
-    ("icrc", "ICRC of every frame, sent and received (wire/icrc.c)",
-     lambda o, f, n: f.endswith("wire/icrc.c") or n.startswith(("icrc_", "rfw_icrc_"))),
+    ("icrc", "ICRC of every frame, sent and received (wire/icrc.c; ISA-L's CRC for long ones)",
+     lambda o, f, n: f.endswith("wire/icrc.c") or n.startswith(("icrc_", "rfw_icrc_")) or
+     "libisal" in o),
     ("tool", "rocefw-perf's own loop: posting, reaping, checking every byte",
      lambda o, f, n: "/tools/" in f or n.startswith(("bw_loop", "post_one", "reap", "poll_both",
                                                         "loop_post", "check_send_wc"))),
