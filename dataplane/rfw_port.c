@@ -291,7 +291,6 @@ struct rte_mbuf *rfw_tx_own(struct rfw_queue *q, struct rte_mbuf *m)
 void rfw_tx_keep(struct rfw_queue *q, uint16_t sent)
 {
 	struct rte_eth_dev_tx_buffer *b = q->txb;
-
 	uint16_t keep = 0;
 
 	for (uint16_t i = sent; i < b->length; i++) {

@@ -235,6 +235,16 @@ uint8_t *fw_io_tx_alloc_ref(void *io_ctx, struct rfw_qp *qp, uint32_t hdr_len,
 	return tx_given(fw, fq, f);
 }
 
+/* A frame of @fq's, @flen bytes, leaves: the rate machine and the byte counters told (both
+ * ways out of fw_io_tx_send). */
+static inline __attribute__((always_inline)) void
+tx_account(struct rfw_fw *fw, struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m)
+{
+	fw_rate_on_tx(fq, flen, m, fw->now_ns);
+	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
+	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
+}
+
 /*
  * fw_io_tx_send for the frame fw_io_tx_alloc_ref gave out: @len bytes of IB part, of which the
  * last fw->ref_len are at fw->ref_payload. The ICRC is computed here, over the headers and then
@@ -253,10 +263,8 @@ static __attribute__((noinline)) void send_ref(struct rfw_fw *fw, struct fw_qp *
 	crc = rfw_icrc_compute(ip, (size_t)(fq->udp_off - fq->ip_off) + RFW_UDP_HLEN + hl,
 	                       fq->ip_ver);
 	rfw_icrc_put(fw->ref_icrc, rfw_icrc_extend(crc, fw->ref_payload, fw->ref_len));
-	fw_rate_on_tx(fq, flen, m, fw->now_ns);
-	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
+	tx_account(fw, fq, flen, m);
 	fw->ctr[RFW_FW_CTR_tx_ref_frames]++;
-	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
 	fw->ops.frame_send_ref(fw->host, f, flen);
 	fw->sent++;
 }
@@ -282,9 +290,7 @@ void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
 	}
 	later = fw->ops.frame_send_icrc != NULL && !(fq->ip_ver == 6 && fw->udp6_csum);
 	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah, !later);
-	fw_rate_on_tx(fq, flen, m, fw->now_ns);
-	fw->ctr[RFW_FW_CTR_tx_frame_bytes] += flen;
-	fq->ctr[RFW_FW_QP_CTR_tx_frame_bytes] += flen;
+	tx_account(fw, fq, flen, m);
 	if (later)
 		fw->ops.frame_send_icrc(fw->host, f, flen, fq->ip_off, fq->ip_ver);
 	else
