@@ -155,8 +155,9 @@ struct rfw_nic_conf {
 	 * Payloads of at least this many bytes (one SGE's, a multiple of 4) go out from the MR
 	 * where they are, attached to the frame's mbufs, instead of being copied into them
 	 * (docs/nic.md "Payload sent from the MR"), on ports whose PMD copies frames at its burst
-	 * (rfw_port_tx_ref); elsewhere, and with udp6_csum, every payload is copied. Bytes;
-	 * default 1024, range 64..4096; RFW_NIC_TX_REF_OFF: never.
+	 * (rfw_port_tx_ref); elsewhere they are copied with their ICRC folded in the same pass.
+	 * With udp6_csum, and below the minimum, a payload is copied and its ICRC computed after.
+	 * Bytes; default 1024, range 64..4096; RFW_NIC_TX_REF_OFF: never.
 	 */
 	uint32_t tx_ref_min;
 	/*

@@ -119,11 +119,11 @@ static int conf_fill(struct rfw_nic_conf *c, const struct rfw_queue *q)
 	/* Several NICs on one port number their QPs apart (rfw_steer.h). */
 	if (c->dev_attr.qpn_base == 0)
 		c->dev_attr.qpn_base = 17 + (uint32_t)q->qid * RFW_STEER_QPN_STRIDE;
-	/* Payloads sent from the MR only where the PMD copies frames at its burst. */
+	/* Payloads sent from the MR where the PMD copies frames at its burst, else copied with
+	   their ICRC in one pass (fw_create's host ops). */
 	if (c->tx_ref_min == 0)
 		c->tx_ref_min = NIC_TX_REF_MIN_DEFAULT;
-	c->dev_attr.tx_ref_min =
-	    rfw_port_tx_ref(q->port) && c->tx_ref_min != RFW_NIC_TX_REF_OFF ? c->tx_ref_min : 0;
+	c->dev_attr.tx_ref_min = c->tx_ref_min != RFW_NIC_TX_REF_OFF ? c->tx_ref_min : 0;
 	return 0;
 }
 
@@ -142,7 +142,8 @@ static struct rfw_fw *fw_create(struct rfw_nic *nic, const struct rfw_nic_conf *
 	fc.cc = c->timely_prof != NULL ? RFW_FW_CC_TIMELY
 	        : c->cc_prof != NULL   ? RFW_FW_CC_DCQCN
 	                               : RFW_FW_CC_NONE;
-	return rfw_fw_create(&fc, &nic_host_ops, nic);
+	return rfw_fw_create(
+	    &fc, rfw_port_tx_ref(nic->q->port) ? &nic_host_ops : &nic_host_ops_copy, nic);
 }
 
 static void nic_free(struct rfw_nic *nic)

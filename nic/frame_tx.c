@@ -213,22 +213,30 @@ uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
 	return tx_given(fw, fq, flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL);
 }
 
-/* A frame of @hdr_len bytes of IB headers for @qp, its payload sent from @payload where it
- * is (rfw_io_ops.tx_alloc_ref, the host's frame_alloc_ref): the payload is not copied here. */
+/*
+ * A frame of @hdr_len bytes of IB headers for @qp, its payload sent from @payload where it
+ * is (rfw_io_ops.tx_alloc_ref, the host's frame_alloc_ref): the payload is not copied here.
+ * A host without that op gives a whole frame, into which send_ref copies the payload.
+ */
 uint8_t *fw_io_tx_alloc_ref(void *io_ctx, struct rfw_qp *qp, uint32_t hdr_len,
                             const uint8_t *payload, uint32_t payload_len)
 {
 	struct rfw_fw *fw = io_ctx;
 	struct fw_qp *fq = fw_qp_of(fw, qp);
-	uint32_t flen;
+	uint32_t flen, hlen;
 	uint8_t *f = NULL;
 
 	if (fq == NULL || !tx_room(fw, fq))
 		return NULL;
-	flen = fq->hdr_len + hdr_len + payload_len + RFW_ICRC_LEN;
-	if (flen <= fw->frame_max)
-		f = fw->ops.frame_alloc_ref(fw->host, fq->hdr_len + hdr_len, payload, payload_len,
-		                            &fw->ref_icrc);
+	hlen = fq->hdr_len + hdr_len;
+	flen = hlen + payload_len + RFW_ICRC_LEN;
+	if (flen <= fw->frame_max) {
+		if (!fw->ref_copy)
+			f = fw->ops.frame_alloc_ref(fw->host, hlen, payload, payload_len,
+			                            &fw->ref_icrc);
+		else if ((f = fw->ops.frame_alloc(fw->host, flen)) != NULL)
+			fw->ref_icrc = f + hlen + payload_len;
+	}
 	fw->ref_frame = f;
 	fw->ref_payload = payload;
 	fw->ref_len = payload_len;
@@ -248,8 +256,9 @@ tx_account(struct rfw_fw *fw, struct fw_qp *fq, uint32_t flen, const struct rfw_
 /*
  * fw_io_tx_send for the frame fw_io_tx_alloc_ref gave out: @len bytes of IB part, of which the
  * last fw->ref_len are at fw->ref_payload. The ICRC is computed here, over the headers and then
- * on over the payload where it is (CRC-32 carries on from one buffer into the next): the
- * burst's four-at-a-time ICRCs are for short frames, and these are long.
+ * on over the payload (CRC-32 carries on from one buffer into the next): where it is, or, for
+ * a host that copies, as it is copied into the frame, which reads it once instead of twice.
+ * The burst's four-at-a-time ICRCs are for short frames, and these are long.
  */
 static __attribute__((noinline)) void send_ref(struct rfw_fw *fw, struct fw_qp *fq, uint8_t *f,
                                                uint32_t len, const struct rfw_tx_meta *m)
@@ -262,10 +271,19 @@ static __attribute__((noinline)) void send_ref(struct rfw_fw *fw, struct fw_qp *
 	fw_frame_finish(fw, fq, f, len, false, m->ah, false);
 	crc = rfw_icrc_compute(ip, (size_t)(fq->udp_off - fq->ip_off) + RFW_UDP_HLEN + hl,
 	                       fq->ip_ver);
-	rfw_icrc_put(fw->ref_icrc, rfw_icrc_extend(crc, fw->ref_payload, fw->ref_len));
+	if (fw->ref_copy)
+		crc = rfw_crc_copy(crc, f + fq->hdr_len + hl, fw->ref_payload, fw->ref_len);
+	else
+		crc = rfw_icrc_extend(crc, fw->ref_payload, fw->ref_len);
+	rfw_icrc_put(fw->ref_icrc, crc);
 	tx_account(fw, fq, flen, m);
-	fw->ctr[RFW_FW_CTR_tx_ref_frames]++;
-	fw->ops.frame_send_ref(fw->host, f, flen);
+	if (fw->ref_copy) {
+		fw->ctr[RFW_FW_CTR_tx_crc_copy_frames]++;
+		fw->ops.frame_send(fw->host, f, flen);
+	} else {
+		fw->ctr[RFW_FW_CTR_tx_ref_frames]++;
+		fw->ops.frame_send_ref(fw->host, f, flen);
+	}
 	fw->sent++;
 }
 

@@ -53,6 +53,9 @@ static int conf_fill(struct rfw_fw_conf *c, const struct rfw_fw_host_ops *ops)
 	    c->timer_wheel_shift > 20 ||
 	    (c->frame_max != 0 && (c->frame_max < 256 || c->frame_max > 65535)))
 		return -EINVAL;
+	/* The payload-from-MR ops: both or neither (rfw_fw_host_ops). */
+	if ((ops->frame_alloc_ref == NULL) != (ops->frame_send_ref == NULL))
+		return -EINVAL;
 	if ((c->cc == RFW_FW_CC_DCQCN && c->dcqcn == NULL) ||
 	    (c->cc == RFW_FW_CC_TIMELY && c->timely == NULL) || (unsigned)c->cc > RFW_FW_CC_TIMELY)
 		return -EINVAL;
@@ -85,9 +88,10 @@ static int conf_fill(struct rfw_fw_conf *c, const struct rfw_fw_host_ops *ops)
 	 */
 	if (c->dev_attr.ack_every == 0)
 		c->dev_attr.ack_every = 64;
-	/* A payload sent from the MR needs the host's two ops; the UDP checksum of IPv6 would
-	   need a pass over it, which is what sending it from there saves. */
-	if (ops->frame_alloc_ref == NULL || ops->frame_send_ref == NULL || c->udp6_csum)
+	/* A payload handed over where it is goes out from there with the host's two ops, else it
+	   is copied with its ICRC in one pass; the UDP checksum of IPv6 would need a pass of its
+	   own over it, which is what both save. */
+	if (c->udp6_csum)
 		c->dev_attr.tx_ref_min = 0;
 	if (c->dev_attr.np_min_time_between_cnps_ns == 0)
 		c->dev_attr.np_min_time_between_cnps_ns = 4000;
@@ -127,6 +131,7 @@ struct rfw_fw *rfw_fw_create(const struct rfw_fw_conf *conf, const struct rfw_fw
 	}
 	memset(fw->pub, 0, sizeof(fw->pub[0]) * c.dev_attr.max_qp);
 	fw->ops = *ops;
+	fw->ref_copy = ops->frame_alloc_ref == NULL;
 	fw->host = host;
 	fw->qpn_base = c.dev_attr.qpn_base;
 	fw->max_qp = c.dev_attr.max_qp;

@@ -58,6 +58,8 @@ extern "C" {
 	  "frames held back: the host's queue of the QP's class was full (tx_room)")               \
 	X(tx_ref_frames, "frames whose payload the host sent from the MR, not copied "             \
 	                 "(frame_alloc_ref)")                                                      \
+	X(tx_crc_copy_frames, "frames whose payload was copied from the MR with its ICRC folded "  \
+	                      "in the same pass (a host without frame_alloc_ref)")                 \
 	X(tx_frame_bytes, "bytes of frames sent, Ethernet header to ICRC (the rate machine's "     \
 	                  "unit)")                                                                 \
 	X(rx_dev_dropped, "RoCEv2 frames the transport dropped (unknown QP, bad state, ...)")      \
@@ -128,6 +130,8 @@ struct rfw_fw_host_ops {
 	 * bytes these are, after which the application may change or free them. A PMD that
 	 * copies the frame at its burst meets that; a frame the PMD refuses and the host keeps is
 	 * copied first. Asked for payloads of at least rfw_fw_conf.dev_attr.tx_ref_min bytes.
+	 * Without them, such payloads are copied into a frame_alloc frame at tx_send with their
+	 * ICRC in the same pass (rfw_crc_copy; counter tx_crc_copy_frames).
 	 */
 	uint8_t *(*frame_alloc_ref)(void *host, uint32_t hdr_len, const uint8_t *payload,
 	                            uint32_t payload_len, uint8_t **icrc);

@@ -172,6 +172,15 @@ uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver);
 uint32_t rfw_icrc_extend(uint32_t crc, const uint8_t *p, size_t len);
 
 /*
+ * memcpy(@dst, @src, @len) that also returns rfw_icrc_extend(@crc, @src, @len), reading @src
+ * once: with VPCLMULQDQ each 256 bytes are loaded, stored and folded in one pass (a tail under
+ * 256 bytes is copied, then chained through ISA-L); elsewhere a memcpy, then ISA-L. The spans
+ * must not overlap. A payload copied from the MR into its frame gets its ICRC this way
+ * (docs/nic.md "Payload sent from the MR").
+ */
+uint32_t rfw_crc_copy(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len);
+
+/*
  * rfw_icrc_compute of @n datagrams (@l3[i], @len[i], IP version @ver[i]) into @crc[i]. With
  * VPCLMULQDQ short datagrams go four at a time, their folds interleaved: a burst's ICRCs cost
  * about half what one call each does.

@@ -296,6 +296,67 @@ ICRC_V_TARGET static uint32_t icrc_vclmul_long(const uint8_t *l3, size_t len, co
 _Static_assert((16 + ICRC_FAST_MAX) / 16 <= ICRC_V_MAXD + 1, "kv covers every short stream");
 
 /*
+ * The copy with the CRC folded on the way (rfw_crc_copy), @n a multiple of 256, at least 256:
+ * four 512-bit accumulators, one 64-byte line each, hold 16 blocks; each group of 256 bytes
+ * loaded is stored at @dst and added to them after moving them forward by 16 blocks (kv[0]).
+ * The first four bytes take the register carried in (~@crc), as a CRC's initial value does.
+ * At the end the 16 lanes go straight to the last block by their own distances (kv's rows
+ * 1 .. 16, as fold_v's), and the reduction gives the register.
+ */
+/* One 64-byte line of rfw_crc_copy: loaded at @src, stored at @dst, added to accumulator @a
+ * moved forward by 16 blocks (@k16). */
+ICRC_V_TARGET static inline __attribute__((always_inline)) __m512i
+copy_fold(__m512i a, __m512i k16, uint8_t *dst, const uint8_t *src)
+{
+	__m512i z = _mm512_loadu_si512(src);
+
+	_mm512_storeu_si512(dst, z);
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(a, k16, 0x00),
+	                                 _mm512_clmulepi64_epi128(a, k16, 0x11), z, 0x96);
+}
+
+/* Accumulator @a's four lanes moved to the last block by distances @kd's rows give, added to
+ * @s. */
+ICRC_V_TARGET static inline __attribute__((always_inline)) __m512i
+fold_to_last(__m512i s, __m512i a, const uint64_t (*kd)[2])
+{
+	__m512i k = _mm512_loadu_si512(kd);
+
+	return _mm512_ternarylogic_epi64(s, _mm512_clmulepi64_epi128(a, k, 0x00),
+	                                 _mm512_clmulepi64_epi128(a, k, 0x11), 0x96);
+}
+
+ICRC_V_TARGET static uint32_t crc_copy_v(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t n)
+{
+	const __m512i k16 = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)kv[0]));
+	/* Four named registers, not an array: gcc kept an array's in memory at -O2. */
+	__m512i a0 = _mm512_loadu_si512(src), a1 = _mm512_loadu_si512(src + 64);
+	__m512i a2 = _mm512_loadu_si512(src + 128), a3 = _mm512_loadu_si512(src + 192), s;
+	__m256i y;
+	__m128i x;
+
+	_mm512_storeu_si512(dst, a0);
+	_mm512_storeu_si512(dst + 64, a1);
+	_mm512_storeu_si512(dst + 128, a2);
+	_mm512_storeu_si512(dst + 192, a3);
+	a0 = _mm512_xor_si512(a0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)~crc)));
+	for (size_t i = 256; i < n; i += 256) {
+		a0 = copy_fold(a0, k16, dst + i, src + i);
+		a1 = copy_fold(a1, k16, dst + i + 64, src + i + 64);
+		a2 = copy_fold(a2, k16, dst + i + 128, src + i + 128);
+		a3 = copy_fold(a3, k16, dst + i + 192, src + i + 192);
+	}
+	/* Lane j of a_g is block 4g + j: distance 15 - 4g - j, kv's row 1 + 4g + j. */
+	s = fold_to_last(_mm512_setzero_si512(), a0, &kv[1]);
+	s = fold_to_last(s, a1, &kv[5]);
+	s = fold_to_last(s, a2, &kv[9]);
+	s = fold_to_last(s, a3, &kv[13]);
+	y = _mm256_xor_si256(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64(s, 1));
+	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+	return ~reduce(_mm_xor_si128(x, _mm512_extracti32x4_epi32(a3, 3))); /* distance 0 */
+}
+
+/*
  * Four short datagrams' ICRCs, their folds side by side. One fold is a chain of dependent
  * multiplies (about 50 cycles for a 64 B WRITE's 120 bytes) that the core cannot overlap with
  * the next datagram's on its own; four together keep the multiplier busy (6.8 against 12.5 ns
@@ -458,6 +519,22 @@ uint32_t rfw_icrc_compute(const uint8_t *l3, size_t len, unsigned ip_ver)
 uint32_t rfw_icrc_extend(uint32_t crc, const uint8_t *p, size_t len)
 {
 	return crc32_gzip_refl(crc, p, len);
+}
+
+uint32_t rfw_crc_copy(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len)
+{
+	size_t n = 0;
+
+#ifdef ICRC_CLMUL
+	/* Only the 512-bit way has a fused form; the others, and a tail under 256 bytes, copy
+	 * and then run ISA-L. */
+	if (icrc_impl == RFW_ICRC_VCLMUL && len >= 256) {
+		n = len & ~(size_t)255;
+		crc = crc_copy_v(crc, dst, src, n);
+	}
+#endif
+	memcpy(dst + n, src + n, len - n);
+	return crc32_gzip_refl(crc, src + n, len - n);
 }
 
 bool rfw_frame_icrc_ok(const uint8_t *buf, const struct rfw_frame_view *v)

@@ -7,6 +7,7 @@
  * them; the timer wheel fires each entry on time, never a lap early; the frames from the
  * per-QP templates are byte for byte those of wire/'s general builder.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -785,11 +786,12 @@ static void post_op(struct h_nic *n, struct rfw_qp *qp, enum rfw_wr_opcode op, u
 
 /*
  * One workload on a fresh pair, NIC hosts @ops, payloads from @ref_min bytes sent from the MR:
- * every frame both NICs sent captured into @cap[0], @cap[1] (lengths out in @len), and the
- * frames each sent from the MR into @refs.
+ * every frame both NICs sent captured into @cap[0], @cap[1] (lengths out in @len), the
+ * frames each sent from the MR into @refs and those it copied with the ICRC in one pass into
+ * @copies.
  */
 static void ref_run(const struct rfw_fw_host_ops *ops, uint32_t ref_min, uint8_t *mem[2],
-                    uint8_t *cap[2], size_t len[2], uint64_t refs[2])
+                    uint8_t *cap[2], size_t len[2], uint64_t refs[2], uint64_t copies[2])
 {
 	struct rfw_fw_conf c = {.dev_attr.tx_ref_min = ref_min};
 	struct h_net *net = calloc(1, sizeof(*net));
@@ -840,37 +842,68 @@ static void ref_run(const struct rfw_fw_host_ops *ops, uint32_t ref_min, uint8_t
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(rfw_fw_ctr(net->nic[i].fw, RFW_FW_CTR_rx_bad_frame), 0);
 		refs[i] = rfw_fw_ctr(net->nic[i].fw, RFW_FW_CTR_tx_ref_frames);
+		copies[i] = rfw_fw_ctr(net->nic[i].fw, RFW_FW_CTR_tx_crc_copy_frames);
 		len[i] = net->nic[i].cap_len;
 	}
 	net->nic[0].mem = net->nic[1].mem = NULL; /* the caller's */
 	net_free(net, q, 2);
 }
 
+/* The frames of two runs alike, byte for byte. */
+static void same_frames(uint8_t *const a[2], const size_t alen[2], uint8_t *const b[2],
+                        const size_t blen[2])
+{
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(alen[i], blen[i]);
+		assert_memory_equal(a[i], b[i], alen[i]);
+	}
+}
+
 /*
- * Payloads sent from the MR (frame_alloc_ref): the frames on the wire are byte for byte those
- * of the copying path (the ICRC over headers and payload in two buffers included, and every
- * receiver checks it), for exactly the packets the rule names: at least tx_ref_min bytes, a
- * multiple of 4 (no pad), inside one SGE; SEND, WRITE and READ responses. A host without the
- * two ops, or a minimum of 0, sends none that way.
+ * Payloads handed over where they are (tx_alloc_ref): the frames on the wire are byte for
+ * byte those of the copying path (the ICRC over headers and payload in two buffers, or folded
+ * as the payload is copied, included; every receiver checks it), for exactly the packets the
+ * rule names: at least tx_ref_min bytes, a multiple of 4 (no pad), inside one SGE; SEND,
+ * WRITE and READ responses. A host with the two ops sends them from the MR; a host without
+ * them gets them copied with the ICRC in one pass. A minimum of 0 does neither. A host with
+ * one of the two ops and not the other is refused.
  */
 static void test_tx_ref(void **state)
 {
-	static uint8_t mem[2][H_MEM], copy[2][1u << 20], ref[2][1u << 20];
-	uint8_t *m[2] = {mem[0], mem[1]}, *c[2] = {copy[0], copy[1]}, *r[2] = {ref[0], ref[1]};
-	size_t clen[2], rlen[2];
-	uint64_t crefs[2], rrefs[2];
+	static uint8_t mem[2][H_MEM], cap[3][2][1u << 20];
+	uint8_t *m[2] = {mem[0], mem[1]}, *c[3][2];
+	size_t len[3][2];
+	uint64_t refs[2], copies[2];
 
 	(void)state;
-	ref_run(&h_ops, 256, m, c, clen, crefs); /* a host without the ops */
-	assert_true(crefs[0] == 0 && crefs[1] == 0);
-	ref_run(&h_ops_ref, 0, m, r, rlen, rrefs); /* the ops, a minimum of 0 */
-	assert_true(rrefs[0] == 0 && rrefs[1] == 0);
-	ref_run(&h_ops_ref, 256, m, r, rlen, rrefs);
-	assert_int_equal(rrefs[0], 10 + 1 + 3 + 1);
-	assert_int_equal(rrefs[1], 5);
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(rlen[i], clen[i]);
-		assert_memory_equal(ref[i], copy[i], clen[i]);
+	for (int k = 0; k < 3; k++)
+		c[k][0] = cap[k][0], c[k][1] = cap[k][1];
+	ref_run(&h_ops, 0, m, c[0], len[0], refs, copies); /* every payload copied */
+	assert_true(refs[0] == 0 && refs[1] == 0 && copies[0] == 0 && copies[1] == 0);
+	ref_run(&h_ops_ref, 0, m, c[1], len[1], refs, copies); /* the ops, a minimum of 0 */
+	assert_true(refs[0] == 0 && refs[1] == 0 && copies[0] == 0 && copies[1] == 0);
+	ref_run(&h_ops_ref, 256, m, c[1], len[1], refs, copies);
+	assert_int_equal(refs[0], 10 + 1 + 3 + 1);
+	assert_int_equal(refs[1], 5);
+	assert_true(copies[0] == 0 && copies[1] == 0);
+	same_frames(c[1], len[1], c[0], len[0]);
+	ref_run(&h_ops, 256, m, c[2], len[2], refs, copies); /* a host without the ops */
+	assert_true(refs[0] == 0 && refs[1] == 0);
+	assert_int_equal(copies[0], 10 + 1 + 3 + 1);
+	assert_int_equal(copies[1], 5);
+	same_frames(c[2], len[2], c[0], len[0]);
+	/* One of the two ops without the other: refused (EINVAL). */
+	for (int k = 0; k < 2; k++) {
+		struct rfw_fw_host_ops half = h_ops_ref;
+		struct rfw_fw_conf conf = {.dev_attr.tx_ref_min = 256};
+
+		if (k == 0)
+			half.frame_alloc_ref = NULL;
+		else
+			half.frame_send_ref = NULL;
+		errno = 0;
+		assert_null(rfw_fw_create(&conf, &half, NULL));
+		assert_int_equal(errno, EINVAL);
 	}
 }
 

@@ -20,14 +20,23 @@
 #define BATCH        32 /* messages between clock reads: a read costs as much as a 64 B pass */
 
 /* The byte passes of one packet of @n bytes at @off of @msg: @copies (1: into the wire
-   buffer; 2: also back out, into @dst as into the target MR) and @icrcs ICRCs of the frame. */
+   buffer; 2: also back out, into @dst as into the target MR) and @icrcs ICRCs of the frame;
+   with @fuse, the first copy and the first ICRC in one pass, as the sender makes them
+   (rfw_crc_copy: docs/nic.md "Payload sent from the MR"). */
 static uint32_t byte_passes(uint8_t *frame, const uint8_t *msg, uint8_t *dst, uint32_t off,
-                            uint32_t n, unsigned copies, unsigned icrcs)
+                            uint32_t n, unsigned copies, unsigned icrcs, bool fuse)
 {
 	const size_t hdr = RFW_ETH_HLEN + RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN;
 	uint32_t sink = 0;
 
-	memcpy(frame + hdr, msg + off, n);
+	if (fuse && icrcs > 0) {
+		uint32_t h = rfw_icrc_compute(frame + RFW_ETH_HLEN, hdr - RFW_ETH_HLEN, 4);
+
+		sink += rfw_crc_copy(h, frame + hdr, msg + off, n);
+		icrcs--;
+	} else {
+		memcpy(frame + hdr, msg + off, n);
+	}
 	for (unsigned i = 0; i < icrcs; i++)
 		sink += rfw_icrc_compute(frame + RFW_ETH_HLEN,
 		                         RFW_IPV4_HLEN + RFW_UDP_HLEN + RFW_BTH_LEN + n, 4);
@@ -38,10 +47,11 @@ static uint32_t byte_passes(uint8_t *frame, const uint8_t *msg, uint8_t *dst, ui
 
 /*
  * Walks the run's own source slots (@nslots of @size from @src, in order), so it sees the
- * run's cache footprint rather than one warm buffer.
+ * run's cache footprint rather than one warm buffer. Packets of at least @fuse_min bytes (0:
+ * none), a multiple of 4, take the fused pass.
  */
 double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
-                             uint32_t mtu, unsigned copies, unsigned icrcs)
+                             uint32_t mtu, unsigned copies, unsigned icrcs, uint32_t fuse_min)
 {
 	uint8_t frame[RFW_FRAME_MAX] __rte_aligned(64);
 	struct rfw_frame_spec sp = {.ip_ver = 4, .ttl = 64, .df = true};
@@ -59,10 +69,12 @@ double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots
 		for (unsigned b = 0; b < BATCH; b++, reps++) {
 			const uint8_t *msg = src + (reps % nslots) * (size_t)size;
 
-			for (uint32_t off = 0; off < size; off += mtu)
-				sink +=
-				    byte_passes(frame, msg, dst, off,
-				                size - off < mtu ? size - off : mtu, copies, icrcs);
+			for (uint32_t off = 0; off < size; off += mtu) {
+				uint32_t n = size - off < mtu ? size - off : mtu;
+
+				sink += byte_passes(frame, msg, dst, off, n, copies, icrcs,
+				                    fuse_min != 0 && n >= fuse_min && (n & 3) == 0);
+			}
 			bytes += size;
 		}
 		t = now_ns(P);

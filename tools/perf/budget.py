@@ -69,6 +69,8 @@ def sr_fn(n, names):
 STAGES = [
     ("estats", "Estats stamps, records and their hand-over",
      lambda o, f, n: re.search(r"estats|es_crec|(^|_)es_", f + " " + n) is not None),
+    # rfw_crc_copy (wire/icrc.c) is here whole: a long payload's copy into its frame fused
+    # with its ICRC (under valgrind, whose CPU has no AVX-512: memcpy, then ISA-L)
     ("icrc", "ICRC of every frame, sent and received (wire/icrc.c; ISA-L's CRC for long ones)",
      lambda o, f, n: f.endswith("wire/icrc.c") or n.startswith(("icrc_", "rfw_icrc_")) or
      "libisal" in o),

@@ -985,14 +985,16 @@ static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth,
 	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = o->op == OP_ATOMIC ? 8 : size;
 	double wall_ns, nic_ns;
 
-	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1);
+	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1, 0);
 	/* Two processes: one copy, the PMD's out of the MR where the port takes payloads
 	 * attached from it (docs/nic.md "Payload sent from the MR"), or ours into the mbuf where
-	 * the PMD hands the peer the mbuf itself (memif zero-copy); both elsewhere. */
+	 * the PMD hands the peer the mbuf itself (memif zero-copy); both elsewhere. Where the
+	 * port does not take them, payloads from tx_ref_min on are copied with their ICRC in one
+	 * pass. */
 	r->byte_work_bound_gbps = perf_byte_passes_gbps(
 	    P, P->conns[0].src, n, sz, o->mtu,
 	    both || (rfw_port_tx_copies(P->a.port) && !rfw_port_tx_ref(P->a.port)) ? 2 : 1,
-	    both ? 2 : 1);
+	    both ? 2 : 1, rfw_port_tx_ref(P->a.port) ? 0 : o->tx_ref_min);
 	r->check_ns = perf_check_ns(P, P->conns[0].src, n, sz, !both);
 	r->nic_goodput_gbps = r->bw_avg_gbps;
 	if (!both || r->bw_avg_gbps <= 0)
