@@ -6,7 +6,9 @@ endpoints in one process over a ring port pair, on one core, without hugepages.
 Checks, from the JSON each run writes: WRITE, READ and SEND bandwidth runs at sizes around the
 path MTU (1023/1024/1025 with --mtu 1024, 4095/4097 with 4096) and around 64 KiB (65535/65537),
 several QPs, and FETCH_AND_ADD, all with verified=true (every byte compared) and the iteration
-count asked for; every size from 2 B to 8 MiB in one run (SEND); CE marks -> CNPs -> reaction
+count asked for, and the packets the data's sender copied with their ICRC in one pass counted
+against the rule (--tx-ref-min, the ring port taking no payload from the MR); every size from
+2 B to 8 MiB in one run (SEND); CE marks -> CNPs -> reaction
 point -> paced packets; WRITE, SEND and READ latency runs with ordered percentiles; that a
 damaged byte is caught (the checker can fail); that a DCQCN profile of 'none' works too; that
 --cc-profile timely paces on TIMELY's RTT signal alone; that -Q (perftest's --cq-mod) gives one
@@ -80,6 +82,7 @@ def bw_case(tmp, op, size, n, extra=()):
     # stamp_ns)); every op here stamps its messages (WRITE, SEND, READ). The stamp's is its
     # marginal cost over the copy that follows it (bound.c), which can be nil: its stores
     # hide under that copy's cache misses, or the difference of two timings is noise.
+    crc_copy_check(name, j, op, size, extra)
     cns, sns = r["check_ns_per_msg"], r["stamp_ns_per_msg"]
     wall_ns = r["iterations"] * r["bytes"] * 8 / r["bw_average_gbps"]
     if r["iterations"] * (cns + sns) >= wall_ns:
@@ -96,6 +99,26 @@ def bw_case(tmp, op, size, n, extra=()):
           f"{name}: checker {cns:.1f} and stamp {sns:.1f} ns/message taken out: NIC goodput "
           f"{r['nic_goodput_gbps']:.2f} vs wall {r['bw_average_gbps']:.2f} Gb/s")
     return j
+
+
+def crc_copy_check(name, j, op, size, extra):
+    """The ring port takes no payload attached from the MR, so the data's sender (A for WRITE
+    and SEND, B's READ responses) copies each packet the rule names (at least --tx-ref-min
+    bytes, default 1024, a multiple of 4) into its frame with the ICRC in one pass
+    (docs/nic.md "Payload sent from the MR"); retransmitted packets may add to it. None is sent
+    from the MR, and the other side copies none."""
+    rmin = int(extra[extra.index("--tx-ref-min") + 1]) if "--tx-ref-min" in extra else 1024
+    full, last = divmod(size, j["mtu"])
+    per_msg = 0 if op == "atomic" else (full if rmin and j["mtu"] >= rmin else 0) + \
+        (1 if rmin and last >= rmin and last % 4 == 0 else 0)
+    want = per_msg * j["results"][0]["iterations"]
+    sender, other = ("counters_b", "counters_a") if op == "read" else ("counters_a", "counters_b")
+    got = j[sender].get("nic_tx_crc_copy_frames", 0)
+    rtx = j[sender].get("retransmitted_packets", 0)
+    check(want <= got <= want + rtx and j[other].get("nic_tx_crc_copy_frames", 0) == 0 and
+          "nic_tx_ref_frames" not in j["counters_a"] and "nic_tx_ref_frames" not in j["counters_b"],
+          f"{name}: {got} frames copied with their ICRC in one pass, {want} expected "
+          f"(+{rtx} retransmitted), none sent from the MR")
 
 
 def timed_groups(tmp, opt, g):
@@ -120,6 +143,9 @@ def main():
             for size in (65535, 65537):
                 bw_case(tmp, op, size, 60, ["--mtu", "4096"])
         bw_case(tmp, "write", 65536, 40, ["-q", "4", "--mtu", "2048"])
+        # the one-pass copy from 64 bytes on, and none at all (crc_copy_check)
+        bw_case(tmp, "write", 1000, 100, ["--mtu", "256", "--tx-ref-min", "64"])
+        bw_case(tmp, "send", 65536, 20, ["--tx-ref-min", "0"])
         bw_case(tmp, "send", 8192, 100, ["-q", "3", "--cc-profile", "none"])
         bw_case(tmp, "read", 100000, 20, ["-q", "2", "--cc-profile", "mlx5-cx5", "-t", "4"])
         # Depth: without -t a QP keeps 2 MiB in flight (at least 2 messages, at most
