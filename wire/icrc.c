@@ -295,14 +295,6 @@ ICRC_V_TARGET static uint32_t icrc_vclmul_long(const uint8_t *l3, size_t len, co
 }
 _Static_assert((16 + ICRC_FAST_MAX) / 16 <= ICRC_V_MAXD + 1, "kv covers every short stream");
 
-/*
- * The copy with the CRC folded on the way (rfw_crc_copy), @n a multiple of 256, at least 256:
- * four 512-bit accumulators, one 64-byte line each, hold 16 blocks; each group of 256 bytes
- * loaded is stored at @dst and added to them after moving them forward by 16 blocks (kv[0]).
- * The first four bytes take the register carried in (~@crc), as a CRC's initial value does.
- * At the end the 16 lanes go straight to the last block by their own distances (kv's rows
- * 1 .. 16, as fold_v's), and the reduction gives the register.
- */
 /* One 64-byte line of rfw_crc_copy: loaded at @src, stored at @dst, added to accumulator @a
  * moved forward by 16 blocks (@k16). */
 ICRC_V_TARGET static inline __attribute__((always_inline)) __m512i
@@ -326,6 +318,14 @@ fold_to_last(__m512i s, __m512i a, const uint64_t (*kd)[2])
 	                                 _mm512_clmulepi64_epi128(a, k, 0x11), 0x96);
 }
 
+/*
+ * The copy with the CRC folded on the way (rfw_crc_copy), @n a multiple of 256, at least 256:
+ * four 512-bit accumulators, one 64-byte line each, hold 16 blocks; each group of 256 bytes
+ * loaded is stored at @dst and added to them after moving them forward by 16 blocks (kv[0]).
+ * The first four bytes take the register carried in (~@crc), as a CRC's initial value does.
+ * At the end the 16 lanes go straight to the last block by their own distances (kv's rows
+ * 1 .. 16, as fold_v's), and the reduction gives the register.
+ */
 ICRC_V_TARGET static uint32_t crc_copy_v(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t n)
 {
 	const __m512i k16 = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)kv[0]));
