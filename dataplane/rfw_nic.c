@@ -241,12 +241,6 @@ const struct rfw_fw_host_ops nic_host_ops = {.frame_alloc = mb_alloc,
                                              .frame_send_icrc = mb_send_icrc,
                                              .frame_alloc_ref = mb_alloc_ref,
                                              .frame_send_ref = mb_send_ref};
-/* Ports whose PMD does not copy at its burst (rfw_port_tx_ref): the firmware copies such
- * payloads into whole frames, their ICRC folded in the same pass. */
-const struct rfw_fw_host_ops nic_host_ops_copy = {.frame_alloc = mb_alloc,
-                                                  .frame_send = mb_send,
-                                                  .tx_room = mb_tx_room,
-                                                  .frame_send_icrc = mb_send_icrc};
 
 int nic_mbuf_off_init(struct rfw_nic *nic)
 {

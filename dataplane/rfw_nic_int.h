@@ -138,7 +138,7 @@ struct rfw_nic {
 } __rte_cache_aligned;
 
 /* rfw_nic.c */
-extern const struct rfw_fw_host_ops nic_host_ops, nic_host_ops_copy;
+extern const struct rfw_fw_host_ops nic_host_ops;
 int nic_mbuf_off_init(struct rfw_nic *nic);
 void nic_ref_init(struct rfw_nic *nic);
 

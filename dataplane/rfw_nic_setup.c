@@ -138,12 +138,19 @@ static struct rfw_fw *fw_create(struct rfw_nic *nic, const struct rfw_nic_conf *
 	    .udp6_csum = c->udp6_csum,
 	    .frame_max = RFW_FRAME_MAX,
 	};
+	struct rfw_fw_host_ops ops = nic_host_ops;
 
 	fc.cc = c->timely_prof != NULL ? RFW_FW_CC_TIMELY
 	        : c->cc_prof != NULL   ? RFW_FW_CC_DCQCN
 	                               : RFW_FW_CC_NONE;
-	return rfw_fw_create(
-	    &fc, rfw_port_tx_ref(nic->q->port) ? &nic_host_ops : &nic_host_ops_copy, nic);
+	/* A port whose PMD does not copy at its burst gets the ops without the payload-from-MR
+	   pair: the firmware then copies such payloads into whole frames, their ICRC folded in
+	   the same pass. rfw_fw_create keeps its own copy of the ops. */
+	if (!rfw_port_tx_ref(nic->q->port)) {
+		ops.frame_alloc_ref = NULL;
+		ops.frame_send_ref = NULL;
+	}
+	return rfw_fw_create(&fc, &ops, nic);
 }
 
 static void nic_free(struct rfw_nic *nic)

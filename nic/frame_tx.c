@@ -213,6 +213,14 @@ uint8_t *fw_io_tx_alloc(void *io_ctx, struct rfw_qp *qp, uint32_t len)
 	return tx_given(fw, fq, flen <= fw->frame_max ? fw->ops.frame_alloc(fw->host, flen) : NULL);
 }
 
+/* A host without the payload-from-MR ops (rfw_fw_create takes both or neither): such a
+ * payload is copied into a whole frame at fw_io_tx_send, its ICRC folded in the same pass
+ * (rfw_crc_copy). */
+static inline bool ref_copies(const struct rfw_fw *fw)
+{
+	return fw->ops.frame_alloc_ref == NULL;
+}
+
 /*
  * A frame of @hdr_len bytes of IB headers for @qp, its payload sent from @payload where it
  * is (rfw_io_ops.tx_alloc_ref, the host's frame_alloc_ref): the payload is not copied here.
@@ -231,7 +239,7 @@ uint8_t *fw_io_tx_alloc_ref(void *io_ctx, struct rfw_qp *qp, uint32_t hdr_len,
 	hlen = fq->hdr_len + hdr_len;
 	flen = hlen + payload_len + RFW_ICRC_LEN;
 	if (flen <= fw->frame_max) {
-		if (!fw->ref_copy)
+		if (!ref_copies(fw))
 			f = fw->ops.frame_alloc_ref(fw->host, hlen, payload, payload_len,
 			                            &fw->ref_icrc);
 		else if ((f = fw->ops.frame_alloc(fw->host, flen)) != NULL)
@@ -271,13 +279,13 @@ static __attribute__((noinline)) void send_ref(struct rfw_fw *fw, struct fw_qp *
 	fw_frame_finish(fw, fq, f, len, false, m->ah, false);
 	crc = rfw_icrc_compute(ip, (size_t)(fq->udp_off - fq->ip_off) + RFW_UDP_HLEN + hl,
 	                       fq->ip_ver);
-	if (fw->ref_copy)
+	if (ref_copies(fw))
 		crc = rfw_crc_copy(crc, f + fq->hdr_len + hl, fw->ref_payload, fw->ref_len);
 	else
 		crc = rfw_icrc_extend(crc, fw->ref_payload, fw->ref_len);
 	rfw_icrc_put(fw->ref_icrc, crc);
 	tx_account(fw, fq, flen, m);
-	if (fw->ref_copy) {
+	if (ref_copies(fw)) {
 		fw->ctr[RFW_FW_CTR_tx_crc_copy_frames]++;
 		fw->ops.frame_send(fw->host, f, flen);
 	} else {

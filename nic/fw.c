@@ -131,7 +131,6 @@ struct rfw_fw *rfw_fw_create(const struct rfw_fw_conf *conf, const struct rfw_fw
 	}
 	memset(fw->pub, 0, sizeof(fw->pub[0]) * c.dev_attr.max_qp);
 	fw->ops = *ops;
-	fw->ref_copy = ops->frame_alloc_ref == NULL;
 	fw->host = host;
 	fw->qpn_base = c.dev_attr.qpn_base;
 	fw->max_qp = c.dev_attr.max_qp;

@@ -112,9 +112,6 @@ struct rfw_fw {
 	const uint8_t *ref_payload;
 	uint32_t ref_len;
 	uint8_t *ref_icrc;
-	/* The host has no frame_alloc_ref: such a payload is copied into a whole frame at
-	   fw_io_tx_send, its ICRC folded in the same pass (rfw_crc_copy). */
-	bool ref_copy;
 };
 
 static inline struct fw_qp *fw_qp_of(const struct rfw_fw *fw, const struct rfw_qp *qp)
