@@ -27,6 +27,8 @@ import time
 import sys
 import tempfile
 
+from tx_ref_rule import ref_packets
+
 PERF = sys.argv[1]
 EAL = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "-l", "0",
        "--log-level=lib.eal:warning"]
@@ -107,11 +109,7 @@ def crc_copy_check(name, j, op, size, extra):
     bytes, default 1024, a multiple of 4) into its frame with the ICRC in one pass
     (docs/nic.md "Payload sent from the MR"); retransmitted packets may add to it. None is sent
     from the MR, and the other side copies none."""
-    rmin = int(extra[extra.index("--tx-ref-min") + 1]) if "--tx-ref-min" in extra else 1024
-    full, last = divmod(size, j["mtu"])
-    per_msg = 0 if op == "atomic" else (full if rmin and j["mtu"] >= rmin else 0) + \
-        (1 if rmin and last >= rmin and last % 4 == 0 else 0)
-    want = per_msg * j["results"][0]["iterations"]
+    want = ref_packets(op, extra, size, j["mtu"]) * j["results"][0]["iterations"]
     sender, other = ("counters_b", "counters_a") if op == "read" else ("counters_a", "counters_b")
     got = j[sender].get("nic_tx_crc_copy_frames", 0)
     rtx = j[sender].get("retransmitted_packets", 0)

@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+from tx_ref_rule import ref_packets
+
 PERF, GROUP = sys.argv[1], sys.argv[2]
 EAL = ["--no-huge", "-m", "512", "--no-pci", "--no-shconf", "--log-level=lib.eal:warning"]
 failures = []
@@ -155,12 +157,7 @@ def ref_frames_check(name, args, js, jc, msgs, size, zc):
     copies the same packets into its mbufs with their ICRC in one pass instead
     (nic_tx_crc_copy_frames). None from a side that sends no data."""
     mtu = int(args[args.index("--mtu") + 1]) if "--mtu" in args else 4096
-    rmin = int(args[args.index("--tx-ref-min") + 1]) if "--tx-ref-min" in args else 1024
-    full, last = divmod(size, mtu)
-    per_msg = (full if rmin and mtu >= rmin else 0) + \
-        (1 if rmin and last >= rmin and last % 4 == 0 else 0)
-    if args[0] == "atomic":
-        per_msg = 0
+    per_msg = ref_packets(args[0], args, size, mtu)
     # WRITE and SEND latency is a ping-pong: the server answers each message with its own.
     if args[0] in ("write", "send"):
         senders = {"client": jc, "server": js} if args[1] == "lat" else {"client": jc}
