@@ -210,6 +210,9 @@ int rfw_oob_encode(const struct rfw_oob_msg *m, char *buf, size_t cap)
 		    r->messages, r->checked_bytes, r->verified ? 1 : 0);
 		if (r->error[0] != '\0')
 			put(&o, "error=%s\n", r->error);
+		if (r->has_time)
+			put(&o, "busy_ns=%" PRIu64 "\ntool_ns=%" PRIu64 "\n", r->busy_ns,
+			    r->tool_ns);
 		break;
 	}
 	case RFW_OOB_ERROR:
@@ -578,7 +581,8 @@ static int once(struct dec *d, const char *key, uint32_t *seen, uint32_t bit)
 	return 0;
 }
 
-/* result: messages (bit 0), checked_bytes (1), verified (2), error (3). */
+/* result: messages (bit 0), checked_bytes (1), verified (2), error (3), busy_ns (4), tool_ns
+ * (5). */
 static int result_field(struct dec *d, struct rfw_oob_result *r, const char *key, const char *val,
                         uint32_t *seen)
 {
@@ -605,6 +609,12 @@ static int result_field(struct dec *d, struct rfw_oob_result *r, const char *key
 		strcpy(r->error, val);
 		return 0;
 	}
+	if (strcmp(key, "busy_ns") == 0)
+		return once(d, key, seen, 16) ? -EPROTO
+		                              : num(d, "busy_ns", val, 0, UINT64_MAX, &r->busy_ns);
+	if (strcmp(key, "tool_ns") == 0)
+		return once(d, key, seen, 32) ? -EPROTO
+		                              : num(d, "tool_ns", val, 0, UINT64_MAX, &r->tool_ns);
 	return fail(d, key, "unknown field in a result record");
 }
 
@@ -685,6 +695,12 @@ static int decode_finish(struct dec *d, struct rfw_oob_msg *m, uint32_t seen, un
 			return fail(d, "checked_bytes", "missing");
 		if (!(seen & 4))
 			return fail(d, "verified", "missing");
+		/* The two times go together: one without the other is no account of the core. */
+		if ((seen & 48) == 16)
+			return fail(d, "tool_ns", "missing (busy_ns is given)");
+		if ((seen & 48) == 32)
+			return fail(d, "busy_ns", "missing (tool_ns is given)");
+		m->u.result.has_time = (seen & 48) == 48;
 		return 0;
 	case RFW_OOB_ERROR:
 		if (!(seen & 1))

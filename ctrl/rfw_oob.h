@@ -89,6 +89,12 @@ struct rfw_oob_result {
 	uint64_t checked_bytes;       /* bytes this side compared equal to what was expected */
 	bool verified;                /* every message this side had to check was intact */
 	char error[RFW_OOB_TEXT_MAX]; /* "" or the first problem seen */
+	/* Optional (has_time), a bandwidth run's account of this side's core: the time of its poll
+	 * rounds that did any work, and what of that its own verification took (stamping what it
+	 * sends, comparing what lands); ns. A peer that does not measure them leaves them out. */
+	bool has_time;
+	uint64_t busy_ns;
+	uint64_t tool_ns;
 };
 
 /* "error": the sender refuses the connection or aborts the run. */

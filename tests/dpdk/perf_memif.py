@@ -112,9 +112,10 @@ def verified_case(tmp, args, qps=1, zc=False):
         check(False, f"{name}: both JSON files written")
         return
     size = jc["results"][0]["bytes"]
-    n = int(args[args.index("-n") + 1]) if "-n" in args else None
-    msg_bytes = 8 if args[0] == "atomic" else size
     r = jc["results"][0]
+    # A timed run (-D) counts what it completed; its checks then hold for that many.
+    n = int(args[args.index("-n") + 1]) if "-n" in args else r["iterations"] // qps
+    msg_bytes = 8 if args[0] == "atomic" else size
     check(jc["schema"] == "rocefw-perf/1" and jc["mode"] == "client" and js["mode"] == "server",
           f"{name}: schema and modes")
     check(r["iterations"] == n * qps, f"{name}: client {r['iterations']} messages == {n * qps}")
@@ -147,6 +148,49 @@ def verified_case(tmp, args, qps=1, zc=False):
               for k in ("tx_packets", "rx_packets")),
           f"{name}: transport packets counted at both ends")
     ref_frames_check(name, args, js, jc, n * qps, msg_bytes, zc)
+    if args[1] == "bw":
+        goodput_check(name, args[0], js, jc)
+
+
+def goodput_check(name, op, js, jc):
+    """The NIC's goodput of a two-process bw run (docs/perf.md "Byte-work bound and the
+    checker's cost"): the server's account of its core crossed in its result record, the same
+    as in its own JSON, and nic_goodput_gbps recomputed here from the client's fields: the run's
+    bits over the largest of the wall time less both sides' verification, the client's busy time
+    less its own and the server's busy time less its own (the wall clock if that is not inside
+    (0, wall))."""
+    r, s = jc["results"][0], js["results"][0]
+    n, ns = r["iterations"], s["iterations"]
+    msg_bytes = 8 if op == "atomic" else r["bytes"]
+    wall = n * msg_bytes * 8 / r["bw_average_gbps"]
+    # Who verifies what: the client stamps WRITE and SEND messages and compares READ data; the
+    # server stamps its expectation of WRITE and SEND data and compares what landed.
+    c_tool, s_tool = (r["check_ns_per_msg"] + r["stamp_ns_per_msg"],
+                      s["check_ns_per_msg"] + s["stamp_ns_per_msg"])
+    if op in ("write", "send"):
+        check(r["check_ns_per_msg"] == 0 and r["stamp_ns_per_msg"] >= 0 and
+              s["check_ns_per_msg"] > 0 and s["stamp_ns_per_msg"] > 0,
+              f"{name}: the client's stamping, the server's stamping and compare timed")
+    else:
+        check(s_tool == 0 and (r["check_ns_per_msg"] > 0) == (op == "read") and
+              r["stamp_ns_per_msg"] == 0, f"{name}: only a READ client verifies bytes")
+    ok = "peer_busy_ns_per_msg" in r and "peer_tool_ns_per_msg" in r
+    check(ok, f"{name}: the server's account of its core reached the client")
+    if not ok:
+        return
+    busy_s, tool_s = r["peer_busy_ns_per_msg"] * n, r["peer_tool_ns_per_msg"] * n
+    check(abs(busy_s - s["busy_ns_per_msg"] * ns) <= 1e-3 * busy_s + n and
+          abs(tool_s - min(ns * s_tool, s["busy_ns_per_msg"] * ns)) <= 1e-3 * tool_s + n,
+          f"{name}: the server's busy {busy_s:.0f} and verification {tool_s:.0f} ns as its "
+          f"JSON has them")
+    busy_c = r["busy_ns_per_msg"] * n
+    check(0 < busy_c <= wall and busy_s > 0,
+          f"{name}: busy {busy_c:.0f} ns here (wall {wall:.0f}), {busy_s:.0f} at the server")
+    t = max(wall - n * c_tool - tool_s, busy_c - n * c_tool, busy_s - tool_s)
+    want = n * msg_bytes * 8 / t if 0 < t < wall else r["bw_average_gbps"]
+    check(abs(r["nic_goodput_gbps"] - want) <= 2e-3 * want,
+          f"{name}: NIC goodput {r['nic_goodput_gbps']:.3f} Gb/s, {want:.3f} from the accounts "
+          f"(wall {r['bw_average_gbps']:.3f})")
 
 
 def ref_frames_check(name, args, js, jc, msgs, size, zc):
@@ -220,6 +264,9 @@ def misc_group(tmp):
     # multi-packet messages and the responder's reads included.
     for op, size in (("write", 65537), ("send", 4097), ("read", 65536)):
         verified_case(tmp, [op, "bw", "-s", str(size), "-n", "100"], zc=True)
+    # Long enough for a steady state, where the server, comparing 64 KiB a message, is
+    # usually the busier side: its account then decides the NIC goodput (goodput_check).
+    verified_case(tmp, ["write", "bw", "-s", "65536", "-D", "2"])
 
 
 def refuse_group(tmp):

@@ -38,6 +38,9 @@ static bool same(const struct rfw_oob_msg *a, const struct rfw_oob_msg *b)
 		return a->u.result.messages == b->u.result.messages &&
 		       a->u.result.checked_bytes == b->u.result.checked_bytes &&
 		       a->u.result.verified == b->u.result.verified &&
+		       a->u.result.has_time == b->u.result.has_time &&
+		       (!a->u.result.has_time || (a->u.result.busy_ns == b->u.result.busy_ns &&
+		                                  a->u.result.tool_ns == b->u.result.tool_ns)) &&
 		       strcmp(a->u.result.error, b->u.result.error) == 0;
 	case RFW_OOB_ERROR:
 		return strcmp(a->u.error.reason, b->u.error.reason) == 0;

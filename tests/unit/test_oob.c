@@ -100,6 +100,7 @@ static void test_result_error_round_trip(void **state)
 	assert_int_equal(rfw_oob_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
 	assert_false(d.u.result.verified);
 	assert_string_equal(d.u.result.error, "qp 0 message 7: data differs");
+	assert_false(d.u.result.has_time);
 
 	m = (struct rfw_oob_msg){.type = RFW_OOB_ERROR};
 	strcpy(m.u.error.reason, "transport mode mismatch: this side gbn, peer sr");
@@ -112,6 +113,45 @@ static void test_result_error_round_trip(void **state)
 	assert_int_equal(rfw_oob_encode(&m, buf, sizeof(buf)), -EINVAL);
 	m.u.error.reason[0] = '\0';
 	assert_int_equal(rfw_oob_encode(&m, buf, sizeof(buf)), -EINVAL);
+}
+
+/* The optional account of a side's core: both times or neither, exact to the nanosecond. */
+static void test_result_times(void **state)
+{
+	static const char *const bad[][2] = {
+	    {"busy_ns=5\n", "field 'tool_ns': missing (busy_ns is given)"},
+	    {"tool_ns=5\n", "field 'busy_ns': missing (tool_ns is given)"},
+	    {"busy_ns=5\nbusy_ns=6\ntool_ns=1\n", "field 'busy_ns': given twice"},
+	    {"busy_ns=-1\ntool_ns=1\n", "field 'busy_ns'"},
+	    {"busy_ns=18446744073709551616\ntool_ns=1\n", "field 'busy_ns'"},
+	};
+	struct rfw_oob_msg m = {.type = RFW_OOB_RESULT}, d;
+	char buf[RFW_OOB_RECORD_MAX + 1], err[RFW_OOB_ERR_MAX];
+	int n;
+
+	(void)state;
+	m.u.result.messages = 3;
+	m.u.result.checked_bytes = 192;
+	m.u.result.verified = true;
+	m.u.result.has_time = true;
+	m.u.result.busy_ns = UINT64_MAX;
+	m.u.result.tool_ns = 1234567;
+	n = rfw_oob_encode(&m, buf, sizeof(buf));
+	assert_string_equal(buf, "rocefw-oob/2 result\nmessages=3\nchecked_bytes=192\nverified=1\n"
+	                         "busy_ns=18446744073709551615\ntool_ns=1234567\nend\n");
+	assert_int_equal(rfw_oob_decode(buf, (size_t)n, &d, err, sizeof(err)), 0);
+	assert_true(d.u.result.has_time);
+	assert_true(d.u.result.busy_ns == UINT64_MAX);
+	assert_int_equal(d.u.result.tool_ns, 1234567);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = snprintf(
+		    buf, sizeof(buf),
+		    "rocefw-oob/2 result\nmessages=3\nchecked_bytes=192\nverified=1\n%send\n",
+		    bad[i][0]);
+		assert_int_equal(rfw_oob_decode(buf, (size_t)n, &d, err, sizeof(err)), -EPROTO);
+		if (strstr(err, bad[i][1]) == NULL)
+			fail_msg("%s: got '%s', want '%s'", bad[i][0], err, bad[i][1]);
+	}
 }
 
 static void test_encode_refuses_bad_fields(void **state)
@@ -421,6 +461,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_conn_round_trip),
 	    cmocka_unit_test(test_result_error_round_trip),
+	    cmocka_unit_test(test_result_times),
 	    cmocka_unit_test(test_encode_refuses_bad_fields),
 	    cmocka_unit_test(test_qps_record),
 	    cmocka_unit_test(test_refusals_name_the_field),

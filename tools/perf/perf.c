@@ -634,12 +634,14 @@ static void cp_move(struct perf *P)
 		rte_pktmbuf_free_bulk((struct rte_mbuf **)objs + sent, n - sent);
 }
 
-static void poll_both(struct perf *P)
+/* Both sides' polls; the frames they moved. */
+static unsigned poll_both(struct perf *P)
 {
-	rfw_nic_poll(P->a.nic);
+	unsigned n = rfw_nic_poll(P->a.nic);
+
 	if (P->ce.every != 0)
 		cp_move(P);
-	rfw_nic_poll(P->b.nic);
+	return n + rfw_nic_poll(P->b.nic);
 }
 
 /* k % depth and (k / depth) & 1, by mask and shift when the depth is a power of two (the
@@ -973,18 +975,70 @@ static unsigned reap(struct perf *P, const struct opts *o, uint32_t depth, uint3
 }
 
 /*
+ * This side's verification work per message, timed on this core after the run (bound.c):
+ * r->check_ns (comparing what landed) and r->stamp_ns (stamping). @both: loopback, where this
+ * core does both sides'. Two processes: the client stamps what it sends (WRITE, SEND) and
+ * compares what it reads (READ); the server rebuilds its expectation in a cache-resident slot
+ * and compares what landed (WRITE, SEND). Last: the stamping writes the slots it times.
+ */
+static void tool_costs(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                       bool both, struct result *r)
+{
+	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = o->op == OP_ATOMIC ? 8 : size;
+	bool data = o->op == OP_WRITE || o->op == OP_SEND;
+	uint8_t *src = P->conns[0].src;
+
+	r->check_ns = r->stamp_ns = 0;
+	if (both) {
+		r->check_ns = perf_check_ns(P, src, n, sz, false);
+		r->stamp_ns = o->op == OP_ATOMIC ? 0 : perf_stamp_ns(P, src, n, sz);
+	} else if (P->is_server && data) {
+		r->check_ns = perf_check_ns(P, src, n, sz, true);
+		r->stamp_ns = perf_restamp_ns(P, src, sz);
+	} else if (!P->is_server && o->op == OP_READ) {
+		r->check_ns = perf_check_ns(P, src, n, sz, false);
+	} else if (!P->is_server && data) {
+		r->stamp_ns = perf_stamp_ns(P, src, n, sz);
+	}
+}
+
+/*
+ * The NIC's goodput (nic_goodput_gbps): the run's bytes over its time less what verification
+ * could have taken from it. Its time W' is the largest of: the wall time less every side's
+ * verification; this side's busy time less its own; the peer's busy time less its own. One
+ * core (loopback) does it all one after the other, so W' is the wall time less the
+ * verification. Two processes without the peer's account (a latency test): the wall clock.
+ */
+static void nic_goodput(const struct opts *o, uint32_t size, bool both, struct result *r)
+{
+	double bits = (double)r->iters * (o->op == OP_ATOMIC ? 8 : size) * 8.0;
+	double wall = r->bw_avg_gbps > 0 ? bits / r->bw_avg_gbps : 0;
+	double mine = (double)r->iters * (r->check_ns + r->stamp_ns);
+	double peer = r->have_peer_time ? (double)r->peer_tool_ns : 0;
+	double nic = wall - mine - peer;
+
+	r->nic_goodput_gbps = r->bw_avg_gbps;
+	if (wall <= 0 || (!both && !r->have_peer_time))
+		return;
+	if ((double)r->busy_ns - mine > nic)
+		nic = (double)r->busy_ns - mine;
+	if (r->have_peer_time && (double)r->peer_busy_ns - peer > nic)
+		nic = (double)r->peer_busy_ns - peer;
+	/* Costs timed on a loaded machine can come out at or above the run's own time. */
+	if (nic > 0 && nic < wall)
+		r->nic_goodput_gbps = bits / nic;
+}
+
+/*
  * The yardsticks of the run (bound.c), on this core right after it. The bound: the same bytes
  * copied once and ICRCed once per path-MTU packet. The byte-work bound: the passes the path
- * must make (@both: loopback, both ends on this core). Loopback also times the checker and the
- * sender's stamping per message and takes their share out of the NIC's goodput
- * (nic_goodput_gbps); two processes keep the wall-clock goodput there: the data's checker runs
- * on the side that owns it.
+ * must make (@both: loopback, both ends on this core). Then this side's verification costs and
+ * the NIC's goodput with them taken out.
  */
 static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                            bool both, struct result *r)
 {
 	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = o->op == OP_ATOMIC ? 8 : size;
-	double wall_ns, nic_ns;
 
 	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1, 0);
 	/* Two processes: one copy, the PMD's out of the MR where the port takes payloads
@@ -996,16 +1050,8 @@ static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth,
 	    P, P->conns[0].src, n, sz, o->mtu,
 	    both || (rfw_port_tx_copies(P->a.port) && !rfw_port_tx_ref(P->a.port)) ? 2 : 1,
 	    both ? 2 : 1, rfw_port_tx_ref(P->a.port) ? 0 : o->tx_ref_min);
-	r->check_ns = perf_check_ns(P, P->conns[0].src, n, sz, !both);
-	r->nic_goodput_gbps = r->bw_avg_gbps;
-	if (!both || r->bw_avg_gbps <= 0)
-		return;
-	/* Last: it stamps the slots the measurements above read. */
-	r->stamp_ns = o->op == OP_ATOMIC ? 0 : perf_stamp_ns(P, P->conns[0].src, n, sz);
-	wall_ns = (double)r->iters * sz * 8.0 / r->bw_avg_gbps;
-	nic_ns = wall_ns - (double)r->iters * (r->check_ns + r->stamp_ns);
-	if (nic_ns > 0)
-		r->nic_goodput_gbps = (double)r->iters * sz * 8.0 / nic_ns;
+	tool_costs(P, o, depth, size, both, r);
+	nic_goodput(o, size, both, r);
 }
 
 int cmp_u64(const void *a, const void *b)
@@ -1142,7 +1188,7 @@ static void conns_down(struct perf *P, const struct opts *o)
 struct driver {
 	int (*post)(struct perf *P, struct conn *c, uint32_t qi, const struct opts *o,
 	            uint32_t depth, uint32_t size, uint64_t k, uint32_t n, uint64_t t);
-	void (*poll)(struct perf *P);
+	unsigned (*poll)(struct perf *P); /* the frames the NIC moved */
 	unsigned (*reap)(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
 	                 struct result *r);
 };
@@ -1229,12 +1275,14 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 		conn_ready(P, qi);
 	}
 	/* One clock read per round, the NIC's own at its poll (a TSC read of the tool's own per
-	 * round showed as 4-5 % of a process in this VM). */
-	uint64_t t = now_ns(P);
+	 * round showed as 4-5 % of a process in this VM). A round runs from one poll's clock to
+	 * the next; it is busy when its poll moved a frame or its reap found a completion. */
+	uint64_t t = now_ns(P), t_round = t;
+	bool busy = true;
 
 	while (done < target) {
 		uint32_t nready = P->nready;
-		unsigned got;
+		unsigned got, moved;
 
 		/* Only the QPs reap queued: posting never queues one, so the list is stable. */
 		P->nready = 0;
@@ -1244,10 +1292,13 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 			post_lists(P, o, d, qi, depth, size, timed ? UINT64_MAX : iters,
 			           !timed || t < deadline, t);
 		}
-		d->poll(P);
+		moved = d->poll(P);
 		got = d->reap(P, o, depth, size, r);
 		done += got;
 		t = rfw_nic_now_ns(P->a.nic);
+		r->busy_ns += busy ? t - t_round : 0;
+		t_round = t;
+		busy = moved != 0 || got != 0;
 		if (got != 0) {
 			last_progress = t;
 			win_done += got;
@@ -1275,6 +1326,7 @@ static uint64_t bw_loop(struct perf *P, const struct opts *o, const struct drive
 		}
 	}
 	*t_end = now_ns(P);
+	r->busy_ns += busy ? *t_end - t_round : 0;
 	return done;
 }
 
@@ -1673,7 +1725,18 @@ static void print_result(const struct opts *o, const struct result *r)
 		       unit(o, r->byte_work_bound_gbps), o->gbits ? "Gb/s" : "MB/s", r->check_ns,
 		       r->stamp_ns, unit(o, r->nic_goodput_gbps), o->gbits ? "Gb/s" : "MB/s",
 		       r->nic_goodput_gbps / r->byte_work_bound_gbps);
+	if (!o->lat && r->have_peer_time && r->iters > 0)
+		printf("   busy %.1f ns/message here, %.1f at the peer (its verification %.1f of "
+		       "it)\n",
+		       (double)r->busy_ns / (double)r->iters,
+		       (double)r->peer_busy_ns / (double)r->iters,
+		       (double)r->peer_tool_ns / (double)r->iters);
 	fflush(stdout);
+}
+
+static double per_msg(const struct result *r, uint64_t ns)
+{
+	return r->iters > 0 ? (double)ns / (double)r->iters : 0;
 }
 
 /* Non-zero counters of one side: transport (rfw_dev_counters) and NIC (rfw_nic_ctr). */
@@ -1738,8 +1801,14 @@ static int write_json(struct perf *P, const struct opts *o, const struct result 
 		                                    : 0.0,
 		        r->check_ns, r->stamp_ns, r->nic_goodput_gbps);
 		if (!o->lat)
-			fprintf(f, ", \"cq_mod\": %u, \"post_list\": %u, \"completions\": %" PRIu64,
-			        r->cq_mod, r->post_list, r->completions);
+			fprintf(f,
+			        ", \"cq_mod\": %u, \"post_list\": %u, \"completions\": %" PRIu64
+			        ", \"busy_ns_per_msg\": %.2f",
+			        r->cq_mod, r->post_list, r->completions, per_msg(r, r->busy_ns));
+		if (r->have_peer_time)
+			fprintf(f,
+			        ", \"peer_busy_ns_per_msg\": %.2f, \"peer_tool_ns_per_msg\": %.2f",
+			        per_msg(r, r->peer_busy_ns), per_msg(r, r->peer_tool_ns));
 		if (o->lat)
 			fprintf(f,
 			        ", \"t_min_us\": %.3f, \"t_max_us\": %.3f, \"t_typical_us\": %.3f, "
@@ -2147,9 +2216,9 @@ static bool wait_for_msg(struct perf *P, const uint8_t *got, const uint8_t *want
 	}
 }
 
-static void client_poll(struct perf *P)
+static unsigned client_poll(struct perf *P)
 {
-	rfw_nic_poll(P->a.nic);
+	return rfw_nic_poll(P->a.nic);
 }
 
 static const struct driver client_driver = {
@@ -2237,14 +2306,17 @@ static void client_run(struct perf *P, const struct opts *o, uint32_t depth, uin
 
 #define server_fail check_fail
 
-/* Completions at the server: WRITE-with-immediate and SEND data are checked here. */
-static void server_reap(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
-                        struct result *r)
+/* Completions at the server: WRITE-with-immediate and SEND data are checked here. Returns
+ * how many it took. */
+static unsigned server_reap(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
+                            struct result *r)
 {
 	struct rfw_wc wc[32];
+	unsigned total = 0;
 	int n, i;
 
 	while ((n = rfw_poll_cq(P->a.cq, 32, wc)) > 0) {
+		total += (unsigned)n;
 		for (i = 0; i < n; i++) {
 			int qi = conn_index(P, wc[i].qp_num, o->qps);
 			struct conn *c;
@@ -2314,6 +2386,7 @@ static void server_reap(struct perf *P, const struct opts *o, uint32_t depth, ui
 	}
 	if (n < 0)
 		die("rfw_poll_cq", n);
+	return total;
 }
 
 /* WRITE latency at the server: when QP 0's slot shows ping k (its last bytes), check it whole
@@ -2393,19 +2466,25 @@ static void server_check_atomics(struct perf *P, const struct opts *o, uint64_t 
 static void server_run(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                        struct result *r, struct rfw_oob_result *client)
 {
-	bool have_client = false;
-	uint64_t t_client = 0, t_check = 0, t;
+	bool have_client = false, busy = false;
+	uint64_t t_client = 0, t_check = 0, t, t_round = 0;
 
 	for (;;) {
-		rfw_nic_poll(P->a.nic);
-		server_reap(P, o, depth, size, r);
+		unsigned work = rfw_nic_poll(P->a.nic);
+
+		/* The clock is the NIC's own, read at its poll (as bw_loop's): a TSC read of the
+		 * tool's own per poll showed as 4 % of the server in this VM. A round runs from one
+		 * poll's clock to the next, busy as bw_loop's: its poll moved a frame or its reap
+		 * found a completion. */
+		t = rfw_nic_now_ns(P->a.nic);
+		r->busy_ns += busy ? t - t_round : 0;
+		t_round = t;
+		work += server_reap(P, o, depth, size, r);
+		busy = work != 0;
 		if (o->lat && o->op == OP_WRITE)
 			server_pong(P, o, depth, size, r);
 		/* The socket (a syscall) and the sum over the QPs once a millisecond, not per poll:
-		 * at 1 QP the recv() of every poll cost the server most of its time. The clock is
-		 * the NIC's own, read at its poll (as bw_loop's): a TSC read of the tool's own per
-		 * poll showed as 4 % of the server in this VM. */
-		t = rfw_nic_now_ns(P->a.nic);
+		 * at 1 QP the recv() of every poll cost the server most of its time. */
 		if (t - t_check < SERVER_CHECK_NS)
 			continue;
 		t_check = t;
@@ -2425,6 +2504,7 @@ static void server_run(struct perf *P, const struct opts *o, uint32_t depth, uin
 			break;
 		}
 	}
+	r->busy_ns += busy ? now_ns(P) - t_round : 0;
 	r->iters = o->op == OP_READ || o->op == OP_ATOMIC ? client->messages : remote_recvd(P, o);
 	if (o->op == OP_ATOMIC)
 		server_check_atomics(P, o, client->messages);
@@ -2738,6 +2818,16 @@ static struct rfw_oob_result server_result(struct perf *P, const struct opts *o,
 	server_run(P, o, depth, size, res, &client);
 	mine.messages = res->iters;
 	mine.checked_bytes = res->checked_bytes;
+	/* A bandwidth run: this core's account, for the client's NIC goodput (nic_goodput). */
+	if (!o->lat) {
+		double tool;
+
+		tool_costs(P, o, depth, size, false, res);
+		tool = (double)res->iters * (res->check_ns + res->stamp_ns);
+		mine.has_time = true;
+		mine.busy_ns = res->busy_ns;
+		mine.tool_ns = tool < (double)res->busy_ns ? (uint64_t)tool : res->busy_ns;
+	}
 	/* What this side had to check: WRITE and SEND data (every message the client
 	 * completed); atomics: the counters (checked in server_run). */
 	mine.verified =
@@ -2791,6 +2881,9 @@ static struct rfw_oob_result client_result(struct perf *P, const struct opts *o,
 		res->checked_bytes = peer.checked_bytes;
 	res->verified = mine.verified && peer.verified && res->iters > 0 &&
 	                res->checked_bytes == res->iters * msg_bytes;
+	res->have_peer_time = peer.has_time && !o->lat;
+	res->peer_busy_ns = peer.busy_ns;
+	res->peer_tool_ns = peer.tool_ns;
 	measure_bounds(P, o, depth, size, false, res);
 	print_result(o, res);
 	return peer;

@@ -103,9 +103,16 @@ struct result {
 	uint32_t cq_mod;
 	uint32_t post_list; /* bw: WRs per post (-l, cut to the depth) */
 	uint64_t completions;
-	/* The sender's stamping cost per message (ns, timed after the run; loopback only): taken
-	   out of nic_goodput_gbps as the checker's is. */
+	/* The sender's stamping cost per message (ns, timed after the run): taken out of
+	   nic_goodput_gbps as the checker's is. Two processes: this side's (the client's stamping
+	   of what it sends, the server's of its expectation); check_ns too. */
 	double stamp_ns;
+	/* bw: this side's time in poll rounds that did any work (ns; its rounds that found nothing
+	   to do are idle), and the peer's account of its own (two processes, when it gave one:
+	   its busy time and its verification's share of it, ns). */
+	uint64_t busy_ns;
+	bool have_peer_time;
+	uint64_t peer_busy_ns, peer_tool_ns;
 	/* latency, us */
 	double t_min, t_max, t_typ, t_avg, t_stdev, p99, p999;
 };
@@ -115,8 +122,10 @@ struct result {
 double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
                              uint32_t mtu, unsigned copies, unsigned icrcs, uint32_t fuse_min);
 double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size, bool hot);
-/* bound.c: the sender's stamping cost of one @size-byte message over @nslots slots (ns). */
+/* bound.c: the sender's stamping cost of one @size-byte message over @nslots slots (ns); the
+ * two-process checker's stamping of its expectation, one cache-resident @slot (ns). */
 double perf_stamp_ns(struct perf *P, uint8_t *src, uint32_t nslots, uint32_t size);
+double perf_restamp_ns(struct perf *P, uint8_t *slot, uint32_t size);
 
 /* Latency columns of @r from @n samples in ns (sorted here). */
 void lat_stats(uint64_t *lat, uint64_t n, struct result *r);
