@@ -95,9 +95,10 @@ struct result {
 	   both ends' (two copies, two ICRCs); two processes, this side's (two copies, one ICRC:
 	   memif copies between the mbuf and its ring). */
 	double byte_work_bound_gbps;
-	/* The checker's cost per message (ns, timed after the run) and the goodput with it taken
-	   out (loopback; two processes: the wall-clock goodput). byte_work_ratio is
-	   nic_goodput_gbps / byte_work_bound_gbps. */
+	/* The checker's cost per message (ns, timed after the run) and the goodput with every
+	   side's verification taken out (perf.c nic_goodput; two processes without the peer's
+	   account: the wall-clock goodput). byte_work_ratio is nic_goodput_gbps /
+	   byte_work_bound_gbps. */
 	double check_ns, nic_goodput_gbps;
 	/* bw: a completion every cq_mod messages (-Q, cut to the depth); send completions polled */
 	uint32_t cq_mod;
