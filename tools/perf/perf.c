@@ -2467,10 +2467,11 @@ static void server_run(struct perf *P, const struct opts *o, uint32_t depth, uin
                        struct result *r, struct rfw_oob_result *client)
 {
 	bool have_client = false, busy = false;
-	uint64_t t_client = 0, t_check = 0, t, t_round = 0;
+	uint64_t t_client = 0, t_check = 0, t_round = 0;
 
 	for (;;) {
 		unsigned work = rfw_nic_poll(P->a.nic);
+		uint64_t t;
 
 		/* The clock is the NIC's own, read at its poll (as bw_loop's): a TSC read of the
 		 * tool's own per poll showed as 4 % of the server in this VM. A round runs from one
