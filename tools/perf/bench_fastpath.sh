@@ -183,9 +183,16 @@ print(f"| loopback 64 B WRITE, one core, NIC rate [M/s] | {runs_s(nic64)} | "
 # nic_goodput_gbps: the wall time less each side's verification, or the busier side's time
 # less its own, whichever is longer), the wall-clock figure beside it.
 mnic64 = [r["nic_goodput_gbps"] * 1e3 / 8 / 64 for r in mf64]
+def busy_s(rs, unit, scale):
+    # Each side's busy time a message (median), the sender first: which one limits the pair.
+    c = [r.get("busy_ns_per_msg", 0) / scale for r in rs]
+    s = [r.get("peer_busy_ns_per_msg", 0) / scale for r in rs]
+    if not all(s):
+        return "busy: no server account"
+    return f"busy {med(c):.{0 if scale == 1 else 2}f} sender, {med(s):.{0 if scale == 1 else 2}f} receiver {unit}/msg"
 print(f"| memif 64 B WRITE, a core per side, NIC rate [M/s] | {runs_s(mnic64)} | "
       f"{med(mnic64):.2f} | wall {med(col(mf64, 'msg_rate_mpps')):.2f} M/s; "
-      f"{pmd_s(pmd64, '{:.2f}', 'M/s')}; "
+      f"{busy_s(mf64, 'ns', 1)}; {pmd_s(pmd64, '{:.2f}', 'M/s')}; "
       f"byte-work {med(col(mf64, 'byte_work_bound_gbps')) / 8 / 64 * 1e3:.1f} M/s | >= 10 |")
 print(f"| loopback 64 KiB WRITE, byte_work_ratio | {runs_s(col(lb64k, 'byte_work_ratio'), '{:.3f}')} | "
       f"{med(col(lb64k, 'byte_work_ratio')):.3f} | byte-work {med(col(lb64k, 'byte_work_bound_gbps')):.1f} Gb/s; NIC goodput "
@@ -193,14 +200,15 @@ print(f"| loopback 64 KiB WRITE, byte_work_ratio | {runs_s(col(lb64k, 'byte_work
       f"{med(col(lb64k, 'check_ns_per_msg')) / 1e3:.2f}, stamp {med(col(lb64k, 'stamp_ns_per_msg')) / 1e3:.2f} us/msg | >= 0.6 |")
 print(f"| memif 64 KiB WRITE, NIC goodput [Gb/s] | {runs_s(col(mf64k, 'nic_goodput_gbps'), '{:.1f}')} | "
       f"{med(col(mf64k, 'nic_goodput_gbps')):.1f} | wall {med(col(mf64k, 'bw_average_gbps')):.1f} "
-      f"({runs_s(col(mf64k, 'bw_average_gbps'), '{:.1f}')}); {pmd_s(pmd64k, '{:.1f}', 'Gb/s')}; "
+      f"({runs_s(col(mf64k, 'bw_average_gbps'), '{:.1f}')}); {busy_s(mf64k, 'us', 1e3)}; "
+      f"{pmd_s(pmd64k, '{:.1f}', 'Gb/s')}; "
       f"byte-work {med(col(mf64k, 'byte_work_bound_gbps')):.1f} Gb/s; payload copied "
       f"(--tx-ref-min 0) NIC {med(col(mf64kc, 'nic_goodput_gbps')):.1f}, wall "
       f"{med(col(mf64kc, 'bw_average_gbps')):.1f} Gb/s | >= 60 |")
 print(f"| memif 64 KiB WRITE, the receiver on memif's zero-copy client, NIC goodput [Gb/s] | "
       f"{runs_s(col(mf64kz, 'nic_goodput_gbps'), '{:.1f}')} | "
       f"{med(col(mf64kz, 'nic_goodput_gbps')):.1f} | wall {med(col(mf64kz, 'bw_average_gbps')):.1f} "
-      f"Gb/s; the receiver's RX takes the ring's buffers: no copy out of the ring | >= 60 |")
+      f"Gb/s; {busy_s(mf64kz, 'us', 1e3)}; the receiver's RX takes the ring's buffers: no copy out of the ring | >= 60 |")
 print(f"| Estats on, 64 B message rate cost [%] | {runs_s(cost, '{:.1f}')} | {med(cost):.1f} | "
       f"off {med(col(lb64, 'msg_rate_mpps')):.2f}, on {med(col(lb64e, 'msg_rate_mpps')):.2f} M/s | <= 5 |")
 bp = [os.path.join(d, f"budget_{e}.json") for e in ("off", "on")]
