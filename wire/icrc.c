@@ -534,7 +534,7 @@ uint32_t rfw_crc_copy(uint32_t crc, uint8_t *dst, const uint8_t *src, size_t len
 	}
 #endif
 	memcpy(dst + n, src + n, len - n);
-	return crc32_gzip_refl(crc, src + n, len - n);
+	return rfw_icrc_extend(crc, src + n, len - n);
 }
 
 bool rfw_frame_icrc_ok(const uint8_t *buf, const struct rfw_frame_view *v)

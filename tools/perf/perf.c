@@ -647,6 +647,12 @@ static unsigned poll_both(struct perf *P)
 /* k % depth and (k / depth) & 1, by mask and shift when the depth is a power of two (the
  * defaults: bw 128, lat 1): a 64-bit divide per post and per check cost the 64 B message rate
  * some 40 cycles each. */
+/* The bytes of one message: an atomic's 8, else the run's size. */
+static inline uint32_t msg_bytes(const struct opts *o, uint32_t size)
+{
+	return o->op == OP_ATOMIC ? 8 : size;
+}
+
 static inline uint64_t kslot(uint64_t k, uint32_t depth)
 {
 	return (depth & (depth - 1)) == 0 ? k & (depth - 1) : k % depth;
@@ -812,7 +818,7 @@ static inline __attribute__((always_inline)) void
 check_send_wc(struct perf *P, const struct opts *o, struct conn *c, uint32_t qi, uint64_t k,
               uint32_t depth, uint32_t size, struct result *r)
 {
-	uint8_t *dst = c->dst + kslot(k, depth) * (size_t)(o->op == OP_ATOMIC ? 8 : size);
+	uint8_t *dst = c->dst + kslot(k, depth) * (size_t)msg_bytes(o, size);
 	uint64_t v;
 
 	if (o->corrupt_one && qi == 0 && k == P->corrupt_at && o->op != OP_SEND)
@@ -984,7 +990,7 @@ static unsigned reap(struct perf *P, const struct opts *o, uint32_t depth, uint3
 static void tool_costs(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                        bool both, struct result *r)
 {
-	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = o->op == OP_ATOMIC ? 8 : size;
+	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = msg_bytes(o, size);
 	bool data = o->op == OP_WRITE || o->op == OP_SEND;
 	uint8_t *src = P->conns[0].src;
 
@@ -1002,6 +1008,12 @@ static void tool_costs(struct perf *P, const struct opts *o, uint32_t depth, uin
 	}
 }
 
+/* This side's verification over the run (ns): its messages by its costs (tool_costs). */
+static double tool_total_ns(const struct result *r)
+{
+	return (double)r->iters * (r->check_ns + r->stamp_ns);
+}
+
 /*
  * The NIC's goodput (nic_goodput_gbps): the run's bytes over its time less what verification
  * could have taken from it. Its time W' is the largest of: the wall time less every side's
@@ -1011,9 +1023,9 @@ static void tool_costs(struct perf *P, const struct opts *o, uint32_t depth, uin
  */
 static void nic_goodput(const struct opts *o, uint32_t size, bool both, struct result *r)
 {
-	double bits = (double)r->iters * (o->op == OP_ATOMIC ? 8 : size) * 8.0;
+	double bits = (double)r->iters * msg_bytes(o, size) * 8.0;
 	double wall = r->bw_avg_gbps > 0 ? bits / r->bw_avg_gbps : 0;
-	double mine = (double)r->iters * (r->check_ns + r->stamp_ns);
+	double mine = tool_total_ns(r);
 	double peer = r->have_peer_time ? (double)r->peer_tool_ns : 0;
 	double nic = wall - mine - peer;
 
@@ -1038,7 +1050,7 @@ static void nic_goodput(const struct opts *o, uint32_t size, bool both, struct r
 static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                            bool both, struct result *r)
 {
-	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = o->op == OP_ATOMIC ? 8 : size;
+	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = msg_bytes(o, size);
 
 	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1, 0);
 	/* Two processes: one copy, the PMD's out of the MR where the port takes payloads
@@ -1365,10 +1377,10 @@ static void run_figures(const struct opts *o, uint32_t size, uint64_t done, uint
                         uint64_t t_end, uint64_t *lat, struct result *r)
 {
 	double secs = (double)(t_end - t_start) / 1e9;
-	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	uint64_t mb = msg_bytes(o, size);
 
 	r->iters = done;
-	r->bw_avg_gbps = secs > 0 ? (double)done * msg_bytes * 8.0 / 1e9 / secs : 0;
+	r->bw_avg_gbps = secs > 0 ? (double)done * mb * 8.0 / 1e9 / secs : 0;
 	r->mpps = secs > 0 ? (double)done / secs / 1e6 : 0;
 	if (r->bw_peak_gbps < r->bw_avg_gbps)
 		r->bw_peak_gbps = r->bw_avg_gbps;
@@ -1653,8 +1665,7 @@ static void run_size(struct perf *P, const struct opts *o, uint32_t size, struct
 	if (o->op == OP_ATOMIC)
 		check_atomics(P, o);
 	run_figures(o, size, done, t_start, t_end, lat, r);
-	r->verified =
-	    !P->failed && done > 0 && r->checked_bytes == done * (o->op == OP_ATOMIC ? 8 : size);
+	r->verified = !P->failed && done > 0 && r->checked_bytes == done * msg_bytes(o, size);
 	measure_bounds(P, o, depth, size, true, r);
 }
 
@@ -2812,7 +2823,7 @@ static void client_connect(struct perf *P, const struct opts *o, uint32_t depth,
 static struct rfw_oob_result server_result(struct perf *P, const struct opts *o, uint32_t depth,
                                            uint32_t size, struct result *res)
 {
-	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	uint64_t mb = msg_bytes(o, size);
 	struct rfw_oob_result mine = {0}, client;
 	struct rfw_oob_msg m;
 
@@ -2824,7 +2835,7 @@ static struct rfw_oob_result server_result(struct perf *P, const struct opts *o,
 		double tool;
 
 		tool_costs(P, o, depth, size, false, res);
-		tool = (double)res->iters * (res->check_ns + res->stamp_ns);
+		tool = tool_total_ns(res);
 		mine.has_time = true;
 		mine.busy_ns = res->busy_ns;
 		mine.tool_ns = tool < (double)res->busy_ns ? (uint64_t)tool : res->busy_ns;
@@ -2834,7 +2845,7 @@ static struct rfw_oob_result server_result(struct perf *P, const struct opts *o,
 	mine.verified =
 	    !P->failed &&
 	    (o->op == OP_READ || o->op == OP_ATOMIC ||
-	     (res->iters == client.messages && res->checked_bytes == client.messages * msg_bytes));
+	     (res->iters == client.messages && res->checked_bytes == client.messages * mb));
 	snprintf(mine.error, sizeof(mine.error), "%s", P->first_err);
 	m = (struct rfw_oob_msg){.type = RFW_OOB_RESULT, .u.result = mine};
 	if (rfw_oob_send(P->oob_fd, &m) != 0)
@@ -2857,7 +2868,7 @@ static struct rfw_oob_result server_result(struct perf *P, const struct opts *o,
 static struct rfw_oob_result client_result(struct perf *P, const struct opts *o, uint32_t depth,
                                            uint32_t size, struct result *res)
 {
-	uint64_t msg_bytes = o->op == OP_ATOMIC ? 8 : size;
+	uint64_t mb = msg_bytes(o, size);
 	struct rfw_oob_result mine = {0}, peer;
 	struct rfw_oob_msg m;
 
@@ -2881,7 +2892,7 @@ static struct rfw_oob_result client_result(struct perf *P, const struct opts *o,
 	if (o->op == OP_WRITE || o->op == OP_SEND)
 		res->checked_bytes = peer.checked_bytes;
 	res->verified = mine.verified && peer.verified && res->iters > 0 &&
-	                res->checked_bytes == res->iters * msg_bytes;
+	                res->checked_bytes == res->iters * mb;
 	res->have_peer_time = peer.has_time && !o->lat;
 	res->peer_busy_ns = peer.busy_ns;
 	res->peer_tool_ns = peer.tool_ns;
