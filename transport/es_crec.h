@@ -240,6 +240,22 @@ static inline struct rfw_es_crec *rfw_es_ring_claim(struct rfw_es_ring *r)
 }
 
 /*
+ * A CQ side entry @e into ring slot @c, T6's offset @d6 and @meta in. By fields, each load as
+ * wide as the completion's store of it (often still in the store buffer when its CQE is
+ * polled): a struct copy's 16-byte load over those 4-byte stores stalled store forwarding, half
+ * of the poll's time with Estats on. Volatile keeps the compiler from merging the loads again.
+ */
+static inline void rfw_es_crec_copy(struct rfw_es_crec *c, const struct rfw_es_crec *e, int32_t d6,
+                                    uint32_t meta)
+{
+	c->t1 = e->t1;
+	for (unsigned k = 0; k < 4; k++)
+		c->d[k] = *(const volatile int32_t *)&e->d[k];
+	c->d[4] = d6;
+	c->meta = meta;
+}
+
+/*
  * A polled CQ side entry @e (meta @meta, read before the poll cleared it) with T6 @t6, of QP
  * slot @slot, into @ring as it is, T6's offset and the slot added: no repacking, the ring's
  * records having the side entry's layout. False, nothing done: the record is wide (or its T6
@@ -257,15 +273,7 @@ static inline bool rfw_es_cqe_to_ring(struct rfw_es_ring *ring, const struct rfw
 	c = rfw_es_ring_claim(ring);
 	if (c == NULL)
 		return true;
-	/* By fields, each load as wide as the completion's store of it (often still in the store
-	 * buffer when its CQE is polled): a struct copy's 16-byte load over those 4-byte stores
-	 * stalled store forwarding, half of the poll's time with Estats on. Volatile keeps the
-	 * compiler from merging the loads again. */
-	c->t1 = e->t1;
-	for (unsigned k = 0; k < 4; k++)
-		c->d[k] = *(const volatile int32_t *)&e->d[k];
-	c->d[4] = (int32_t)d6;
-	c->meta = meta | 32u << 20 | slot;
+	rfw_es_crec_copy(c, e, (int32_t)d6, meta | 32u << 20 | slot);
 	rfw_es_ring_publish(ring, 1);
 	return true;
 }

@@ -165,7 +165,7 @@ static inline bool es_trig_open(const struct rfw_es_qp *es)
 }
 
 /* Record one WQE's timestamps (@have: bit i set when t[i] is known): every record but the
- * packed ring's fast path in rfw_es_polled. */
+ * packed ring's fast paths (es_polled_one, es_burst_run). */
 static void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t now)
 {
 	struct rfw_es_qp *es = qp->es;
@@ -271,9 +271,9 @@ void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_st
 }
 
 /* The record of a polled CQ side entry, whole, and where it goes when it is not a narrow one
- * for the device's ring (rfw_es_polled): bins in place, a sink, or the ring, two slots. */
-void rfw_es_polled_slow(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
-                        struct rfw_qp *qp, uint32_t meta)
+ * for the device's ring (es_polled_one): bins in place, a sink, or the ring, two slots. */
+static void es_polled_slow(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
+                           struct rfw_qp *qp, uint32_t meta)
 {
 	struct rfw_es_rec r;
 
@@ -281,14 +281,173 @@ void rfw_es_polled_slow(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct
 	es_record(qp, &r, t6);
 }
 
-/* The trigger fires for a record rfw_es_polled pushed: its times and wr_id, whole. */
-void rfw_es_polled_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
-                        struct rfw_qp *qp, uint32_t meta)
+/* The trigger fires for a record es_polled_one or a run pushed: its times and wr_id, whole. */
+static void es_polled_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
+                           struct rfw_qp *qp, uint32_t meta)
 {
 	struct rfw_es_rec r;
 
 	rfw_es_cqe_unpack(&r, &cq->es[i], meta, &cq->es_wide[i], t6, qp->qpn, wc->wr_id);
 	es_trigger(qp->es, &r, t6);
+}
+
+/*
+ * The CQE at ring position @idx, copied to @wc, was polled at @now: its record, alone (a run's
+ * way, es_burst_run, is the usual one). A narrow record of a QP whose records go to the
+ * device's ring is the side entry copied into the ring with T6 and the slot added.
+ */
+static void es_polled_one(struct rfw_cq *cq, uint32_t idx, uint64_t now, const struct rfw_wc *wc)
+{
+	uint32_t i = idx & cq->mask;
+	struct rfw_es_crec *e = &cq->es[i];
+	uint32_t meta = e->meta, slot = wc->qp_num - cq->dev->attr.qpn_base;
+	struct rfw_es_ring *ring = cq->dev->es_ring;
+	struct rfw_es_qp *es;
+	struct rfw_qp *qp;
+	uint64_t t5, t6;
+
+	if (!RFW_ES_META_HAVE(meta))
+		return; /* a receive completion, or none kept */
+	e->meta = 0;
+	/* The CQE names its QP: qp_num is its QPN, slot + qpn_base (QP1's too). */
+	qp = slot < cq->dev->attr.max_qp ? cq->dev->qps[slot] : NULL;
+	if (qp == NULL || (es = qp->es) == NULL)
+		return;
+	t5 = rfw_es_cqe_t5(e, meta, &cq->es_wide[i]);
+	t6 = now > t5 ? now : t5;
+	if (!es->ring || ring == NULL || !rfw_es_cqe_to_ring(ring, e, meta, t6, slot)) {
+		es_polled_slow(cq, i, t6, wc, qp, meta);
+		return;
+	}
+	if (t6 >= es->twin_end)
+		rfw_es_trig_window(es, t6);
+	es->handed++;
+	/* The trigger's test from what is at hand; its record only when it fires. */
+	if (es->threshold_ns && es->trig_armed && !es->trig_pending && t6 > e->t1 &&
+	    t6 - e->t1 > es->threshold_ns)
+		es_polled_trig(cq, i, t6, wc, qp, meta);
+}
+
+static inline uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Free slots of @r from prod, at least @want if the consumer has made them (its index read
+ * only when the cached one says fewer). */
+static uint32_t es_ring_free(struct rfw_es_ring *r, uint32_t want)
+{
+	uint32_t free = r->mask + 1 - (r->prod - r->cons_seen);
+
+	if (free < want) {
+		r->cons_seen = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+		free = r->mask + 1 - (r->prod - r->cons_seen);
+	}
+	return free;
+}
+
+/* Above this T6 - T1, a record fires the trigger (UINT64_MAX: it cannot now). */
+static inline uint64_t es_trig_lim(const struct rfw_es_qp *es)
+{
+	return es_trig_open(es) ? es->threshold_ns : UINT64_MAX;
+}
+
+/* A record of a run crossed its QP's trigger window or threshold: as es_polled_one does. */
+static __attribute__((noinline)) void es_run_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6,
+                                                  const struct rfw_wc *wc, struct rfw_qp *qp,
+                                                  uint32_t meta)
+{
+	struct rfw_es_qp *es = qp->es;
+	uint64_t t1 = cq->es[i].t1;
+
+	if (t6 >= es->twin_end)
+		rfw_es_trig_window(es, t6);
+	if (es_trig_open(es) && t6 > t1 && t6 - t1 > es->threshold_ns)
+		es_polled_trig(cq, i, t6, wc, qp, meta);
+}
+
+/*
+ * The polled CQEs @j.. of one QP (wc[j]'s) whose records take the usual way: narrow, to the
+ * device's ring. Written into the ring with T6 and the slot added, as rfw_es_cqe_to_ring does,
+ * the QP looked up once and the ring published once for the run. Returns the next CQE to
+ * look at; a CQE that cannot start a run goes through es_polled_one alone.
+ */
+static int es_burst_run(struct rfw_cq *cq, struct rfw_es_ring *ring, uint32_t idx, int j, int n,
+                        uint64_t now, const struct rfw_wc *wc)
+{
+	const struct rfw_dev *dev = cq->dev;
+	const uint32_t qpn = wc[j].qp_num, slot = qpn - dev->attr.qpn_base;
+	struct rfw_qp *qp = slot < dev->attr.max_qp ? dev->qps[slot] : NULL;
+	struct rfw_es_qp *es = qp != NULL ? qp->es : NULL;
+	struct rfw_es_crec *const side = cq->es, *const q = ring->q;
+	const uint32_t cmask = cq->mask, rmask = ring->mask, add = 32u << 20 | slot;
+	uint32_t w = ring->prod, i = idx + (uint32_t)j, end;
+	const uint32_t i0 = i;
+	uint64_t twin_end, lim, t6 = 0;
+	uint32_t cross = 0; /* the meta of the record that crossed; 0: none did */
+
+	if (es == NULL || !es->ring)
+		goto one;
+	/* No more CQEs than free slots: each takes at most one. */
+	end = i + min_u32(es_ring_free(ring, (uint32_t)(n - j)), (uint32_t)(n - j));
+	twin_end = es->twin_end;
+	lim = es_trig_lim(es);
+	for (; i != end && wc[i - idx].qp_num == qpn; i++) {
+		struct rfw_es_crec *e = &side[i & cmask];
+		uint32_t meta = e->meta;
+		uint64_t t1 = e->t1, t5 = t1 + (uint64_t)(int64_t)e->d[3];
+		int64_t d6;
+
+		t6 = now > t5 ? now : t5;
+		d6 = (int64_t)(t6 - t1);
+
+		if (!RFW_ES_META_HAVE(meta))
+			continue; /* a receive completion, or none kept */
+		if ((meta & RFW_ES_WIDE << 20) || ((uint64_t)d6 + 0x80000000u) >> 32)
+			break; /* wide: es_polled_one's */
+		rfw_es_crec_copy(&q[w & rmask], e, (int32_t)d6, meta | add);
+		rfw_es_prefetch_w(&q[(w + 16) & rmask]); /* as rfw_es_ring_publish */
+		w++;
+		e->meta = 0;
+		/* The trigger's window or threshold crossed (one test for both: a negative d6
+		 * passes it too, es_run_trig tests exactly): the run ends after this record. */
+		if (__builtin_expect((t6 >= twin_end) | ((uint64_t)d6 > lim), 0)) {
+			cross = meta;
+			i++;
+			break;
+		}
+	}
+	if (w != ring->prod) {
+		es->handed += w - ring->prod;
+		rfw_es_ring_publish(ring, w - ring->prod);
+	}
+	if (cross)
+		es_run_trig(cq, (i - 1) & cmask, t6, &wc[i - 1 - idx], qp, cross);
+	if (i != i0)
+		return (int)(i - idx);
+one:
+	es_polled_one(cq, i, now, &wc[i - idx]);
+	return (int)(i - idx) + 1;
+}
+
+/*
+ * The records of @n CQEs polled at @now, ring positions @idx.., copied to @wc: what
+ * es_polled_one does for each, in one call. Runs of one QP's CQEs whose records go to the
+ * device's ring are written together (es_burst_run); the ring keeps the poll's order.
+ */
+void rfw_es_polled_burst(struct rfw_cq *cq, uint32_t idx, int n, uint64_t now,
+                         const struct rfw_wc *wc)
+{
+	struct rfw_es_ring *ring = cq->dev->es_ring;
+	int j = 0;
+
+	if (ring == NULL) {
+		for (; j < n; j++)
+			es_polled_one(cq, idx + (uint32_t)j, now, &wc[j]);
+		return;
+	}
+	while (j < n)
+		j = es_burst_run(cq, ring, idx, j, n, now, wc);
 }
 
 int rfw_qp_estats_info(const struct rfw_qp *qp, struct rfw_es_info *info)

@@ -620,7 +620,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 	if (rc < 0)
 		return rc;
 	if (qp->es)
-		rfw_es_tx(w, qp->now, qp->req.off == 0, last);
+		rfw_es_tx(w, qp->now, last);
 	if (rfw_wqe_is_rd_atomic(w)) {
 		rd_out_push(qp, rfw_psn_add(qp->req.psn, npsn));
 		if (last)

@@ -602,16 +602,17 @@ struct rfw_es_qp {
 };
 int rfw_es_qp_alloc(struct rfw_qp *qp);
 void rfw_es_qp_free(struct rfw_qp *qp);
-/* The requester handed a first-transmission packet of @w to the host at @now (inline: once
- * per packet sent): its first packet is T2, its last T3. The first packet goes out no later
- * than the last, so once T3 is known every packet is a retransmission and moves nothing. */
-static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool first, bool last)
+/* The requester handed a packet of @w to the host at @now (inline: once per packet sent): its
+ * first packet is T2, its last T3. A WQE's first transmission starts at its first packet and
+ * goes in order, so the first packet handed is the one with T2 not yet known, and once T3 is
+ * known every packet is a retransmission and moves nothing. */
+static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool last)
 {
 	struct rfw_es_wts *ts = &w->es;
 
 	if (ts->have & 4)
 		return;
-	if (first && !(ts->have & 2)) {
+	if (!(ts->have & 2)) {
 		ts->t[1] = now;
 		ts->have |= 2;
 	}
@@ -649,50 +650,10 @@ static inline uint8_t rfw_es_status_of(enum rfw_wc_status st)
 
 /* @w, the WQE at comp.idx, completes (@cqe: it produces a CQE). */
 void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe);
-/* rfw_es_polled's cases other than a narrow record to the device's ring, and its trigger. */
-void rfw_es_polled_slow(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
-                        struct rfw_qp *qp, uint32_t meta);
-void rfw_es_polled_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6, const struct rfw_wc *wc,
-                        struct rfw_qp *qp, uint32_t meta);
 void rfw_es_trig_window(struct rfw_es_qp *es, uint64_t now);
-
-/*
- * The CQE at ring position @idx, copied to @wc, was polled at @now. Inline, once per CQE: the
- * usual case, a narrow record of a QP whose records go to the device's ring, is the side
- * entry copied into the ring with T6 and the slot added (no call, no repacking).
- */
-static inline void rfw_es_polled(struct rfw_cq *cq, uint32_t idx, uint64_t now,
-                                 const struct rfw_wc *wc)
-{
-	uint32_t i = idx & cq->mask;
-	struct rfw_es_crec *e = &cq->es[i];
-	uint32_t meta = e->meta, slot = wc->qp_num - cq->dev->attr.qpn_base;
-	struct rfw_es_ring *ring = cq->dev->es_ring;
-	struct rfw_es_qp *es;
-	struct rfw_qp *qp;
-	uint64_t t5, t6;
-
-	if (!RFW_ES_META_HAVE(meta))
-		return; /* a receive completion, or none kept */
-	e->meta = 0;
-	/* The CQE names its QP: qp_num is its QPN, slot + qpn_base (QP1's too). */
-	qp = slot < cq->dev->attr.max_qp ? cq->dev->qps[slot] : NULL;
-	if (qp == NULL || (es = qp->es) == NULL)
-		return;
-	t5 = rfw_es_cqe_t5(e, meta, &cq->es_wide[i]);
-	t6 = now > t5 ? now : t5;
-	if (!es->ring || ring == NULL || !rfw_es_cqe_to_ring(ring, e, meta, t6, slot)) {
-		rfw_es_polled_slow(cq, i, t6, wc, qp, meta);
-		return;
-	}
-	if (t6 >= es->twin_end)
-		rfw_es_trig_window(es, t6);
-	es->handed++;
-	/* The trigger's test from what is at hand; its record only when it fires. */
-	if (es->threshold_ns && es->trig_armed && !es->trig_pending && t6 > e->t1 &&
-	    t6 - e->t1 > es->threshold_ns)
-		rfw_es_polled_trig(cq, i, t6, wc, qp, meta);
-}
+/* The records of @n CQEs polled at @now, CQ ring positions @idx.., copied to @wc (estats.c). */
+void rfw_es_polled_burst(struct rfw_cq *cq, uint32_t idx, int n, uint64_t now,
+                         const struct rfw_wc *wc);
 
 /* mr.c */
 struct rfw_mr *rfw_mr_lookup(struct rfw_dev *dev, uint32_t key);

@@ -41,8 +41,10 @@
  * bytes equal to the source), a local error for a bad lkey or a LOCAL_INV that cannot
  * invalidate (only fast-registration MRs may be, IBA 10.6; rocefw has none), a retry
  * error only if packets were lost, a flush after an error; and every SEND / WRITE with
- * immediate that succeeded was received once (one that failed: at most once). A violation
- * traps (libFuzzer reports it).
+ * immediate that succeeded was received once (one that failed: at most once). A's Estats
+ * records (a ring of two slots, often full): exactly one for every send completion polled,
+ * drained or counted dropped, never more published than the ring holds, each well formed; the
+ * trigger reports only a latency above its threshold. A violation traps (libFuzzer reports it).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -79,6 +81,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  */
 #define FZ_WAIVED  0u
 #define WAIVED(it) ((FZ_WAIVED >> (it)) & 1u)
+
+/* A's Estats trigger threshold on T6 - T1: some WRs cross it as simulated time advances. */
+#define FZ_ES_THRESHOLD_NS 100000u
 
 /* What IBA prescribes for a WR when no packet was injected (the strict oracle). */
 enum expect { EXP_OK, EXP_LOCAL_ERR };
@@ -128,6 +133,11 @@ struct fz {
 	uint64_t now;
 	uint8_t impair; /* for the next exchange (record byte 1) */
 	struct book bk;
+	/* A's Estats records (docs/estats.md): a ring of 2 slots, drained after each poll of A's
+	 * CQ, so that a poll's burst (up to 8 send CQEs: the send queue) finds it full at times. */
+	struct rfw_es_ring esr;
+	struct rfw_es_crec esq[2];
+	uint64_t es_records; /* drained from the ring */
 };
 
 /* A violated oracle traps; -DFZ_DEBUG says which line first (for triage). */
@@ -457,14 +467,42 @@ static void recv_done(struct fz *f, const struct rfw_wc *wc)
 	post_recv_b(f);
 }
 
+/* A's Estats records so far: each one A's QP's (slot 0), of an op and status that exist, with
+ * T1, T5 and T6 known and in order (every WR is signaled: its record ends at its poll). */
+static void drain_es(struct fz *f)
+{
+	struct rfw_es_ring *r = &f->esr;
+
+	oracle(r->prod - r->cons <= 2); /* never more published than the ring holds */
+	while (r->cons != r->prod) {
+		const struct rfw_es_crec *c = &f->esq[r->cons & 1];
+		struct rfw_es_rec rec;
+		uint8_t have = RFW_ES_META_HAVE(c->meta);
+
+		rfw_es_unpack(&rec, c, &f->esq[(r->cons + 1) & 1], 0);
+		oracle(have != 0 && RFW_ES_META_SLOT(c->meta) == 0);
+		oracle(rec.op < RFW_ES__OPS && rec.st < RFW_ES__STATUSES);
+		oracle((rec.have & (1 | 16 | 32)) == (1 | 16 | 32));
+		oracle(rec.t[4] >= rec.t[0] && rec.t[5] >= rec.t[4]);
+		r->cons += (have & RFW_ES_WIDE) ? 2 : 1;
+		f->es_records++;
+	}
+}
+
 static void drain_cqs(struct fz *f)
 {
+	struct rfw_es_trigger tr;
 	struct rfw_wc wc[16];
 	int n;
 
-	while ((n = rfw_poll_cq(f->cq[0], 16, wc)) > 0)
+	while ((n = rfw_poll_cq(f->cq[0], 16, wc)) > 0) {
 		for (int i = 0; i < n; i++)
 			send_done(f, &wc[i]);
+		drain_es(f);
+	}
+	/* A record above the threshold, at most one an interval, is what the trigger kept. */
+	if (rfw_qp_estats_trigger(f->qp[0], &tr))
+		oracle(tr.latency_ns > FZ_ES_THRESHOLD_NS);
 	while ((n = rfw_poll_cq(f->cq[1], 16, wc)) > 0)
 		for (int i = 0; i < n; i++) {
 			oracle(wc[i].opcode & RFW_WC_RECV); /* B posts no send */
@@ -537,6 +575,9 @@ static void settle(struct fz *f)
 	}
 	pump(f, 4); /* the last ACKs, and B's receive completions */
 	drain_cqs(f);
+	/* Exactly one Estats record for every send completion polled: drained, or dropped (and
+	 * counted) when the ring was full. */
+	oracle(f->es_records + f->esr.dropped == f->bk.completed);
 	if (!f->bk.injected && !f->bk.b_failed)
 		oracle(f->bk.recv_ok >= f->bk.recv_sends_ok &&
 		       f->bk.recv_ok <= f->bk.recv_sends_ok + f->bk.recv_sends_err);
@@ -548,10 +589,18 @@ static void setup(struct fz *f, bool sr, bool srq)
 		struct rfw_dev_attr da = {.ack_every = 4,
 		                          .max_unacked_psns = 32,
 		                          .qpn_base = 17 + 10 * (uint32_t)s,
-		                          .sr_window = 64}; /* small: its wrap is reachable */
+		                          .sr_window = 64, /* small: its wrap is reachable */
+		                          .estats = s == 0,
+		                          .estats_interval_ns = 1000000,
+		                          .estats_threshold_ns = FZ_ES_THRESHOLD_NS};
 		struct rfw_qp_init_attr qa = {0};
 
 		f->dev[s] = rfw_dev_create(&da, &fz_ops, &f->out[s]);
+		if (s == 0) { /* before the QP: its records go to the ring */
+			f->esr.q = f->esq;
+			f->esr.mask = 1;
+			rfw_dev_estats_ring(f->dev[0], &f->esr);
+		}
 		f->pd[s] = rfw_alloc_pd(f->dev[s]);
 		f->cq[s] = rfw_create_cq(f->dev[s], 64);
 		if (s == 1 && srq) {

@@ -147,8 +147,9 @@ static void test_same_rows(void **state)
 }
 
 /* A completion's record as the transport packs it into the CQ's side entry (times not known
- * are T1 there), then its poll at T6 into @ring (rfw_es_polled's two ways); the full record the
- * poll rebuilt for the slow way into @full (wr_id and QPN from the CQE). */
+ * are T1 there), then its poll at T6 into @ring (the poll's two ways, es_polled_one in
+ * transport/estats.c); the full record the poll rebuilt for the slow way into @full (wr_id and
+ * QPN from the CQE). */
 static void cqe_path(struct rfw_es_ring *ring, const struct rfw_es_rec *r, struct rfw_es_rec *full,
                      bool *slow)
 {

@@ -72,8 +72,8 @@ struct ring_binner {
 	struct rfw_es_ring r;
 	alignas(64) struct rfw_es_crec q[4 * RING]; /* more than the script's records: no drop */
 	bool stop;                                  /* atomic */
-	struct rfw_es_bins *bins;
-	uint64_t binned;
+	struct rfw_es_bins *bins[2];                /* by QP slot */
+	uint64_t binned, wide;
 	pthread_t th;
 };
 
@@ -91,7 +91,9 @@ static void *ring_binner_main(void *arg)
 			struct rfw_es_rec r;
 
 			rfw_es_unpack(&r, e, &b->q[(c + 1) & mask], 0);
-			rfw_es_bins_add(b->bins, &r, rfw_es_rec_time(&r));
+			assert_true(r.qpn < 2); /* the slot */
+			rfw_es_bins_add(b->bins[r.qpn], &r, rfw_es_rec_time(&r));
+			b->wide += !!(RFW_ES_META_HAVE(e->meta) & RFW_ES_WIDE);
 			c += RFW_ES_META_HAVE(e->meta) & RFW_ES_WIDE ? 2 : 1;
 		}
 		__atomic_store_n(&b->r.cons, c, __ATOMIC_RELEASE);
@@ -233,8 +235,9 @@ static void ring_same_rows(int sig_every)
 	memset(bn, 0, sizeof(*bn));
 	bn->r.q = bn->q;
 	bn->r.mask = 4 * RING - 1;
-	bn->bins = rfw_es_bins_create(c.estats_interval_ns);
-	assert_non_null(bn->bins);
+	bn->bins[0] = rfw_es_bins_create(c.estats_interval_ns);
+	bn->bins[1] = NULL;
+	assert_non_null(bn->bins[0]);
 	assert_int_equal(pthread_create(&bn->th, NULL, ring_binner_main, bn), 0);
 	c.es_ring[0] = &bn->r;
 	lb = lb_create(&c);
@@ -246,8 +249,8 @@ static void ring_same_rows(int sig_every)
 	now = lb->now - 100000; /* the last poll's time */
 	for (int w = RFW_ES_CURRENT; w <= RFW_ES_LAST; w++) {
 		int nr = rfw_qp_estats_rows(ref->ep[0].qp, (enum rfw_es_window)w, now, rr, 64);
-		int ns = rfw_es_bins_rows(bn->bins, rfw_qp_num(lb->ep[0].qp), (enum rfw_es_window)w,
-		                          now, rs, 64);
+		int ns = rfw_es_bins_rows(bn->bins[0], rfw_qp_num(lb->ep[0].qp),
+		                          (enum rfw_es_window)w, now, rs, 64);
 
 		assert_true(nr >= RFW_ES__STAGES);
 		assert_rows_equal(rr, nr, rs, ns);
@@ -272,7 +275,7 @@ static void ring_same_rows(int sig_every)
 	rfw_dev_estats_ring(lb->ep[0].dev, NULL);
 	lb_destroy(ref);
 	lb_destroy(lb);
-	rfw_es_bins_destroy(bn->bins);
+	rfw_es_bins_destroy(bn->bins[0]);
 	free(bn);
 }
 
@@ -288,6 +291,162 @@ static void test_ring_unsignaled_same_rows(void **st)
 {
 	(void)st;
 	ring_same_rows(3);
+}
+
+/* A second QP pair on the loop's CQs and devices: A's @q2[0] to B's @q2[1]. */
+static void second_pair(struct loop *lb, const struct lb_cfg *c, struct rfw_qp *q2[2])
+{
+	for (int i = 0; i < 2; i++) {
+		struct lb_ep *e = &lb->ep[i];
+		struct rfw_qp_init_attr qa = {.send_cq = e->scq, .recv_cq = e->rcq};
+
+		qa.cap = (struct rfw_qp_cap){
+		    .max_send_wr = 256, .max_recv_wr = 16, .max_send_sge = 4, .max_recv_sge = 4};
+		q2[i] = rfw_create_qp(e->pd, &qa);
+		assert_non_null(q2[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct rfw_ah_attr ah = {0};
+
+		lb_ah(lb, i, &ah);
+		assert_int_equal(lb_connect_av(q2[i], rfw_qp_num(q2[!i]), c, 300u + (uint32_t)i,
+		                               300u + (uint32_t)!i, RFW_TRANSPORT_GBN, &ah),
+		                 0);
+	}
+}
+
+/*
+ * WRITEs on two QPs that share A's send CQ, three at a time on each, so that a poll's burst
+ * holds runs of both; every fifth round's completions are polled 3 s late, so their T6 is more
+ * than 2^31 ns after T1 (records that take two ring slots) and the next poll's burst mixes them
+ * with the next round's narrow ones. The loop drives one pair at a time (it knows one QP per
+ * endpoint); the script is the same for both runs, so their virtual times are.
+ */
+static void script_two(struct loop *lb, struct rfw_qp *q2[2])
+{
+	static uint8_t src[MEMLEN], dst[MEMLEN];
+	struct lb_ep *a = &lb->ep[0], *b = &lb->ep[1];
+	struct rfw_qp *pair[2][2] = {{a->qp, b->qp}, {q2[0], q2[1]}};
+	struct rfw_mr *sm = lb_mr(a, src, sizeof(src)), *dm = lb_mr(b, dst, sizeof(dst));
+	struct rfw_wc wc[32];
+	int posted = 0, done = 0;
+
+	for (int round = 0; done < NMSG; round++) {
+		for (; posted < NMSG && posted - done < 64; posted++) {
+			a->qp = pair[posted / 3 % 2][0];
+			assert_int_equal(lb_post_op_flags(a, RFW_WR_RDMA_WRITE, (uint64_t)posted,
+			                                  src, 64u << (posted % 7), sm,
+			                                  (uint64_t)(uintptr_t)dst, rfw_mr_rkey(dm),
+			                                  RFW_SEND_SIGNALED),
+			                 0);
+		}
+		for (int k = 0; k < 4; k++) {
+			a->qp = pair[k % 2][0];
+			b->qp = pair[k % 2][1];
+			lb_run(lb, 1000000);
+		}
+		if (round % 5 == 4) {
+			lb->now += UINT64_C(3000000000);
+			continue;
+		}
+		for (int n; (n = rfw_poll_cq_ts(a->scq, 32, wc, lb->now)) > 0; done += n)
+			for (int i = 0; i < n; i++)
+				assert_int_equal(wc[i].status, RFW_WC_SUCCESS);
+		lb->now += 100000;
+	}
+	a->qp = pair[0][0];
+	b->qp = pair[0][1];
+}
+
+/* Two QPs' records through a ring, polled in bursts that mix the QPs and narrow and wide
+ * records: each QP's rows, counts and window as binning in place gives them. */
+static void test_ring_two_qps(void **st)
+{
+	struct lb_cfg c = es_cfg();
+	struct ring_binner *bn = aligned_alloc(64, sizeof(*bn));
+	struct rfw_qp *r2[2], *l2[2];
+	struct loop *ref, *lb;
+
+	(void)st;
+	ref = lb_create(&c);
+	assert_non_null(ref);
+	second_pair(ref, &c, r2);
+	script_two(ref, r2);
+	assert_non_null(bn);
+	memset(bn, 0, sizeof(*bn));
+	bn->r.q = bn->q;
+	bn->r.mask = 4 * RING - 1;
+	for (int k = 0; k < 2; k++)
+		assert_non_null(bn->bins[k] = rfw_es_bins_create(c.estats_interval_ns));
+	assert_int_equal(pthread_create(&bn->th, NULL, ring_binner_main, bn), 0);
+	c.es_ring[0] = &bn->r;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	second_pair(lb, &c, l2);
+	script_two(lb, l2);
+	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(bn->th, NULL), 0);
+	assert_int_equal(ref->now, lb->now);
+	for (int k = 0; k < 2; k++) {
+		struct rfw_qp *rq = k ? r2[0] : ref->ep[0].qp, *lq = k ? l2[0] : lb->ep[0].qp;
+		struct rfw_es_row rr[64], rs[64];
+		struct rfw_es_info ir, is;
+
+		for (int w = RFW_ES_CURRENT; w <= RFW_ES_LAST; w++) {
+			int nr = rfw_qp_estats_rows(rq, (enum rfw_es_window)w, lb->now, rr, 64);
+			int ns = rfw_es_bins_rows(bn->bins[rfw_qp_num(lq) - 17], rfw_qp_num(lq),
+			                          (enum rfw_es_window)w, lb->now, rs, 64);
+
+			assert_true(w == RFW_ES_LAST || nr >= RFW_ES__STAGES);
+			assert_rows_equal(rr, nr, rs, ns);
+		}
+		assert_int_equal(rfw_qp_estats_info(rq, &ir), 0);
+		assert_int_equal(rfw_qp_estats_info(lq, &is), 0);
+		assert_int_equal(ir.recorded, is.recorded);
+		assert_int_equal(is.window_start_ns, ir.window_start_ns);
+	}
+	assert_int_equal(bn->binned, NMSG);
+	assert_true(bn->wide > NMSG / 20 && bn->wide < NMSG / 2); /* both kinds */
+	assert_true(bn->r.dropped == 0);
+	for (int k = 0; k < 2; k++) {
+		rfw_destroy_qp(r2[k]);
+		rfw_destroy_qp(l2[k]);
+		rfw_es_bins_destroy(bn->bins[k]);
+	}
+	lb_destroy(ref);
+	lb_destroy(lb);
+	free(bn);
+}
+
+/* A ring no one drains, eight slots: the first eight records fill it, in the order of their
+ * WQEs, and every later one is counted dropped, never written over them; the QP counts every
+ * record handed on, dropped or not. */
+static void test_ring_full_burst(void **st)
+{
+	static alignas(64) struct rfw_es_crec q[8];
+	struct rfw_es_ring ring = {.q = q, .mask = 7};
+	struct lb_cfg c = es_cfg();
+	struct rfw_es_info is;
+	struct loop *lb;
+
+	(void)st;
+	c.es_ring[0] = &ring;
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	script(lb, 1);
+	assert_int_equal(ring.prod, 8);
+	assert_true(ring.dropped == NMSG - 8);
+	for (unsigned k = 0; k < 8; k++) {
+		struct rfw_es_rec r;
+
+		rfw_es_unpack(&r, &q[k], &q[(k + 1) & 7], 0);
+		assert_int_equal(r.have, 63); /* WRITEs and READs polled: T1..T6 */
+		assert_int_equal(r.op, k % 5 == 4 ? RFW_ES_OP_READ : RFW_ES_OP_WRITE);
+		assert_true(k == 0 || r.t[0] >= q[k - 1].t1);
+	}
+	assert_int_equal(rfw_qp_estats_info(lb->ep[0].qp, &is), 0);
+	assert_int_equal(is.recorded, NMSG);
+	lb_destroy(lb);
 }
 
 /* The trigger stays with the QP: the same crossing is reported with and without a sink. */
@@ -329,10 +488,9 @@ static void test_sink_trigger(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sink_same_rows),
-	    cmocka_unit_test(test_sink_trigger),
-	    cmocka_unit_test(test_ring_same_rows),
-	    cmocka_unit_test(test_ring_unsignaled_same_rows),
+	    cmocka_unit_test(test_sink_same_rows), cmocka_unit_test(test_sink_trigger),
+	    cmocka_unit_test(test_ring_same_rows), cmocka_unit_test(test_ring_unsignaled_same_rows),
+	    cmocka_unit_test(test_ring_two_qps),   cmocka_unit_test(test_ring_full_burst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
