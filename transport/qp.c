@@ -733,8 +733,10 @@ static int post_send_wrs(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_s
 			return err;
 		}
 		w = rfw_sq_at(qp, qp->sq_prod);
-		if (qp->es)
-			w->es = (struct rfw_es_wts){.t = {now_ns}, .have = 1};
+		if (qp->es) { /* T1; T2, T3 are read only once their have bits say so */
+			w->es.t[0] = now_ns;
+			w->es.have = 1;
+		}
 		swqe_copy_wr(w, wr, qp->type == RFW_QPT_UD);
 		w->length = (uint32_t)len;
 		w->state = SWQE_POSTED;
