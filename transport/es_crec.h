@@ -197,15 +197,23 @@ static inline void rfw_es_ring_drop(struct rfw_es_ring *r)
 	__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 }
 
+/* Free slots from prod, at least @want if the consumer has made them: its index is read only
+ * when the cached one says fewer. */
+static inline uint32_t rfw_es_ring_free(struct rfw_es_ring *r, uint32_t want)
+{
+	uint32_t free = r->mask + 1 - (r->prod - r->cons_seen);
+
+	if (free < want) {
+		r->cons_seen = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
+		free = r->mask + 1 - (r->prod - r->cons_seen);
+	}
+	return free;
+}
+
 /* Room for @n slots (1, or 2 for a wide record). */
 static inline bool rfw_es_ring_room(struct rfw_es_ring *r, uint32_t n)
 {
-	if (r->prod - r->cons_seen > r->mask + 1 - n) {
-		r->cons_seen = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
-		if (r->prod - r->cons_seen > r->mask + 1 - n)
-			return false;
-	}
-	return true;
+	return rfw_es_ring_free(r, n) >= n;
 }
 
 /* Fetch a line for writing. The baseline x86-64 target turns __builtin_prefetch into a read

@@ -333,19 +333,6 @@ static inline uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* Free slots of @r from prod, at least @want if the consumer has made them (its index read
- * only when the cached one says fewer). */
-static uint32_t es_ring_free(struct rfw_es_ring *r, uint32_t want)
-{
-	uint32_t free = r->mask + 1 - (r->prod - r->cons_seen);
-
-	if (free < want) {
-		r->cons_seen = __atomic_load_n(&r->cons, __ATOMIC_ACQUIRE);
-		free = r->mask + 1 - (r->prod - r->cons_seen);
-	}
-	return free;
-}
-
 /* Above this T6 - T1, a record fires the trigger (UINT64_MAX: it cannot now). */
 static inline uint64_t es_trig_lim(const struct rfw_es_qp *es)
 {
@@ -389,7 +376,7 @@ static int es_burst_run(struct rfw_cq *cq, struct rfw_es_ring *ring, uint32_t id
 	if (es == NULL || !es->ring)
 		goto one;
 	/* No more CQEs than free slots: each takes at most one. */
-	end = i + min_u32(es_ring_free(ring, (uint32_t)(n - j)), (uint32_t)(n - j));
+	end = i + min_u32(rfw_es_ring_free(ring, (uint32_t)(n - j)), (uint32_t)(n - j));
 	twin_end = es->twin_end;
 	lim = es_trig_lim(es);
 	for (; i != end && wc[i - idx].qp_num == qpn; i++) {
