@@ -291,6 +291,21 @@ static void es_polled_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6, const str
 	es_trigger(qp->es, &r, t6);
 }
 
+/* A record polled at @t6, handed to the device's ring: the trigger's window moved and its
+ * threshold tested, from what is at hand (its whole record only when it fires). */
+static __attribute__((noinline)) void es_ring_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6,
+                                                   const struct rfw_wc *wc, struct rfw_qp *qp,
+                                                   uint32_t meta)
+{
+	struct rfw_es_qp *es = qp->es;
+	uint64_t t1 = cq->es[i].t1;
+
+	if (t6 >= es->twin_end)
+		rfw_es_trig_window(es, t6);
+	if (es_trig_open(es) && t6 > t1 && t6 - t1 > es->threshold_ns)
+		es_polled_trig(cq, i, t6, wc, qp, meta);
+}
+
 /*
  * The CQE at ring position @idx, copied to @wc, was polled at @now: its record, alone (a run's
  * way, es_burst_run, is the usual one). A narrow record of a QP whose records go to the
@@ -319,13 +334,8 @@ static void es_polled_one(struct rfw_cq *cq, uint32_t idx, uint64_t now, const s
 		es_polled_slow(cq, i, t6, wc, qp, meta);
 		return;
 	}
-	if (t6 >= es->twin_end)
-		rfw_es_trig_window(es, t6);
 	es->handed++;
-	/* The trigger's test from what is at hand; its record only when it fires. */
-	if (es->threshold_ns && es->trig_armed && !es->trig_pending && t6 > e->t1 &&
-	    t6 - e->t1 > es->threshold_ns)
-		es_polled_trig(cq, i, t6, wc, qp, meta);
+	es_ring_trig(cq, i, t6, wc, qp, meta);
 }
 
 static inline uint32_t min_u32(uint32_t a, uint32_t b)
@@ -337,20 +347,6 @@ static inline uint32_t min_u32(uint32_t a, uint32_t b)
 static inline uint64_t es_trig_lim(const struct rfw_es_qp *es)
 {
 	return es_trig_open(es) ? es->threshold_ns : UINT64_MAX;
-}
-
-/* A record of a run crossed its QP's trigger window or threshold: as es_polled_one does. */
-static __attribute__((noinline)) void es_run_trig(struct rfw_cq *cq, uint32_t i, uint64_t t6,
-                                                  const struct rfw_wc *wc, struct rfw_qp *qp,
-                                                  uint32_t meta)
-{
-	struct rfw_es_qp *es = qp->es;
-	uint64_t t1 = cq->es[i].t1;
-
-	if (t6 >= es->twin_end)
-		rfw_es_trig_window(es, t6);
-	if (es_trig_open(es) && t6 > t1 && t6 - t1 > es->threshold_ns)
-		es_polled_trig(cq, i, t6, wc, qp, meta);
 }
 
 /*
@@ -397,7 +393,7 @@ static int es_burst_run(struct rfw_cq *cq, struct rfw_es_ring *ring, uint32_t id
 		w++;
 		e->meta = 0;
 		/* The trigger's window or threshold crossed (one test for both: a negative d6
-		 * passes it too, es_run_trig tests exactly): the run ends after this record. */
+		 * passes it too, es_ring_trig tests exactly): the run ends after this record. */
 		if (__builtin_expect((t6 >= twin_end) | ((uint64_t)d6 > lim), 0)) {
 			cross = meta;
 			i++;
@@ -409,7 +405,7 @@ static int es_burst_run(struct rfw_cq *cq, struct rfw_es_ring *ring, uint32_t id
 		rfw_es_ring_publish(ring, w - ring->prod);
 	}
 	if (cross)
-		es_run_trig(cq, (i - 1) & cmask, t6, &wc[i - 1 - idx], qp, cross);
+		es_ring_trig(cq, (i - 1) & cmask, t6, &wc[i - 1 - idx], qp, cross);
 	if (i != i0)
 		return (int)(i - idx);
 one:
