@@ -29,6 +29,25 @@ def check(cond, what):
         failed += 1
 
 
+def flowing(t, port, q):
+    qs = t.query(f"/rocefw/port/queue,{port},{q}") or {}
+    return qs.get("rx_steered", 0) > 0 and qs.get("rx_steer_in", 0) > 0
+
+
+def wait_set_up(t, proc, limit_s=60):
+    """/rocefw/nics once the tool is set up: 4 NICs and frames crossing every queue, or the
+    last list after LIMIT_S. The socket comes up with EAL, before the NICs (on a loaded CI
+    machine under ASan a process took over 20 s to set up)."""
+    t0 = time.monotonic()
+    while True:
+        nics = t.query("/rocefw/nics") or []
+        if (len(nics) == 4 and all(flowing(t, pt, q) for pt in (0, 1) for q in (0, 1))) or \
+                proc.poll() is not None or time.monotonic() - t0 > limit_s:
+            print(f"  set up after {time.monotonic() - t0:.2f} s: {len(nics)} NICs")
+            return nics
+        time.sleep(0.25)
+
+
 def main():
     prefix = f"rfwlc{os.getpid()}"
     out = f"/tmp/{prefix}.json"
@@ -39,8 +58,7 @@ def main():
                          stdout=subprocess.PIPE, text=True)
     try:
         t = Telemetry(prefix)
-        time.sleep(1.5)  # set-up done, traffic flowing
-        nics = t.query("/rocefw/nics")
+        nics = wait_set_up(t, p)
         check(len(nics) == 4, f"/rocefw/nics lists 4 NICs: {nics}")
         owners = {}
         for n in nics:

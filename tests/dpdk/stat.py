@@ -122,11 +122,21 @@ def set_up(doc):
             nics[0]["counters"].get("tx_frame_bytes", 0) > 0)
 
 
-def wait_set_up(prefix, perf, limit_s=60):
-    """The first --json read that finds the process set up. The telemetry socket comes up
-    with EAL, before rocefw-perf has made its ports and NICs; on a loaded CI machine under
-    ASan that took over 20 s once (a read 1 s after the socket found 1 port, no NIC). Reads
-    that find the process mid-setup are printed; the last read is returned either way."""
+def lcores_set_up(doc):
+    """Four NICs, both ports' two queues listed, every queue sending and receiving frames
+    handed from the other queue (the QPs cross queues)."""
+    p = doc["processes"][0] if doc.get("processes") else {}
+    qs = [q for port in p.get("ports", []) for q in port.get("queues", [])]
+    return (len(p.get("nics", [])) == 4 and len(qs) == 4 and
+            all(q["counters"].get(k, 0) > 0 for q in qs for k in ("tx_pkts", "rx_pkts",
+                                                                   "rx_steer_in")))
+
+
+def wait_set_up(prefix, proc, ready=set_up, limit_s=60):
+    """The first --json read that finds the process set up (READY). The telemetry socket comes
+    up with EAL, before the tool has made its ports and NICs; on a loaded CI machine under
+    ASan that took over 20 s once (a read 1 s after the socket found 1 port, no NIC). Each
+    read is printed; the last is returned either way."""
     t0 = time.monotonic()
     tries = 0
     while True:
@@ -138,7 +148,7 @@ def wait_set_up(prefix, perf, limit_s=60):
         p = doc["processes"][0] if doc.get("processes") else {}
         print(f"  --json read {tries} at {t1 - t0:.2f} s took {t_read:.2f} s: rc {r.returncode}, "
               f"ports {len(p.get('ports', []))}, nics {len(p.get('nics', []))}")
-        if (r.returncode == 0 and set_up(doc)) or perf.poll() is not None or \
+        if (r.returncode == 0 and ready(doc)) or proc.poll() is not None or \
                 time.monotonic() - t0 > limit_s:
             return r, doc
         time.sleep(0.25)
@@ -207,9 +217,10 @@ def check_queues(prefix, rows):
         deadline = time.monotonic() + 15
         while not os.path.exists(path) and lc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        time.sleep(1.0)  # set-up done, traffic flowing
-        r = stat("--file-prefix", prefix, "--json")
+        r, doc = wait_set_up(prefix, lc, lcores_set_up)
         check(r.returncode == 0, f"lcores --json exit status {r.returncode} {r.stderr.strip()}")
+        check(lcores_set_up(doc), "rocefw-bench-lcores set up within 60 s: 4 NICs, 4 queues "
+              "sending and receiving")
         p = json.loads(r.stdout)["processes"][0] if r.returncode == 0 else {"nics": [],
                                                                               "ports": []}
         check_queue_json(p, port_keys)
