@@ -566,6 +566,51 @@ static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, ui
 	return 1;
 }
 
+/*
+ * More packets of the message in progress, when it is a go-back-N SEND or WRITE whose packet
+ * rfw_req_tx just sent, up to @max, in the same call (rfw_qp_tx_requests): the WQE and its
+ * checks are those next_wqe and that packet passed, and no verb runs in between, so the local
+ * keys just checked hold (emit's EMIT_KEYS_FRESH: the rule of a WQE's first packet, IBA 10.6).
+ * What a packet can change is tested for each: the window, the QP's state, a buffer from the
+ * host. Returns how many were sent.
+ */
+unsigned rfw_req_tx_more(struct rfw_qp *qp, unsigned max)
+{
+	struct rfw_swqe *w = rfw_sq_at(qp, qp->req.idx);
+	uint32_t paylen, npsn;
+	unsigned n = 0;
+	bool last = false;
+
+	if (qp->sr || !rfw_wqe_is_send_write(w))
+		return 0;
+	while (n < max && !last && rfw_qp_sq_active(qp) && !qp->req.rnr_wait &&
+	       rfw_psn_diff(qp->req.psn, qp->comp.psn) < (int32_t)rfw_req_win(qp)) {
+		if (emit(qp, w, qp->req.psn, qp->req.off, 0, EMIT_KEYS_FRESH, &last, &paylen,
+		         &npsn) < 0)
+			break;
+		/* rfw_req_tx's bookkeeping, for a SEND/WRITE packet of go-back-N (one PSN) */
+		if (qp->es)
+			rfw_es_tx(w, qp->now, last);
+		qp->req.psn = rfw_psn_add(qp->req.psn, npsn);
+		if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) > 0)
+			qp->req.high_psn = qp->req.psn;
+		qp->req.off += paylen;
+		n++;
+	}
+	if (last) {
+		qp->req.off = 0;
+		qp->req.idx++;
+		w->state = SWQE_PENDING;
+	}
+	if (n != 0) {
+		/* the high-water mark of the run's last packet: it only grows along the run */
+		rfw_cnt_max(qp, RFW_CNT_inflight_bytes_hwm,
+		            (uint64_t)rfw_psn_diff(qp->req.high_psn, qp->comp.psn) * qp->mtu);
+		rfw_req_arm_timer(qp);
+	}
+	return n;
+}
+
 int rfw_req_tx(struct rfw_qp *qp)
 {
 	struct rfw_swqe *w;

@@ -1464,6 +1464,73 @@ static void test_window_ackreq(void **s)
 	lb_destroy(lb);
 }
 
+/*
+ * A long WRITE goes out several packets a call (rfw_req_tx_more), within the caller's budget:
+ * 8 packets in calls of 3 are 3, 3, 2 frames, FIRST, MIDDLE.., LAST at consecutive PSNs, and
+ * land intact. The source MR deregistered between two calls: the next call's first packet
+ * checks the local key again (IBA 10.6: an MR deregistered is not accessed), so nothing more
+ * of the WRITE is sent and it completes with a local protection error.
+ */
+static void write_in_calls(bool dereg_between)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[8 * 1024], b[8 * 1024];
+	struct rfw_mr *amr = rfw_reg_mr(lb->ep[0].pd, a, sizeof(a), RFW_ACCESS_LOCAL_WRITE);
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	static const unsigned want[] = {3, 3, 2, 0};
+	uint32_t psn0 = 0;
+	struct rfw_wc wc;
+
+	lb_fill(a, sizeof(a), 5);
+	memset(b, 0, sizeof(b));
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_WRITE, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	for (unsigned k = 0; k < 4; k++) {
+		uint32_t before = lb->prod;
+
+		if (k == 1 && dereg_between)
+			assert_int_equal(rfw_dereg_mr(amr), 0);
+		unsigned n = rfw_qp_tx_burst(lb->ep[0].qp, 3, 0);
+
+		assert_int_equal(n, dereg_between && k >= 1 ? 0 : want[k]);
+		assert_int_equal(lb->prod - before, n);
+		for (uint32_t i = before; i < lb->prod; i++) {
+			const uint8_t *ib = lb->ring[i % LB_RING].data;
+			uint32_t at = i - before + 3 * k;
+
+			if (at == 0)
+				psn0 = rfw_get_be32(ib + 8) & 0xffffff;
+			assert_int_equal(ib[0], at == 0   ? RFW_OP_RC_RDMA_WRITE_FIRST
+			                        : at == 7 ? RFW_OP_RC_RDMA_WRITE_LAST
+			                                  : RFW_OP_RC_RDMA_WRITE_MIDDLE);
+			assert_int_equal(rfw_get_be32(ib + 8) & 0xffffff, (psn0 + at) & 0xffffff);
+		}
+	}
+	if (dereg_between) {
+		lb->cons = lb->prod; /* the three sent are lost: nothing lands */
+		lb_run(lb, 1000000000);
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
+		assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	} else {
+		lb_run(lb, 1000000000);
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+		assert_memory_equal(a, b, sizeof(a));
+		rfw_dereg_mr(amr);
+	}
+	lb_destroy(lb);
+}
+
+static void test_write_in_calls(void **s)
+{
+	(void)s;
+	write_in_calls(false);
+	write_in_calls(true);
+}
+
 static void test_timer_tables(void **s)
 {
 	(void)s;
@@ -1663,6 +1730,7 @@ int main(void)
 	    cmocka_unit_test(test_fence_and_rd_atomic_depth),
 	    cmocka_unit_test(test_ack_coalescing),
 	    cmocka_unit_test(test_window_ackreq),
+	    cmocka_unit_test(test_write_in_calls),
 	    cmocka_unit_test(test_cnp_hooks),
 	    cmocka_unit_test(test_response_msn_in_order),
 	    cmocka_unit_test(test_unexpected_packets),
