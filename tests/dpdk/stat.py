@@ -113,9 +113,14 @@ def start_perf(prefix, core, env=None):
         env=env)
 
 
+def first_proc(doc):
+    """The first process of a rocefw-stat --json document ({} when there is none)."""
+    return doc["processes"][0] if doc.get("processes") else {}
+
+
 def set_up(doc):
     """Both ports and both NICs registered, each NIC's QP in RTS and sending."""
-    p = doc["processes"][0] if doc.get("processes") else {}
+    p = first_proc(doc)
     nics = p.get("nics", [])
     return (len(p.get("ports", [])) == 2 and len(nics) == 2 and
             all(len(n["qps"]) == 1 and n["qps"][0]["state"] == "RTS" for n in nics) and
@@ -125,7 +130,7 @@ def set_up(doc):
 def lcores_set_up(doc):
     """Four NICs, both ports' two queues listed, every queue sending and receiving frames
     handed from the other queue (the QPs cross queues)."""
-    p = doc["processes"][0] if doc.get("processes") else {}
+    p = first_proc(doc)
     qs = [q for port in p.get("ports", []) for q in port.get("queues", [])]
     return (len(p.get("nics", [])) == 4 and len(qs) == 4 and
             all(q["counters"].get(k, 0) > 0 for q in qs for k in ("tx_pkts", "rx_pkts",
@@ -145,7 +150,7 @@ def wait_set_up(prefix, proc, ready=set_up, limit_s=60):
         r = stat("--file-prefix", prefix, "--json")
         t_read = time.monotonic() - t1
         doc = json.loads(r.stdout) if r.returncode == 0 else {}
-        p = doc["processes"][0] if doc.get("processes") else {}
+        p = first_proc(doc)
         print(f"  --json read {tries} at {t1 - t0:.2f} s took {t_read:.2f} s: rc {r.returncode}, "
               f"ports {len(p.get('ports', []))}, nics {len(p.get('nics', []))}")
         if (r.returncode == 0 and ready(doc)) or proc.poll() is not None or \
@@ -221,8 +226,7 @@ def check_queues(prefix, rows):
         check(r.returncode == 0, f"lcores --json exit status {r.returncode} {r.stderr.strip()}")
         check(lcores_set_up(doc), "rocefw-bench-lcores set up within 60 s: 4 NICs, 4 queues "
               "sending and receiving")
-        p = json.loads(r.stdout)["processes"][0] if r.returncode == 0 else {"nics": [],
-                                                                              "ports": []}
+        p = first_proc(doc) or {"nics": [], "ports": []}
         check_queue_json(p, port_keys)
         r = stat("--file-prefix", prefix)
         table = re.findall(r"^ +([01]) +(\d+)\.\.(\d+)( +\d+){6}$", r.stdout, re.M)
@@ -271,8 +275,9 @@ def main():
         check(os.path.exists(path), f"telemetry socket {path} (with --no-shconf)")
         r, doc = wait_set_up(prefix, perf)
         check(r.returncode == 0, f"--json exit status {r.returncode} {r.stderr.strip()}")
-        check(set_up(doc), "rocefw-perf set up within 60 s: 2 ports, 2 NICs, QPs in RTS, sending")
-        if not set_up(doc):
+        ready = set_up(doc)
+        check(ready, "rocefw-perf set up within 60 s: 2 ports, 2 NICs, QPs in RTS, sending")
+        if not ready:
             print(f"{len(failures)} check(s) failed; the rest needs the process set up")
             return 1
         check(doc["schema"] == "rocefw-stat/2" and len(doc["processes"]) == 1,
