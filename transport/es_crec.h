@@ -23,10 +23,11 @@
 
 #include "transport/estats.h"
 
-/* meta: slot (20 bits: the QP's slot on its device, QPN - qpn_base; a marker's slot; 0 in a
- * CQ side entry), have (7: rfw_es_rec.have's T1..T6 bits, 0 for a marker or a CQ entry without
- * a record, and RFW_ES_WIDE), op (3: enum rfw_es_op, or a host's marker kind) and st (2: enum
- * rfw_es_status). */
+/* meta: slot (20 bits: the QP's slot on its device, QPN - qpn_base, in a CQ side entry too;
+ * a marker's slot), have (7: rfw_es_rec.have's T1..T6 bits, 0 for a marker or a CQ entry
+ * without a record, and RFW_ES_WIDE; a CQ side entry of rfw_es_complete_cqe has T6's bit set
+ * already, its offset 0 until polled), op (3: enum rfw_es_op, or a host's marker kind) and st
+ * (2: enum rfw_es_status). */
 #define RFW_ES_SLOT_BITS 20
 #define RFW_ES_MAX_SLOTS (1u << RFW_ES_SLOT_BITS)
 #define RFW_ES_WIDE      0x40u /* in have: T2, T3 whole in this slot, T4..T6 in the next */
@@ -44,6 +45,16 @@ struct rfw_es_crec {
 };
 _Static_assert(sizeof(struct rfw_es_crec) == 32, "an Estats record is half a cache line");
 _Static_assert(RFW_ES__OPS <= 8 && RFW_ES__STATUSES <= 4, "op and st fit their meta bits");
+
+/* A record's four offsets T2..T5 as one 16-byte store or load, and its last 8 bytes (T6's
+ * offset, meta) as one (rfw_es_pack_t5, rfw_es_crec_copy). */
+typedef int32_t rfw_es_v4 __attribute__((vector_size(16), aligned(4)));
+typedef uint64_t rfw_es_u2 __attribute__((vector_size(16)));
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a lane's low half is its first");
+struct rfw_es_tail {
+	int32_t d6;
+	uint32_t meta;
+};
 
 /* T2..T5 whole of a wide CQ side entry (its own array: touched only by wide records). */
 struct rfw_es_wide {
@@ -106,32 +117,34 @@ static inline void rfw_es_unpack(struct rfw_es_rec *r, const struct rfw_es_crec 
  * T1..T5 of a completing send WQE into @e as @t1 and offsets, T6 not known (offset 0), @meta
  * as given. A time not known must equal T1 (so every offset packs without testing which are
  * known: 0). False when an offset is beyond int32 (the record is wide; @e then holds
- * truncated offsets).
+ * truncated offsets). T2..T5's offsets are stored as one 16-byte piece, the width
+ * rfw_es_crec_copy loads them by: a load wider than the store it reads from, or across two,
+ * stalls store forwarding (the side entry is often still in the store buffer when its CQE is
+ * polled).
  */
 static inline bool rfw_es_pack_t5(struct rfw_es_crec *e, uint64_t t1, uint64_t t2, uint64_t t3,
                                   uint64_t t4, uint64_t t5, uint32_t meta)
 {
-	int64_t d1 = (int64_t)(t2 - t1), d2 = (int64_t)(t3 - t1);
-	int64_t d3 = (int64_t)(t4 - t1), d4 = (int64_t)(t5 - t1);
-	/* Each offset fits int32 when adding 2^31 leaves the top 32 bits clear. */
-	uint64_t over = ((uint64_t)d1 + 0x80000000u) | ((uint64_t)d2 + 0x80000000u) |
-	                ((uint64_t)d3 + 0x80000000u) | ((uint64_t)d4 + 0x80000000u);
+	/* Two lanes at a time: each offset plus 2^31 (the bias folded into T1), which fits 32
+	 * bits exactly when the offset fits int32; the low halves, the bias taken off again,
+	 * are the offsets. */
+	const uint64_t b = t1 - 0x80000000u;
+	const rfw_es_u2 lo = (rfw_es_u2){t2, t3} - b, hi = (rfw_es_u2){t4, t5} - b;
+	const rfw_es_u2 over = (lo | hi) >> 32;
+	const rfw_es_v4 d = __builtin_shufflevector((rfw_es_v4)lo, (rfw_es_v4)hi, 0, 2, 4, 6);
 
 	e->t1 = t1;
-	e->d[0] = (int32_t)d1;
-	e->d[1] = (int32_t)d2;
-	e->d[2] = (int32_t)d3;
-	e->d[3] = (int32_t)d4;
+	*(rfw_es_v4 *)e->d = d ^ INT32_MIN;
 	e->d[4] = 0;
 	e->meta = meta;
-	return over >> 32 == 0;
+	return (over[0] | over[1]) == 0;
 }
 
 /*
- * The CQ side entry of a completing send WQE, packed once (rfw_es_complete): T1..T5 as @t1 and
- * offsets, T6 not yet (offset 0, bit clear), @meta's have bits saying which are known, times
- * not known equal to T1 (rfw_es_pack_t5). A record with an offset beyond int32 is marked wide
- * and its T2..T5 go whole into @w.
+ * The CQ side entry of a completing send WQE, packed once (rfw_es_complete_cqe): T1..T5 as @t1
+ * and offsets, T6 not yet (offset 0; its have bit as @meta has it), @meta's have bits saying
+ * which are known, times not known equal to T1 (rfw_es_pack_t5). A record with an offset beyond
+ * int32 is marked wide and its T2..T5 go whole into @w.
  */
 static inline void rfw_es_cqe_pack(struct rfw_es_crec *e, struct rfw_es_wide *w, uint64_t t1,
                                    uint64_t t2, uint64_t t3, uint64_t t4, uint64_t t5,
@@ -229,11 +242,23 @@ static inline void rfw_es_prefetch_w(const void *p)
 
 /* Publish @n slots written at prod. Slots were last read by the consumer on another core: ask
  * for one a few lines ahead now, so that fetch overlaps other work instead of stalling a later
- * record. */
+ * record (a run of records asks for its own, rfw_es_prefetch_run). */
 static inline void rfw_es_ring_publish(struct rfw_es_ring *r, uint32_t n)
 {
 	__atomic_store_n(&r->prod, r->prod + n, __ATOMIC_RELEASE);
 	rfw_es_prefetch_w(&r->q[(r->prod + 16) & r->mask]);
+}
+
+/* The lines 16 slots ahead of slots @c..@end (a run just written, not across the ring's end),
+ * as far as the ring's end @q_end: a line each two slots, as rfw_es_ring_publish asks for one. */
+static inline void rfw_es_prefetch_run(const struct rfw_es_crec *c, const struct rfw_es_crec *end,
+                                       const struct rfw_es_crec *q_end)
+{
+	const uintptr_t ahead = 16 * sizeof(*c), lim = (uintptr_t)q_end;
+	const uintptr_t stop = (uintptr_t)end + ahead < lim ? (uintptr_t)end + ahead : lim;
+
+	for (uintptr_t p = (uintptr_t)c + ahead; p < stop; p += 2 * sizeof(*c))
+		rfw_es_prefetch_w((const void *)p);
 }
 
 /* The slot at prod when there is room for one record, else NULL, the record counted dropped.
@@ -248,19 +273,19 @@ static inline struct rfw_es_crec *rfw_es_ring_claim(struct rfw_es_ring *r)
 }
 
 /*
- * A CQ side entry @e into ring slot @c, T6's offset @d6 and @meta in. By fields, each load as
- * wide as the completion's store of it (often still in the store buffer when its CQE is
- * polled): a struct copy's 16-byte load over those 4-byte stores stalled store forwarding, half
- * of the poll's time with Estats on. Volatile keeps the compiler from merging the loads again.
+ * A CQ side entry @e into ring slot @c, T6's offset @d6 and @meta in. By the pieces
+ * rfw_es_pack_t5 stored (T1, the four offsets, the tail), each load as wide as the store of it:
+ * a struct copy's loads across those stores stalled store forwarding, half of the poll's time
+ * with Estats on. Volatile keeps the compiler from merging or splitting the loads.
  */
 static inline void rfw_es_crec_copy(struct rfw_es_crec *c, const struct rfw_es_crec *e, int32_t d6,
                                     uint32_t meta)
 {
+	const struct rfw_es_tail tail = {d6, meta};
+
 	c->t1 = e->t1;
-	for (unsigned k = 0; k < 4; k++)
-		c->d[k] = *(const volatile int32_t *)&e->d[k];
-	c->d[4] = d6;
-	c->meta = meta;
+	*(rfw_es_v4 *)c->d = *(const volatile rfw_es_v4 *)e->d;
+	memcpy(&c->d[4], &tail, sizeof(tail));
 }
 
 /*

@@ -80,6 +80,8 @@ int rfw_es_qp_alloc(struct rfw_qp *qp)
 	}
 	es->threshold_ns = qp->dev->attr.estats_threshold_ns;
 	es->trig_armed = true;
+	es->rx_now = UINT64_MAX;
+	es->slot = qp->qpn - qp->dev->attr.qpn_base;
 	qp->es = es;
 	return 0;
 }
@@ -180,6 +182,39 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t no
 		es_trigger(es, c, now);
 }
 
+/* Each send opcode's op in a record's meta (RFW_ES_META): a table where a switch
+ * cost a bounds test (the opcode was checked at post). */
+static const uint32_t op_meta[RFW_WR__COUNT] = {
+    [RFW_WR_RDMA_WRITE] = (uint32_t)RFW_ES_OP_WRITE << 27,
+    [RFW_WR_RDMA_WRITE_WITH_IMM] = (uint32_t)RFW_ES_OP_WRITE << 27,
+    [RFW_WR_SEND] = (uint32_t)RFW_ES_OP_SEND << 27,
+    [RFW_WR_SEND_WITH_IMM] = (uint32_t)RFW_ES_OP_SEND << 27,
+    [RFW_WR_SEND_WITH_INV] = (uint32_t)RFW_ES_OP_SEND << 27,
+    [RFW_WR_RDMA_READ] = (uint32_t)RFW_ES_OP_READ << 27,
+    [RFW_WR_ATOMIC_CMP_AND_SWP] = (uint32_t)RFW_ES_OP_ATOMIC << 27,
+    [RFW_WR_ATOMIC_FETCH_AND_ADD] = (uint32_t)RFW_ES_OP_ATOMIC << 27,
+    [RFW_WR_LOCAL_INV] = (uint32_t)RFW_ES_OP_LOCAL << 27,
+    [RFW_WR_BIND_MW] = (uint32_t)RFW_ES_OP_LOCAL << 27,
+};
+
+/* T2..T4 of @w completing now, a time not known taken as T1 (so its offset packs as 0), and the
+ * have bits of T1..T5 (T4: the RX time of the packet being processed, if this completion
+ * comes from one, and the WQE was sent whole). */
+static unsigned es_times(const struct rfw_qp *qp, const struct rfw_swqe *w, uint64_t *t2,
+                         uint64_t *t3, uint64_t *t4)
+{
+	unsigned have = w->es.have | 16u;
+
+	*t2 = (have & 2) ? w->es.t[1] : w->es.t[0];
+	*t3 = (have & 4) ? w->es.t[2] : w->es.t[0];
+	*t4 = w->es.t[0];
+	if (qp->es->rx_now == qp->now && (have & 4)) {
+		*t4 = qp->es->rx_ts ? qp->es->rx_ts : qp->now;
+		have |= 8;
+	}
+	return have;
+}
+
 /* The whole record of @w completing without a CQE at qp->now (T5), T6 unknown (the times not
  * known are 0: a sink copies records whole), recorded (@trig_only: only the trigger tested).
  * Out of line: its record on the stack would cost its callers' usual case a frame. */
@@ -205,26 +240,22 @@ static __attribute__((noinline)) void es_nocqe_rec(struct rfw_qp *qp, const stru
 }
 
 /*
- * A WQE without a CQE (unsignaled) completes: recorded now (T5), T6 unknown; @t2..@t4 as
- * rfw_es_complete has them (a time not known equals T1). A record for the device's ring goes
- * there packed in place, as a polled CQE's does, the whole record only built for the trigger;
- * other records whole (es_nocqe_rec). Not inlined into rfw_es_complete, whose usual case
- * (a CQE) it would cost registers.
+ * A WQE without a CQE (unsignalled) completes: recorded now (T5), T6 unknown. A record for the
+ * device's ring goes there packed in place, as a polled CQE's does, the whole record only
+ * built for the trigger; other records whole (es_nocqe_rec).
  */
-static __attribute__((noinline)) void es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w,
-                                                        enum rfw_wc_status st, uint64_t t2,
-                                                        uint64_t t3, uint64_t t4, unsigned have)
+void rfw_es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st)
 {
 	struct rfw_es_qp *es = qp->es;
 	struct rfw_es_ring *ring = qp->dev->es_ring;
-	uint64_t t1 = w->es.t[0], now = qp->now;
+	uint64_t t2, t3, t4, now = qp->now;
+	unsigned have = es_times(qp, w, &t2, &t3, &t4);
 
 	if (es->ring && ring != NULL) {
 		if (now >= es->twin_end)
 			rfw_es_trig_window(es, now);
-		if (rfw_es_ring_push_t5(ring, t1, t2, t3, t4, now,
-		                        RFW_ES_META(qp->qpn - qp->dev->attr.qpn_base, have,
-		                                    rfw_es_op_of(w->wr.opcode),
+		if (rfw_es_ring_push_t5(ring, w->es.t[0], t2, t3, t4, now,
+		                        RFW_ES_META(es->slot, have, rfw_es_op_of(w->wr.opcode),
 		                                    rfw_es_status_of(st)))) {
 			es->handed++;
 			if (es_trig_open(es))
@@ -235,39 +266,46 @@ static __attribute__((noinline)) void es_complete_nocqe(struct rfw_qp *qp, const
 	es_nocqe_rec(qp, w, st, t4, have, false);
 }
 
+/* rfw_es_complete_cqe's side entry of a WQE not sent whole (a flush, a local error). */
+static __attribute__((noinline)) void es_cqe_partial(struct rfw_qp *qp, const struct rfw_swqe *w,
+                                                     enum rfw_wc_status st, uint32_t i)
+{
+	struct rfw_cq *cq = qp->send_cq;
+	uint64_t t2, t3, t4;
+	unsigned have = es_times(qp, w, &t2, &t3, &t4) | 32u;
+
+	rfw_es_cqe_pack(
+	    &cq->es[i], &cq->es_wide[i], w->es.t[0], t2, t3, t4, qp->now,
+	    RFW_ES_META(qp->es->slot, have, rfw_es_op_of(w->wr.opcode), rfw_es_status_of(st)));
+}
+
 /*
- * @w, the WQE at comp.idx, completes (@cqe: it produces a CQE). A CQE's record is packed once
- * into the side entry of the CQE about to be pushed (half a line; recorded when polled, T6). A
- * time not known is taken as T1 (offset 0): one test for the usual case, every time known. Not
- * inline: inlined into the completer, it cost the path without Estats instructions too.
+ * @w, the WQE at comp.idx, completes with the CQE at its send CQ's prod: its record is packed
+ * once into that CQE's side entry (half a line; T6 offset 0 until polled), with everything the
+ * ring's record carries but T6's offset (the QP's slot, and T6's bit, which the poll always
+ * sets), so the poll copies it as it is. The usual case, every time T1..T3 known, tests once.
+ * Not inline: inlined into the completer, it cost the path without Estats instructions too.
  */
-void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe)
+void rfw_es_complete_cqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st)
 {
 	const struct rfw_es_qp *es = qp->es;
 	struct rfw_cq *cq = qp->send_cq;
-	uint64_t t1 = w->es.t[0], t2 = w->es.t[1], t3 = w->es.t[2], t4 = t1;
-	unsigned have = w->es.have | 16u;
-	uint32_t i;
+	uint32_t i = cq->prod & cq->mask, meta;
+	uint64_t t1 = w->es.t[0], t4 = t1, now = qp->now;
 
-	if (__builtin_expect((have & 6) != 6, 0)) { /* not all sent: a flush, a local error */
-		t2 = (have & 2) ? t2 : t1;
-		t3 = (have & 4) ? t3 : t1;
-	}
-
-	/* T4: the RX time of the packet being processed, if this completion comes from one. */
-	if (es->rx_now == qp->now && es->rx_valid && (have & 4)) {
-		t4 = es->rx_ts;
-		have |= 8;
-	}
-	if (!cqe) {
-		es_complete_nocqe(qp, w, st, t2, t3, t4, have);
+	/* cq->es is there: a QP's CQs are its device's (rfw_create_qp), which gives them side
+	 * entries when it gives its QPs Estats. */
+	if (__builtin_expect(w->es.have != 7, 0)) {
+		es_cqe_partial(qp, w, st, i);
 		return;
 	}
-	if (cq->es == NULL || cq->prod - cq->cons >= cq->size)
-		return; /* the full CQ loses the CQE: no record */
-	i = cq->prod & cq->mask;
-	rfw_es_cqe_pack(&cq->es[i], &cq->es_wide[i], t1, t2, t3, t4, qp->now,
-	                RFW_ES_META(0, have, rfw_es_op_of(w->wr.opcode), rfw_es_status_of(st)));
+	meta =
+	    es->slot | 0x37u << 20 | op_meta[w->wr.opcode] | (uint32_t)rfw_es_status_of(st) << 30;
+	if (es->rx_now == now) { /* T4: the RX time of the packet being processed */
+		t4 = es->rx_ts ? es->rx_ts : now;
+		meta |= 8u << 20;
+	}
+	rfw_es_cqe_pack(&cq->es[i], &cq->es_wide[i], t1, w->es.t[1], w->es.t[2], t4, now, meta);
 }
 
 /* The record of a polled CQ side entry, whole, and where it goes when it is not a narrow one
@@ -349,63 +387,105 @@ static inline uint64_t es_trig_lim(const struct rfw_es_qp *es)
 	return es_trig_open(es) ? es->threshold_ns : UINT64_MAX;
 }
 
-/*
- * The polled CQEs @j.. of one QP (wc[j]'s) whose records take the usual way: narrow, to the
- * device's ring. Written into the ring with T6 and the slot added, as rfw_es_cqe_to_ring does,
- * the QP looked up once and the ring published once for the run. Returns the next CQE to
- * look at; a CQE that cannot start a run goes through es_polled_one alone.
- */
-static int es_burst_run(struct rfw_cq *cq, struct rfw_es_ring *ring, uint32_t idx, int j, int n,
-                        uint64_t now, const struct rfw_wc *wc)
-{
-	const struct rfw_dev *dev = cq->dev;
-	const uint32_t qpn = wc[j].qp_num, slot = qpn - dev->attr.qpn_base;
-	struct rfw_qp *qp = slot < dev->attr.max_qp ? dev->qps[slot] : NULL;
-	struct rfw_es_qp *es = qp != NULL ? qp->es : NULL;
-	struct rfw_es_crec *const side = cq->es, *const q = ring->q;
-	const uint32_t cmask = cq->mask, rmask = ring->mask, add = 32u << 20 | slot;
-	uint32_t w = ring->prod, i = idx + (uint32_t)j, end;
-	const uint32_t i0 = i;
-	uint64_t twin_end, lim, t6 = 0;
-	uint32_t cross = 0; /* the meta of the record that crossed; 0: none did */
+/* What a run of one QP's polled records has to test each against, and where it ended. */
+struct es_run {
+	uint64_t now, twin_end, lim; /* the poll's time; the trigger's window end and threshold */
+	uint32_t slot;               /* the run's QP */
+	uint32_t cross;              /* the meta of the record that crossed; 0: none did */
+	uint64_t t6;                 /* the last record's T6 */
+};
 
-	if (es == NULL || !es->ring)
-		goto one;
-	/* No more CQEs than free slots: each takes at most one. */
-	end = i + min_u32(rfw_es_ring_free(ring, (uint32_t)(n - j)), (uint32_t)(n - j));
-	twin_end = es->twin_end;
-	lim = es_trig_lim(es);
-	for (; i != end && wc[i - idx].qp_num == qpn; i++) {
-		struct rfw_es_crec *e = &side[i & cmask];
+/*
+ * @n side entries from @e, none across the end of the CQ's array, into the ring from *@cp, with
+ * room for @n there before its end: each record of the run's QP goes as it is, T6's offset
+ * added (its meta already has the slot and T6's bit, rfw_es_complete_cqe), as
+ * rfw_es_cqe_to_ring does. Pointers, not masked positions, so the loop's values stay in
+ * registers. Returns the entries consumed: fewer than @n when the run ends (another QP's
+ * record, a wide one, or a crossing, which is consumed); *@cp moves past the records written.
+ */
+static inline uint32_t es_run_seg(struct es_run *r, struct rfw_es_crec *e, uint32_t n,
+                                  struct rfw_es_crec **cp)
+{
+	struct rfw_es_crec *const e0 = e, *const end = e + n, *c = *cp;
+	const uint64_t now = r->now, twin_end = r->twin_end, lim = r->lim;
+	const uint32_t slot = r->slot;
+
+	for (; e != end; e++) {
 		uint32_t meta = e->meta;
-		uint64_t t1 = e->t1, t5 = t1 + (uint64_t)(int64_t)e->d[3];
+		uint64_t t1, t5, t6;
 		int64_t d6;
 
+		/* A receive completion (any QP's) has no record: nothing to order. Another QP's
+		 * record starts its own run; a wide one goes alone (es_polled_one). */
+		if (!RFW_ES_META_HAVE(meta))
+			continue;
+		if ((meta & ((RFW_ES_MAX_SLOTS - 1) | RFW_ES_WIDE << 20)) != slot)
+			break;
+		t1 = e->t1;
+		t5 = t1 + (uint64_t)(int64_t)e->d[3];
 		t6 = now > t5 ? now : t5;
 		d6 = (int64_t)(t6 - t1);
-
-		if (!RFW_ES_META_HAVE(meta))
-			continue; /* a receive completion, or none kept */
-		if ((meta & RFW_ES_WIDE << 20) || ((uint64_t)d6 + 0x80000000u) >> 32)
-			break; /* wide: es_polled_one's */
-		rfw_es_crec_copy(&q[w & rmask], e, (int32_t)d6, meta | add);
-		rfw_es_prefetch_w(&q[(w + 16) & rmask]); /* as rfw_es_ring_publish */
-		w++;
+		if (((uint64_t)d6 + 0x80000000u) >> 32)
+			break; /* T6's offset beyond int32: es_polled_one's */
+		rfw_es_crec_copy(c++, e, (int32_t)d6, meta);
 		e->meta = 0;
 		/* The trigger's window or threshold crossed (one test for both: a negative d6
 		 * passes it too, es_ring_trig tests exactly): the run ends after this record. */
 		if (__builtin_expect((t6 >= twin_end) | ((uint64_t)d6 > lim), 0)) {
-			cross = meta;
-			i++;
+			r->cross = meta;
+			r->t6 = t6;
+			e++;
 			break;
 		}
+	}
+	*cp = c;
+	return (uint32_t)(e - e0);
+}
+
+/*
+ * The polled CQEs @j.. of one QP (wc[j]'s) whose records take the usual way: narrow, to the
+ * device's ring, in pieces that wrap neither the CQ's side array nor the ring (es_run_seg), the
+ * QP looked up once and the ring published once for the run. The run is told by the records'
+ * own slots, so the loop reads only the side entries. Returns the next CQE to look at; a CQE
+ * that cannot start a run goes through es_polled_one alone. Not inlined: inlined, the caller's
+ * values took the loop's registers.
+ */
+static __attribute__((noinline)) int es_burst_run(struct rfw_cq *cq, struct rfw_es_ring *ring,
+                                                  uint32_t idx, int j, int n, uint64_t now,
+                                                  const struct rfw_wc *wc)
+{
+	const struct rfw_dev *dev = cq->dev;
+	struct es_run r = {.now = now, .slot = wc[j].qp_num - dev->attr.qpn_base};
+	struct rfw_qp *qp = r.slot < dev->attr.max_qp ? dev->qps[r.slot] : NULL;
+	struct rfw_es_qp *es = qp != NULL ? qp->es : NULL;
+	const uint32_t cmask = cq->mask, rmask = ring->mask, i0 = idx + (uint32_t)j;
+	uint32_t i = i0, w = ring->prod, left;
+
+	if (es == NULL || !es->ring)
+		goto one;
+	/* No more CQEs than free slots: each takes at most one. */
+	left = min_u32(rfw_es_ring_free(ring, (uint32_t)(n - j)), (uint32_t)(n - j));
+	r.twin_end = es->twin_end;
+	r.lim = es_trig_lim(es);
+	while (left != 0) {
+		uint32_t seg =
+		    min_u32(min_u32(left, cmask + 1 - (i & cmask)), rmask + 1 - (w & rmask));
+		struct rfw_es_crec *const c0 = &ring->q[w & rmask], *c = c0;
+		uint32_t got = es_run_seg(&r, &cq->es[i & cmask], seg, &c);
+
+		rfw_es_prefetch_run(c0, c, &ring->q[rmask + 1]);
+		i += got;
+		w += (uint32_t)(c - c0);
+		left -= got;
+		if (got != seg || r.cross)
+			break;
 	}
 	if (w != ring->prod) {
 		es->handed += w - ring->prod;
 		rfw_es_ring_publish(ring, w - ring->prod);
 	}
-	if (cross)
-		es_ring_trig(cq, (i - 1) & cmask, t6, &wc[i - 1 - idx], qp, cross);
+	if (r.cross)
+		es_ring_trig(cq, (i - 1) & cmask, r.t6, &wc[i - 1 - idx], qp, r.cross);
 	if (i != i0)
 		return (int)(i - idx);
 one:

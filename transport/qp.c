@@ -107,6 +107,7 @@ struct rfw_qp *rfw_create_qp(struct rfw_pd *pd, const struct rfw_qp_init_attr *i
 	    ia->cap.max_send_wr > (1u << 16) || ia->cap.max_recv_wr > (1u << 16) ||
 	    ia->cap.max_send_sge > 32 || ia->cap.max_recv_sge > 32 ||
 	    ia->cap.max_inline_data > 4096 || (ia->srq != NULL && ia->srq->pd != pd) ||
+	    ia->send_cq->dev != pd->dev || ia->recv_cq->dev != pd->dev ||
 	    (ia->qp_type != RFW_QPT_RC && ia->qp_type != RFW_QPT_UD && ia->qp_type != RFW_QPT_UC)) {
 		errno = EINVAL;
 		return NULL;
@@ -286,8 +287,6 @@ void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_sta
 	w->status = st;
 	if (qp->req.rd_n != 0 && w->psn_valid)
 		rfw_rd_out_retire(qp, w);
-	if (qp->es)
-		rfw_es_complete(qp, w, st, st != RFW_WC_SUCCESS || w->signaled);
 	if (st != RFW_WC_SUCCESS || w->signaled) {
 		struct rfw_wc *wc;
 
@@ -302,8 +301,13 @@ void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_sta
 			if (st == RFW_WC_SUCCESS && (w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
 			                             w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
 				wc->byte_len = 8;
+			if (qp->es) /* its record beside the CQE; a CQE lost to a full CQ has none
+			             */
+				rfw_es_complete_cqe(qp, w, st);
 			rfw_cq_commit(qp->send_cq);
 		}
+	} else if (qp->es) {
+		rfw_es_complete_nocqe(qp, w, st);
 	}
 	qp->comp.idx++;
 	if ((int32_t)(qp->req.idx - qp->comp.idx) < 0) {

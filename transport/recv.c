@@ -112,8 +112,7 @@ int rfw_dev_rx(struct rfw_dev *dev, const struct rfw_rx_info *rx, uint64_t now_n
 	qp->now = now_ns;
 	if (qp->es) {
 		qp->es->rx_now = now_ns;
-		qp->es->rx_ts = rx->rx_ts_ns ? rx->rx_ts_ns : now_ns;
-		qp->es->rx_valid = true;
+		qp->es->rx_ts = rx->rx_ts_ns; /* 0: none (T4 is then rx_now) */
 	}
 	rfw_cnt(qp, RFW_CNT_rx_packets);
 	rfw_cnt_add(qp, RFW_CNT_rx_bytes, p->op->hdr_len + p->payload_len + p->bth.padcnt);

@@ -592,9 +592,11 @@ struct rfw_es_qp {
 	rfw_es_sink_fn sink;      /* the device's sink when the QP was created */
 	void *sink_ctx;
 	bool ring; /* records go packed to the device's ring (set when the QP was created) */
-	uint64_t twin_end;      /* end of the trigger's interval; 0 before the first record */
-	uint64_t rx_now, rx_ts; /* the entry time and RX time of the last packet received */
-	bool rx_valid;
+	uint64_t twin_end; /* end of the trigger's interval; 0 before the first record */
+	/* The entry time and RX time (0: the host gave none) of the last packet received (rx_now
+	 * UINT64_MAX: none yet). */
+	uint64_t rx_now, rx_ts;
+	uint32_t slot;   /* the QP's slot on its device (QPN - qpn_base), for records' meta */
 	uint64_t handed; /* records given to the sink (in place, the bins count theirs) */
 	uint64_t triggers;
 	bool trig_armed, trig_pending;
@@ -610,16 +612,14 @@ static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool last)
 {
 	struct rfw_es_wts *ts = &w->es;
 
-	if (ts->have & 4)
+	unsigned have = ts->have;
+
+	if (have & 4)
 		return;
-	if (!(ts->have & 2)) {
+	if (!(have & 2))
 		ts->t[1] = now;
-		ts->have |= 2;
-	}
-	if (last) {
-		ts->t[2] = now;
-		ts->have |= 4;
-	}
+	ts->t[2] = now; /* T3 only once its bit says so: a later packet may still overwrite it */
+	ts->have = (uint8_t)(have | 2 | (unsigned)last << 2);
 }
 static inline uint8_t rfw_es_op_of(enum rfw_wr_opcode op)
 {
@@ -648,8 +648,11 @@ static inline uint8_t rfw_es_status_of(enum rfw_wc_status st)
 	                                   : RFW_ES_ERROR;
 }
 
-/* @w, the WQE at comp.idx, completes (@cqe: it produces a CQE). */
-void rfw_es_complete(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st, bool cqe);
+/* @w, the WQE at comp.idx, completes with the CQE at its send CQ's prod, room for it tested
+ * (rfw_cq_slot) and not yet committed. */
+void rfw_es_complete_cqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st);
+/* @w, the WQE at comp.idx, completes without a CQE (unsignalled, successful). */
+void rfw_es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st);
 void rfw_es_trig_window(struct rfw_es_qp *es, uint64_t now);
 /* The records of @n CQEs polled at @now, CQ ring positions @idx.., copied to @wc (estats.c). */
 void rfw_es_polled_burst(struct rfw_cq *cq, uint32_t idx, int n, uint64_t now,

@@ -115,6 +115,7 @@ struct lb_cfg {
 	rfw_es_sink_fn es_sink;         /* and their records handed to this (rfw_dev_estats_sink) */
 	void *es_sink_ctx[2];           /* per endpoint */
 	struct rfw_es_ring *es_ring[2]; /* or pushed, packed, into these (rfw_dev_estats_ring) */
+	uint32_t cq_entries;            /* each CQ's; 0: 4096 */
 };
 
 static inline struct lb_cfg lb_default_cfg(void)
@@ -230,8 +231,8 @@ static inline struct loop *lb_create(const struct lb_cfg *c)
 		if (c->es_ring[i] != NULL)
 			rfw_dev_estats_ring(e->dev, c->es_ring[i]);
 		e->pd = rfw_alloc_pd(e->dev);
-		e->scq = rfw_create_cq(e->dev, 4096);
-		e->rcq = rfw_create_cq(e->dev, 4096);
+		e->scq = rfw_create_cq(e->dev, c->cq_entries ? c->cq_entries : 4096);
+		e->rcq = rfw_create_cq(e->dev, c->cq_entries ? c->cq_entries : 4096);
 		qa.send_cq = e->scq;
 		qa.recv_cq = e->rcq;
 		qa.cap.max_send_wr = c->max_send_wr;

@@ -2,7 +2,8 @@
 /*
  * rfw_resize_cq (ibv_resize_cq(3)): not below the completions the CQ holds (EINVAL); larger or
  * smaller otherwise, the unpolled completions kept in order, with their Estats records (the
- * CQ's side entries move with them: the same rows as without the resize).
+ * CQ's side entries move with them: the same rows as without the resize). A QP takes only CQs
+ * of its own device.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -56,6 +57,37 @@ static void test_resize_keeps_completions(void **s)
 	lb_destroy(lb);
 }
 
+/* A QP's CQs must be its PD's device's (ibv_create_qp(3) takes CQs of its own context): another
+ * device's CQ is EINVAL, and nothing is created. */
+static void test_qp_cq_of_other_device(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	struct rfw_qp_init_attr ia = {.qp_type = RFW_QPT_RC,
+	                              .cap = {.max_send_wr = 4, .max_recv_wr = 4}};
+	struct rfw_qp *qp;
+
+	(void)s;
+	c.estats = true; /* the completion writes the send CQ's Estats side entries unchecked */
+	lb = lb_create(&c);
+	assert_non_null(lb);
+	ia.send_cq = lb->ep[1].scq;
+	ia.recv_cq = lb->ep[0].rcq;
+	errno = 0;
+	assert_null(rfw_create_qp(lb->ep[0].pd, &ia));
+	assert_int_equal(errno, EINVAL);
+	ia.send_cq = lb->ep[0].scq;
+	ia.recv_cq = lb->ep[1].rcq;
+	errno = 0;
+	assert_null(rfw_create_qp(lb->ep[0].pd, &ia));
+	assert_int_equal(errno, EINVAL);
+	ia.recv_cq = lb->ep[0].rcq;
+	qp = rfw_create_qp(lb->ep[0].pd, &ia);
+	assert_non_null(qp);
+	assert_int_equal(rfw_destroy_qp(qp), 0);
+	lb_destroy(lb);
+}
+
 /* Three WRITEs completed, the CQ resized (@resize) before they are polled; the rows. */
 static int es_run(bool resize, struct rfw_es_row *rows, int max)
 {
@@ -105,6 +137,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_resize_keeps_completions),
 	    cmocka_unit_test(test_resize_keeps_estats),
+	    cmocka_unit_test(test_qp_cq_of_other_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -106,9 +106,9 @@ static void *ring_binner_main(void *arg)
 }
 
 /* The script: WRITEs and READs of several sizes from A to B, every @sig_every-th (and the
- * last) signaled and polled as it completes with the virtual time (T6), over several 1 ms
- * intervals. The others complete without a CQE: their records end at T5. */
-static void script(struct loop *lb, int sig_every)
+ * last) signaled and polled as it completes with the virtual time (T6), @poll_n at most a poll,
+ * over several 1 ms intervals. The others complete without a CQE: their records end at T5. */
+static void script(struct loop *lb, int sig_every, int poll_n)
 {
 	static uint8_t src[MEMLEN], dst[MEMLEN];
 	struct lb_ep *a = &lb->ep[0], *b = &lb->ep[1];
@@ -132,7 +132,7 @@ static void script(struct loop *lb, int sig_every)
 			posted++;
 		}
 		lb_run(lb, 20000);
-		for (int n; (n = rfw_poll_cq_ts(a->scq, 32, wc, lb->now)) > 0;)
+		for (int n; (n = rfw_poll_cq_ts(a->scq, poll_n, wc, lb->now)) > 0;)
 			for (int i = 0; i < n; i++) {
 				assert_int_equal(wc[i].status, RFW_WC_SUCCESS);
 				assert_true((int)wc[i].wr_id >= done); /* in order */
@@ -180,7 +180,7 @@ static void test_sink_same_rows(void **st)
 	(void)st;
 	ref = lb_create(&c);
 	assert_non_null(ref);
-	script(ref, 1);
+	script(ref, 1, 32);
 	bn->bins = rfw_es_bins_create(c.estats_interval_ns);
 	assert_non_null(bn->bins);
 	assert_int_equal(pthread_create(&bn->th, NULL, binner_main, bn), 0);
@@ -188,7 +188,7 @@ static void test_sink_same_rows(void **st)
 	c.es_sink_ctx[0] = c.es_sink_ctx[1] = bn;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	script(lb, 1);
+	script(lb, 1, 32);
 	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(bn->th, NULL), 0);
 
@@ -219,8 +219,9 @@ static void test_sink_same_rows(void **st)
 }
 
 /* Through a record ring: the same rows, counts and trigger as binning in place (every
- * @sig_every-th WQE signaled: the others' records go into the ring at completion). */
-static void ring_same_rows(int sig_every)
+ * @sig_every-th WQE signaled: the others' records go into the ring at completion). The ring's
+ * positions start at @start; CQs of @cq_entries (0: the loop's), polled @poll_n at most. */
+static void ring_same_rows(int sig_every, uint32_t start, uint32_t cq_entries, int poll_n)
 {
 	struct lb_cfg c = es_cfg();
 	struct ring_binner *bn = aligned_alloc(64, sizeof(*bn));
@@ -231,13 +232,15 @@ static void ring_same_rows(int sig_every)
 	uint64_t now;
 
 	c.estats_threshold_ns = 2000; /* below any WQE's T6 - T1 here */
+	c.cq_entries = cq_entries;
 	ref = lb_create(&c);
 	assert_non_null(ref);
-	script(ref, sig_every);
+	script(ref, sig_every, poll_n);
 	assert_non_null(bn);
 	memset(bn, 0, sizeof(*bn));
 	bn->r.q = bn->q;
 	bn->r.mask = 4 * RING - 1;
+	bn->r.prod = bn->r.cons_seen = bn->r.cons = start;
 	bn->bins[0] = rfw_es_bins_create(c.estats_interval_ns);
 	bn->bins[1] = NULL;
 	assert_non_null(bn->bins[0]);
@@ -245,7 +248,7 @@ static void ring_same_rows(int sig_every)
 	c.es_ring[0] = &bn->r;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	script(lb, sig_every);
+	script(lb, sig_every, poll_n);
 	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(bn->th, NULL), 0);
 
@@ -263,6 +266,7 @@ static void ring_same_rows(int sig_every)
 	assert_int_equal(rfw_qp_estats_info(ref->ep[0].qp, &ir), 0);
 	assert_int_equal(rfw_qp_estats_info(lb->ep[0].qp, &is), 0);
 	assert_int_equal(is.recorded, NMSG); /* pushed into the ring */
+	assert_int_equal(bn->r.prod - start, NMSG);
 	assert_int_equal(bn->binned, NMSG);
 	assert_true(bn->r.dropped == 0 && bn->bad_slot == 0);
 	assert_int_equal(is.window_start_ns, ir.window_start_ns);
@@ -285,7 +289,16 @@ static void ring_same_rows(int sig_every)
 static void test_ring_same_rows(void **st)
 {
 	(void)st;
-	ring_same_rows(1);
+	ring_same_rows(1, 0, 0, 32);
+}
+
+/* The same with the ring's positions starting 40 before the end of its array and of uint32_t,
+ * and CQs of 100 (a side array of 128 entries, which 3000 completions wrap 23 times) polled 29
+ * at a time: polled runs of records cross the end of either (es_burst_run's pieces). */
+static void test_ring_wraps_same_rows(void **st)
+{
+	(void)st;
+	ring_same_rows(1, UINT32_MAX - 39, 100, 29);
 }
 
 /* Two WQEs of three unsignaled, as perftest's --cq-mod or an application's unsignaled WRITEs:
@@ -293,15 +306,17 @@ static void test_ring_same_rows(void **st)
 static void test_ring_unsignaled_same_rows(void **st)
 {
 	(void)st;
-	ring_same_rows(3);
+	ring_same_rows(3, 0, 0, 32);
 }
 
-/* A second QP pair on the loop's CQs and devices: A's @q2[0] to B's @q2[1]. */
-static void second_pair(struct loop *lb, const struct lb_cfg *c, struct rfw_qp *q2[2])
+/* A second QP pair on the loop's CQs and devices: A's @q2[0] to B's @q2[1]; @q2[0]'s receive
+ * completions in A's send CQ when @shared. */
+static void second_pair(struct loop *lb, const struct lb_cfg *c, struct rfw_qp *q2[2], bool shared)
 {
 	for (int i = 0; i < 2; i++) {
 		struct lb_ep *e = &lb->ep[i];
-		struct rfw_qp_init_attr qa = {.send_cq = e->scq, .recv_cq = e->rcq};
+		struct rfw_qp_init_attr qa = {.send_cq = e->scq,
+		                              .recv_cq = shared && i == 0 ? e->scq : e->rcq};
 
 		qa.cap = (struct rfw_qp_cap){
 		    .max_send_wr = 256, .max_recv_wr = 16, .max_send_sge = 4, .max_recv_sge = 4};
@@ -319,23 +334,35 @@ static void second_pair(struct loop *lb, const struct lb_cfg *c, struct rfw_qp *
 }
 
 /*
- * WRITEs on two QPs that share A's send CQ, three at a time on each, so that a poll's burst
- * holds runs of both; every fifth round's completions are polled 3 s late, so their T6 is more
- * than 2^31 ns after T1 (records that take two ring slots) and the next poll's burst mixes them
- * with the next round's narrow ones. The loop drives one pair at a time (it knows one QP per
- * endpoint); the script is the same for both runs, so their virtual times are.
+ * WRITEs on two QPs that share A's send CQ, three at a time on each, @depth ahead of those
+ * polled, @poll_n at most a poll, so that a poll's burst holds runs of both; every fifth
+ * round's completions are polled 3 s late, so their T6 is more than 2^31 ns after T1 (records
+ * that take two ring slots) and the next poll's burst mixes them with the next round's narrow
+ * ones. With @sends, B also sends a SEND a round to the second QP, whose receive completions go
+ * to A's send CQ. The loop drives one pair at a time (it knows one QP per endpoint); the script
+ * is the same for both runs, so their virtual times are.
  */
-static void script_two(struct loop *lb, struct rfw_qp *q2[2])
+static void script_two(struct loop *lb, struct rfw_qp *q2[2], int depth, int poll_n, bool sends)
 {
-	static uint8_t src[MEMLEN], dst[MEMLEN];
+	static uint8_t src[MEMLEN], dst[MEMLEN], msg[64], rbuf[64];
 	struct lb_ep *a = &lb->ep[0], *b = &lb->ep[1];
 	struct rfw_qp *pair[2][2] = {{a->qp, b->qp}, {q2[0], q2[1]}};
 	struct rfw_mr *sm = lb_mr(a, src, sizeof(src)), *dm = lb_mr(b, dst, sizeof(dst));
+	struct rfw_mr *mm = lb_mr(b, msg, sizeof(msg)), *rm = lb_mr(a, rbuf, sizeof(rbuf));
 	struct rfw_wc wc[32];
 	int posted = 0, done = 0;
 
 	for (int round = 0; done < NMSG; round++) {
-		for (; posted < NMSG && posted - done < 64; posted++) {
+		if (sends) { /* a SEND from B to @q2[0] received between A's send completions */
+			a->qp = q2[0];
+			b->qp = q2[1];
+			assert_int_equal(lb_post_recv(a, (uint64_t)round, rbuf, sizeof(rbuf), rm),
+			                 0);
+			assert_int_equal(
+			    lb_post_op_flags(b, RFW_WR_SEND, (uint64_t)round, msg, 16, mm, 0, 0, 0),
+			    0);
+		}
+		for (; posted < NMSG && posted - done < depth; posted++) {
 			a->qp = pair[posted / 3 % 2][0];
 			assert_int_equal(lb_post_op_flags(a, RFW_WR_RDMA_WRITE, (uint64_t)posted,
 			                                  src, 64u << (posted % 7), sm,
@@ -352,9 +379,11 @@ static void script_two(struct loop *lb, struct rfw_qp *q2[2])
 			lb->now += UINT64_C(3000000000);
 			continue;
 		}
-		for (int n; (n = rfw_poll_cq_ts(a->scq, 32, wc, lb->now)) > 0; done += n)
-			for (int i = 0; i < n; i++)
+		for (int n; (n = rfw_poll_cq_ts(a->scq, poll_n, wc, lb->now)) > 0;)
+			for (int i = 0; i < n; i++) {
 				assert_int_equal(wc[i].status, RFW_WC_SUCCESS);
+				done += wc[i].opcode != RFW_WC_RECV;
+			}
 		lb->now += 100000;
 	}
 	a->qp = pair[0][0];
@@ -362,31 +391,34 @@ static void script_two(struct loop *lb, struct rfw_qp *q2[2])
 }
 
 /* Two QPs' records through a ring, polled in bursts that mix the QPs and narrow and wide
- * records: each QP's rows, counts and window as binning in place gives them. */
-static void test_ring_two_qps(void **st)
+ * records: each QP's rows, counts and window as binning in place gives them. The ring's
+ * positions start at @start; CQs of @cq_entries (0: the loop's), @depth WQEs posted ahead of
+ * those polled, polled @poll_n at most; with @sends, receive completions among them. */
+static void ring_two_qps(uint32_t start, uint32_t cq_entries, int depth, int poll_n, bool sends)
 {
 	struct lb_cfg c = es_cfg();
 	struct ring_binner *bn = aligned_alloc(64, sizeof(*bn));
 	struct rfw_qp *r2[2], *l2[2];
 	struct loop *ref, *lb;
 
-	(void)st;
+	c.cq_entries = cq_entries;
 	ref = lb_create(&c);
 	assert_non_null(ref);
-	second_pair(ref, &c, r2);
-	script_two(ref, r2);
+	second_pair(ref, &c, r2, sends);
+	script_two(ref, r2, depth, poll_n, sends);
 	assert_non_null(bn);
 	memset(bn, 0, sizeof(*bn));
 	bn->r.q = bn->q;
 	bn->r.mask = 4 * RING - 1;
+	bn->r.prod = bn->r.cons_seen = bn->r.cons = start;
 	for (int k = 0; k < 2; k++)
 		assert_non_null(bn->bins[k] = rfw_es_bins_create(c.estats_interval_ns));
 	assert_int_equal(pthread_create(&bn->th, NULL, ring_binner_main, bn), 0);
 	c.es_ring[0] = &bn->r;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	second_pair(lb, &c, l2);
-	script_two(lb, l2);
+	second_pair(lb, &c, l2, sends);
+	script_two(lb, l2, depth, poll_n, sends);
 	__atomic_store_n(&bn->stop, true, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(bn->th, NULL), 0);
 	assert_int_equal(ref->now, lb->now);
@@ -421,6 +453,22 @@ static void test_ring_two_qps(void **st)
 	free(bn);
 }
 
+static void test_ring_two_qps(void **st)
+{
+	(void)st;
+	ring_two_qps(0, 0, 64, 32, false);
+}
+
+/* The same with the ring's positions starting 40 before the end of its array and of uint32_t,
+ * and CQs of 100 (a side array of 128 entries), 61 WQEs ahead, polled 29 at a time: runs of
+ * records cross the end of either (es_burst_run's pieces); and a SEND a round received on the
+ * second QP, its completion in A's send CQ (a CQE without a record inside a run). */
+static void test_ring_two_qps_wraps(void **st)
+{
+	(void)st;
+	ring_two_qps(UINT32_MAX - 39, 100, 61, 29, true);
+}
+
 /* A ring no one drains, eight slots: the first eight records fill it, in the order of their
  * WQEs, and every later one is counted dropped, never written over them; the QP counts every
  * record handed on, dropped or not. */
@@ -436,7 +484,7 @@ static void test_ring_full_burst(void **st)
 	c.es_ring[0] = &ring;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	script(lb, 1);
+	script(lb, 1, 32);
 	assert_int_equal(ring.prod, 8);
 	assert_true(ring.dropped == NMSG - 8);
 	for (unsigned k = 0; k < 8; k++) {
@@ -470,12 +518,12 @@ static void test_sink_trigger(void **st)
 	c.estats_threshold_ns = 2000; /* below any WQE's T6 - T1 here */
 	ref = lb_create(&c);
 	assert_non_null(ref);
-	script(ref, 1);
+	script(ref, 1, 32);
 	c.es_sink = sink_nothing;
 	c.es_sink_ctx[0] = c.es_sink_ctx[1] = &handed;
 	lb = lb_create(&c);
 	assert_non_null(lb);
-	script(lb, 1);
+	script(lb, 1, 32);
 	assert_int_equal(handed, NMSG);
 	assert_true(rfw_qp_estats_trigger(ref->ep[0].qp, &tr));
 	assert_true(rfw_qp_estats_trigger(lb->ep[0].qp, &ts));
@@ -491,9 +539,14 @@ static void test_sink_trigger(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_sink_same_rows), cmocka_unit_test(test_sink_trigger),
-	    cmocka_unit_test(test_ring_same_rows), cmocka_unit_test(test_ring_unsignaled_same_rows),
-	    cmocka_unit_test(test_ring_two_qps),   cmocka_unit_test(test_ring_full_burst),
+	    cmocka_unit_test(test_sink_same_rows),
+	    cmocka_unit_test(test_sink_trigger),
+	    cmocka_unit_test(test_ring_same_rows),
+	    cmocka_unit_test(test_ring_wraps_same_rows),
+	    cmocka_unit_test(test_ring_unsignaled_same_rows),
+	    cmocka_unit_test(test_ring_two_qps),
+	    cmocka_unit_test(test_ring_two_qps_wraps),
+	    cmocka_unit_test(test_ring_full_burst),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
