@@ -46,8 +46,9 @@ struct rfw_es_crec {
 _Static_assert(sizeof(struct rfw_es_crec) == 32, "an Estats record is half a cache line");
 _Static_assert(RFW_ES__OPS <= 8 && RFW_ES__STATUSES <= 4, "op and st fit their meta bits");
 
-/* A record's four offsets T2..T5 as one 16-byte store or load, and its last 8 bytes (T6's
- * offset, meta) as one (rfw_es_pack_t5, rfw_es_crec_copy). */
+/* A record's four offsets T2..T5 as one 16-byte store or load (rfw_es_pack_t5,
+ * rfw_es_crec_copy), and its last 8 bytes, T6's offset and the meta, as one store into a ring
+ * slot (rfw_es_crec_copy). */
 typedef int32_t rfw_es_v4 __attribute__((vector_size(16), aligned(4)));
 typedef uint64_t rfw_es_u2 __attribute__((vector_size(16)));
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a lane's low half is its first");

@@ -182,8 +182,9 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t no
 		es_trigger(es, c, now);
 }
 
-/* Each send opcode's op in a record's meta (RFW_ES_META): a table where a switch
- * cost a bounds test (the opcode was checked at post). */
+/* Each send opcode's op (enum rfw_es_op) where a record's meta has it (RFW_ES_META): the one
+ * table of it, which the completion ORs in as it is (a switch cost a bounds test there: the
+ * opcode was checked at post) and es_op_of shifts down. */
 static const uint32_t op_meta[RFW_WR__COUNT] = {
     [RFW_WR_RDMA_WRITE] = (uint32_t)RFW_ES_OP_WRITE << 27,
     [RFW_WR_RDMA_WRITE_WITH_IMM] = (uint32_t)RFW_ES_OP_WRITE << 27,
@@ -197,9 +198,24 @@ static const uint32_t op_meta[RFW_WR__COUNT] = {
     [RFW_WR_BIND_MW] = (uint32_t)RFW_ES_OP_LOCAL << 27,
 };
 
+static inline uint8_t es_op_of(enum rfw_wr_opcode op)
+{
+	return (unsigned)op < RFW_WR__COUNT ? (uint8_t)(op_meta[op] >> 27) : RFW_ES_OP_LOCAL;
+}
+
+/* T4 of a WQE sent whole, completing now: the RX time of the packet being processed (its entry
+ * time when the host gave none), if this completion comes from one; false, @t4 as it was: it
+ * does not. */
+static inline bool es_t4(const struct rfw_es_qp *es, uint64_t now, uint64_t *t4)
+{
+	if (es->rx_now != now)
+		return false;
+	*t4 = es->rx_ts ? es->rx_ts : now;
+	return true;
+}
+
 /* T2..T4 of @w completing now, a time not known taken as T1 (so its offset packs as 0), and the
- * have bits of T1..T5 (T4: the RX time of the packet being processed, if this completion
- * comes from one, and the WQE was sent whole). */
+ * have bits of T1..T5 (T4 only when the WQE was sent whole, es_t4). */
 static unsigned es_times(const struct rfw_qp *qp, const struct rfw_swqe *w, uint64_t *t2,
                          uint64_t *t3, uint64_t *t4)
 {
@@ -208,10 +224,8 @@ static unsigned es_times(const struct rfw_qp *qp, const struct rfw_swqe *w, uint
 	*t2 = (have & 2) ? w->es.t[1] : w->es.t[0];
 	*t3 = (have & 4) ? w->es.t[2] : w->es.t[0];
 	*t4 = w->es.t[0];
-	if (qp->es->rx_now == qp->now && (have & 4)) {
-		*t4 = qp->es->rx_ts ? qp->es->rx_ts : qp->now;
+	if ((have & 4) && es_t4(qp->es, qp->now, t4))
 		have |= 8;
-	}
 	return have;
 }
 
@@ -229,7 +243,7 @@ static __attribute__((noinline)) void es_nocqe_rec(struct rfw_qp *qp, const stru
 	    .wr_id = w->wr.wr_id,
 	    .qpn = qp->qpn,
 	    .have = (uint8_t)have,
-	    .op = rfw_es_op_of(w->wr.opcode),
+	    .op = es_op_of(w->wr.opcode),
 	    .st = rfw_es_status_of(st),
 	};
 
@@ -255,7 +269,7 @@ void rfw_es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw
 		if (now >= es->twin_end)
 			rfw_es_trig_window(es, now);
 		if (rfw_es_ring_push_t5(ring, w->es.t[0], t2, t3, t4, now,
-		                        RFW_ES_META(es->slot, have, rfw_es_op_of(w->wr.opcode),
+		                        RFW_ES_META(es->slot, have, es_op_of(w->wr.opcode),
 		                                    rfw_es_status_of(st)))) {
 			es->handed++;
 			if (es_trig_open(es))
@@ -276,7 +290,7 @@ static __attribute__((noinline)) void es_cqe_partial(struct rfw_qp *qp, const st
 
 	rfw_es_cqe_pack(
 	    &cq->es[i], &cq->es_wide[i], w->es.t[0], t2, t3, t4, qp->now,
-	    RFW_ES_META(qp->es->slot, have, rfw_es_op_of(w->wr.opcode), rfw_es_status_of(st)));
+	    RFW_ES_META(qp->es->slot, have, es_op_of(w->wr.opcode), rfw_es_status_of(st)));
 }
 
 /*
@@ -301,10 +315,8 @@ void rfw_es_complete_cqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_w
 	}
 	meta =
 	    es->slot | 0x37u << 20 | op_meta[w->wr.opcode] | (uint32_t)rfw_es_status_of(st) << 30;
-	if (es->rx_now == now) { /* T4: the RX time of the packet being processed */
-		t4 = es->rx_ts ? es->rx_ts : now;
+	if (es_t4(es, now, &t4))
 		meta |= 8u << 20;
-	}
 	rfw_es_cqe_pack(&cq->es[i], &cq->es_wide[i], t1, w->es.t[1], w->es.t[2], t4, now, meta);
 }
 
@@ -595,7 +607,7 @@ int rfw_qp_estats_state(const struct rfw_qp *qp, struct rfw_es_qp_state *st,
 
 		*o = (struct rfw_es_wqe){
 		    .wr_id = w->wr.wr_id,
-		    .op = rfw_es_op_of(w->wr.opcode),
+		    .op = es_op_of(w->wr.opcode),
 		    .state = w->state,
 		    .psn_valid = w->psn_valid,
 		    .first_psn = w->first_psn,

@@ -301,8 +301,8 @@ void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_sta
 			if (st == RFW_WC_SUCCESS && (w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
 			                             w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
 				wc->byte_len = 8;
-			if (qp->es) /* its record beside the CQE; a CQE lost to a full CQ has none
-			             */
+			/* Its record beside the CQE (a CQE lost to a full CQ has none). */
+			if (qp->es)
 				rfw_es_complete_cqe(qp, w, st);
 			rfw_cq_commit(qp->send_cq);
 		}

@@ -611,7 +611,6 @@ void rfw_es_qp_free(struct rfw_qp *qp);
 static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool last)
 {
 	struct rfw_es_wts *ts = &w->es;
-
 	unsigned have = ts->have;
 
 	if (have & 4)
@@ -621,26 +620,6 @@ static inline void rfw_es_tx(struct rfw_swqe *w, uint64_t now, bool last)
 	ts->t[2] = now; /* T3 only once its bit says so: a later packet may still overwrite it */
 	ts->have = (uint8_t)(have | 2 | (unsigned)last << 2);
 }
-static inline uint8_t rfw_es_op_of(enum rfw_wr_opcode op)
-{
-	switch (op) {
-	case RFW_WR_RDMA_WRITE:
-	case RFW_WR_RDMA_WRITE_WITH_IMM:
-		return RFW_ES_OP_WRITE;
-	case RFW_WR_SEND:
-	case RFW_WR_SEND_WITH_IMM:
-	case RFW_WR_SEND_WITH_INV:
-		return RFW_ES_OP_SEND;
-	case RFW_WR_RDMA_READ:
-		return RFW_ES_OP_READ;
-	case RFW_WR_ATOMIC_CMP_AND_SWP:
-	case RFW_WR_ATOMIC_FETCH_AND_ADD:
-		return RFW_ES_OP_ATOMIC;
-	default:
-		return RFW_ES_OP_LOCAL;
-	}
-}
-
 static inline uint8_t rfw_es_status_of(enum rfw_wc_status st)
 {
 	return st == RFW_WC_SUCCESS        ? RFW_ES_SUCCESS
