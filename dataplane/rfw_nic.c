@@ -116,10 +116,11 @@ static uint8_t *mb_alloc(void *host, uint32_t len)
 		return NULL;
 	if (unlikely(nic->mb_n == 0) && !mb_refill(nic))
 		return NULL;
+	/* A fresh mbuf's frame is mbuf_off past it (mb_of): its header is not read for it. */
 	m = nic->mb_stash[--nic->mb_n];
 	if (nic->mb_n != 0) /* the next frame's first line: written by its builder soon */
-		rte_prefetch0(rte_pktmbuf_mtod(nic->mb_stash[nic->mb_n - 1], void *));
-	return rte_pktmbuf_mtod(m, uint8_t *);
+		rte_prefetch0((uint8_t *)nic->mb_stash[nic->mb_n - 1] + nic->mbuf_off);
+	return (uint8_t *)m + nic->mbuf_off;
 }
 
 /*
@@ -151,7 +152,7 @@ static void mb_send_icrc(void *host, uint8_t *frame, uint32_t len, uint8_t l3_of
 
 	m->data_len = (uint16_t)len;
 	m->pkt_len = len;
-	rfw_tx_one_icrc(nic->q, m, l3_off, ip_ver);
+	rfw_tx_one_icrc(nic->q, m, frame, len, l3_off, ip_ver);
 	nic->sent++;
 }
 

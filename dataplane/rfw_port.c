@@ -622,6 +622,19 @@ static bool is_our_ip(const struct rfw_port *p, const uint8_t ip[16])
 	return p->id.has_ip6 && memcmp(ip, p->id.ip6, 16) == 0;
 }
 
+/*
+ * A parsed frame's destination is ours. An IPv4 one is tested on the 4 bytes the parse stored
+ * whole, just before: a load across its byte stores of the mapped prefix (is_our_ip) cannot
+ * take its value from them and waits for them to reach the cache (2.6 % of a 64 B loopback's
+ * cycles).
+ */
+static inline bool is_our_dst(const struct rfw_port *p, const struct rfw_frame_view *v)
+{
+	if (v->ip_ver == 4)
+		return p->id.has_ip4 && rfw_get_be32(v->dst_ip + 12) == p->id.ip4;
+	return is_our_ip(p, v->dst_ip);
+}
+
 /* Send one probe for @e: broadcast ARP / solicited-node NS, or unicast when @unicast. */
 static void send_probe(struct rfw_queue *q, struct rfw_neigh_entry *e, bool unicast,
                        uint64_t now_tsc)
@@ -916,7 +929,7 @@ static inline enum rx_verdict classify(struct rfw_queue *q, struct rte_mbuf *m,
 	}
 	if (unlikely(v->kind != RFW_FRAME_ROCEV2))
 		return classify_other(q, m, v, now_tsc, may_steer);
-	if (!p->no_rx_filter && (!mac_for_us(p, d) || !is_our_ip(p, v->dst_ip))) {
+	if (!p->no_rx_filter && (!mac_for_us(p, d) || !is_our_dst(p, v))) {
 		q->ctr[RFW_PORT_CTR_rx_not_for_us]++;
 		return RX_DROP;
 	}

@@ -324,14 +324,16 @@ static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 /*
  * rfw_tx_one for a RoCEv2 frame whose ICRC is still to be computed (its last 4 bytes, over the
  * IP datagram at @l3_off of IP version @ip_ver): filled when the burst goes, with the burst's
- * others (rfw_icrc_compute_n), or at once when the frame fills the buffer.
+ * others (rfw_icrc_compute_n), or at once when the frame fills the buffer. @frame and @flen are
+ * m's data and its length, as the caller knows them: the mbuf's header, written just before, is
+ * not read back for them.
  */
-static inline void rfw_tx_one_icrc(struct rfw_queue *q, struct rte_mbuf *m, uint8_t l3_off,
-                                   uint8_t ip_ver)
+static inline void rfw_tx_one_icrc(struct rfw_queue *q, struct rte_mbuf *m, uint8_t *frame,
+                                   uint32_t flen, uint8_t l3_off, uint8_t ip_ver)
 {
 	struct rte_eth_dev_tx_buffer *b = q->txb;
-	uint8_t *l3 = rte_pktmbuf_mtod(m, uint8_t *) + l3_off;
-	size_t len = m->data_len - l3_off - RFW_ICRC_LEN;
+	uint8_t *l3 = frame + l3_off;
+	size_t len = flen - l3_off - RFW_ICRC_LEN;
 
 	if (unlikely(b->length + 1u >= b->size)) {
 		rfw_icrc_put(l3 + len, rfw_icrc_compute(l3, len, ip_ver));

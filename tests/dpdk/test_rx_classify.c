@@ -5,7 +5,9 @@
  * reason, and none delivered), port 1 replays vectors.pcap (all ten delivered), and an optional
  * port 2 replays gen_ect_pcap --bad-ib (good ICRCs, four IB header errors). The identity is
  * the vectors' destination (02:00:00:00:00:02, 192.0.2.2, 2001:db8::2), so the destination
- * filter is exercised too.
+ * filter is exercised too. Optional ports 3 and 4 replay vectors.pcap again to identities with
+ * the vectors' MAC but another IPv4, then another IPv6 address: the frames of that family are
+ * dropped as not for us, the others delivered.
  *
  * With --hold it then starts one ARP resolution (so /rocefw/neigh has an entry), prints READY
  * and waits for stdin to close: tests/dpdk/telemetry.py queries it meanwhile.
@@ -23,6 +25,10 @@
 #include "dataplane/rfw_port.h"
 
 #include "check.h"
+
+/* vectors.pcap: 6 IPv4 frames, then 4 IPv6 (tests/data/icrc/vectors.txt). */
+#define VECTORS_V4 6
+#define VECTORS_V6 4
 
 /* Poll until the pcap is exhausted: 50 ms without a frame. Returns frames delivered. */
 static unsigned drain(struct rfw_queue *q)
@@ -83,6 +89,19 @@ static void check_badib(struct rfw_port *badib)
 
 /* --hold (dpdk_telemetry): an INCOMPLETE neighbour entry (one ARP probe), then wait for EOF
  * on stdin while the test reads telemetry. */
+/* vectors.pcap to an identity whose IPv@ver address is not the vectors' destination: the
+ * frames of that family dropped as not for us (the MAC is ours), the rest delivered. */
+static void check_other(struct rfw_port *p, unsigned ver)
+{
+	unsigned drop = ver == 4 ? VECTORS_V4 : VECTORS_V6;
+	unsigned n = drain(p->q[0]);
+
+	CHECK(n == VECTORS_V4 + VECTORS_V6 - drop, "IPv%u elsewhere: %u delivered", ver, n);
+	CHECK(rfw_port_ctr(p, RFW_PORT_CTR_rx_not_for_us) == drop,
+	      "IPv%u elsewhere: %lu not for us", ver,
+	      (unsigned long)rfw_port_ctr(p, RFW_PORT_CTR_rx_not_for_us));
+}
+
 static void hold_for_peer(struct rfw_port *good)
 {
 	uint8_t ip[16];
@@ -106,26 +125,35 @@ int main(int argc, char **argv)
 	    .has_ip6 = true,
 	    .ip6 = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2},
 	};
+	struct rfw_identity id4 = id, id6 = id;
 	struct rfw_port_conf conf = {.nb_mbufs = 1024};
-	struct rfw_port *bad, *good, *badib = NULL;
+	struct rfw_port *bad, *good, *badib = NULL, *other4 = NULL, *other6 = NULL;
+	unsigned nports;
 	bool hold = false;
 	int ret;
+
+	id4.ip4 = 0xc0000209; /* 192.0.2.9 */
+	id6.ip6[15] = 9;      /* 2001:db8::9 */
 
 	ret = rfw_eal_init(argc, argv);
 	if (ret < 0)
 		return 1;
 	for (int i = ret + 1; i < argc; i++)
 		hold |= strcmp(argv[i], "--hold") == 0;
-	if (rte_eth_dev_count_avail() < 2 || rte_eth_dev_count_avail() > 3) {
+	nports = rte_eth_dev_count_avail();
+	if (nports < 2 || nports == 4 || nports > 5) {
 		fprintf(stderr,
-		        "test_rx_classify: needs two or three net_pcap ports (--vdev), "
+		        "test_rx_classify: needs two, three or five net_pcap ports (--vdev), "
 		        "got %u\n",
-		        rte_eth_dev_count_avail());
+		        nports);
 		return 1;
 	}
 	bad = rfw_port_setup(0, &conf, &id);
 	good = rfw_port_setup(1, &conf, &id);
-	if (rte_eth_dev_count_avail() == 3 && (badib = rfw_port_setup(2, &conf, &id)) == NULL)
+	if (nports >= 3 && (badib = rfw_port_setup(2, &conf, &id)) == NULL)
+		bad = NULL;
+	if (nports == 5 && ((other4 = rfw_port_setup(3, &conf, &id4)) == NULL ||
+	                    (other6 = rfw_port_setup(4, &conf, &id6)) == NULL))
 		bad = NULL;
 	if (bad == NULL || good == NULL) {
 		fprintf(stderr, "rfw_port_setup: %s\n", rte_strerror(rte_errno));
@@ -134,7 +162,7 @@ int main(int argc, char **argv)
 
 	check_bad(bad);
 
-	CHECK(drain(good->q[0]) == 10, "all ten vectors delivered");
+	CHECK(drain(good->q[0]) == VECTORS_V4 + VECTORS_V6, "all ten vectors delivered");
 	CHECK(rfw_port_ctr(good, RFW_PORT_CTR_rx_icrc_bad) == 0, "no ICRC failures");
 	CHECK(rfw_port_ctr(good, RFW_PORT_CTR_rx_malformed) == 0, "nothing malformed");
 	CHECK(rfw_port_ctr(good, RFW_PORT_CTR_rx_not_for_us) == 0, "all addressed to us");
@@ -142,6 +170,12 @@ int main(int argc, char **argv)
 	if (badib != NULL) {
 		check_badib(badib);
 		rfw_port_close(badib);
+	}
+	if (other4 != NULL) {
+		check_other(other4, 4);
+		check_other(other6, 6);
+		rfw_port_close(other4);
+		rfw_port_close(other6);
 	}
 
 	if (hold)
