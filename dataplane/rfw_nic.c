@@ -107,6 +107,12 @@ static __rte_noinline bool mb_refill(struct rfw_nic *nic)
 	return true;
 }
 
+/* A fresh mbuf's frame: mbuf_off past it (mb_of's inverse), its header not read for it. */
+static inline uint8_t *mb_frame(const struct rfw_nic *nic, struct rte_mbuf *m)
+{
+	return (uint8_t *)m + nic->mbuf_off;
+}
+
 static uint8_t *mb_alloc(void *host, uint32_t len)
 {
 	struct rfw_nic *nic = host;
@@ -116,11 +122,10 @@ static uint8_t *mb_alloc(void *host, uint32_t len)
 		return NULL;
 	if (unlikely(nic->mb_n == 0) && !mb_refill(nic))
 		return NULL;
-	/* A fresh mbuf's frame is mbuf_off past it (mb_of): its header is not read for it. */
 	m = nic->mb_stash[--nic->mb_n];
 	if (nic->mb_n != 0) /* the next frame's first line: written by its builder soon */
-		rte_prefetch0((uint8_t *)nic->mb_stash[nic->mb_n - 1] + nic->mbuf_off);
-	return (uint8_t *)m + nic->mbuf_off;
+		rte_prefetch0(mb_frame(nic, nic->mb_stash[nic->mb_n - 1]));
+	return mb_frame(nic, m);
 }
 
 /*
@@ -193,8 +198,8 @@ static uint8_t *mb_alloc_ref(void *host, uint32_t hdr_len, const uint8_t *payloa
 	h->next = d;
 	d->next = t;
 	h->nb_segs = 3;
-	*icrc = rte_pktmbuf_mtod(t, uint8_t *);
-	return rte_pktmbuf_mtod(h, uint8_t *);
+	*icrc = mb_frame(nic, t);
+	return mb_frame(nic, h);
 }
 
 static void mb_send_ref(void *host, uint8_t *frame, uint32_t len)

@@ -186,21 +186,21 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t no
  * table of it, which the completion ORs in as it is (a switch cost a bounds test there: the
  * opcode was checked at post) and es_op_of shifts down. */
 static const uint32_t op_meta[RFW_WR__COUNT] = {
-    [RFW_WR_RDMA_WRITE] = (uint32_t)RFW_ES_OP_WRITE << 27,
-    [RFW_WR_RDMA_WRITE_WITH_IMM] = (uint32_t)RFW_ES_OP_WRITE << 27,
-    [RFW_WR_SEND] = (uint32_t)RFW_ES_OP_SEND << 27,
-    [RFW_WR_SEND_WITH_IMM] = (uint32_t)RFW_ES_OP_SEND << 27,
-    [RFW_WR_SEND_WITH_INV] = (uint32_t)RFW_ES_OP_SEND << 27,
-    [RFW_WR_RDMA_READ] = (uint32_t)RFW_ES_OP_READ << 27,
-    [RFW_WR_ATOMIC_CMP_AND_SWP] = (uint32_t)RFW_ES_OP_ATOMIC << 27,
-    [RFW_WR_ATOMIC_FETCH_AND_ADD] = (uint32_t)RFW_ES_OP_ATOMIC << 27,
-    [RFW_WR_LOCAL_INV] = (uint32_t)RFW_ES_OP_LOCAL << 27,
-    [RFW_WR_BIND_MW] = (uint32_t)RFW_ES_OP_LOCAL << 27,
+    [RFW_WR_RDMA_WRITE] = RFW_ES_META(0, 0, RFW_ES_OP_WRITE, 0),
+    [RFW_WR_RDMA_WRITE_WITH_IMM] = RFW_ES_META(0, 0, RFW_ES_OP_WRITE, 0),
+    [RFW_WR_SEND] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
+    [RFW_WR_SEND_WITH_IMM] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
+    [RFW_WR_SEND_WITH_INV] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
+    [RFW_WR_RDMA_READ] = RFW_ES_META(0, 0, RFW_ES_OP_READ, 0),
+    [RFW_WR_ATOMIC_CMP_AND_SWP] = RFW_ES_META(0, 0, RFW_ES_OP_ATOMIC, 0),
+    [RFW_WR_ATOMIC_FETCH_AND_ADD] = RFW_ES_META(0, 0, RFW_ES_OP_ATOMIC, 0),
+    [RFW_WR_LOCAL_INV] = RFW_ES_META(0, 0, RFW_ES_OP_LOCAL, 0),
+    [RFW_WR_BIND_MW] = RFW_ES_META(0, 0, RFW_ES_OP_LOCAL, 0),
 };
 
 static inline uint8_t es_op_of(enum rfw_wr_opcode op)
 {
-	return (unsigned)op < RFW_WR__COUNT ? (uint8_t)(op_meta[op] >> 27) : RFW_ES_OP_LOCAL;
+	return (unsigned)op < RFW_WR__COUNT ? RFW_ES_META_OP(op_meta[op]) : RFW_ES_OP_LOCAL;
 }
 
 /* T4 of a WQE sent whole, completing now: the RX time of the packet being processed (its entry
@@ -313,10 +313,10 @@ void rfw_es_complete_cqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_w
 		es_cqe_partial(qp, w, st, i);
 		return;
 	}
-	meta =
-	    es->slot | 0x37u << 20 | op_meta[w->wr.opcode] | (uint32_t)rfw_es_status_of(st) << 30;
+	/* T1, T2, T3, T5 known and T6's bit (0x37); T4 when es_t4 has it. */
+	meta = RFW_ES_META(es->slot, 0x37u, 0, rfw_es_status_of(st)) | op_meta[w->wr.opcode];
 	if (es_t4(es, now, &t4))
-		meta |= 8u << 20;
+		meta |= RFW_ES_META(0, 8u, 0, 0);
 	rfw_es_cqe_pack(&cq->es[i], &cq->es_wide[i], t1, w->es.t[1], w->es.t[2], t4, now, meta);
 }
 
