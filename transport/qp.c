@@ -915,8 +915,9 @@ unsigned rfw_qp_tx_requests(struct rfw_qp *qp, unsigned max, uint64_t now_ns)
 		if (r <= 0)
 			break;
 		n++;
-		/* the rest of a long message, checked once (docs/perf.md "(eleventh)") */
-		if (qp->req.off != 0 && n < max && qp->type == RFW_QPT_RC)
+		/* the rest of a long message, checked once (docs/perf.md "(eleventh)"), and the
+		   SEND and WRITE messages after it that start with nothing to weigh */
+		if (n < max && qp->type == RFW_QPT_RC)
 			n += rfw_req_tx_more(qp, max - n);
 	}
 	return n;

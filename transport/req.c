@@ -333,16 +333,27 @@ static void req_local_op(struct rfw_qp *qp, struct rfw_swqe *w)
 	rfw_comp_drain(qp);
 }
 
+/* @w's PSNs: @npkts of them from the requester's next. */
+static inline void set_psns(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t npkts)
+{
+	w->npkts = npkts;
+	w->first_psn = qp->req.psn;
+	w->last_psn = rfw_psn_add(w->first_psn, npkts - 1);
+	w->psn_valid = true;
+}
+
 static void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
 {
+	uint32_t npkts;
+
 	switch (w->wr.opcode) {
 	case RFW_WR_ATOMIC_CMP_AND_SWP:
 	case RFW_WR_ATOMIC_FETCH_AND_ADD:
-		w->npkts = 1;
+		npkts = 1;
 		break;
 	default:
 		/* A READ request consumes one PSN per response packet (IBA 9.7.1.1). */
-		w->npkts = rfw_msg_npkts(w->length, qp->mtu);
+		npkts = rfw_msg_npkts(w->length, qp->mtu);
 		break;
 	}
 	if (qp->sr &&
@@ -350,10 +361,8 @@ static void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
 	     w->wr.opcode == RFW_WR_SEND_WITH_INV || w->wr.opcode == RFW_WR_RDMA_WRITE_WITH_IMM))
 		w->rsn = qp->sr->tx_rsn++; /* consumes a receive WQE: its place in the RQ */
 	if (qp->sr && rfw_wqe_is_send_write(w))
-		w->npkts = rfw_msg_npkts(w->length, qp->sr->seg);
-	w->first_psn = qp->req.psn;
-	w->last_psn = rfw_psn_add(w->first_psn, w->npkts - 1);
-	w->psn_valid = true;
+		npkts = rfw_msg_npkts(w->length, qp->sr->seg);
+	set_psns(qp, w, npkts);
 }
 
 /* The AtomicETH of @w's atomic request @p (its opcode chosen). */
@@ -567,48 +576,118 @@ static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, ui
 }
 
 /*
- * More packets of the message in progress, when it is a go-back-N SEND or WRITE whose packet
- * rfw_req_tx just sent, up to @max, in the same call (rfw_qp_tx_requests): the WQE and its
- * checks are those next_wqe and that packet passed, and no verb runs in between, so the local
- * keys just checked hold (emit's EMIT_KEYS_FRESH: the rule of a WQE's first packet, IBA 10.6).
- * What a packet can change is tested for each: the window, the QP's state, a buffer from the
- * host. Returns how many were sent.
+ * Room for one more SEND or WRITE packet, as next_wqe weighs it: go-back-N's PSN window; SR's
+ * bitmap window (a packet is one PSN) and its BDP cap.
  */
-unsigned rfw_req_tx_more(struct rfw_qp *qp, unsigned max)
+static inline bool sw_room(const struct rfw_qp *qp, bool sr)
+{
+	if (sr)
+		return (uint64_t)rfw_psn_diff(qp->req.psn, qp->comp.psn) + 1 <= qp->sr->win &&
+		       rfw_sr_may_send(qp);
+	return rfw_psn_diff(qp->req.psn, qp->comp.psn) < (int32_t)rfw_req_win(qp);
+}
+
+/*
+ * The WQE at req.idx when it is a SEND or WRITE that may start now and next_wqe would have
+ * nothing else to weigh for it: the QP in RTS (not SQD, which starts no message), no RNR wait,
+ * room (sw_room), a WQE posted and never sent (so no local WQE executed before it to skip,
+ * IBA 10.8.3.3), not fenced, and with SR no atomic outstanding (next_wqe's ordering rule). Its
+ * local keys are checked here when they were not (@how: EMIT_KEYS_FRESH then, as rfw_req_tx),
+ * and its PSNs assigned. NULL for anything else, a failed key check included: rfw_req_tx then
+ * decides, and completes the WQE in error.
+ */
+static inline __attribute__((always_inline)) struct rfw_swqe *next_simple(struct rfw_qp *qp,
+                                                                          bool sr, unsigned *how)
+{
+	struct rfw_swqe *w;
+
+	if (qp->req.idx == qp->sq_prod || qp->state != RFW_QPS_RTS || qp->req.rnr_wait ||
+	    !sw_room(qp, sr))
+		return NULL;
+	w = rfw_sq_at(qp, qp->req.idx);
+	if (w->state != SWQE_POSTED || w->psn_valid || !rfw_wqe_is_send_write(w) ||
+	    (w->wr.send_flags & RFW_SEND_FENCE) || (sr && rfw_atomic_in_flight(qp)))
+		return NULL;
+	*how = 0;
+	if (!w->checked) {
+		if (rfw_sge_check_inl(qp, w->sge, w->wr.num_sge, 0))
+			return NULL;
+		w->checked = true;
+		*how = EMIT_KEYS_FRESH;
+	}
+	if (RFW_INVARIANTS) {
+		uint32_t idx;
+
+		rfw_invariant(next_wqe(qp, &idx) == w && idx == qp->req.idx,
+		              "next_simple picks what next_wqe would");
+	}
+	if (sr)
+		assign_psns(qp, w);
+	else
+		set_psns(qp, w, rfw_msg_npkts(w->length, qp->mtu)); /* assign_psns, go-back-N's */
+	return w;
+}
+
+/*
+ * More SEND and WRITE packets after the one rfw_req_tx just sent, up to @max, in the same call
+ * (rfw_qp_tx_requests): the rest of the message in progress, then the messages after it for as
+ * long as next_simple takes them. The message in progress passed next_wqe's checks and its
+ * keys were checked, and no verb runs in between, so they hold (emit's EMIT_KEYS_FRESH: the
+ * rule of a WQE's first packet, IBA 10.6). What a packet can change is tested for each: the
+ * room, the QP's state, SR's resends, a buffer from the host. go-back-N's timer and the
+ * in-flight high-water mark are seen to once, after the run; SR's timer after each packet, as
+ * rfw_req_tx does (its short timeout turns long as packets go). Returns how many were sent.
+ */
+static inline __attribute__((always_inline)) unsigned tx_more(struct rfw_qp *qp, unsigned max,
+                                                              bool sr)
 {
 	struct rfw_swqe *w = rfw_sq_at(qp, qp->req.idx);
 	uint32_t paylen, npsn;
-	unsigned n = 0;
-	bool last = false;
+	unsigned n = 0, how = EMIT_KEYS_FRESH;
+	bool last;
 
-	if (qp->sr || !rfw_wqe_is_send_write(w))
-		return 0;
-	while (n < max && !last && rfw_qp_sq_active(qp) && !qp->req.rnr_wait &&
-	       rfw_psn_diff(qp->req.psn, qp->comp.psn) < (int32_t)rfw_req_win(qp)) {
-		if (emit(qp, w, qp->req.psn, qp->req.off, 0, EMIT_KEYS_FRESH, &last, &paylen,
-		         &npsn) < 0)
+	if (qp->req.off == 0)
+		w = next_simple(qp, sr, &how);
+	while (w != NULL && rfw_wqe_is_send_write(w) && n < max) {
+		/* rfw_req_tx's first test and next_wqe's, for a packet of a message under way */
+		if ((sr && (qp->sr->probe || qp->sr->rtx_active)) || !rfw_qp_sq_active(qp) ||
+		    qp->req.rnr_wait || !sw_room(qp, sr) ||
+		    emit(qp, w, qp->req.psn, qp->req.off, 0, how, &last, &paylen, &npsn) < 0)
 			break;
-		/* rfw_req_tx's bookkeeping, for a SEND/WRITE packet of go-back-N (one PSN) */
+		/* rfw_req_tx's bookkeeping, for a SEND/WRITE packet (one PSN) */
 		if (qp->es)
 			rfw_es_tx(w, qp->now, last);
 		qp->req.psn = rfw_psn_add(qp->req.psn, npsn);
 		if (rfw_psn_cmp(qp->req.psn, qp->req.high_psn) > 0)
 			qp->req.high_psn = qp->req.psn;
-		qp->req.off += paylen;
+		if (sr)
+			rfw_req_arm_timer(qp);
 		n++;
-	}
-	if (last) {
+		how = EMIT_KEYS_FRESH;
+		if (!last) {
+			qp->req.off += paylen;
+			continue;
+		}
 		qp->req.off = 0;
 		qp->req.idx++;
 		w->state = SWQE_PENDING;
+		w = n < max ? next_simple(qp, sr, &how) : NULL;
 	}
 	if (n != 0) {
 		/* the high-water mark of the run's last packet: it only grows along the run */
 		rfw_cnt_max(qp, RFW_CNT_inflight_bytes_hwm,
-		            (uint64_t)rfw_psn_diff(qp->req.high_psn, qp->comp.psn) * qp->mtu);
+		            qp->sr
+		                ? rfw_sr_inflight_bytes(qp)
+		                : (uint64_t)rfw_psn_diff(qp->req.high_psn, qp->comp.psn) * qp->mtu);
 		rfw_req_arm_timer(qp);
 	}
 	return n;
+}
+
+/* One copy of the run for each mode, its tests of the mode made when compiled. */
+unsigned rfw_req_tx_more(struct rfw_qp *qp, unsigned max)
+{
+	return qp->sr != NULL ? tx_more(qp, max, true) : tx_more(qp, max, false);
 }
 
 int rfw_req_tx(struct rfw_qp *qp)

@@ -1531,6 +1531,131 @@ static void test_write_in_calls(void **s)
 	write_in_calls(true);
 }
 
+/*
+ * Several messages a call (rfw_req_tx_more's run past a message's end), with each mode: what
+ * next_wqe would stop at stops the run, and the general path then decides. WRITE, WRITE,
+ * READ, WRITE, a WRITE whose local key is bad, WRITE: one call of budget 16 sends the first
+ * four at consecutive PSNs (the READ by rfw_req_tx, the run going on after it) and stops at
+ * the bad key, whose WQE completes with a local protection error and the last one flushed.
+ * Then READ, a fenced WRITE and a WRITE: the READ alone goes (IBA 10.8.3.3: the fence waits
+ * for it), then the two WRITEs once it is answered. Then five WRITEs in calls of budget 3 go
+ * 3 and 2, and with go-back-N a window of 4 PSNs lets 4 of 6 go. Checking builds also hold
+ * each message the run takes to what next_wqe picks (rfw_invariant).
+ */
+static uint32_t frame_psn(const struct loop *lb, uint32_t i)
+{
+	return rfw_get_be32(lb->ring[i % LB_RING].data + 8) & 0xffffff;
+}
+
+static void msgs_stop_at_bad_key(enum rfw_transport_mode m)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[6][64], b[6][64];
+	static const uint8_t op[] = {RFW_OP_RC_RDMA_WRITE_ONLY, RFW_OP_RC_RDMA_WRITE_ONLY,
+	                             RFW_OP_RC_RDMA_READ_REQUEST, RFW_OP_RC_RDMA_WRITE_ONLY};
+	struct rfw_mr *amr, *bmr;
+	struct rfw_wc wc;
+
+	c.mode[0] = c.mode[1] = m;
+	lb = lb_create(&c);
+	amr = rfw_reg_mr(lb->ep[0].pd, a, sizeof(a), RFW_ACCESS_LOCAL_WRITE);
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	lb_fill(a[0], sizeof(a), 9);
+	lb_fill(b[2], sizeof(b[2]), 3);
+	for (unsigned k = 0; k < 6; k++) {
+		enum rfw_wr_opcode o = k == 2 ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE;
+		struct rfw_sge sge = {(uint64_t)(uintptr_t)a[k], 64, rfw_mr_lkey(amr) + (k == 4)};
+		struct rfw_send_wr wr = {.wr_id = k,
+		                         .sg_list = &sge,
+		                         .num_sge = 1,
+		                         .opcode = o,
+		                         .send_flags = RFW_SEND_SIGNALED};
+		struct rfw_send_wr *bad = NULL;
+
+		wr.wr.rdma.remote_addr = (uint64_t)(uintptr_t)b[k];
+		wr.wr.rdma.rkey = rfw_mr_rkey(bmr);
+		assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, lb->now), 0);
+	}
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 4);
+	assert_int_equal(lb->prod - lb->cons, 4);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(lb->ring[(lb->cons + i) % LB_RING].data[0], op[i]);
+		assert_int_equal(frame_psn(lb, lb->cons + i),
+		                 (frame_psn(lb, lb->cons) + i) & 0xffffff);
+	}
+	lb_run(lb, 1000000000);
+	for (uint64_t k = 0; k < 6; k++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.wr_id, k);
+		assert_int_equal(wc.status, k < 4    ? RFW_WC_SUCCESS
+		                            : k == 4 ? RFW_WC_LOC_PROT_ERR
+		                                     : RFW_WC_WR_FLUSH_ERR);
+	}
+	assert_memory_equal(a[0], b[0], 2 * 64);
+	assert_memory_equal(a[2], b[2], 2 * 64);
+	assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
+	rfw_dereg_mr(amr);
+	lb_destroy(lb);
+}
+
+/* @n WRITEs of 64 bytes (@flags on the @fenced-th, -1: none) after a READ when @read. */
+static void post_writes(struct loop *lb, struct rfw_mr *amr, uint8_t *a, struct rfw_mr *bmr,
+                        uint8_t *b, bool read, unsigned n, int fenced)
+{
+	if (read)
+		assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 99, a + 64 * 8, 64, amr,
+		                            (uint64_t)(uintptr_t)(b + 64 * 8), rfw_mr_rkey(bmr)),
+		                 0);
+	for (unsigned k = 0; k < n; k++)
+		assert_int_equal(
+		    lb_post_op_flags(&lb->ep[0], RFW_WR_RDMA_WRITE, k, a + 64 * k, 64, amr,
+		                     (uint64_t)(uintptr_t)(b + 64 * k), rfw_mr_rkey(bmr),
+		                     RFW_SEND_SIGNALED | ((int)k == fenced ? RFW_SEND_FENCE : 0)),
+		    0);
+}
+
+static void msgs_fence_budget_window(enum rfw_transport_mode m)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb;
+	static uint8_t a[9 * 64], b[9 * 64];
+	struct rfw_mr *amr, *bmr;
+	struct rfw_wc wc;
+
+	c.mode[0] = c.mode[1] = m;
+	c.max_unacked = 4;
+	lb = lb_create(&c);
+	amr = rfw_reg_mr(lb->ep[0].pd, a, sizeof(a), RFW_ACCESS_LOCAL_WRITE);
+	bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	lb_fill(a, sizeof(a), 4);
+	post_writes(lb, amr, a, bmr, b, true, 2, 0);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, 0), 1);
+	lb_run(lb, 1000000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 3, (struct rfw_wc[3]){0}), 3);
+	post_writes(lb, amr, a, bmr, b, false, 5, -1);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 3, 0), 3);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 3, 0), m == RFW_TRANSPORT_GBN ? 1 : 2);
+	lb_run(lb, 1000000000);
+	for (unsigned k = 0; k < 5; k++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+		assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	}
+	assert_memory_equal(a, b, 5 * 64);
+	assert_memory_equal(a + 64 * 8, b + 64 * 8, 64);
+	rfw_dereg_mr(amr);
+	lb_destroy(lb);
+}
+
+static void test_msgs_in_calls(void **s)
+{
+	(void)s;
+	msgs_stop_at_bad_key(RFW_TRANSPORT_GBN);
+	msgs_stop_at_bad_key(RFW_TRANSPORT_SR);
+	msgs_fence_budget_window(RFW_TRANSPORT_GBN);
+	msgs_fence_budget_window(RFW_TRANSPORT_SR);
+}
+
 static void test_timer_tables(void **s)
 {
 	(void)s;
@@ -1731,6 +1856,7 @@ int main(void)
 	    cmocka_unit_test(test_ack_coalescing),
 	    cmocka_unit_test(test_window_ackreq),
 	    cmocka_unit_test(test_write_in_calls),
+	    cmocka_unit_test(test_msgs_in_calls),
 	    cmocka_unit_test(test_cnp_hooks),
 	    cmocka_unit_test(test_response_msn_in_order),
 	    cmocka_unit_test(test_unexpected_packets),
