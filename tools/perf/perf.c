@@ -421,6 +421,8 @@ struct conn {
 	bool ready;         /* in perf.ready: bw_loop posts on it next */
 	uint64_t peer_addr; /* two processes: where this QP's requests go at the peer */
 	uint32_t qpn;       /* two processes: qa's number (completions find their QP by it) */
+	/* loopback: A's L_Key and B's R_Key, kept as perftest keeps its MR's: no call a WR */
+	uint32_t lkey, rkey;
 	/* the work requests of one post (-l of them, chained), zeroed once (calloc) and only
 	   their fields set per post: a zeroing per message compiled to `rep stosq`, whose
 	   start-up the message rate paid */
@@ -715,31 +717,31 @@ fill_loop(struct perf *P, struct conn *c, const struct opts *o, uint32_t depth, 
 		rfw_pattern_stamp(src, size, k);
 		if (o->lat)
 			stamp_last(src, size, k + 1);
-		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, c->lkey};
 		wr->opcode = RFW_WR_RDMA_WRITE;
 		wr->wr.rdma.remote_addr = (uint64_t)(uintptr_t)dst;
-		wr->wr.rdma.rkey = rfw_mr_rkey(P->b.mr);
+		wr->wr.rdma.rkey = c->rkey;
 		break;
 	case OP_SEND:
 		rfw_pattern_stamp(src, size, k);
-		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, rfw_mr_lkey(P->a.mr)};
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)src, size, c->lkey};
 		wr->opcode = RFW_WR_SEND;
 		break;
 	case OP_READ:
 		/* The data lives at B (src) and lands at A (dst). */
 		rfw_pattern_stamp(src, size, k);
-		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, rfw_mr_lkey(P->a.mr)};
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, size, c->lkey};
 		wr->opcode = RFW_WR_RDMA_READ;
 		wr->wr.rdma.remote_addr = (uint64_t)(uintptr_t)src;
-		wr->wr.rdma.rkey = rfw_mr_rkey(P->b.mr);
+		wr->wr.rdma.rkey = c->rkey;
 		break;
 	case OP_ATOMIC:
 		/* src: B's 8-byte counter; dst: A's result slot. */
-		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, 8, rfw_mr_lkey(P->a.mr)};
+		*sge = (struct rfw_sge){(uint64_t)(uintptr_t)dst, 8, c->lkey};
 		wr->opcode = RFW_WR_ATOMIC_FETCH_AND_ADD;
 		wr->wr.atomic.remote_addr = (uint64_t)(uintptr_t)c->src;
 		wr->wr.atomic.compare_add = 1;
-		wr->wr.atomic.rkey = rfw_mr_rkey(P->b.mr);
+		wr->wr.atomic.rkey = c->rkey;
 		break;
 	}
 }
@@ -881,11 +883,12 @@ static unsigned reap_a(struct perf *P, const struct opts *o, uint32_t depth, uin
 {
 	struct rfw_wc wc[32];
 	unsigned total = 0;
+	uint32_t qpn0 = rfw_qp_num(P->conns[0].qa); /* the others follow it (qi is checked) */
 	int n;
 
 	while ((n = rfw_poll_cq(P->a.cq, 32, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
-			uint32_t qi = wc[i].qp_num - rfw_qp_num(P->conns[0].qa);
+			uint32_t qi = wc[i].qp_num - qpn0;
 			uint64_t k = wc[i].wr_id;
 
 			/* SEND latency: the pong landed at A (its data is checked by the caller).
@@ -946,11 +949,12 @@ static void reap_b_recvs(struct perf *P, const struct opts *o, uint32_t depth, u
                          struct result *r)
 {
 	struct rfw_wc wc[32];
+	uint32_t qpn0 = rfw_qp_num(P->conns[0].qb);
 	int n;
 
 	while ((n = rfw_poll_cq(P->b.cq, 32, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
-			uint32_t qi = wc[i].qp_num - rfw_qp_num(P->conns[0].qb);
+			uint32_t qi = wc[i].qp_num - qpn0;
 
 			/* SEND latency: B's own pong SENDs complete here too. */
 			if (wc[i].opcode == RFW_WC_SEND) {
@@ -3123,6 +3127,8 @@ static size_t loopback_memory(struct perf *P, const struct opts *o, const uint32
 	for (uint32_t qi = 0; qi < o->qps; qi++) {
 		struct conn *c = &P->conns[qi];
 
+		c->lkey = rfw_mr_lkey(P->a.mr);
+		c->rkey = rfw_mr_rkey(P->b.mr);
 		c->src = src_at_b ? P->b.mem + off_b : P->a.mem + off_a;
 		*(src_at_b ? &off_b : &off_a) += per_qp_src;
 		c->dst = src_at_b ? P->a.mem + off_a : P->b.mem + off_b;
