@@ -292,6 +292,30 @@ static enum comp_state write_send(struct comp_ctx *c)
 	return COMPST_COMP_WQE;
 }
 
+/*
+ * The SEND and WRITE WQEs after the one just retired that the acknowledgement of @psn covers
+ * wholly (their last PSN before it), retired in a row, as the loop would retire each
+ * (get_wqe, check_psn, comp_wqe), but with progress() left to the caller's one call after them:
+ * all it does is the same whichever of them it follows when no go-back-N rewind can be due
+ * (the requester is past @psn, so past each of their ends) and nothing done locally lies
+ * between (a WQE not sent whole, a local one, a READ or an atomic stops the row: the loop
+ * takes it).
+ */
+static void retire_covered(struct rfw_qp *qp, uint32_t psn)
+{
+	if (rfw_psn_cmp(qp->req.psn, psn) <= 0)
+		return;
+	while (qp->state != RFW_QPS_ERR && qp->comp.idx != qp->sq_prod) {
+		struct rfw_swqe *w = rfw_sq_at(qp, qp->comp.idx);
+
+		if (w->state != SWQE_PENDING || !rfw_wqe_is_send_write(w) ||
+		    rfw_psn_cmp(psn, w->last_psn) <= 0)
+			return;
+		qp->comp.psn = rfw_psn_add(w->last_psn, 1);
+		rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
+	}
+}
+
 __attribute__((always_inline)) static inline enum comp_state comp_wqe(struct comp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
@@ -301,6 +325,9 @@ __attribute__((always_inline)) static inline enum comp_state comp_wqe(struct com
 	if (rfw_psn_cmp(next, qp->comp.psn) > 0)
 		qp->comp.psn = next;
 	rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
+	/* Only a packet beyond this WQE's end (a coalesced ACK) can cover the ones after it. */
+	if (rfw_psn_cmp(c->pkt->bth.psn, w->last_psn) > 0)
+		retire_covered(qp, c->pkt->bth.psn);
 	progress(qp);
 	/*
 	 * WQEs behind it already done locally (LOCAL_INV, a bad L_Key) retire now, in order: an

@@ -342,7 +342,7 @@ static inline void set_psns(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t npkt
 	w->psn_valid = true;
 }
 
-static void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
+static inline __attribute__((always_inline)) void assign_psns(struct rfw_qp *qp, struct rfw_swqe *w)
 {
 	uint32_t npkts;
 
@@ -601,12 +601,14 @@ static inline __attribute__((always_inline)) struct rfw_swqe *next_simple(struct
 {
 	struct rfw_swqe *w;
 
-	if (qp->req.idx == qp->sq_prod || qp->state != RFW_QPS_RTS || qp->req.rnr_wait ||
-	    !sw_room(qp, sr))
+	/* The WQE's own tests first: a READ or an atomic next (a READ run) ends here. */
+	if (qp->req.idx == qp->sq_prod)
 		return NULL;
 	w = rfw_sq_at(qp, qp->req.idx);
-	if (w->state != SWQE_POSTED || w->psn_valid || !rfw_wqe_is_send_write(w) ||
-	    (w->wr.send_flags & RFW_SEND_FENCE) || (sr && rfw_atomic_in_flight(qp)))
+	if (!rfw_wqe_is_send_write(w) || w->state != SWQE_POSTED || w->psn_valid ||
+	    (w->wr.send_flags & RFW_SEND_FENCE) || qp->state != RFW_QPS_RTS || qp->req.rnr_wait ||
+	    (sr && (qp->sr->probe || qp->sr->rtx_active)) || !sw_room(qp, sr) ||
+	    (sr && rfw_atomic_in_flight(qp)))
 		return NULL;
 	*how = 0;
 	if (!w->checked) {
@@ -644,14 +646,14 @@ static inline __attribute__((always_inline)) unsigned tx_more(struct rfw_qp *qp,
 	struct rfw_swqe *w = rfw_sq_at(qp, qp->req.idx);
 	uint32_t paylen, npsn;
 	unsigned n = 0, how = EMIT_KEYS_FRESH;
-	bool last;
+	bool last, fresh = qp->req.off == 0; /* next_simple has just tested what a packet may */
 
-	if (qp->req.off == 0)
+	if (fresh)
 		w = next_simple(qp, sr, &how);
 	while (w != NULL && rfw_wqe_is_send_write(w) && n < max) {
 		/* rfw_req_tx's first test and next_wqe's, for a packet of a message under way */
-		if ((sr && (qp->sr->probe || qp->sr->rtx_active)) || !rfw_qp_sq_active(qp) ||
-		    qp->req.rnr_wait || !sw_room(qp, sr) ||
+		if ((!fresh && ((sr && (qp->sr->probe || qp->sr->rtx_active)) ||
+		                !rfw_qp_sq_active(qp) || qp->req.rnr_wait || !sw_room(qp, sr))) ||
 		    emit(qp, w, qp->req.psn, qp->req.off, 0, how, &last, &paylen, &npsn) < 0)
 			break;
 		/* rfw_req_tx's bookkeeping, for a SEND/WRITE packet (one PSN) */
@@ -664,6 +666,7 @@ static inline __attribute__((always_inline)) unsigned tx_more(struct rfw_qp *qp,
 			rfw_req_arm_timer(qp);
 		n++;
 		how = EMIT_KEYS_FRESH;
+		fresh = last;
 		if (!last) {
 			qp->req.off += paylen;
 			continue;
@@ -676,9 +679,8 @@ static inline __attribute__((always_inline)) unsigned tx_more(struct rfw_qp *qp,
 	if (n != 0) {
 		/* the high-water mark of the run's last packet: it only grows along the run */
 		rfw_cnt_max(qp, RFW_CNT_inflight_bytes_hwm,
-		            qp->sr
-		                ? rfw_sr_inflight_bytes(qp)
-		                : (uint64_t)rfw_psn_diff(qp->req.high_psn, qp->comp.psn) * qp->mtu);
+		            sr ? rfw_sr_inflight_bytes(qp)
+		               : (uint64_t)rfw_psn_diff(qp->req.high_psn, qp->comp.psn) * qp->mtu);
 		rfw_req_arm_timer(qp);
 	}
 	return n;

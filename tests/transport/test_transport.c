@@ -1656,6 +1656,78 @@ static void test_msgs_in_calls(void **s)
 	msgs_fence_budget_window(RFW_TRANSPORT_SR);
 }
 
+/*
+ * One coalesced ACK retires a row of WQEs (comp.c's retire_covered and the state machine's
+ * round alike): WRITEs 0..7, only 0 and 3 signaled, sent in one call; B gets the first four
+ * and answers with one ACK, which reaches A 1 ms later, before B gets the rest. A then holds
+ * CQEs for 0 and 3 only, in order, and its local ACK timer restarted at the ACK's arrival for
+ * the four still out (IBA 9.7.6.1.3: an ACK that makes progress restarts it). The rest go, and
+ * everything lands; then READ, WRITE x 3, READ in a row: each READ stops the row and completes
+ * in its place.
+ */
+static void deliver_at(struct loop *lb, uint32_t i)
+{
+	static struct lb_pkt tmp;
+
+	tmp = lb->ring[i % LB_RING];
+	lb_deliver(lb, &tmp);
+}
+
+static void test_ack_retires_row(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[10][64], b[10][64];
+	struct rfw_mr *amr = rfw_reg_mr(lb->ep[0].pd, a, sizeof(a), RFW_ACCESS_LOCAL_WRITE);
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	struct rfw_wc wc[8];
+	uint32_t first;
+
+	(void)s;
+	lb_fill(a[0], sizeof(a), 21);
+	for (unsigned k = 0; k < 8; k++)
+		assert_int_equal(lb_post_op_flags(&lb->ep[0], RFW_WR_RDMA_WRITE, k, a[k], 64, amr,
+		                                  (uint64_t)(uintptr_t)b[k], rfw_mr_rkey(bmr),
+		                                  k == 0 || k == 3 ? RFW_SEND_SIGNALED : 0),
+		                 0);
+	first = lb->prod;
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, lb->now), 8);
+	for (uint32_t i = 0; i < 4; i++)
+		deliver_at(lb, first + i);
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[1].qp, 16, lb->now), 1);
+	lb->now += 1000000;
+	deliver_at(lb, lb->prod - 1);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 8, wc), 2);
+	assert_int_equal(wc[0].wr_id, 0);
+	assert_int_equal(wc[1].wr_id, 3);
+	assert_int_equal(wc[1].status, RFW_WC_SUCCESS);
+	assert_int_equal(rfw_qp_next_deadline(lb->ep[0].qp),
+	                 lb->now + rfw_ack_timeout_ns(c.timeout));
+	lb->cons = lb->prod; /* the ACK delivered; the rest of A's go again after the timeout */
+	lb_run(lb, 1000000000);
+	assert_int_equal(rfw_poll_cq(lb->ep[0].scq, 8, wc), 0);
+	assert_memory_equal(a, b, 8 * 64);
+	assert_int_equal(rfw_qp_next_deadline(lb->ep[0].qp), UINT64_MAX);
+	for (unsigned k = 0; k < 5; k++) {
+		bool rd = k == 0 || k == 4;
+
+		assert_int_equal(lb_post_op(&lb->ep[0], rd ? RFW_WR_RDMA_READ : RFW_WR_RDMA_WRITE,
+		                            10 + k, a[k], 64, amr, (uint64_t)(uintptr_t)b[9 - k],
+		                            rfw_mr_rkey(bmr)),
+		                 0);
+	}
+	lb_run(lb, 1000000000);
+	for (unsigned k = 0; k < 5; k++) {
+		assert_int_equal(poll_one(lb->ep[0].scq, wc), 1);
+		assert_int_equal(wc[0].wr_id, 10 + k);
+		assert_int_equal(wc[0].status, RFW_WC_SUCCESS);
+	}
+	for (unsigned k = 0; k < 5; k++)
+		assert_memory_equal(a[k], b[9 - k], 64);
+	rfw_dereg_mr(amr);
+	lb_destroy(lb);
+}
+
 static void test_timer_tables(void **s)
 {
 	(void)s;
@@ -1857,6 +1929,7 @@ int main(void)
 	    cmocka_unit_test(test_window_ackreq),
 	    cmocka_unit_test(test_write_in_calls),
 	    cmocka_unit_test(test_msgs_in_calls),
+	    cmocka_unit_test(test_ack_retires_row),
 	    cmocka_unit_test(test_cnp_hooks),
 	    cmocka_unit_test(test_response_msn_in_order),
 	    cmocka_unit_test(test_unexpected_packets),

@@ -100,7 +100,8 @@ STAGES = [
      n.startswith(("rfw_mr_check_remote", "rfw_rq_avail", "rfw_sge_check", "rfw_sge_copy_in"))),
     ("completer", "the completer: ACKs retire WQEs into CQEs (transport/comp.c)",
      lambda o, f, n: f.endswith("transport/comp.c") or
-     n.startswith(("rfw_comp_", "rfw_qp_complete", "progress")) or sr_fn(n, SR_COMPLETER)),
+     n.startswith(("rfw_comp_", "rfw_qp_complete", "progress", "retire_covered")) or
+     sr_fn(n, SR_COMPLETER)),
     ("scheduler", "the firmware's poll: ready list, timers, snapshots (nic/)",
      lambda o, f, n: "/nic/" in f or n.startswith(("rfw_fw_", "fw_", "rfw_nic_poll"))),
     ("dpdk", "the DPDK host: mbufs, the PMD (ring or memif), TX flush (dataplane/, librte_*)",
