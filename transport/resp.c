@@ -557,6 +557,36 @@ static inline enum resp_state acknowledge(struct resp_ctx *c)
  * (rxe's) would complete it without data. rxe keeps the same separate ack_psn. READ: answered
  * again from the responder resource. Atomic: the cached original value is returned again.
  */
+/*
+ * go-back-N: a replay of @res's READ still queued starts again at @psn (@off bytes into the
+ * READ) instead of another being queued behind it. Each local ACK timeout of the requester
+ * while a long READ is answered sends its request again; queued one after another, the replays
+ * grew by up to a whole READ each, the ACKs behind them came later and later, and the requester
+ * ran out of retries with nothing lost (fuzz_transport). One replay a READ, restarted where the
+ * latest duplicate asks, is what rxe keeps too (its one response resource, reset).
+ */
+static bool restart_replay(struct rfw_qp *qp, const struct rfw_res *res, uint32_t psn, uint32_t off)
+{
+	struct rfw_resp *r = &qp->resp;
+
+	for (uint32_t i = r->rsp_cons; i != r->rsp_prod; i++) {
+		struct rfw_rsp *t = &r->rsp[i & (RFW_RSP_RING - 1)];
+
+		if (t->kind == RSP_READ && t->replay && rfw_psn_cmp(t->psn, res->first_psn) >= 0 &&
+		    rfw_psn_cmp(t->psn, res->last_psn) <= 0) {
+			*t = (struct rfw_rsp){.kind = RSP_READ,
+			                      .psn = psn,
+			                      .msn = res->msn,
+			                      .va = res->va + off,
+			                      .rkey = res->rkey,
+			                      .left = res->len - off,
+			                      .replay = true};
+			return true;
+		}
+	}
+	return false;
+}
+
 static enum resp_state duplicate_request(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;
@@ -584,6 +614,8 @@ static enum resp_state duplicate_request(struct resp_ctx *c)
 			return RESPST_EXIT;
 		}
 		rfw_cnt(qp, RFW_CNT_read_replays);
+		if (!qp->sr && restart_replay(qp, res, p->bth.psn, off))
+			return RESPST_EXIT;
 		/* SR asks again for a missing run only: answer that much (transport-sr.md). */
 		queue_read(qp, p->bth.psn, res->va + off, res->rkey,
 		           qp->sr && p->reth.dma_len < res->len - off ? p->reth.dma_len

@@ -1728,6 +1728,50 @@ static void test_ack_retires_row(void **s)
 	lb_destroy(lb);
 }
 
+/*
+ * A READ's request three times at the responder before it answers (a requester whose local ACK
+ * timer ran out twice while a long READ was answered): the first is executed, the second
+ * queues one replay (IBA 9.7.5.1.3), and the third restarts that replay where it asks instead
+ * of queueing another: 64 + 64 responses for a 64 KiB READ at MTU 1024, not 3 x 64 (queued one
+ * behind another they grew by a READ each timeout, and the requester ran out of retries with
+ * nothing lost: fuzz_transport, corpus regress_gbn_read_replays_pile_up.bin). The READ
+ * completes with the responder's bytes.
+ */
+static void test_read_dup_restarts_replay(void **s)
+{
+	struct lb_cfg c = lb_default_cfg();
+	struct loop *lb = lb_create(&c);
+	static uint8_t a[65536], b[65536];
+	struct rfw_mr *amr = rfw_reg_mr(lb->ep[0].pd, a, sizeof(a), RFW_ACCESS_LOCAL_WRITE);
+	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
+	uint64_t cnt[RFW_CNT__COUNT];
+	uint32_t first, sent = 0, k;
+	struct rfw_wc wc;
+
+	(void)s;
+	lb_fill(b, sizeof(b), 17);
+	memset(a, 0, sizeof(a));
+	assert_int_equal(lb_post_op(&lb->ep[0], RFW_WR_RDMA_READ, 1, a, sizeof(a), amr,
+	                            (uint64_t)(uintptr_t)b, rfw_mr_rkey(bmr)),
+	                 0);
+	first = lb->prod;
+	assert_int_equal(rfw_qp_tx_burst(lb->ep[0].qp, 16, lb->now), 1);
+	for (int i = 0; i < 3; i++)
+		deliver_at(lb, first);
+	lb->cons = first + 1;
+	while ((k = rfw_qp_tx_burst(lb->ep[1].qp, 1024, lb->now)) > 0)
+		sent += k;
+	assert_int_equal(sent, 2 * 64);
+	rfw_qp_counters(lb->ep[1].qp, cnt);
+	assert_int_equal(cnt[RFW_CNT_read_replays], 2);
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(a, b, sizeof(a));
+	rfw_dereg_mr(amr);
+	lb_destroy(lb);
+}
+
 static void test_timer_tables(void **s)
 {
 	(void)s;
@@ -1930,6 +1974,7 @@ int main(void)
 	    cmocka_unit_test(test_write_in_calls),
 	    cmocka_unit_test(test_msgs_in_calls),
 	    cmocka_unit_test(test_ack_retires_row),
+	    cmocka_unit_test(test_read_dup_restarts_replay),
 	    cmocka_unit_test(test_cnp_hooks),
 	    cmocka_unit_test(test_response_msn_in_order),
 	    cmocka_unit_test(test_unexpected_packets),
