@@ -551,13 +551,6 @@ static inline enum resp_state acknowledge(struct resp_ctx *c)
 }
 
 /*
- * IBA 9.7.5.1.3: duplicates are not executed again. SEND/WRITE: re-acknowledge the last
- * SEND/WRITE PSN executed (ack_psn - 1), never ePSN - 1: that may be the last PSN of a READ or
- * an atomic, which only their own responses acknowledge (IBA 9.7.6.1.1), and a requester
- * (rxe's) would complete it without data. rxe keeps the same separate ack_psn. READ: answered
- * again from the responder resource. Atomic: the cached original value is returned again.
- */
-/*
  * go-back-N: a replay of @res's READ still queued starts again at @psn (@off bytes into the
  * READ) instead of another being queued behind it. Each local ACK timeout of the requester
  * while a long READ is answered sends its request again; queued one after another, the replays
@@ -587,6 +580,14 @@ static bool restart_replay(struct rfw_qp *qp, const struct rfw_res *res, uint32_
 	return false;
 }
 
+/*
+ * IBA 9.7.5.1.3: duplicates are not executed again. SEND/WRITE: re-acknowledge the last
+ * SEND/WRITE PSN executed (ack_psn - 1), never ePSN - 1: that may be the last PSN of a READ or
+ * an atomic, which only their own responses acknowledge (IBA 9.7.6.1.1), and a requester
+ * (rxe's) would complete it without data. rxe keeps the same separate ack_psn. READ: answered
+ * again from the responder resource (go-back-N: by its replay still queued, restarted). Atomic:
+ * the cached original value is returned again.
+ */
 static enum resp_state duplicate_request(struct resp_ctx *c)
 {
 	struct rfw_qp *qp = c->qp;

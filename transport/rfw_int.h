@@ -803,9 +803,9 @@ static inline bool rfw_sq_unsent(const struct rfw_qp *qp)
 /* req.c */
 bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns);
 int rfw_req_tx(struct rfw_qp *qp); /* one packet: 1 sent, 0 nothing to send, <0 no buffer */
-/* After rfw_req_tx sent a packet: up to @max more in the same call, when they are go-back-N
- * SEND or WRITE packets (the rest of that message, then the messages after it that start with
- * nothing for next_wqe to weigh). How many were sent. */
+/* After rfw_req_tx sent a packet: up to @max more in the same call, when they are SEND or
+ * WRITE packets, either mode (the rest of that message, then the messages after it that start
+ * with nothing for next_wqe to weigh). How many were sent. */
 unsigned rfw_req_tx_more(struct rfw_qp *qp, unsigned max);
 /* Go back N: resend from @psn (IBA 9.7.5.1.2 / 9.7.6.1.3). */
 void rfw_req_rewind(struct rfw_qp *qp, uint32_t psn);
