@@ -1464,6 +1464,17 @@ static void test_window_ackreq(void **s)
 	lb_destroy(lb);
 }
 
+/* Run the pair to the end: A's one WR completes successfully, and @a and @b agree. */
+static void run_one_ok(struct loop *lb, const void *a, const void *b, size_t len)
+{
+	struct rfw_wc wc;
+
+	lb_run(lb, 1000000000);
+	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
+	assert_int_equal(wc.status, RFW_WC_SUCCESS);
+	assert_memory_equal(a, b, len);
+}
+
 /*
  * A long WRITE goes out several packets a call (rfw_req_tx_more), within the caller's budget:
  * 8 packets in calls of 3 are 3, 3, 2 frames, FIRST, MIDDLE.., LAST at consecutive PSNs, and
@@ -1515,10 +1526,7 @@ static void write_in_calls(bool dereg_between)
 		assert_int_equal(wc.status, RFW_WC_LOC_PROT_ERR);
 		assert_int_equal(rfw_qp_state(lb->ep[0].qp), RFW_QPS_ERR);
 	} else {
-		lb_run(lb, 1000000000);
-		assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
-		assert_int_equal(wc.status, RFW_WC_SUCCESS);
-		assert_memory_equal(a, b, sizeof(a));
+		run_one_ok(lb, a, b, sizeof(a));
 		rfw_dereg_mr(amr);
 	}
 	lb_destroy(lb);
@@ -1746,7 +1754,6 @@ static void test_read_dup_restarts_replay(void **s)
 	struct rfw_mr *bmr = lb_mr(&lb->ep[1], b, sizeof(b));
 	uint64_t cnt[RFW_CNT__COUNT];
 	uint32_t first, sent = 0, k;
-	struct rfw_wc wc;
 
 	(void)s;
 	lb_fill(b, sizeof(b), 17);
@@ -1764,10 +1771,7 @@ static void test_read_dup_restarts_replay(void **s)
 	assert_int_equal(sent, 2 * 64);
 	rfw_qp_counters(lb->ep[1].qp, cnt);
 	assert_int_equal(cnt[RFW_CNT_read_replays], 2);
-	lb_run(lb, 1000000000);
-	assert_int_equal(poll_one(lb->ep[0].scq, &wc), 1);
-	assert_int_equal(wc.status, RFW_WC_SUCCESS);
-	assert_memory_equal(a, b, sizeof(a));
+	run_one_ok(lb, a, b, sizeof(a));
 	rfw_dereg_mr(amr);
 	lb_destroy(lb);
 }
