@@ -1607,7 +1607,7 @@ static void msgs_stop_at_bad_key(enum rfw_transport_mode m)
 	lb_destroy(lb);
 }
 
-/* @n WRITEs of 64 bytes (@flags on the @fenced-th, -1: none) after a READ when @read. */
+/* @n WRITEs of 64 bytes (FENCE on the @fenced-th, -1: none) after a READ when @read. */
 static void post_writes(struct loop *lb, struct rfw_mr *amr, uint8_t *a, struct rfw_mr *bmr,
                         uint8_t *b, bool read, unsigned n, int fenced)
 {
