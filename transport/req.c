@@ -108,6 +108,19 @@ static uint32_t next_span(const struct rfw_qp *qp, const struct rfw_swqe *w)
 }
 
 /*
+ * Room for new packets of @span PSNs: go-back-N's PSN window; SR's bitmap window (a READ's
+ * whole span counted: issue 13.2, a READ past the window aliased the bitmaps) and its BDP cap
+ * on bytes in flight. @sr: the QP's mode (a constant where the caller is compiled per mode).
+ */
+static inline bool room(const struct rfw_qp *qp, bool sr, uint32_t span)
+{
+	if (sr)
+		return (uint64_t)rfw_psn_diff(qp->req.psn, qp->comp.psn) + span <= qp->sr->win &&
+		       rfw_sr_may_send(qp);
+	return rfw_psn_diff(qp->req.psn, qp->comp.psn) < (int32_t)rfw_req_win(qp);
+}
+
+/*
  * The first WQE from req.idx not yet executed: a go-back-N rewind (rfw_req_rewind) leaves
  * behind it the local operations already executed, which are not executed again and must not
  * stop the resending of the WQEs after them (IBA 10.8.3.3: a WR executes once).
@@ -145,11 +158,7 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 	if (qp->state == RFW_QPS_SQD && qp->req.off == 0 && !w->psn_valid)
 		return NULL;
 	if (qp->sr) {
-		/* SR: the PSN window of the bitmaps, a READ's whole span counted (issue 13.2: a
-		 * READ past the window aliased the bitmaps), and the BDP cap on bytes in flight. */
-		if ((uint64_t)rfw_psn_diff(qp->req.psn, qp->comp.psn) + next_span(qp, w) >
-		        qp->sr->win ||
-		    !rfw_sr_may_send(qp))
+		if (!room(qp, true, next_span(qp, w)))
 			return NULL;
 		/* The responder executes READ and atomic requests in PSN order only, but places
 		 * SEND/WRITE out of order. IBA 9.5 lets a SEND/WRITE be executed before an earlier
@@ -158,7 +167,7 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 		 * (docs/transport.md "Ordering", issue 13.14). */
 		if (qp->req.off == 0 && rfw_wqe_is_send_write(w) && rfw_atomic_in_flight(qp))
 			return NULL;
-	} else if (rfw_psn_diff(qp->req.psn, qp->comp.psn) >= (int32_t)rfw_req_win(qp)) {
+	} else if (!room(qp, false, 1)) {
 		/* The window: at most that many PSNs beyond the oldest unacknowledged one. */
 		return NULL;
 	}
@@ -576,21 +585,9 @@ static int req_tx_sr_rtx(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, ui
 }
 
 /*
- * Room for one more SEND or WRITE packet, as next_wqe weighs it: go-back-N's PSN window; SR's
- * bitmap window (a packet is one PSN) and its BDP cap.
- */
-static inline bool sw_room(const struct rfw_qp *qp, bool sr)
-{
-	if (sr)
-		return (uint64_t)rfw_psn_diff(qp->req.psn, qp->comp.psn) + 1 <= qp->sr->win &&
-		       rfw_sr_may_send(qp);
-	return rfw_psn_diff(qp->req.psn, qp->comp.psn) < (int32_t)rfw_req_win(qp);
-}
-
-/*
  * The WQE at req.idx when it is a SEND or WRITE that may start now and next_wqe would have
  * nothing else to weigh for it: the QP in RTS (not SQD, which starts no message), no RNR wait,
- * room (sw_room), a WQE posted and never sent (so no local WQE executed before it to skip,
+ * room for a packet, a WQE posted and never sent (so no local WQE executed before it to skip,
  * IBA 10.8.3.3), not fenced, and with SR no atomic outstanding (next_wqe's ordering rule). Its
  * local keys are checked here when they were not (@how: EMIT_KEYS_FRESH then, as rfw_req_tx),
  * and its PSNs assigned. NULL for anything else, a failed key check included: rfw_req_tx then
@@ -607,7 +604,7 @@ static inline __attribute__((always_inline)) struct rfw_swqe *next_simple(struct
 	w = rfw_sq_at(qp, qp->req.idx);
 	if (!rfw_wqe_is_send_write(w) || w->state != SWQE_POSTED || w->psn_valid ||
 	    (w->wr.send_flags & RFW_SEND_FENCE) || qp->state != RFW_QPS_RTS || qp->req.rnr_wait ||
-	    (sr && (qp->sr->probe || qp->sr->rtx_active)) || !sw_room(qp, sr) ||
+	    (sr && (qp->sr->probe || qp->sr->rtx_active)) || !room(qp, sr, 1) ||
 	    (sr && rfw_atomic_in_flight(qp)))
 		return NULL;
 	*how = 0;
@@ -653,7 +650,7 @@ static inline __attribute__((always_inline)) unsigned tx_more(struct rfw_qp *qp,
 	while (w != NULL && rfw_wqe_is_send_write(w) && n < max) {
 		/* rfw_req_tx's first test and next_wqe's, for a packet of a message under way */
 		if ((!fresh && ((sr && (qp->sr->probe || qp->sr->rtx_active)) ||
-		                !rfw_qp_sq_active(qp) || qp->req.rnr_wait || !sw_room(qp, sr))) ||
+		                !rfw_qp_sq_active(qp) || qp->req.rnr_wait || !room(qp, sr, 1))) ||
 		    emit(qp, w, qp->req.psn, qp->req.off, 0, how, &last, &paylen, &npsn) < 0)
 			break;
 		/* rfw_req_tx's bookkeeping, for a SEND/WRITE packet (one PSN) */

@@ -1464,6 +1464,12 @@ static void test_window_ackreq(void **s)
 	lb_destroy(lb);
 }
 
+/* The PSN of the frame at ring position @i. */
+static uint32_t frame_psn(const struct loop *lb, uint32_t i)
+{
+	return rfw_get_be32(lb->ring[i % LB_RING].data + 8) & 0xffffff;
+}
+
 /* Run the pair to the end: A's one WR completes successfully, and @a and @b agree. */
 static void run_one_ok(struct loop *lb, const void *a, const void *b, size_t len)
 {
@@ -1512,11 +1518,11 @@ static void write_in_calls(bool dereg_between)
 			uint32_t at = i - before + 3 * k;
 
 			if (at == 0)
-				psn0 = rfw_get_be32(ib + 8) & 0xffffff;
+				psn0 = frame_psn(lb, i);
 			assert_int_equal(ib[0], at == 0   ? RFW_OP_RC_RDMA_WRITE_FIRST
 			                        : at == 7 ? RFW_OP_RC_RDMA_WRITE_LAST
 			                                  : RFW_OP_RC_RDMA_WRITE_MIDDLE);
-			assert_int_equal(rfw_get_be32(ib + 8) & 0xffffff, (psn0 + at) & 0xffffff);
+			assert_int_equal(frame_psn(lb, i), (psn0 + at) & 0xffffff);
 		}
 	}
 	if (dereg_between) {
@@ -1550,11 +1556,6 @@ static void test_write_in_calls(void **s)
  * 3 and 2, and with go-back-N a window of 4 PSNs lets 4 of 6 go. Checking builds also hold
  * each message the run takes to what next_wqe picks (rfw_invariant).
  */
-static uint32_t frame_psn(const struct loop *lb, uint32_t i)
-{
-	return rfw_get_be32(lb->ring[i % LB_RING].data + 8) & 0xffffff;
-}
-
 static void msgs_stop_at_bad_key(enum rfw_transport_mode m)
 {
 	struct lb_cfg c = lb_default_cfg();
