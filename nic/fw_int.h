@@ -122,7 +122,28 @@ static inline struct fw_qp *fw_qp_of(const struct rfw_fw *fw, const struct rfw_q
 }
 
 /* sched.c */
-void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq);
+
+/* @fq at the tail of @l. */
+static inline void fw_qlist_append(struct fw_qlist *l, struct fw_qp *fq)
+{
+	fq->rnext = NULL;
+	if (l->tail != NULL)
+		l->tail->rnext = fq;
+	else
+		l->head = fq;
+	l->tail = fq;
+	l->n++;
+}
+
+/* @fq on the ready list, at its tail, unless it is there already. Inline: every packet in and
+ * every post calls it. */
+static inline void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq)
+{
+	if (fq->in_ready)
+		return;
+	fq->in_ready = true;
+	fw_qlist_append(&fw->ready, fq);
+}
 void fw_ready_remove(struct rfw_fw *fw, struct fw_qp *fq);
 void fw_qp_nodes_init(struct fw_qp *fq);
 extern const struct rfw_io_ops fw_io_ops;
@@ -132,8 +153,38 @@ int fw_rate_attach(struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path
 void fw_rate_detach(struct rfw_fw *fw, struct fw_qp *fq);
 uint64_t fw_rate_kbps(const struct rfw_fw *fw, struct fw_rate *r, uint64_t now_ns);
 void fw_rate_win(const struct rfw_fw *fw, struct fw_qp *fq, uint64_t now_ns);
-void fw_rate_on_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns);
-void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m, uint64_t now_ns);
+void fw_rate_probe_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns);
+
+/*
+ * The rate machine's part in every frame in and out, inline: a call cost about as much as the
+ * work of a frame's (a counter under DCQCN).
+ *
+ * A request frame of @flen bytes leaves: charge the pacer at the turn's rate and feed the rate
+ * machine's byte counter. TIMELY: one request asking for an ACK at a time is the RTT probe.
+ */
+static inline void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m,
+                                 uint64_t now_ns)
+{
+	struct fw_rate *r = fq->rate;
+
+	if (r == NULL || m->kind != RFW_TX_REQUEST)
+		return;
+	if (fq->turn_rate != 0)
+		(void)cc_pacer_depart(&r->pacer, now_ns, flen, fq->turn_rate);
+	cc_on_tx(&r->flow, flen, now_ns);
+	if (r->flow.algo == CC_ALGO_TIMELY && m->ack_req && !fq->probe_out) {
+		fq->probe_out = true;
+		fq->probe_psn = m->psn;
+		fq->probe_ns = now_ns;
+	}
+}
+
+/* A packet for @fq arrived: only a probe out has anything to learn from it (fw_rate_probe_rx). */
+static inline void fw_rate_on_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns)
+{
+	if (fq->rate != NULL && fq->probe_out)
+		fw_rate_probe_rx(fq, ib, now_ns);
+}
 
 /* frame_tx.c */
 int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_path *path);

@@ -151,35 +151,15 @@ void fw_rate_win(const struct rfw_fw *fw, struct fw_qp *fq, uint64_t now_ns)
 }
 
 /*
- * A request frame of @flen bytes leaves: charge the pacer at the turn's rate and feed the rate
- * machine's byte counter. TIMELY: one request asking for an ACK at a time is the RTT probe.
- */
-void fw_rate_on_tx(struct fw_qp *fq, uint32_t flen, const struct rfw_tx_meta *m, uint64_t now_ns)
-{
-	struct fw_rate *r = fq->rate;
-
-	if (r == NULL || m->kind != RFW_TX_REQUEST)
-		return;
-	if (fq->turn_rate != 0)
-		(void)cc_pacer_depart(&r->pacer, now_ns, flen, fq->turn_rate);
-	cc_on_tx(&r->flow, flen, now_ns);
-	if (r->flow.algo == CC_ALGO_TIMELY && m->ack_req && !fq->probe_out) {
-		fq->probe_out = true;
-		fq->probe_psn = m->psn;
-		fq->probe_ns = now_ns;
-	}
-}
-
-/*
- * A packet for @fq arrived. TIMELY: a response acknowledging the probe's PSN (an ACK
+ * fw_rate_on_rx's probe out: TIMELY's, a response acknowledging the probe's PSN (an ACK
  * coalesces every PSN up to its own, IBA 9.7.5.1) completes the RTT sample (TIMELY Fig. 3:
  * completion time minus send time).
  */
-void fw_rate_on_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns)
+void fw_rate_probe_rx(struct fw_qp *fq, const struct rfw_ib_pkt *ib, uint64_t now_ns)
 {
 	struct fw_rate *r = fq->rate;
 
-	if (r == NULL || !fq->probe_out || r->flow.algo != CC_ALGO_TIMELY || ib->op == NULL)
+	if (r->flow.algo != CC_ALGO_TIMELY || ib->op == NULL)
 		return;
 	if ((ib->op->flags & (RFW_OPF_REQUEST | RFW_OPF_CNP)) != 0)
 		return;

@@ -11,17 +11,6 @@
 
 enum { WN_DEP, WN_TMR };
 
-static void qlist_append(struct fw_qlist *l, struct fw_qp *fq)
-{
-	fq->rnext = NULL;
-	if (l->tail != NULL)
-		l->tail->rnext = fq;
-	else
-		l->head = fq;
-	l->tail = fq;
-	l->n++;
-}
-
 /* @front's QPs ahead of @l's, in their order; @front is left empty. */
 static void qlist_splice_front(struct fw_qlist *l, struct fw_qlist *front)
 {
@@ -36,14 +25,6 @@ static void qlist_splice_front(struct fw_qlist *l, struct fw_qlist *front)
 	front->n = 0;
 }
 
-void fw_ready_push(struct rfw_fw *fw, struct fw_qp *fq)
-{
-	if (fq->in_ready)
-		return;
-	fq->in_ready = true;
-	qlist_append(&fw->ready, fq);
-}
-
 /* Back at the head: a QP whose turn found no frame keeps its place for the next run. */
 static void ready_push_head(struct rfw_fw *fw, struct fw_qp *fq)
 {
@@ -52,7 +33,7 @@ static void ready_push_head(struct rfw_fw *fw, struct fw_qp *fq)
 	if (fq->in_ready)
 		return;
 	fq->in_ready = true;
-	qlist_append(&one, fq);
+	fw_qlist_append(&one, fq);
 	qlist_splice_front(&fw->ready, &one);
 }
 
@@ -60,7 +41,7 @@ static void ready_push_head(struct rfw_fw *fw, struct fw_qp *fq)
 static void blocked_push(struct rfw_fw *fw, struct fw_qp *fq)
 {
 	fq->in_ready = true;
-	qlist_append(&fw->blocked, fq);
+	fw_qlist_append(&fw->blocked, fq);
 }
 
 static struct fw_qp *ready_pop(struct rfw_fw *fw)

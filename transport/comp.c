@@ -312,7 +312,7 @@ static void retire_covered(struct rfw_qp *qp, uint32_t psn)
 		    rfw_psn_cmp(psn, w->last_psn) <= 0)
 			return;
 		qp->comp.psn = rfw_psn_add(w->last_psn, 1);
-		rfw_qp_complete_swqe(qp, w, RFW_WC_SUCCESS);
+		rfw_qp_complete_swqe_inl(qp, w, RFW_WC_SUCCESS);
 	}
 }
 

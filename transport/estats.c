@@ -182,36 +182,9 @@ static void es_record(struct rfw_qp *qp, const struct rfw_es_rec *c, uint64_t no
 		es_trigger(es, c, now);
 }
 
-/* Each send opcode's op (enum rfw_es_op) where a record's meta has it (RFW_ES_META): the one
- * table of it, which the completion ORs in as it is (a switch cost a bounds test there: the
- * opcode was checked at post) and es_op_of shifts down. */
-static const uint32_t op_meta[RFW_WR__COUNT] = {
-    [RFW_WR_RDMA_WRITE] = RFW_ES_META(0, 0, RFW_ES_OP_WRITE, 0),
-    [RFW_WR_RDMA_WRITE_WITH_IMM] = RFW_ES_META(0, 0, RFW_ES_OP_WRITE, 0),
-    [RFW_WR_SEND] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
-    [RFW_WR_SEND_WITH_IMM] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
-    [RFW_WR_SEND_WITH_INV] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
-    [RFW_WR_RDMA_READ] = RFW_ES_META(0, 0, RFW_ES_OP_READ, 0),
-    [RFW_WR_ATOMIC_CMP_AND_SWP] = RFW_ES_META(0, 0, RFW_ES_OP_ATOMIC, 0),
-    [RFW_WR_ATOMIC_FETCH_AND_ADD] = RFW_ES_META(0, 0, RFW_ES_OP_ATOMIC, 0),
-    [RFW_WR_LOCAL_INV] = RFW_ES_META(0, 0, RFW_ES_OP_LOCAL, 0),
-    [RFW_WR_BIND_MW] = RFW_ES_META(0, 0, RFW_ES_OP_LOCAL, 0),
-};
-
 static inline uint8_t es_op_of(enum rfw_wr_opcode op)
 {
-	return (unsigned)op < RFW_WR__COUNT ? RFW_ES_META_OP(op_meta[op]) : RFW_ES_OP_LOCAL;
-}
-
-/* T4 of a WQE sent whole, completing now: the RX time of the packet being processed (its entry
- * time when the host gave none), if this completion comes from one; false, @t4 as it was: it
- * does not. */
-static inline bool es_t4(const struct rfw_es_qp *es, uint64_t now, uint64_t *t4)
-{
-	if (es->rx_now != now)
-		return false;
-	*t4 = es->rx_ts ? es->rx_ts : now;
-	return true;
+	return (unsigned)op < RFW_WR__COUNT ? RFW_ES_META_OP(rfw_es_op_meta[op]) : RFW_ES_OP_LOCAL;
 }
 
 /* T2..T4 of @w completing now, a time not known taken as T1 (so its offset packs as 0), and the
@@ -224,7 +197,7 @@ static unsigned es_times(const struct rfw_qp *qp, const struct rfw_swqe *w, uint
 	*t2 = (have & 2) ? w->es.t[1] : w->es.t[0];
 	*t3 = (have & 4) ? w->es.t[2] : w->es.t[0];
 	*t4 = w->es.t[0];
-	if ((have & 4) && es_t4(qp->es, qp->now, t4))
+	if ((have & 4) && rfw_es_t4(qp->es, qp->now, t4))
 		have |= 8;
 	return have;
 }
@@ -280,9 +253,10 @@ void rfw_es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw
 	es_nocqe_rec(qp, w, st, t4, have, false);
 }
 
-/* rfw_es_complete_cqe's side entry of a WQE not sent whole (a flush, a local error). */
-static __attribute__((noinline)) void es_cqe_partial(struct rfw_qp *qp, const struct rfw_swqe *w,
-                                                     enum rfw_wc_status st, uint32_t i)
+/* rfw_es_complete_cqe's side entry of a WQE not sent whole (a flush, a local error): out of
+ * line, as it is rare. */
+void rfw_es_cqe_partial(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st,
+                        uint32_t i)
 {
 	struct rfw_cq *cq = qp->send_cq;
 	uint64_t t2, t3, t4;
@@ -291,33 +265,6 @@ static __attribute__((noinline)) void es_cqe_partial(struct rfw_qp *qp, const st
 	rfw_es_cqe_pack(
 	    &cq->es[i], &cq->es_wide[i], w->es.t[0], t2, t3, t4, qp->now,
 	    RFW_ES_META(qp->es->slot, have, es_op_of(w->wr.opcode), rfw_es_status_of(st)));
-}
-
-/*
- * @w, the WQE at comp.idx, completes with the CQE at its send CQ's prod: its record is packed
- * once into that CQE's side entry (half a line; T6 offset 0 until polled), with everything the
- * ring's record carries but T6's offset (the QP's slot, and T6's bit, which the poll always
- * sets), so the poll copies it as it is. The usual case, every time T1..T3 known, tests once.
- * Not inline: inlined into the completer, it cost the path without Estats instructions too.
- */
-void rfw_es_complete_cqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st)
-{
-	const struct rfw_es_qp *es = qp->es;
-	struct rfw_cq *cq = qp->send_cq;
-	uint32_t i = cq->prod & cq->mask, meta;
-	uint64_t t1 = w->es.t[0], t4 = t1, now = qp->now;
-
-	/* cq->es is there: a QP's CQs are its device's (rfw_create_qp), which gives them side
-	 * entries when it gives its QPs Estats. */
-	if (__builtin_expect(w->es.have != 7, 0)) {
-		es_cqe_partial(qp, w, st, i);
-		return;
-	}
-	/* T1, T2, T3, T5 known and T6's bit (0x37); T4 when es_t4 has it. */
-	meta = RFW_ES_META(es->slot, 0x37u, 0, rfw_es_status_of(st)) | op_meta[w->wr.opcode];
-	if (es_t4(es, now, &t4))
-		meta |= RFW_ES_META(0, 8u, 0, 0);
-	rfw_es_cqe_pack(&cq->es[i], &cq->es_wide[i], t1, w->es.t[1], w->es.t[2], t4, now, meta);
 }
 
 /* The record of a polled CQ side entry, whole, and where it goes when it is not a narrow one

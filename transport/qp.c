@@ -270,50 +270,7 @@ static void qp_reset(struct rfw_qp *qp)
  */
 void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st)
 {
-	static const enum rfw_wc_opcode wc_op[RFW_WR__COUNT] = {
-	    [RFW_WR_RDMA_WRITE] = RFW_WC_RDMA_WRITE,
-	    [RFW_WR_RDMA_WRITE_WITH_IMM] = RFW_WC_RDMA_WRITE,
-	    [RFW_WR_SEND] = RFW_WC_SEND,
-	    [RFW_WR_SEND_WITH_IMM] = RFW_WC_SEND,
-	    [RFW_WR_SEND_WITH_INV] = RFW_WC_SEND,
-	    [RFW_WR_RDMA_READ] = RFW_WC_RDMA_READ,
-	    [RFW_WR_ATOMIC_CMP_AND_SWP] = RFW_WC_COMP_SWAP,
-	    [RFW_WR_ATOMIC_FETCH_AND_ADD] = RFW_WC_FETCH_ADD,
-	    [RFW_WR_LOCAL_INV] = RFW_WC_LOCAL_INV,
-	    [RFW_WR_BIND_MW] = RFW_WC_BIND_MW,
-	};
-
-	w->state = SWQE_DONE;
-	w->status = st;
-	if (qp->req.rd_n != 0 && w->psn_valid)
-		rfw_rd_out_retire(qp, w);
-	if (st != RFW_WC_SUCCESS || w->signaled) {
-		struct rfw_wc *wc;
-
-		if (st == RFW_WC_WR_FLUSH_ERR)
-			rfw_cnt(qp, RFW_CNT_req_cqe_flush_error);
-		else if (st != RFW_WC_SUCCESS)
-			rfw_cnt(qp, RFW_CNT_req_cqe_error);
-		wc = rfw_cq_slot(qp, qp->send_cq, w->wr.wr_id, st, wc_op[w->wr.opcode]);
-		if (wc != NULL) {
-			if (st == RFW_WC_SUCCESS && w->wr.opcode == RFW_WR_RDMA_READ)
-				wc->byte_len = w->length;
-			if (st == RFW_WC_SUCCESS && (w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
-			                             w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
-				wc->byte_len = 8;
-			/* Its record beside the CQE (a CQE lost to a full CQ has none). */
-			if (qp->es)
-				rfw_es_complete_cqe(qp, w, st);
-			rfw_cq_commit(qp->send_cq);
-		}
-	} else if (qp->es) {
-		rfw_es_complete_nocqe(qp, w, st);
-	}
-	qp->comp.idx++;
-	if ((int32_t)(qp->req.idx - qp->comp.idx) < 0) {
-		qp->req.idx = qp->comp.idx;
-		qp->req.off = 0;
-	}
+	rfw_qp_complete_swqe_inl(qp, w, st);
 }
 
 void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_wc_status st,
@@ -815,17 +772,8 @@ static int post_recv_wrs(struct rfw_qp *qp, struct rfw_recv_wr *wr, struct rfw_r
 	return 0;
 }
 
-/*
- * Posting is the doorbell (as an rdma-core provider's post_send writes the doorbell record):
- * once WRs are in the queue the host's scheduler is told, including for the WRs before a
- * refused one.
- */
-void rfw_qp_doorbell(struct rfw_qp *qp)
-{
-	if (qp->dev->ops.doorbell != NULL)
-		qp->dev->ops.doorbell(qp->dev->io_ctx, qp);
-}
-
+/* Posting is the doorbell (rfw_qp_doorbell): the host's scheduler is told once WRs are in the
+ * queue, including for the WRs before a refused one. */
 int rfw_post_send(struct rfw_qp *qp, struct rfw_send_wr *wr, struct rfw_send_wr **bad_wr,
                   uint64_t now_ns)
 {

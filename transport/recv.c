@@ -203,20 +203,5 @@ void rfw_tx_end_ah(struct rfw_qp *qp, uint8_t *buf, struct rfw_ib_pkt *p, uint32
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
                    uint32_t payload_len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah)
 {
-	uint32_t pad = rfw_ib_padcnt(payload_len), len = oi->hdr_len + payload_len + pad;
-	struct rfw_tx_meta m;
-
-	for (uint32_t i = len - pad; i < len; i++)
-		buf[i] = 0;
-	rfw_cnt(qp, RFW_CNT_tx_packets);
-	rfw_cnt_add(qp, RFW_CNT_tx_bytes, len);
-	if ((oi->flags & RFW_OPF_PAYLOAD) && qp->cc_ops && qp->cc_ops->on_tx)
-		qp->cc_ops->on_tx(qp->cc, qp->now, len);
-	m.kind = (oi->flags & RFW_OPF_CNP)       ? RFW_TX_CNP
-	         : (oi->flags & RFW_OPF_REQUEST) ? RFW_TX_REQUEST
-	                                         : RFW_TX_RESPONSE;
-	m.ack_req = ackreq;
-	m.psn = psn & RFW_PSN_MASK;
-	m.ah = ah;
-	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len, &m);
+	rfw_tx_finish_inl(qp, buf, oi, payload_len, ackreq, psn, ah);
 }

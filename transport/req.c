@@ -553,7 +553,7 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 		rfw_sge_copy_out(w->sge, w->wr.num_sge, off, buf + oi->hdr_len + ext, paylen);
 	if (rfw_psn_cmp(psn, qp->req.high_psn) < 0)
 		rfw_cnt(qp, RFW_CNT_retransmitted_packets);
-	rfw_tx_finish(qp, buf, oi, paylen + ext, ackreq, psn, NULL);
+	rfw_tx_finish_inl(qp, buf, oi, paylen + ext, ackreq, psn, NULL);
 	*lastp = last;
 	*paylenp = paylen;
 	*npsnp = npsn;

@@ -449,7 +449,7 @@ __attribute__((always_inline)) static inline enum resp_state execute(struct resp
 		if (f & (RFW_OPF_FIRST | RFW_OPF_ONLY))
 			rfw_cnt(qp, RFW_CNT_rx_write_requests);
 		if (p->payload_len)
-			memcpy((uint8_t *)(uintptr_t)r->wva, p->payload, p->payload_len);
+			rfw_copy((uint8_t *)(uintptr_t)r->wva, p->payload, p->payload_len);
 		r->wva += p->payload_len;
 		r->wleft -= p->payload_len;
 		r->cls = end ? MSG_NONE : MSG_WRITE;

@@ -627,9 +627,66 @@ static inline uint8_t rfw_es_status_of(enum rfw_wc_status st)
 	                                   : RFW_ES_ERROR;
 }
 
-/* @w, the WQE at comp.idx, completes with the CQE at its send CQ's prod, room for it tested
- * (rfw_cq_slot) and not yet committed. */
-void rfw_es_complete_cqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st);
+/* Each send opcode's op (enum rfw_es_op) where a record's meta has it (RFW_ES_META): the one
+ * table of it, which the completion ORs in as it is (a switch cost a bounds test there: the
+ * opcode was checked at post) and estats.c's es_op_of shifts down. */
+static const uint32_t rfw_es_op_meta[RFW_WR__COUNT] = {
+    [RFW_WR_RDMA_WRITE] = RFW_ES_META(0, 0, RFW_ES_OP_WRITE, 0),
+    [RFW_WR_RDMA_WRITE_WITH_IMM] = RFW_ES_META(0, 0, RFW_ES_OP_WRITE, 0),
+    [RFW_WR_SEND] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
+    [RFW_WR_SEND_WITH_IMM] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
+    [RFW_WR_SEND_WITH_INV] = RFW_ES_META(0, 0, RFW_ES_OP_SEND, 0),
+    [RFW_WR_RDMA_READ] = RFW_ES_META(0, 0, RFW_ES_OP_READ, 0),
+    [RFW_WR_ATOMIC_CMP_AND_SWP] = RFW_ES_META(0, 0, RFW_ES_OP_ATOMIC, 0),
+    [RFW_WR_ATOMIC_FETCH_AND_ADD] = RFW_ES_META(0, 0, RFW_ES_OP_ATOMIC, 0),
+    [RFW_WR_LOCAL_INV] = RFW_ES_META(0, 0, RFW_ES_OP_LOCAL, 0),
+    [RFW_WR_BIND_MW] = RFW_ES_META(0, 0, RFW_ES_OP_LOCAL, 0),
+};
+
+/* T4 of a WQE sent whole, completing now: the RX time of the packet being processed (its entry
+ * time when the host gave none), if this completion comes from one; false, @t4 as it was: it
+ * does not. */
+static inline bool rfw_es_t4(const struct rfw_es_qp *es, uint64_t now, uint64_t *t4)
+{
+	if (es->rx_now != now)
+		return false;
+	*t4 = es->rx_ts ? es->rx_ts : now;
+	return true;
+}
+
+/* rfw_es_complete_cqe's side entry of a WQE not sent whole (a flush, a local error), at CQ
+ * position @i (estats.c). */
+void rfw_es_cqe_partial(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st,
+                        uint32_t i);
+
+/*
+ * @w, the WQE at comp.idx, completes with the CQE at its send CQ's prod, room for it tested
+ * (rfw_cq_slot) and not yet committed: its record is packed once into that CQE's side entry
+ * (half a line; T6 offset 0 until polled), with everything the ring's record carries but T6's
+ * offset (the QP's slot, and T6's bit, which the poll always sets), so the poll copies it as
+ * it is. The usual case, every time T1..T3 known, tests once. Inline: its one caller is the
+ * completion (rfw_qp_complete_swqe_inl), behind its test of qp->es.
+ */
+static inline void rfw_es_complete_cqe(struct rfw_qp *qp, const struct rfw_swqe *w,
+                                       enum rfw_wc_status st)
+{
+	const struct rfw_es_qp *es = qp->es;
+	struct rfw_cq *cq = qp->send_cq;
+	uint32_t i = cq->prod & cq->mask, meta;
+	uint64_t t1 = w->es.t[0], t4 = t1, now = qp->now;
+
+	/* cq->es is there: a QP's CQs are its device's (rfw_create_qp), which gives them side
+	 * entries when it gives its QPs Estats. */
+	if (__builtin_expect(w->es.have != 7, 0)) {
+		rfw_es_cqe_partial(qp, w, st, i);
+		return;
+	}
+	/* T1, T2, T3, T5 known and T6's bit (0x37); T4 when rfw_es_t4 has it. */
+	meta = RFW_ES_META(es->slot, 0x37u, 0, rfw_es_status_of(st)) | rfw_es_op_meta[w->wr.opcode];
+	if (rfw_es_t4(es, now, &t4))
+		meta |= RFW_ES_META(0, 8u, 0, 0);
+	rfw_es_cqe_pack(&cq->es[i], &cq->es_wide[i], t1, w->es.t[1], w->es.t[2], t4, now, meta);
+}
 /* @w, the WQE at comp.idx, completes without a CQE (unsignalled, successful). */
 void rfw_es_complete_nocqe(struct rfw_qp *qp, const struct rfw_swqe *w, enum rfw_wc_status st);
 void rfw_es_trig_window(struct rfw_es_qp *es, uint64_t now);
@@ -709,6 +766,36 @@ static inline int rfw_sge_check_inl(struct rfw_qp *qp, const struct rfw_sge *sge
 	}
 	return 0;
 }
+/*
+ * memcpy(@dst, @src, @n), with 16 to 64 bytes (a small message's payload, on every packet of
+ * it) moved inline: two or four 16-byte moves, the last ones overlapping when @n is not a
+ * multiple of 16: libc's memcpy is a call through the PLT and a dispatch on the size, more than
+ * the moves themselves for such a copy (docs/perf.md "(fifteenth)").
+ */
+static inline void rfw_copy(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst, a[16], b[16], c[16], e[16];
+	const uint8_t *s = src;
+
+	if (n < 16 || n > 64) {
+		memcpy(d, s, n);
+	} else if (n <= 32) {
+		memcpy(a, s, 16);
+		memcpy(b, s + n - 16, 16);
+		memcpy(d, a, 16);
+		memcpy(d + n - 16, b, 16);
+	} else {
+		memcpy(a, s, 16);
+		memcpy(b, s + 16, 16);
+		memcpy(c, s + n - 32, 16);
+		memcpy(e, s + n - 16, 16);
+		memcpy(d, a, 16);
+		memcpy(d + 16, b, 16);
+		memcpy(d + n - 32, c, 16);
+		memcpy(d + n - 16, e, 16);
+	}
+}
+
 /* Copy between a scatter/gather list (at byte offset @off) and a flat buffer. */
 void rfw_sge_copy_out_sgl(const struct rfw_sge *sge, int n, uint32_t off, uint8_t *dst,
                           uint32_t len);
@@ -718,7 +805,7 @@ static inline void rfw_sge_copy_out(const struct rfw_sge *sge, int n, uint32_t o
                                     uint32_t len)
 {
 	if (n == 1 && off <= sge->length && len <= sge->length - off)
-		memcpy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, len);
+		rfw_copy(dst, (const uint8_t *)(uintptr_t)sge->addr + off, len);
 	else
 		rfw_sge_copy_out_sgl(sge, n, off, dst, len);
 }
@@ -770,6 +857,57 @@ static inline void rfw_cq_commit(struct rfw_cq *cq)
 /* qp.c */
 void rfw_qp_error(struct rfw_qp *qp);
 void rfw_qp_complete_swqe(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st);
+/* The send CQE's opcode of each WR opcode. */
+static const enum rfw_wc_opcode rfw_wc_op_of[RFW_WR__COUNT] = {
+    [RFW_WR_RDMA_WRITE] = RFW_WC_RDMA_WRITE,
+    [RFW_WR_RDMA_WRITE_WITH_IMM] = RFW_WC_RDMA_WRITE,
+    [RFW_WR_SEND] = RFW_WC_SEND,
+    [RFW_WR_SEND_WITH_IMM] = RFW_WC_SEND,
+    [RFW_WR_SEND_WITH_INV] = RFW_WC_SEND,
+    [RFW_WR_RDMA_READ] = RFW_WC_RDMA_READ,
+    [RFW_WR_ATOMIC_CMP_AND_SWP] = RFW_WC_COMP_SWAP,
+    [RFW_WR_ATOMIC_FETCH_AND_ADD] = RFW_WC_FETCH_ADD,
+    [RFW_WR_LOCAL_INV] = RFW_WC_LOCAL_INV,
+    [RFW_WR_BIND_MW] = RFW_WC_BIND_MW,
+};
+
+/* rfw_qp_complete_swqe, inline: the completer's row of covered WQEs (comp.c retire_covered),
+ * where @st is RFW_WC_SUCCESS and the error paths fold away. */
+static inline __attribute__((always_inline)) void
+rfw_qp_complete_swqe_inl(struct rfw_qp *qp, struct rfw_swqe *w, enum rfw_wc_status st)
+{
+	w->state = SWQE_DONE;
+	w->status = st;
+	if (qp->req.rd_n != 0 && w->psn_valid)
+		rfw_rd_out_retire(qp, w);
+	if (st != RFW_WC_SUCCESS || w->signaled) {
+		struct rfw_wc *wc;
+
+		if (st == RFW_WC_WR_FLUSH_ERR)
+			rfw_cnt(qp, RFW_CNT_req_cqe_flush_error);
+		else if (st != RFW_WC_SUCCESS)
+			rfw_cnt(qp, RFW_CNT_req_cqe_error);
+		wc = rfw_cq_slot(qp, qp->send_cq, w->wr.wr_id, st, rfw_wc_op_of[w->wr.opcode]);
+		if (wc != NULL) {
+			if (st == RFW_WC_SUCCESS && w->wr.opcode == RFW_WR_RDMA_READ)
+				wc->byte_len = w->length;
+			if (st == RFW_WC_SUCCESS && (w->wr.opcode == RFW_WR_ATOMIC_CMP_AND_SWP ||
+			                             w->wr.opcode == RFW_WR_ATOMIC_FETCH_AND_ADD))
+				wc->byte_len = 8;
+			/* Its record beside the CQE (a CQE lost to a full CQ has none). */
+			if (qp->es)
+				rfw_es_complete_cqe(qp, w, st);
+			rfw_cq_commit(qp->send_cq);
+		}
+	} else if (qp->es) {
+		rfw_es_complete_nocqe(qp, w, st);
+	}
+	qp->comp.idx++;
+	if ((int32_t)(qp->req.idx - qp->comp.idx) < 0) {
+		qp->req.idx = qp->comp.idx;
+		qp->req.off = 0;
+	}
+}
 static inline void rfw_qp_event(struct rfw_qp *qp, enum rfw_qp_event ev)
 {
 	if (qp->event != NULL)
@@ -782,9 +920,16 @@ int rfw_rwqe_set(struct rfw_rwqe *w, const struct rfw_recv_wr *wr, uint32_t max_
 
 /* srq.c: receive WQEs ready at rq_cons (up to @want, taking them from the SRQ if any). */
 uint32_t rfw_rq_avail(struct rfw_qp *qp, uint32_t want);
-void rfw_srq_wait(struct rfw_qp *qp);    /* wake @qp at the SRQ's next post (srq.c) */
-void rfw_srq_unwait(struct rfw_qp *qp);  /* off the SRQ's waiters: the QP goes away */
-void rfw_qp_doorbell(struct rfw_qp *qp); /* tell the host the QP has something to send */
+void rfw_srq_wait(struct rfw_qp *qp);   /* wake @qp at the SRQ's next post (srq.c) */
+void rfw_srq_unwait(struct rfw_qp *qp); /* off the SRQ's waiters: the QP goes away */
+
+/* Tell the host @qp has something to send, as an rdma-core provider's post_send writes the
+ * doorbell record. Inline: every post rings it. */
+static inline void rfw_qp_doorbell(struct rfw_qp *qp)
+{
+	if (qp->dev->ops.doorbell != NULL)
+		qp->dev->ops.doorbell(qp->dev->io_ctx, qp);
+}
 
 void rfw_qp_complete_rwqe(struct rfw_qp *qp, const struct rfw_rwqe *w, enum rfw_wc_status st,
                           enum rfw_wc_opcode op, uint32_t byte_len, unsigned flags, uint32_t imm,
@@ -928,6 +1073,28 @@ static inline uint8_t *rfw_tx_alloc_ref(struct rfw_qp *qp, const struct rfw_ib_o
  * straight (rfw_ib_put_sw, rfw_ib_put_aeth). */
 void rfw_tx_finish(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
                    uint32_t payload_len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah);
+/* rfw_tx_finish, inline: the requester's every packet (emit). */
+static inline __attribute__((always_inline)) void
+rfw_tx_finish_inl(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib_opcode_info *oi,
+                  uint32_t payload_len, bool ackreq, uint32_t psn, const struct rfw_ah_attr *ah)
+{
+	uint32_t pad = rfw_ib_padcnt(payload_len), len = oi->hdr_len + payload_len + pad;
+	struct rfw_tx_meta m;
+
+	for (uint32_t i = len - pad; i < len; i++)
+		buf[i] = 0;
+	rfw_cnt(qp, RFW_CNT_tx_packets);
+	rfw_cnt_add(qp, RFW_CNT_tx_bytes, len);
+	if ((oi->flags & RFW_OPF_PAYLOAD) && qp->cc_ops && qp->cc_ops->on_tx)
+		qp->cc_ops->on_tx(qp->cc, qp->now, len);
+	m.kind = (oi->flags & RFW_OPF_CNP)       ? RFW_TX_CNP
+	         : (oi->flags & RFW_OPF_REQUEST) ? RFW_TX_REQUEST
+	                                         : RFW_TX_RESPONSE;
+	m.ack_req = ackreq;
+	m.psn = psn & RFW_PSN_MASK;
+	m.ah = ah;
+	qp->dev->ops.tx_send(qp->dev->io_ctx, qp, buf, len, &m);
+}
 /* The headers of @w's SEND, WRITE or READ request packet of @oi at @psn, @paylen bytes from
  * byte @off of the message, written straight from the WQE (rfw_ib_put_sw): RC's requester and
  * UC's. @dma_len: the RETH's (a WRITE's whole message, the bytes a READ request asks for). */
