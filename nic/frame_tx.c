@@ -58,6 +58,7 @@ int fw_template(const struct rfw_fw *fw, struct fw_qp *fq, const struct rfw_fw_p
 	fq->udp_off = (uint8_t)(fq->ip_off + (v4 ? RFW_IPV4_HLEN : RFW_IPV6_HLEN));
 	fq->ip_ver = sp.ip_ver;
 	fq->vlan = path->vlan;
+	fq->host_icrc = fw->ops.frame_send_icrc != NULL && !(sp.ip_ver == 6 && fw->udp6_csum);
 	fq->data_tci = sp.vlan_tci[0];
 	fq->cnp_tci = (uint16_t)(path->cnp_pcp << 13 | path->vlan_id);
 	fq->cnp_tos = (uint8_t)(path->cnp_dscp << 2);
@@ -304,7 +305,6 @@ void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
 	struct fw_qp *fq;
 	uint8_t *f;
 	uint32_t flen;
-	bool later;
 
 	(void)qp;
 	memcpy(&fq, buf - sizeof(fq), sizeof(fq));
@@ -314,10 +314,9 @@ void fw_io_tx_send(void *io_ctx, struct rfw_qp *qp, uint8_t *buf, uint32_t len,
 		send_ref(fw, fq, f, len, m);
 		return;
 	}
-	later = fw->ops.frame_send_icrc != NULL && !(fq->ip_ver == 6 && fw->udp6_csum);
-	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah, !later);
+	fw_frame_finish(fw, fq, f, len, m->kind == RFW_TX_CNP, m->ah, !fq->host_icrc);
 	tx_account(fw, fq, flen, m);
-	if (later)
+	if (fq->host_icrc)
 		fw->ops.frame_send_icrc(fw->host, f, flen, fq->ip_off, fq->ip_ver);
 	else
 		fw->ops.frame_send(fw->host, f, flen);

@@ -48,6 +48,9 @@ struct fw_qp {
 	uint8_t hdr_len, ip_off, udp_off, ip_ver;
 	uint8_t cnp_tos;
 	bool vlan;
+	/* The host fills the ICRC at its burst (frame_send_icrc): it has the op, and no IPv6 UDP
+	 * checksum, which covers the ICRC, is to follow it (set with the template). */
+	bool host_icrc;
 	/* IPv4: ones'-complement sums of the template's header with total length and checksum 0,
 	 * as sent for data and for CNPs (their TOS differs): a packet adds its length (RFC 1071).
 	 */
