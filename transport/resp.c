@@ -161,6 +161,19 @@ static void queue_nak(struct rfw_qp *qp, unsigned code, uint32_t psn)
 	queue_ack(qp, RFW_AETH_SYNDROME(RFW_AETH_NAK, code), psn);
 }
 
+/* The queue entry of READ responses from @psn: @len bytes at @va under @rkey. */
+static struct rfw_rsp read_rsp(uint32_t psn, uint64_t va, uint32_t rkey, uint32_t len, uint32_t msn,
+                               bool replay)
+{
+	return (struct rfw_rsp){.kind = RSP_READ,
+	                        .psn = psn,
+	                        .msn = msn,
+	                        .va = va,
+	                        .rkey = rkey,
+	                        .left = len,
+	                        .replay = replay};
+}
+
 /*
  * @msn: the MSN with this READ counted, carried by each of its responses (the AETH MSN counts
  * completed messages, IBA ch. 9): a response still queued when later requests execute must
@@ -173,13 +186,7 @@ static void queue_read(struct rfw_qp *qp, uint32_t psn, uint64_t va, uint32_t rk
 	struct rfw_rsp *t = rsp_push(qp);
 
 	if (t)
-		*t = (struct rfw_rsp){.kind = RSP_READ,
-		                      .psn = psn,
-		                      .msn = msn,
-		                      .va = va,
-		                      .rkey = rkey,
-		                      .left = len,
-		                      .replay = replay};
+		*t = read_rsp(psn, va, rkey, len, msn, replay);
 }
 
 static void queue_atomic(struct rfw_qp *qp, uint32_t psn, uint64_t orig, uint32_t msn, bool replay)
@@ -567,13 +574,8 @@ static bool restart_replay(struct rfw_qp *qp, const struct rfw_res *res, uint32_
 
 		if (t->kind == RSP_READ && t->replay && rfw_psn_cmp(t->psn, res->first_psn) >= 0 &&
 		    rfw_psn_cmp(t->psn, res->last_psn) <= 0) {
-			*t = (struct rfw_rsp){.kind = RSP_READ,
-			                      .psn = psn,
-			                      .msn = res->msn,
-			                      .va = res->va + off,
-			                      .rkey = res->rkey,
-			                      .left = res->len - off,
-			                      .replay = true};
+			*t =
+			    read_rsp(psn, res->va + off, res->rkey, res->len - off, res->msn, true);
 			return true;
 		}
 	}
