@@ -107,6 +107,12 @@ static uint32_t next_span(const struct rfw_qp *qp, const struct rfw_swqe *w)
 	return rfw_msg_npkts(read_chunk(qp, w, qp->req.off), qp->mtu);
 }
 
+/* SR (qp->sr set): a retransmission waits to be sent, of holes below sack_high or a probe. */
+static inline bool sr_resend_due(const struct rfw_qp *qp)
+{
+	return qp->sr->probe || qp->sr->rtx_active;
+}
+
 /*
  * Room for new packets of @span PSNs: go-back-N's PSN window; SR's bitmap window (a READ's
  * whole span counted: issue 13.2, a READ past the window aliased the bitmaps) and its BDP cap
@@ -188,8 +194,7 @@ static struct rfw_swqe *next_wqe(const struct rfw_qp *qp, uint32_t *idxp)
 bool rfw_req_has_work(const struct rfw_qp *qp, uint64_t now_ns)
 {
 	(void)now_ns;
-	if (qp->sr && (qp->sr->rtx_active || qp->sr->probe) && !qp->req.rnr_wait &&
-	    rfw_qp_sq_active(qp))
+	if (qp->sr && sr_resend_due(qp) && !qp->req.rnr_wait && rfw_qp_sq_active(qp))
 		return true;
 	uint32_t idx;
 
@@ -604,8 +609,7 @@ static inline __attribute__((always_inline)) struct rfw_swqe *next_simple(struct
 	w = rfw_sq_at(qp, qp->req.idx);
 	if (!rfw_wqe_is_send_write(w) || w->state != SWQE_POSTED || w->psn_valid ||
 	    (w->wr.send_flags & RFW_SEND_FENCE) || qp->state != RFW_QPS_RTS || qp->req.rnr_wait ||
-	    (sr && (qp->sr->probe || qp->sr->rtx_active)) || !room(qp, sr, 1) ||
-	    (sr && rfw_atomic_in_flight(qp)))
+	    (sr && sr_resend_due(qp)) || !room(qp, sr, 1) || (sr && rfw_atomic_in_flight(qp)))
 		return NULL;
 	*how = 0;
 	if (!w->checked) {
@@ -649,8 +653,8 @@ static inline __attribute__((always_inline)) unsigned tx_more(struct rfw_qp *qp,
 		w = next_simple(qp, sr, &how);
 	while (w != NULL && rfw_wqe_is_send_write(w) && n < max) {
 		/* rfw_req_tx's first test and next_wqe's, for a packet of a message under way */
-		if ((!fresh && ((sr && (qp->sr->probe || qp->sr->rtx_active)) ||
-		                !rfw_qp_sq_active(qp) || qp->req.rnr_wait || !room(qp, sr, 1))) ||
+		if ((!fresh && ((sr && sr_resend_due(qp)) || !rfw_qp_sq_active(qp) ||
+		                qp->req.rnr_wait || !room(qp, sr, 1))) ||
 		    emit(qp, w, qp->req.psn, qp->req.off, 0, how, &last, &paylen, &npsn) < 0)
 			break;
 		/* rfw_req_tx's bookkeeping, for a SEND/WRITE packet (one PSN) */
@@ -698,7 +702,7 @@ int rfw_req_tx(struct rfw_qp *qp)
 	int rc;
 
 	/* rfw_sr_next_rtx's own first test, here: no call for a QP with nothing to resend. */
-	if (qp->sr && (qp->sr->probe || qp->sr->rtx_active) && rfw_qp_sq_active(qp)) {
+	if (qp->sr && sr_resend_due(qp) && rfw_qp_sq_active(qp)) {
 		uint32_t psn, n;
 
 		w = rfw_sr_next_rtx(qp, &psn, &n);
