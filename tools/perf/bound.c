@@ -20,7 +20,8 @@
 #define BATCH        32 /* messages between clock reads: a read costs as much as a 64 B pass */
 
 /* The byte passes of one packet of @n bytes at @off of @msg: @copies (1: into the wire
-   buffer; 2: also back out, into @dst as into the target MR) and @icrcs ICRCs of the frame;
+   buffer; 2: also back out, to @dst: the target MR's message slot, or the PMD's buffer) and
+   @icrcs ICRCs of the frame;
    with @fuse, the first copy and the first ICRC in one pass, as the sender makes them
    (rfw_crc_copy: docs/nic.md "Payload sent from the MR"). */
 static uint32_t byte_passes(uint8_t *frame, const uint8_t *msg, uint8_t *dst, uint32_t off,
@@ -47,17 +48,20 @@ static uint32_t byte_passes(uint8_t *frame, const uint8_t *msg, uint8_t *dst, ui
 
 /*
  * Walks the run's own source slots (@nslots of @size from @src, in order), so it sees the
- * run's cache footprint rather than one warm buffer. Packets of at least @fuse_min bytes (0:
- * none), a multiple of 4, take the fused pass.
+ * run's cache footprint rather than one warm buffer. The second copy walks @dslots slots of
+ * its own in step, as the receiver's placement walks the target MR's (loopback, 64 KiB WRITEs:
+ * 32 of them, 2 MiB, more than this core's L2); @dslots 1: one buffer (the PMD's copy into its
+ * ring). Packets of at least @fuse_min bytes (0: none), a multiple of 4, take the fused pass.
  */
 double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
-                             uint32_t mtu, unsigned copies, unsigned icrcs, uint32_t fuse_min)
+                             uint32_t mtu, unsigned copies, unsigned icrcs, uint32_t fuse_min,
+                             uint32_t dslots)
 {
 	uint8_t frame[RFW_FRAME_MAX] __rte_aligned(64);
 	struct rfw_frame_spec sp = {.ip_ver = 4, .ttl = 64, .df = true};
 	uint64_t t0, t, reps = 0, bytes = 0;
 	volatile uint32_t sink = 0;
-	uint8_t *dst = copies > 1 ? malloc(size) : NULL;
+	uint8_t *dst = copies > 1 ? malloc((size_t)dslots * size) : NULL;
 
 	if (copies > 1 && dst == NULL)
 		die("byte-work bound buffer", ENOMEM);
@@ -68,11 +72,12 @@ double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots
 	do {
 		for (unsigned b = 0; b < BATCH; b++, reps++) {
 			const uint8_t *msg = src + (reps % nslots) * (size_t)size;
+			uint8_t *to = dst != NULL ? dst + (reps % dslots) * (size_t)size : NULL;
 
 			for (uint32_t off = 0; off < size; off += mtu) {
 				uint32_t n = size - off < mtu ? size - off : mtu;
 
-				sink += byte_passes(frame, msg, dst, off, n, copies, icrcs,
+				sink += byte_passes(frame, msg, to, off, n, copies, icrcs,
 				                    fuse_min != 0 && n >= fuse_min && (n & 3) == 0);
 			}
 			bytes += size;

@@ -1048,15 +1048,20 @@ static void nic_goodput(const struct opts *o, uint32_t size, bool both, struct r
 /*
  * The yardsticks of the run (bound.c), on this core right after it. The bound: the same bytes
  * copied once and ICRCed once per path-MTU packet. The byte-work bound: the passes the path
- * must make (@both: loopback, both ends on this core). Then this side's verification costs and
- * the NIC's goodput with them taken out.
+ * must make (@both: loopback, both ends on this core), the receiver's copy into as many MR
+ * slots as the run's (one a message in flight, which verifying every byte needs: a message's
+ * slot is compared after it completes), so the slots' cache misses, a cost of verification,
+ * are the bound's as much as the NIC's. Then this side's verification costs and the NIC's
+ * goodput with them taken out.
  */
 static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth, uint32_t size,
                            bool both, struct result *r)
 {
 	uint32_t n = o->op == OP_ATOMIC ? 1 : 2 * depth, sz = msg_bytes(o, size);
+	/* Loopback: the target MR's slots (conns_fill: SEND's receives take both parities). */
+	uint32_t dslots = !both || o->op == OP_ATOMIC ? 1 : o->op == OP_SEND ? 2 * depth : depth;
 
-	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1, 0);
+	r->bound_gbps = perf_byte_passes_gbps(P, P->conns[0].src, n, sz, o->mtu, 1, 1, 0, 1);
 	/* Two processes: one copy, the PMD's out of the MR where the port takes payloads
 	 * attached from it (docs/nic.md "Payload sent from the MR"), or ours into the mbuf where
 	 * the PMD hands the peer the mbuf itself (memif zero-copy); both elsewhere. Where the
@@ -1065,7 +1070,7 @@ static void measure_bounds(struct perf *P, const struct opts *o, uint32_t depth,
 	r->byte_work_bound_gbps = perf_byte_passes_gbps(
 	    P, P->conns[0].src, n, sz, o->mtu,
 	    both || (rfw_port_tx_copies(P->a.port) && !rfw_port_tx_ref(P->a.port)) ? 2 : 1,
-	    both ? 2 : 1, rfw_port_tx_ref(P->a.port) ? 0 : o->tx_ref_min);
+	    both ? 2 : 1, rfw_port_tx_ref(P->a.port) ? 0 : o->tx_ref_min, dslots);
 	tool_costs(P, o, depth, size, both, r);
 	nic_goodput(o, size, both, r);
 }

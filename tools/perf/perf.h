@@ -119,9 +119,11 @@ struct result {
 };
 /* bound.c: the rate of @copies copies and @icrcs ICRCs per @mtu packet of @size-byte messages
  * from @nslots slots at @src (Gb/s), packets of at least @fuse_min bytes (0: none) with the
- * first copy and ICRC fused; the checker's cost of one @size-byte message (ns). */
+ * first copy and ICRC fused, the second copy into @dslots slots of its own (at least 1); the
+ * checker's cost of one @size-byte message (ns). */
 double perf_byte_passes_gbps(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size,
-                             uint32_t mtu, unsigned copies, unsigned icrcs, uint32_t fuse_min);
+                             uint32_t mtu, unsigned copies, unsigned icrcs, uint32_t fuse_min,
+                             uint32_t dslots);
 double perf_check_ns(struct perf *P, const uint8_t *src, uint32_t nslots, uint32_t size, bool hot);
 /* bound.c: the sender's stamping cost of one @size-byte message over @nslots slots (ns); the
  * two-process checker's stamping of its expectation, one cache-resident @slot (ns). */
