@@ -1169,7 +1169,13 @@ static void test_two_gib_message(void **s)
 	wr.wr.rdma.rkey = rfw_mr_rkey(dmr);
 	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), EINVAL);
 	assert_ptr_equal(bad, &wr);
+	/* 2 GiB + 1 in one SGE (check_send_wr's path for one SGE): refused too. */
 	wr.num_sge = 1;
+	sg[0].length = (uint32_t)two_g + 1;
+	bad = NULL;
+	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	sg[0].length = (uint32_t)two_g;
 	assert_int_equal(rfw_post_send(lb->ep[0].qp, &wr, &bad, 0), 0);
 	lb_run(lb, 10000000000ull);
 
