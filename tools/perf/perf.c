@@ -664,10 +664,11 @@ static inline uint64_t kpar(uint64_t k, uint32_t depth)
 	return ((depth & (depth - 1)) == 0 ? k >> __builtin_ctz(depth) : k / depth) & 1;
 }
 
-/* Byte offset of message k's source slot inside a QP's pattern area (both parities). */
-static uint64_t slot_off(uint32_t depth, uint32_t size, uint64_t k)
+/* Byte offset of message k's source slot inside a QP's pattern area (both parities): slot
+ * kpar * depth + kslot, which is k % (2 depth) (k = q depth + r: (q & 1) depth + r). */
+static inline uint64_t slot_off(uint32_t depth, uint32_t size, uint64_t k)
 {
-	return (kpar(k, depth) * depth + kslot(k, depth)) * (uint64_t)size;
+	return kslot(k, 2 * depth) * (uint64_t)size;
 }
 
 static uint8_t *slot_src(struct conn *c, uint32_t depth, uint32_t size, uint64_t k)
