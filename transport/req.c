@@ -420,13 +420,14 @@ static __attribute__((noinline)) void put_sreth(uint8_t *e, const struct rfw_ib_
  * window. SR also asks on retransmissions (each fills a hole) and on the packet that fills the
  * BDP cap.
  */
-static bool want_ackreq(struct rfw_qp *qp, uint32_t psn, uint32_t npsn, bool last, bool retx)
+static inline __attribute__((always_inline)) bool
+want_ackreq(struct rfw_qp *qp, uint32_t psn, uint32_t npsn, bool last, bool retx, bool sr)
 {
 	bool ask;
 
 	if (!retx)
 		qp->req.since_ackreq++;
-	if (qp->sr)
+	if (sr)
 		ask =
 		    retx || last ||
 		    (qp->dev->attr.ack_every && qp->req.since_ackreq >= qp->dev->attr.ack_every) ||
@@ -446,9 +447,9 @@ static bool want_ackreq(struct rfw_qp *qp, uint32_t psn, uint32_t npsn, bool las
 }
 
 /* The opcode of @w's packet from byte @off of @left; its data length, last flag and PSNs. */
-static uint8_t pick_opcode(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t off,
-                           uint32_t rd_len, uint32_t *left, uint32_t *paylen, bool *last,
-                           uint32_t *npsn)
+static inline __attribute__((always_inline)) uint8_t
+pick_opcode(const struct rfw_qp *qp, const struct rfw_swqe *w, uint32_t off, uint32_t rd_len,
+            uint32_t *left, uint32_t *paylen, bool *last, uint32_t *npsn)
 {
 	uint32_t seg = rfw_wqe_seg(qp, w);
 	bool first = off == 0;
@@ -502,13 +503,16 @@ static void put_hdrs_atomic(struct rfw_qp *qp, uint8_t *buf, const struct rfw_ib
  * a READ request asks for; @how: enum emit_flag). Outputs: whether it is the message's last
  * packet, its data length and the PSNs it consumes. -ENOBUFS if the host has no buffer.
  * SEND and WRITE packets and READ requests have their headers written straight from the WQE
- * (rfw_ib_put_sw, and SR's SRETH); atomics through an rfw_ib_pkt (put_hdrs_atomic).
+ * (rfw_ib_put_sw, and SR's SRETH); atomics through an rfw_ib_pkt (put_hdrs_atomic). @sr:
+ * the QP's mode (qp->sr != NULL), a constant where the body is inlined into tx_more's copy for
+ * one mode, which folds the other mode's tests away.
  */
-static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
-                unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
+static inline __attribute__((always_inline)) int
+emit_body(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
+          unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp, bool sr)
 {
 	uint32_t paylen = 0, npsn = 1, left = w->length - off;
-	uint32_t ext = qp->sr && rfw_wqe_is_send_write(w) ? RFW_SRETH_LEN : 0;
+	uint32_t ext = sr && rfw_wqe_is_send_write(w) ? RFW_SRETH_LEN : 0;
 	bool last, ackreq, se;
 	const struct rfw_ib_opcode_info *oi =
 	    rfw_ib_opcode_info(pick_opcode(qp, w, off, rd_len, &left, &paylen, &last, &npsn));
@@ -530,9 +534,9 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	                  : rfw_tx_alloc(qp, oi, paylen + ext);
 	if (buf == NULL)
 		return -ENOBUFS;
-	ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX);
+	ackreq = want_ackreq(qp, psn, npsn, last, how & EMIT_RETX, sr);
 	/* gbn: time one new SEND/WRITE packet with AckReq to its ACK (the retry probe's RTT). */
-	if (!qp->sr && ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
+	if (!sr && ackreq && !qp->comp.rtt_armed && rfw_wqe_is_send_write(w) &&
 	    rfw_psn_cmp(psn, qp->req.high_psn) >= 0) {
 		qp->comp.rtt_armed = true;
 		qp->comp.rtt_psn = psn;
@@ -563,6 +567,13 @@ static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t of
 	*paylenp = paylen;
 	*npsnp = npsn;
 	return 1;
+}
+
+/* emit_body out of line, for the callers that send one packet a call. */
+static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
+                unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
+{
+	return emit_body(qp, w, psn, off, rd_len, how, lastp, paylenp, npsnp, qp->sr != NULL);
 }
 
 /* SR: resend one hole (a READ: one request for a run of missing responses). */
@@ -655,7 +666,8 @@ static inline __attribute__((always_inline)) unsigned tx_more(struct rfw_qp *qp,
 		/* rfw_req_tx's first test and next_wqe's, for a packet of a message under way */
 		if ((!fresh && ((sr && sr_resend_due(qp)) || !rfw_qp_sq_active(qp) ||
 		                qp->req.rnr_wait || !room(qp, sr, 1))) ||
-		    emit(qp, w, qp->req.psn, qp->req.off, 0, how, &last, &paylen, &npsn) < 0)
+		    emit_body(qp, w, qp->req.psn, qp->req.off, 0, how, &last, &paylen, &npsn, sr) <
+		        0)
 			break;
 		/* rfw_req_tx's bookkeeping, for a SEND/WRITE packet (one PSN) */
 		if (qp->es)
