@@ -194,10 +194,8 @@ void rfw_qp_fatal(struct rfw_qp *qp)
 	rfw_qp_event(qp, RFW_QP_EV_FATAL);
 }
 
-uint32_t rfw_qp_num(const struct rfw_qp *qp)
-{
-	return qp->qpn;
-}
+_Static_assert(offsetof(struct rfw_qp, qpn) == 0, "rfw_qp_num reads the first member");
+
 void *rfw_qp_context(const struct rfw_qp *qp)
 {
 	return qp->context;

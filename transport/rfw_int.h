@@ -295,6 +295,7 @@ struct rfw_ah {
 };
 
 struct rfw_qp {
+	uint32_t qpn; /* its slot's QPN: first, where rfw_qp_num (rfw_verbs.h) reads it */
 	struct rfw_dev *dev;
 	struct rfw_pd *pd;
 	enum rfw_qp_type type;
@@ -305,7 +306,6 @@ struct rfw_qp {
 	void *context;
 	void (*event)(void *qp_context, struct rfw_qp *qp, enum rfw_qp_event ev);
 	bool comm_est;     /* RFW_QP_EV_COMM_EST sent since the last RESET */
-	uint32_t qpn;      /* its slot's QPN (rfw_qp_num) */
 	uint32_t wire_qpn; /* the QPN on the wire: qpn, or RFW_GSI_QPN for QP1 */
 	enum rfw_qp_state state;
 	struct rfw_qp_attr attr;

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "wire/ib_hdr.h"
 #include "transport/rfw_cc_hook.h"
@@ -422,7 +423,15 @@ int rfw_destroy_qp(struct rfw_qp *qp);
 /* IBA 10.3.1 / table in 11.2.5.1: transitions and required attributes as ibv_modify_qp. */
 int rfw_modify_qp(struct rfw_qp *qp, const struct rfw_qp_attr *attr, unsigned attr_mask);
 int rfw_query_qp(const struct rfw_qp *qp, struct rfw_qp_attr *attr);
-uint32_t rfw_qp_num(const struct rfw_qp *qp);
+/* The QP's number, as ibv_qp's qp_num: read in place, inline (a host's scheduler asks for it
+ * with every packet), from the first member of every struct rfw_qp (rfw_int.h asserts it). */
+static inline uint32_t rfw_qp_num(const struct rfw_qp *qp)
+{
+	uint32_t qpn;
+
+	memcpy(&qpn, (const void *)qp, sizeof(qpn));
+	return qpn;
+}
 /*
  * The host cannot carry the QP any more (its peer's address cannot be resolved): the QP goes
  * to ERR, its WQEs flush, and the QP's event hook gets RFW_QP_EV_FATAL, the catastrophic error
