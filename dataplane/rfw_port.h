@@ -307,6 +307,10 @@ static inline void rfw_tx_burst_out(struct rfw_queue *q)
  * that finds the buffer still full of them is lost (tx_dropped).
  */
 void rfw_tx_one_last(struct rfw_queue *q, struct rte_mbuf *m);
+/* rfw_tx_one_icrc's frame that fills the buffer or finds it full (@l3: its IP datagram of @len
+ * bytes up to the ICRC). */
+void rfw_tx_one_icrc_last(struct rfw_queue *q, struct rte_mbuf *m, uint8_t *l3, size_t len,
+                          uint8_t ip_ver);
 
 static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 {
@@ -324,7 +328,7 @@ static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 /*
  * rfw_tx_one for a RoCEv2 frame whose ICRC is still to be computed (its last 4 bytes, over the
  * IP datagram at @l3_off of IP version @ip_ver): filled when the burst goes, with the burst's
- * others (rfw_icrc_compute_n), or at once when the frame fills the buffer. @frame and @flen are
+ * others (rfw_icrc_compute_n), the frame that fills the buffer too. @frame and @flen are
  * m's data and its length, as the caller knows them: the mbuf's header, written just before, is
  * not read back for them.
  */
@@ -336,8 +340,7 @@ static inline void rfw_tx_one_icrc(struct rfw_queue *q, struct rte_mbuf *m, uint
 	size_t len = flen - l3_off - RFW_ICRC_LEN;
 
 	if (unlikely(b->length + 1u >= b->size)) {
-		rfw_icrc_put(l3 + len, rfw_icrc_compute(l3, len, ip_ver));
-		rfw_tx_one_last(q, m);
+		rfw_tx_one_icrc_last(q, m, l3, len, ip_ver);
 		return;
 	}
 	q->icrc_l3[q->icrc_n] = l3;
