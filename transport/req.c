@@ -393,12 +393,13 @@ static void fill_atomiceth(struct rfw_ib_pkt *p, const struct rfw_swqe *w)
 }
 
 /* SRETH (docs/transport-sr.md) at @e: where this packet of @oi goes on its own. */
-static __attribute__((noinline)) void put_sreth(uint8_t *e, const struct rfw_ib_opcode_info *oi,
-                                                const struct rfw_swqe *w, uint32_t off)
+static inline __attribute__((always_inline)) void
+put_sreth(uint8_t *e, const struct rfw_ib_opcode_info *oi, const struct rfw_swqe *w, uint32_t off)
 {
 	/* Words swapped in registers and stored whole, as rfw_ib_put_sw's: byte stores of
-	   rfw_put_be32 are not merged (31 instructions a packet, 2026-11-30). Out of line:
-	   inlined into emit, it cost go-back-N's packets 6 instructions of registers. */
+	   rfw_put_be32 are not merged (31 instructions a packet, 2026-11-30). Inline: SR's run
+	   has emit_body to itself (tx_more's copy for SR), where go-back-N's copy folds it away;
+	   when emit was one function for both modes, it cost go-back-N 6 instructions there. */
 	uint32_t v[4] = {0, 0, 0, rfw_be32_of(off)};
 
 	if (oi->flags & RFW_OPF_SEND) {
@@ -569,11 +570,14 @@ emit_body(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uin
 	return 1;
 }
 
-/* emit_body out of line, for the callers that send one packet a call. */
+/* emit_body out of line, for the callers that send one packet a call: a copy for each mode,
+ * as tx_more's. */
 static int emit(struct rfw_qp *qp, struct rfw_swqe *w, uint32_t psn, uint32_t off, uint32_t rd_len,
                 unsigned how, bool *lastp, uint32_t *paylenp, uint32_t *npsnp)
 {
-	return emit_body(qp, w, psn, off, rd_len, how, lastp, paylenp, npsnp, qp->sr != NULL);
+	return qp->sr != NULL
+	           ? emit_body(qp, w, psn, off, rd_len, how, lastp, paylenp, npsnp, true)
+	           : emit_body(qp, w, psn, off, rd_len, how, lastp, paylenp, npsnp, false);
 }
 
 /* SR: resend one hole (a READ: one request for a run of missing responses). */
