@@ -400,18 +400,18 @@ put_sreth(uint8_t *e, const struct rfw_ib_opcode_info *oi, const struct rfw_swqe
 	   rfw_put_be32 are not merged (31 instructions a packet, 2026-11-30). Inline: SR's run
 	   has emit_body to itself (tx_more's copy for SR), where go-back-N's copy folds it away;
 	   when emit was one function for both modes, it cost go-back-N 6 instructions there. */
-	uint32_t v[4] = {0, 0, 0, rfw_be32_of(off)};
-
 	if (oi->flags & RFW_OPF_SEND) {
-		v[0] = rfw_be32_of(w->rsn);
+		rfw_put_word(e, rfw_be32_of(w->rsn));
+		rfw_put_word(e + 4, 0);
+		rfw_put_word(e + 8, 0);
 	} else {
 		uint64_t va = w->wr.wr.rdma.remote_addr + off;
 
-		v[0] = rfw_be32_of((uint32_t)(va >> 32));
-		v[1] = rfw_be32_of((uint32_t)va);
-		v[2] = rfw_be32_of(w->wr.wr.rdma.rkey);
+		rfw_put_word(e, rfw_be32_of((uint32_t)(va >> 32)));
+		rfw_put_word(e + 4, rfw_be32_of((uint32_t)va));
+		rfw_put_word(e + 8, rfw_be32_of(w->wr.wr.rdma.rkey));
 	}
-	memcpy(e, v, sizeof(v));
+	rfw_put_word(e + 12, rfw_be32_of(off));
 }
 
 /*
