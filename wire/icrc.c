@@ -361,6 +361,29 @@ ICRC_V_TARGET static uint32_t crc_copy_v(uint32_t crc, uint8_t *dst, const uint8
  * size: a 64 B WRITE's stream): the lane masks, the masks' blocks and the constants are loaded
  * once for the four, and each step's four multiplies are independent.
  */
+/*
+ * reduce for four registers at once, one to a 128-bit lane: the same three multiplies, each
+ * one instruction for the four, and the four CRCs (inverted) stored together.
+ */
+ICRC_V_TARGET static inline __attribute__((always_inline)) void
+reduce4(__m128i x0, __m128i x1, __m128i x2, __m128i x3, uint32_t crc[4])
+{
+	const __m512i k = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)kfold[1]));
+	const __m512i b = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)kbarrett));
+	/* dword 2 of each lane: the register reduce extracts */
+	const __m512i pick = _mm512_setr_epi32(2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	__m512i x = _mm512_inserti32x4(_mm512_castsi128_si512(x0), x1, 1), q;
+
+	x = _mm512_inserti32x4(_mm512_inserti32x4(x, x2, 2), x3, 3);
+	x = _mm512_xor_si512(_mm512_unpackhi_epi64(x, _mm512_setzero_si512()), /* >> 64 */
+	                     _mm512_clmulepi64_epi128(x, k, 0x10));
+	q = _mm512_clmulepi64_epi128(x, b, 0x00);
+	q = _mm512_clmulepi64_epi128(q, b, 0x10);
+	x = _mm512_permutexvar_epi32(pick, _mm512_xor_si512(x, q));
+	_mm_storeu_si128((__m128i *)(void *)crc,
+	                 _mm_xor_si128(_mm512_castsi512_si128(x), _mm_set1_epi32(-1)));
+}
+
 ICRC_V_TARGET static inline __attribute__((always_inline)) __m512i
 same_step(__m512i acc, const uint8_t *l3, unsigned s, unsigned i, __mmask8 lanes, __m512i mk,
           __m512i k, const uint8_t *m)
@@ -374,15 +397,15 @@ same_step(__m512i acc, const uint8_t *l3, unsigned s, unsigned i, __mmask8 lanes
 	                                 _mm512_clmulepi64_epi128(z, k, 0x11), 0x96);
 }
 
-/* An accumulator's four lanes summed, plus the last block (in place at @l3 - s), reduced. */
-ICRC_V_TARGET static inline __attribute__((always_inline)) uint32_t
+/* An accumulator's four lanes summed, plus the last block (in place at @l3 - s). */
+ICRC_V_TARGET static inline __attribute__((always_inline)) __m128i
 same_end(__m512i acc, const uint8_t *l3, unsigned s, const uint8_t *m, unsigned last)
 {
 	__m256i y =
 	    _mm256_xor_si256(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
 	__m128i x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
 
-	return ~reduce(_mm_xor_si128(x, blk(l3 - s, m, last)));
+	return _mm_xor_si128(x, blk(l3 - s, m, last));
 }
 
 /*
@@ -410,10 +433,8 @@ ICRC_V_TARGET static void icrc_vclmul4_same(const uint8_t *const l3[4], size_t l
 		a2 = same_step(a2, l3[2], s, i, lanes, mk, k, m);
 		a3 = same_step(a3, l3[3], s, i, lanes, mk, k, m);
 	}
-	crc[0] = same_end(a0, l3[0], s, m, last);
-	crc[1] = same_end(a1, l3[1], s, m, last);
-	crc[2] = same_end(a2, l3[2], s, m, last);
-	crc[3] = same_end(a3, l3[3], s, m, last);
+	reduce4(same_end(a0, l3[0], s, m, last), same_end(a1, l3[1], s, m, last),
+	        same_end(a2, l3[2], s, m, last), same_end(a3, l3[3], s, m, last), crc);
 }
 
 /*
@@ -425,20 +446,18 @@ ICRC_V_TARGET static void icrc_vclmul4_same(const uint8_t *const l3[4], size_t l
 ICRC_V_TARGET static void icrc_vclmul4(const uint8_t *const l3[4], const size_t len[4],
                                        const uint8_t *const mask[4], uint32_t crc[4])
 {
-	__m128i x[4];
+	unsigned s0 = 4 + (unsigned)(-(4 + len[0]) & 15), s1 = 4 + (unsigned)(-(4 + len[1]) & 15);
+	unsigned s2 = 4 + (unsigned)(-(4 + len[2]) & 15), s3 = 4 + (unsigned)(-(4 + len[3]) & 15);
 
 	if (len[0] == len[1] && len[0] == len[2] && len[0] == len[3] && mask[0] == mask[1] &&
 	    mask[0] == mask[2] && mask[0] == mask[3]) {
 		icrc_vclmul4_same(l3, len[0], mask[0], crc);
 		return;
 	}
-	for (unsigned j = 0; j < 4; j++) {
-		unsigned s = 4 + (unsigned)(-(4 + len[j]) & 15);
-
-		x[j] = fold_v(l3[j], mask[j], s, (unsigned)((s + len[j]) / 16));
-	}
-	for (unsigned j = 0; j < 4; j++)
-		crc[j] = ~reduce(x[j]);
+	reduce4(fold_v(l3[0], mask[0], s0, (unsigned)((s0 + len[0]) / 16)),
+	        fold_v(l3[1], mask[1], s1, (unsigned)((s1 + len[1]) / 16)),
+	        fold_v(l3[2], mask[2], s2, (unsigned)((s2 + len[2]) / 16)),
+	        fold_v(l3[3], mask[3], s3, (unsigned)((s3 + len[3]) / 16)), crc);
 }
 
 /* The best this CPU has, set once before main (rfw_icrc_use can change it). */
