@@ -198,6 +198,13 @@ fold_blocks(const uint8_t *l3, const uint8_t *mask, unsigned s, unsigned nb)
 	return reduce(x1);
 }
 
+/* The zero bytes and the 4 ones in front of a short datagram of @len bytes (a multiple of 4):
+ * 4 to 16, so that the stream ends on a block (the masks above). */
+static inline unsigned short_shift(size_t len)
+{
+	return 4 + (unsigned)(-(4 + len) & 15);
+}
+
 /*
  * The ICRC of a datagram whose length is a multiple of 4 (every RoCEv2 packet: the IB part is
  * padded to 4 bytes, IP and UDP headers are multiples of 4) and whose headers are in the
@@ -208,7 +215,7 @@ ICRC_TARGET static uint32_t icrc_clmul(const uint8_t *l3, size_t len, const uint
 {
 	/* One fold_blocks, inlined here: a call of its own cost as much as a block's fold. */
 	bool head = len > ICRC_FAST_MAX;
-	unsigned s = head ? 4 : 4 + (unsigned)(-(4 + len) & 15);
+	unsigned s = head ? 4 : short_shift(len);
 	unsigned nb = head ? ICRC_HEAD_BLKS : (unsigned)((s + len) / 16);
 	uint32_t crc = ~fold_blocks(l3, mask, s, nb);
 
@@ -252,6 +259,38 @@ static const uint64_t kv[ICRC_V_MAXD + 4][2] __attribute__((aligned(64))) = {
     {0, 0},
 };
 
+/* The lanes of a step with @n blocks from its first on: all four, or the first n. */
+static inline __mmask8 fold_lanes(unsigned n)
+{
+	return n >= 4 ? 0xff : (__mmask8)((1u << (2 * n)) - 1);
+}
+
+/* Step @i of fold_v: blocks i .. i + 3 of the stream (@lanes of them there), ORed with their
+ * masks (@mk), moved on by their constants (@k) into @acc; block 0 the shifted one. */
+ICRC_V_TARGET static inline __attribute__((always_inline)) __m512i
+fold_step(__m512i acc, const uint8_t *l3, unsigned s, unsigned i, __mmask8 lanes, __m512i mk,
+          __m512i k, const uint8_t *m)
+{
+	__m512i z = _mm512_maskz_loadu_epi64(i == 0 ? lanes & 0xfc : lanes, l3 - s + 16 * i);
+
+	z = _mm512_or_si512(z, mk);
+	if (i == 0)
+		z = _mm512_inserti32x4(z, blk0(l3, m, s), 0);
+	return _mm512_ternarylogic_epi64(acc, _mm512_clmulepi64_epi128(z, k, 0x00),
+	                                 _mm512_clmulepi64_epi128(z, k, 0x11), 0x96);
+}
+
+/* fold_v's end: an accumulator's four lanes summed, plus the last block (in place at @l3 - s). */
+ICRC_V_TARGET static inline __attribute__((always_inline)) __m128i
+fold_end(__m512i acc, const uint8_t *l3, unsigned s, const uint8_t *m, unsigned last)
+{
+	__m256i y =
+	    _mm256_xor_si256(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
+	__m128i x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
+
+	return _mm_xor_si128(x, blk(l3 - s, m, last));
+}
+
 /*
  * fold_blocks' register before its reduction, @nb >= 2 blocks. Group g holds blocks 4g .. 4g +
  * 3; lanes past the stream are masked out of the load (never read: the stream may end the
@@ -260,29 +299,14 @@ static const uint64_t kv[ICRC_V_MAXD + 4][2] __attribute__((aligned(64))) = {
 ICRC_V_TARGET static inline __attribute__((always_inline)) __m128i
 fold_v(const uint8_t *l3, const uint8_t *mask, unsigned s, unsigned nb)
 {
-	const uint8_t *d = l3 - s, *m = mask + 16 - s;
-	__m128i b0 = blk0(l3, m, s);
+	const uint8_t *m = mask + 16 - s;
 	__m512i acc = _mm512_setzero_si512();
 	unsigned last = nb - 1;
-	__m256i y;
-	__m128i x;
 
-	for (unsigned i = 0; i < last; i += 4) {
-		unsigned n = nb - i; /* blocks from i on */
-		__mmask8 lanes = n >= 4 ? 0xff : (__mmask8)((1u << (2 * n)) - 1);
-		__m512i z, k;
-
-		z = _mm512_maskz_loadu_epi64(i == 0 ? lanes & 0xfc : lanes, d + 16 * i);
-		z = _mm512_or_si512(z, _mm512_loadu_si512(m + 16 * i));
-		if (i == 0)
-			z = _mm512_inserti32x4(z, b0, 0);
-		k = _mm512_loadu_si512(kv[ICRC_V_MAXD - (last - i)]);
-		acc = _mm512_ternarylogic_epi64(acc, _mm512_clmulepi64_epi128(z, k, 0x00),
-		                                _mm512_clmulepi64_epi128(z, k, 0x11), 0x96);
-	}
-	y = _mm256_xor_si256(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
-	x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
-	return _mm_xor_si128(x, blk(d, m, last));
+	for (unsigned i = 0; i < last; i += 4)
+		acc = fold_step(acc, l3, s, i, fold_lanes(nb - i), _mm512_loadu_si512(m + 16 * i),
+		                _mm512_loadu_si512(kv[ICRC_V_MAXD - (last - i)]), m);
+	return fold_end(acc, l3, s, m, last);
 }
 
 /* A long datagram (> ICRC_FAST_MAX): its masked head folded with fold_v, the rest chained
@@ -357,11 +381,6 @@ ICRC_V_TARGET static uint32_t crc_copy_v(uint32_t crc, uint8_t *dst, const uint8
 }
 
 /*
- * fold_v of four datagrams of one length and one mask (a burst of one QP's packets of one
- * size: a 64 B WRITE's stream): the lane masks, the masks' blocks and the constants are loaded
- * once for the four, and each step's four multiplies are independent.
- */
-/*
  * reduce for four registers at once, one to a 128-bit lane: the same three multiplies, each
  * one instruction for the four, and the four CRCs (inverted) stored together.
  */
@@ -384,30 +403,6 @@ reduce4(__m128i x0, __m128i x1, __m128i x2, __m128i x3, uint32_t crc[4])
 	                 _mm_xor_si128(_mm512_castsi512_si128(x), _mm_set1_epi32(-1)));
 }
 
-ICRC_V_TARGET static inline __attribute__((always_inline)) __m512i
-same_step(__m512i acc, const uint8_t *l3, unsigned s, unsigned i, __mmask8 lanes, __m512i mk,
-          __m512i k, const uint8_t *m)
-{
-	__m512i z = _mm512_maskz_loadu_epi64(i == 0 ? lanes & 0xfc : lanes, l3 - s + 16 * i);
-
-	z = _mm512_or_si512(z, mk);
-	if (i == 0)
-		z = _mm512_inserti32x4(z, blk0(l3, m, s), 0);
-	return _mm512_ternarylogic_epi64(acc, _mm512_clmulepi64_epi128(z, k, 0x00),
-	                                 _mm512_clmulepi64_epi128(z, k, 0x11), 0x96);
-}
-
-/* An accumulator's four lanes summed, plus the last block (in place at @l3 - s). */
-ICRC_V_TARGET static inline __attribute__((always_inline)) __m128i
-same_end(__m512i acc, const uint8_t *l3, unsigned s, const uint8_t *m, unsigned last)
-{
-	__m256i y =
-	    _mm256_xor_si256(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
-	__m128i x = _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256(y, 1));
-
-	return _mm_xor_si128(x, blk(l3 - s, m, last));
-}
-
 /*
  * fold_v of four datagrams of one length and one mask (a burst of one QP's packets of one
  * size: a 64 B WRITE's stream): the lane masks, the masks' blocks and the constants are loaded
@@ -417,24 +412,23 @@ same_end(__m512i acc, const uint8_t *l3, unsigned s, const uint8_t *m, unsigned 
 ICRC_V_TARGET static void icrc_vclmul4_same(const uint8_t *const l3[4], size_t len,
                                             const uint8_t *mask, uint32_t crc[4])
 {
-	unsigned s = 4 + (unsigned)(-(4 + len) & 15), nb = (unsigned)((s + len) / 16);
+	unsigned s = short_shift(len), nb = (unsigned)((s + len) / 16);
 	unsigned last = nb - 1;
 	const uint8_t *m = mask + 16 - s;
 	__m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
 
 	for (unsigned i = 0; i < last; i += 4) {
-		unsigned n = nb - i; /* blocks from i on */
-		__mmask8 lanes = n >= 4 ? 0xff : (__mmask8)((1u << (2 * n)) - 1);
+		__mmask8 lanes = fold_lanes(nb - i);
 		__m512i mk = _mm512_loadu_si512(m + 16 * i);
 		__m512i k = _mm512_loadu_si512(kv[ICRC_V_MAXD - (last - i)]);
 
-		a0 = same_step(a0, l3[0], s, i, lanes, mk, k, m);
-		a1 = same_step(a1, l3[1], s, i, lanes, mk, k, m);
-		a2 = same_step(a2, l3[2], s, i, lanes, mk, k, m);
-		a3 = same_step(a3, l3[3], s, i, lanes, mk, k, m);
+		a0 = fold_step(a0, l3[0], s, i, lanes, mk, k, m);
+		a1 = fold_step(a1, l3[1], s, i, lanes, mk, k, m);
+		a2 = fold_step(a2, l3[2], s, i, lanes, mk, k, m);
+		a3 = fold_step(a3, l3[3], s, i, lanes, mk, k, m);
 	}
-	reduce4(same_end(a0, l3[0], s, m, last), same_end(a1, l3[1], s, m, last),
-	        same_end(a2, l3[2], s, m, last), same_end(a3, l3[3], s, m, last), crc);
+	reduce4(fold_end(a0, l3[0], s, m, last), fold_end(a1, l3[1], s, m, last),
+	        fold_end(a2, l3[2], s, m, last), fold_end(a3, l3[3], s, m, last), crc);
 }
 
 /*
@@ -446,14 +440,17 @@ ICRC_V_TARGET static void icrc_vclmul4_same(const uint8_t *const l3[4], size_t l
 ICRC_V_TARGET static void icrc_vclmul4(const uint8_t *const l3[4], const size_t len[4],
                                        const uint8_t *const mask[4], uint32_t crc[4])
 {
-	unsigned s0 = 4 + (unsigned)(-(4 + len[0]) & 15), s1 = 4 + (unsigned)(-(4 + len[1]) & 15);
-	unsigned s2 = 4 + (unsigned)(-(4 + len[2]) & 15), s3 = 4 + (unsigned)(-(4 + len[3]) & 15);
+	unsigned s0, s1, s2, s3;
 
 	if (len[0] == len[1] && len[0] == len[2] && len[0] == len[3] && mask[0] == mask[1] &&
 	    mask[0] == mask[2] && mask[0] == mask[3]) {
 		icrc_vclmul4_same(l3, len[0], mask[0], crc);
 		return;
 	}
+	s0 = short_shift(len[0]);
+	s1 = short_shift(len[1]);
+	s2 = short_shift(len[2]);
+	s3 = short_shift(len[3]);
 	reduce4(fold_v(l3[0], mask[0], s0, (unsigned)((s0 + len[0]) / 16)),
 	        fold_v(l3[1], mask[1], s1, (unsigned)((s1 + len[1]) / 16)),
 	        fold_v(l3[2], mask[2], s2, (unsigned)((s2 + len[2]) / 16)),
