@@ -334,10 +334,7 @@ void rfw_tx_one_icrc_last(struct rfw_queue *q, struct rte_mbuf *m, uint8_t *l3, 
 		/* It fills the buffer: its ICRC with the others' (a full burst of 32 is eight
 		 * fours; computed alone it took a slower fold, and left three to pad to four),
 		 * then the burst. */
-		q->icrc_l3[q->icrc_n] = l3;
-		q->icrc_len[q->icrc_n] = len;
-		q->icrc_ver[q->icrc_n++] = ip_ver;
-		b->pkts[b->length++] = m;
+		rfw_tx_icrc_queue(q, m, l3, len, ip_ver);
 		rfw_tx_burst_out(q);
 		return;
 	}

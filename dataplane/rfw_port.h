@@ -312,6 +312,16 @@ void rfw_tx_one_last(struct rfw_queue *q, struct rte_mbuf *m);
 void rfw_tx_one_icrc_last(struct rfw_queue *q, struct rte_mbuf *m, uint8_t *l3, size_t len,
                           uint8_t ip_ver);
 
+/* @m into the buffer (which has room), its ICRC (over @len bytes at @l3) left to the burst. */
+static inline void rfw_tx_icrc_queue(struct rfw_queue *q, struct rte_mbuf *m, const uint8_t *l3,
+                                     size_t len, uint8_t ip_ver)
+{
+	q->icrc_l3[q->icrc_n] = l3;
+	q->icrc_len[q->icrc_n] = len;
+	q->icrc_ver[q->icrc_n++] = ip_ver;
+	q->txb->pkts[q->txb->length++] = m;
+}
+
 static inline void rfw_tx_one(struct rfw_queue *q, struct rte_mbuf *m)
 {
 	struct rte_eth_dev_tx_buffer *b = q->txb;
@@ -343,10 +353,7 @@ static inline void rfw_tx_one_icrc(struct rfw_queue *q, struct rte_mbuf *m, uint
 		rfw_tx_one_icrc_last(q, m, l3, len, ip_ver);
 		return;
 	}
-	q->icrc_l3[q->icrc_n] = l3;
-	q->icrc_len[q->icrc_n] = len;
-	q->icrc_ver[q->icrc_n++] = ip_ver;
-	b->pkts[b->length++] = m;
+	rfw_tx_icrc_queue(q, m, l3, len, ip_ver);
 }
 
 /* Send whatever is buffered now. */
