@@ -83,21 +83,12 @@ def where(proc, table):
     }[table]
 
 
-def wait_estats(prefix, proc, limit_s=5):
-    """PROC, or a later read of it that has WRITE rows with samples: the Estats thread publishes
-    its rows on a tick every 100 ms (NIC_ES_PUB_NS), so the read that first found the process
+def estats_written(doc):
+    """WRITE rows with samples in the first process's Estats: the Estats thread publishes its
+    rows on a tick every 100 ms (NIC_ES_PUB_NS), so the read that first found the process
     sending can come before the first rows (it did once, 0.27 s after the socket came up)."""
-    t0 = time.monotonic()
-    while not any(r["op"] == "write" and r["count"] > 0
-                  for n in proc["nics"] for r in n["estats"].get("rows", [])):
-        if time.monotonic() - t0 > limit_s:
-            break
-        time.sleep(0.1)
-        r = stat("--file-prefix", prefix, "--json")
-        later = first_proc(json.loads(r.stdout)) if r.returncode == 0 else {}
-        if len(later.get("nics", [])) == len(proc["nics"]):
-            proc = later
-    return proc
+    return any(r["op"] == "write" and r["count"] > 0
+               for n in first_proc(doc).get("nics", []) for r in n["estats"].get("rows", []))
 
 
 def check_estats(proc, want_enabled):
@@ -318,7 +309,8 @@ def main():
         tx0 = p["nics"][0]["counters"]["tx_frame_bytes"]
         check(tx0 > 0 and p["nics"][0]["dev_counters"]["tx_packets"] > 0 and
               p["ports"][0]["counters"]["tx_pkts"] > 0, f"traffic: nic0 tx_frame_bytes {tx0}")
-        check_estats(wait_estats(prefix, p), True)
+        _, doc = wait_set_up(prefix, perf, ready=estats_written, limit_s=5)
+        check_estats(first_proc(doc) or p, True)
 
         r = stat("--file-prefix", prefix, "--json")
         p2 = json.loads(r.stdout)["processes"][0]
