@@ -19,7 +19,7 @@
   ("other" under 2 %), and at most MAX_SR_EXTRA instructions a message above go-back-N's count
   of the same run (+110 on 2026-11-30; +309 before the in-order responder's short path, the
   timer's and the retransmission scan's tests made inline, and the SRETH written in words).
-  Go-back-N's own inlining since (1a716c5, 07f358b) widened the gap to +189..+206 (CI failed at
+  Go-back-N's own inlining since (1a716c5) widened the gap to +189..+206 (CI failed at
   200 on 2026-12-01); with SR's retire inline too, +177..+185 on 2026-12-02, and a run's count
   moves by about 15 with the polls that its timing brings. The ceiling is 240: ~10 % of the
   message's 2,460, a step that size still fails here.
