@@ -28,6 +28,7 @@ cleanup() {
 	[ -n "${BENCH_DIR:-}" ] || rm -rf "$dir"
 }
 trap cleanup EXIT
+me=bench_baseline
 eal="--no-huge -m 512 --no-pci --no-shconf --log-level=lib.eal:warning"
 port=19631
 
@@ -41,34 +42,7 @@ base_build() {
 	echo "$dir/base/build/tools/perf/rocefw-perf"
 }
 
-loop() { # name, binary, size, env...
-	name=$1 bin=$2 size=$3
-	shift 3
-	env "$@" "$bin" $eal -l 1 -- write bw -s "$size" -D "$secs" --loopback \
-		--out_json "$dir/$name.$i.json" >/dev/null 2>&1 ||
-		{ echo "bench_baseline: $name run $i failed" >&2; exit 1; }
-}
-
-wait_sock() { # socket, the server's process
-	while ! grep -q "$1" /proc/net/unix && kill -0 "$2" 2>/dev/null; do
-		sleep 0.05
-	done
-}
-
-memif() { # name, binary, size
-	name=$1 bin=$2 size=$3
-	memif="socket=$dir/memif.sock,socket-abstract=no,bsize=8192"
-	rm -f "$dir/memif.sock"
-	"$bin" $eal -l 0 --vdev=net_memif0,role=server,$memif -- write bw -s "$size" \
-		-D "$secs" --ip 10.88.0.2 -p $port >"$dir/server.out" 2>&1 &
-	spid=$!
-	wait_sock "$dir/memif.sock" $spid
-	"$bin" $eal -l 1 --vdev=net_memif0,role=client,$memif -- write bw -s "$size" \
-		-D "$secs" --ip 10.88.0.1 -p $port --out_json "$dir/$name.$i.json" 127.0.0.1 \
-		>/dev/null 2>&1 || { echo "bench_baseline: $name run $i failed" >&2; exit 1; }
-	wait $spid || { echo "bench_baseline: $name server run $i failed" >&2; exit 1; }
-	port=$((port + 1))
-}
+. "$(dirname "$0")/bench_lib.sh"
 
 base=${BASE_PERF:-}
 [ -n "$base" ] || base=$(base_build) || exit 2
@@ -78,11 +52,11 @@ while [ $i -le "$rounds" ]; do
 	for v in base now; do
 		bin=$perf
 		[ $v = now ] || bin=$base
-		loop lb64-$v "$bin" 64
-		loop lb64e-$v "$bin" 64 ROCEFW_ESTATS=1
-		loop lb64k-$v "$bin" 65536
-		memif mf64-$v "$bin" 64
-		memif mf64k-$v "$bin" 65536
+		bench_loop lb64-$v "$bin" 64
+		bench_loop lb64e-$v "$bin" 64 ROCEFW_ESTATS=1
+		bench_loop lb64k-$v "$bin" 65536
+		bench_memif mf64-$v "$bin" 64
+		bench_memif mf64k-$v "$bin" 65536
 	done
 	i=$((i + 1))
 done

@@ -29,44 +29,16 @@ perf="$build/tools/perf/rocefw-perf"
 [ -x "$perf" ] || { echo "bench_fastpath: $perf not built" >&2; exit 2; }
 dir=${BENCH_DIR:-$(mktemp -d)}
 [ -n "${BENCH_DIR:-}" ] || trap 'rm -rf "$dir"' EXIT
+me=bench_fastpath
 eal="--no-huge -m 512 --no-pci --no-shconf --log-level=lib.eal:warning"
 port=18631
 
-loop() { # name, size, env...
-	name=$1 size=$2
-	shift 2
-	env "$@" "$perf" $eal -l 1 -- write bw -s "$size" -D "$secs" --loopback \
-		--out_json "$dir/$name.$i.json" >/dev/null 2>&1 ||
-		{ echo "bench_fastpath: $name run $i failed" >&2; exit 1; }
-}
+. "$(dirname "$0")/bench_lib.sh"
 
-# Until the memif server whose process is $2 listens on socket $1 (or has exited).
-wait_sock() {
-	while ! grep -q "$1" /proc/net/unix && kill -0 "$2" 2>/dev/null; do
-		sleep 0.05
-	done
-}
-
-memif() { # name, size, rocefw-perf options of both sides...
-	name=$1 size=$2
-	shift 2
-	memif="socket=$dir/memif.sock,socket-abstract=no,bsize=8192"
-	rm -f "$dir/memif.sock"
-	"$perf" $eal -l 0 --vdev=net_memif0,role=server,$memif -- write bw -s "$size" \
-		-D "$secs" --ip 10.88.0.2 -p $port "$@" >"$dir/server.out" 2>&1 &
-	spid=$!
-	wait_sock "$dir/memif.sock" $spid
-	"$perf" $eal -l 1 --vdev=net_memif0,role=client,$memif -- write bw -s "$size" \
-		-D "$secs" --ip 10.88.0.1 -p $port "$@" --out_json "$dir/$name.$i.json" 127.0.0.1 \
-		>/dev/null 2>&1 || { echo "bench_fastpath: $name run $i failed" >&2; exit 1; }
-	wait $spid || { echo "bench_fastpath: $name server run $i failed" >&2; exit 1; }
-	port=$((port + 1))
-}
-
-# memif() with the roles of the port swapped: the data's receiver (the rocefw-perf server) on
-# memif's client in zero-copy mode, whose RX hands the NIC the ring's own buffers (no copy out
-# of the ring), the sender on memif's server. The memif server must listen first, so the sender
-# starts first and waits for the link.
+# bench_memif() with the roles of the port swapped: the data's receiver (the rocefw-perf
+# server) on memif's client in zero-copy mode, whose RX hands the NIC the ring's own buffers (no
+# copy out of the ring), the sender on memif's server. The memif server must listen first, so
+# the sender starts first and waits for the link.
 memif_rxzc() { # name, size
 	name=$1 size=$2
 	memif="socket=$dir/memif.sock,socket-abstract=no,bsize=8192"
@@ -75,7 +47,7 @@ memif_rxzc() { # name, size
 		-D "$secs" --ip 10.88.0.1 -p $port --out_json "$dir/$name.$i.json" 127.0.0.1 \
 		>/dev/null 2>&1 &
 	cpid=$!
-	wait_sock "$dir/memif.sock" $cpid
+	bench_wait_sock "$dir/memif.sock" $cpid
 	"$perf" $eal --single-file-segments -l 0 \
 		--vdev=net_memif0,role=client,$memif,zero-copy=yes -- write bw -s "$size" \
 		-D "$secs" --ip 10.88.0.2 -p $port >"$dir/server.out" 2>&1 ||
@@ -103,7 +75,7 @@ pmd() { # name, frame length
 	sleep $((secs + 7)) | timeout $((secs + 9)) "$testpmd" $tp --lcores 0@0,1@0 \
 		--vdev=net_memif0,role=server,$tm -- $tpa --forward-mode=rxonly >"$dir/tp.out" 2>&1 &
 	spid=$!
-	wait_sock "$dir/tp.sock" $spid
+	bench_wait_sock "$dir/tp.sock" $spid
 	sleep $((secs + 4)) | timeout $((secs + 4)) "$testpmd" $tp --lcores 0@1,1@1 \
 		--vdev=net_memif0,role=client,$tm -- $tpa --forward-mode=txonly --txpkts="$len" \
 		>/dev/null 2>&1 || true
@@ -121,14 +93,14 @@ testpmd=$(command -v dpdk-testpmd || true)
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 i=1
 while [ $i -le "$runs" ]; do
-	loop lb64 64
-	loop lb64e 64 ROCEFW_ESTATS=1
-	loop lb64b 64
-	loop lb64k 65536
-	memif mf64 64
+	bench_loop lb64 "$perf" 64
+	bench_loop lb64e "$perf" 64 ROCEFW_ESTATS=1
+	bench_loop lb64b "$perf" 64
+	bench_loop lb64k "$perf" 65536
+	bench_memif mf64 "$perf" 64
 	pmd pmd64 142
-	memif mf64k 65536
-	memif mf64kc 65536 --tx-ref-min 0
+	bench_memif mf64k "$perf" 65536
+	bench_memif mf64kc "$perf" 65536 --tx-ref-min 0
 	memif_rxzc mf64kz 65536
 	pmd pmd64k 4154
 	i=$((i + 1))
